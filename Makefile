@@ -1,0 +1,77 @@
+# gpufabric.mlnx — build, test and demo on a Debian 12 machine as root.
+# `make demo` and `make test` install everything they need themselves (apt + a pinned venv).
+
+SHELL      := /bin/bash
+.SHELLFLAGS := -eu -o pipefail -c
+PYTHON     ?= python3
+VENV       := .venv
+BIN        := $(VENV)/bin
+STAMP      := $(VENV)/.installed
+COLL_ROOT  := $(CURDIR)/.collections
+COLL_LINK  := $(COLL_ROOT)/ansible_collections/gpufabric/mlnx
+export ANSIBLE_COLLECTIONS_PATH := $(COLL_ROOT)
+export ANSIBLE_CONFIG := $(CURDIR)/ansible.cfg
+export PATH := $(CURDIR)/$(BIN):$(PATH)
+LAB        ?= tests/lab/labs/demo.yml
+
+.PHONY: help venv host image collection unit sanity lint docs molecule bench test demo demo-down clean
+
+help:
+	@echo "make demo   - build the lab image if missing, start the simulated lab (2 racks x 2 servers),"
+	@echo "              run playbooks/inventory_report.yml, tear the lab down"
+	@echo "make test   - unit tests, sanity, lint, docs and the molecule scenario on the lab"
+	@echo "make unit | sanity | lint | docs | molecule | bench | demo-down | clean"
+
+$(STAMP): requirements.txt constraints.txt
+	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip
+	$(BIN)/python -m pip install --quiet -r requirements.txt -c constraints.txt
+	touch $@
+
+venv: $(STAMP)
+
+# The checkout seen as ansible_collections/gpufabric/mlnx (ansible, molecule, ansible-doc).
+$(COLL_LINK):
+	mkdir -p $(dir $@)
+	ln -sfn $(CURDIR) $@
+
+collection: $(COLL_LINK)
+
+host:
+	bash tests/lab/setup-host.sh
+
+image: host
+	bash tests/lab/image.sh
+
+unit: venv collection
+	$(BIN)/pytest -q -n 2 tests/unit
+
+sanity: venv
+	bash tests/sanity.sh
+
+lint: venv collection
+	$(BIN)/ansible-lint
+
+docs: venv collection
+	bash tests/docs.sh
+
+molecule: venv collection image
+	$(BIN)/molecule test
+
+bench: venv collection
+	$(BIN)/python tests/bench/run.py
+
+test: unit sanity lint docs molecule
+
+demo: venv collection image
+	status=0; \
+	$(BIN)/python tests/lab/lab.py up --lab $(LAB) && \
+	$(BIN)/ansible-playbook -i inventory/lab playbooks/inventory_report.yml || status=$$?; \
+	if [ -z "$${KEEP:-}" ]; then $(BIN)/python tests/lab/lab.py down --lab $(LAB); fi; \
+	exit $$status
+
+demo-down: venv
+	$(BIN)/python tests/lab/lab.py down --lab $(LAB)
+
+clean:
+	rm -rf .collections tests/output .pytest_cache reports

@@ -1,0 +1,107 @@
+# -*- coding: utf-8 -*-
+# Copyright: gpufabric.mlnx contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Finding the NVIDIA NICs/DPUs of a host and choosing the ones a task names.
+
+Discovery is one ``lspci -D -d 15b3: -vv`` (PCI address, part number and serial from VPD,
+link capability and status, NUMA node) - it works with or without MFT, on every distro.
+A task names devices by PCI address (``18:00.0`` or ``0000:18:00.0``), by ``/dev/mst`` path or
+RDMA name (MFT only; passed to the tool as written), by ``all``, or by part number.
+"""
+
+from __future__ import annotations
+
+import re
+
+from ansible_collections.gpufabric.mlnx.plugins.module_utils._errors import DeviceNotFound
+from ansible_collections.gpufabric.mlnx.plugins.module_utils._parse import parse
+
+NVIDIA_VENDOR = "15b3"
+PCI_RE = re.compile(r"^(?:(?P<dom>[0-9a-fA-F]{4}):)?(?P<bus>[0-9a-fA-F]{2}):(?P<dev>[0-9a-fA-F]{2})\.(?P<fn>[0-7])$")
+
+
+def pci_full(address):
+    """``18:00.0`` -> ``0000:18:00.0``; anything not a PCI address is returned unchanged."""
+    match = PCI_RE.match(address.strip())
+    if not match:
+        return address
+    return "%s:%s:%s.%s" % ((match.group("dom") or "0000").lower(), match.group("bus").lower(),
+                            match.group("dev").lower(), match.group("fn"))
+
+
+def is_pci(address):
+    return bool(PCI_RE.match(address.strip()))
+
+
+def card_of(address):
+    """The card a PCI function belongs to: ``0000:18:00.1`` -> ``0000:18:00``."""
+    return pci_full(address).rsplit(".", 1)[0]
+
+
+def _is_virtual(dev):
+    return "virtual function" in (dev.get("description") or "").lower()
+
+
+def base_part_number(part_number):
+    """``MCX715105AS-WEAT_Ax`` (as mlxconfig prints the name) -> ``MCX715105AS-WEAT``."""
+    return (part_number or "").split("_", 1)[0].strip().upper()
+
+
+def discover(runner):
+    """Every NVIDIA physical function on the host, from one lspci call, in PCI order."""
+    result = runner.run("lspci", ["-D", "-d", NVIDIA_VENDOR + ":", "-vv"])
+    devices = [dev for dev in parse("lspci", result.stdout) if not _is_virtual(dev)]
+    for dev in devices:
+        dev["address"] = pci_full(dev["address"])
+        dev["part_number"] = (dev.get("vpd") or {}).get("PN")
+    return sorted(devices, key=lambda d: d["address"])
+
+
+def describe(devices):
+    """A short list of what is present, for error messages."""
+    return ["%s %s" % (d["address"], d.get("part_number") or d.get("description") or "")
+            .strip() for d in devices] or ["no NVIDIA device (vendor 15b3) is visible to lspci"]
+
+
+def select(names, part_numbers, discovered):
+    """The devices a task names, each once, in the order named.
+
+    ``names``: PCI addresses, mst paths, RDMA names, or ``all`` (function 0 of every card).
+    ``part_numbers``: function 0 of every card with that part number.
+    ``discovered``: the result of ``discover`` (may be None when only explicit addresses
+    were named and no discovery was needed). Raises DeviceNotFound listing what is present.
+    """
+    chosen = []
+
+    def add(dev_name):
+        if dev_name not in chosen:
+            chosen.append(dev_name)
+
+    for name in names or []:
+        if name == "all":
+            for dev in discovered:
+                if dev["address"].endswith(".0"):
+                    add(dev["address"])
+        elif is_pci(name):
+            full = pci_full(name)
+            if discovered is not None and full not in [d["address"] for d in discovered]:
+                raise DeviceNotFound("device %s is not on this host; present: %s"
+                                     % (name, ", ".join(describe(discovered))),
+                                     device=name, allowed=describe(discovered))
+            add(full)
+        else:
+            add(name)
+    for part in part_numbers or []:
+        matches = [d for d in discovered if base_part_number(d.get("part_number")) == base_part_number(part)
+                   and d["address"].endswith(".0")]
+        if not matches:
+            raise DeviceNotFound("no device with part number %s on this host; present: %s"
+                                 % (part, ", ".join(describe(discovered))),
+                                 device=part, allowed=describe(discovered))
+        for dev in matches:
+            add(dev["address"])
+    return chosen
+
+
+def needs_discovery(names, part_numbers):
+    return bool(part_numbers) or any(n == "all" for n in names or [])

@@ -1,0 +1,66 @@
+# -*- coding: utf-8 -*-
+# Copyright: gpufabric.mlnx contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Typed errors of the collection's core.
+
+Every error names what a person needs to fix it: the device, the parameter, what is allowed,
+and carries the tool's own words (rc, stdout, stderr) when a tool said no. Modules turn one of
+these into a single ``fail_json(**err.fail_kwargs())``.
+"""
+
+from __future__ import annotations
+
+
+class MlnxError(Exception):
+    """Base class. ``msg`` is the whole sentence shown to the user."""
+
+    def __init__(self, msg, device=None, parameter=None, allowed=None, cmd=None, rc=None,
+                 stdout=None, stderr=None):
+        super().__init__(msg)
+        self.msg = msg
+        self.device = device
+        self.parameter = parameter
+        self.allowed = allowed
+        self.cmd = cmd
+        self.rc = rc
+        self.stdout = stdout
+        self.stderr = stderr
+
+    def fail_kwargs(self):
+        out = {"msg": self.msg}
+        for key in ("device", "parameter", "allowed", "cmd", "rc", "stdout", "stderr"):
+            value = getattr(self, key)
+            if value is not None:
+                out[key] = value
+        return out
+
+    def __str__(self):
+        return self.msg
+
+
+class ToolNotFound(MlnxError):
+    """No binary of the wanted tool family is on PATH."""
+
+
+class ToolFailed(MlnxError):
+    """A tool exited non-zero or printed ``-E-``; carries its rc and output."""
+
+
+class ToolTimeout(ToolFailed):
+    """A tool did not finish within the timeout (a hung tool is killed, never waited on)."""
+
+
+class DeviceNotFound(MlnxError):
+    """A device named in the task is not on the host; ``allowed`` lists the ones present."""
+
+
+class InvalidParameter(MlnxError):
+    """A parameter name the device does not know; ``allowed`` holds the closest names."""
+
+
+class InvalidValue(MlnxError):
+    """A value outside what the parameter accepts; ``allowed`` says what it accepts."""
+
+
+class Refused(MlnxError):
+    """A change the inputs do not permit (downgrade, PSID change, checksum mismatch, ...)."""

@@ -1,0 +1,257 @@
+# -*- coding: utf-8 -*-
+# Copyright: gpufabric.mlnx contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Idempotent NV configuration (mlxconfig / mstconfig): read, compare, set only what differs.
+
+Per device: ONE ``-e q`` (default, current and next-boot values of every parameter), a pure
+``plan()`` of what differs from the desired values, ONE ``set`` with every differing
+parameter, and a re-read of the named parameters to prove the tool took them. Parameters not
+named by the task are never written. Devices are handled in parallel; input that is wrong for
+any device stops the task before any device is written.
+"""
+
+from __future__ import annotations
+
+import difflib
+import os
+import re
+import tempfile
+
+from ansible_collections.gpufabric.mlnx.plugins.module_utils import _values as values
+from ansible_collections.gpufabric.mlnx.plugins.module_utils._errors import (
+    InvalidParameter,
+    InvalidValue,
+    MlnxError,
+    ToolFailed,
+)
+from ansible_collections.gpufabric.mlnx.plugins.module_utils._parse import parse
+from ansible_collections.gpufabric.mlnx.plugins.module_utils._runner import parallel
+
+ARRAY_KEY_RE = re.compile(r"^(?P<base>[A-Z0-9_]+)\[(?P<index>\d+)\]$")
+ARRAY_RANGE_RE = re.compile(r"^Array\[(?P<lo>\d+)\.\.(?P<hi>\d+)\]$")
+UNKNOWN_VALUE_RE = re.compile(r"Unknown value|is not valid|Cannot parse the value", re.IGNORECASE)
+UNKNOWN_PARAM_RE = re.compile(r"Unknown Parameter|Failed to find Param|doesn't support", re.IGNORECASE)
+
+
+def normalize_desired(params):
+    """Upper-case names, ``NAME[0..3]: v`` expanded to one key per index; values kept."""
+    out = {}
+    for name, value in (params or {}).items():
+        key = str(name).strip().upper()
+        rng = re.match(r"^(?P<base>[A-Z0-9_]+)\[(?P<lo>\d+)\.\.(?P<hi>\d+)\]$", key)
+        if rng:
+            for index in range(int(rng.group("lo")), int(rng.group("hi")) + 1):
+                out["%s[%d]" % (rng.group("base"), index)] = value
+        else:
+            out[key] = value
+    return out
+
+
+# ---------------------------------------------------------------- reading
+
+class Query:
+    """Builds the query argv and parses its output, as text or as mlxconfig's JSON file."""
+
+    def __init__(self, runner, output_format="auto"):
+        self.runner = runner
+        self.use_json = output_format == "json" or (
+            output_format == "auto" and runner.family == "mft")
+
+    def args(self, device, names=None, json_file=None):
+        # mstconfig needs every option before the command word: -d X -e q, never q -e.
+        argv = ["-d", device, "-e"]
+        if json_file:
+            argv += ["-j", json_file]
+        return argv + ["q"] + list(names or [])
+
+    def read(self, device, names=None):
+        """``{NAME: {"default", "current", "next", ...}}`` plus the device header."""
+        if self.use_json:
+            handle, path = tempfile.mkstemp(prefix="gpufabric-mlxconfig-", suffix=".json")
+            os.close(handle)
+            try:
+                result = self.runner.run("config", self.args(device, names, path), check=False)
+                with open(path) as stream:
+                    text = stream.read()
+                if result.rc == 0 and text.strip():
+                    return _one_device(parse("mlxconfig_json", text), device, result)
+                if result.rc == 0 or "saved" in result.stdout:
+                    raise _failed(result, device)
+                # This mlxconfig does not know -j: use the text form from now on.
+                self.use_json = False
+            finally:
+                os.unlink(path)
+        result = self.runner.run("config", self.args(device, names), check=False)
+        if result.rc != 0:
+            raise _failed(result, device)
+        return _one_device(parse("mlxconfig", result.stdout), device, result)
+
+
+def _failed(result, device):
+    return ToolFailed("%s: %s (rc %s)" % (device, result.reason(), result.rc), device=device,
+                      cmd=result.cmd, rc=result.rc, stdout=result.stdout, stderr=result.stderr)
+
+
+def _one_device(parsed, device, result):
+    if not parsed:
+        raise MlnxError("%s: could not read the NV configuration from %s" % (device, " ".join(result.cmd)),
+                        device=device, cmd=result.cmd, rc=result.rc, stdout=result.stdout)
+    return parsed[0]
+
+
+# ---------------------------------------------------------------- deciding
+
+def expand_arrays(params, desired):
+    """Names to query again, expanded, for desired ``NAME[i]`` keys shown as ``Array[..]``."""
+    wanted = set()
+    for key in desired:
+        match = ARRAY_KEY_RE.match(key)
+        if match and key not in params:
+            summary = (params.get(match.group("base")) or {}).get("next", "")
+            rng = ARRAY_RANGE_RE.match(summary.strip())
+            if rng:
+                wanted.add("%s[%s..%s]" % (match.group("base"), rng.group("lo"), rng.group("hi")))
+    return sorted(wanted)
+
+
+def plan(device, params, desired):
+    """Pure decision for one device.
+
+    ``params``: the parsed query (``{NAME: {"next", "current", "default", ...}}``).
+    Returns ``{"set": {NAME: cli_token}, "before": {NAME: next}, "after": {NAME: value}}``.
+    Raises InvalidParameter / InvalidValue naming the device, the parameter and what is allowed.
+    """
+    changes, before, after = {}, {}, {}
+    for name, want in desired.items():
+        if name not in params:
+            close = difflib.get_close_matches(name, list(params), n=3, cutoff=0.6)
+            hint = (" Did you mean %s?" % " or ".join(close)) if close else ""
+            raise InvalidParameter("%s: the device has no NV parameter %s.%s" % (device, name, hint),
+                                   device=device, parameter=name, allowed=close)
+        entry = params[name]
+        if entry.get("read_only"):
+            raise InvalidValue("%s: %s is read-only and cannot be set" % (device, name),
+                               device=device, parameter=name, allowed=[])
+        printed = entry.get("next", "")
+        if values.is_unknown(printed) or values.is_array_summary(printed):
+            raise InvalidValue("%s: %s cannot be compared: the device reports %r" % (device, name, printed),
+                               device=device, parameter=name, allowed=[])
+        bad = values.invalid_for(printed, want)
+        if bad:
+            raise InvalidValue("%s: %s %s; %r is not allowed (allowed: %s)" % (device, name, bad[0], want, bad[1]),
+                               device=device, parameter=name, allowed=bad[1])
+        before[name] = printed
+        if values.equal(want, printed):
+            after[name] = printed
+        else:
+            changes[name] = values.cli_token(want)
+            after[name] = changes[name]
+    return {"set": changes, "before": before, "after": after}
+
+
+def pending(params):
+    """Every parameter whose next-boot value differs from the running one (named or not)."""
+    out = {}
+    for name, entry in params.items():
+        cur, nxt = entry.get("current"), entry.get("next")
+        if cur is None or values.is_unknown(cur) or values.is_unknown(nxt):
+            continue
+        if not values.equal(cur, nxt):
+            out[name] = {"current": cur, "next": nxt}
+    return out
+
+
+# ---------------------------------------------------------------- writing
+
+def set_args(device, changes):
+    return ["-d", device, "-y", "set"] + ["%s=%s" % (k, v) for k, v in sorted(changes.items())]
+
+
+def allowed_values(runner, device, name):
+    """What a parameter accepts, from the tool's own ``show_confs`` listing (error path only)."""
+    base = ARRAY_KEY_RE.sub(r"\g<base>", name)
+    result = runner.run("config", ["-d", device, "show_confs"], check=False)
+    match = re.search(r"\b%s=<([^>]*)>" % re.escape(base), result.stdout)
+    if not match:
+        match = re.search(r"\b%s=<([^>]*)>" % re.escape(re.sub(r"_P\d+$", "", base)), result.stdout)
+    return match.group(1).split("|") if match else None
+
+
+def write(runner, device, changes):
+    result = runner.run("config", set_args(device, changes), check=False)
+    if result.rc == 0:
+        return result
+    reason = result.reason()
+    if UNKNOWN_VALUE_RE.search(reason):
+        names = [n for n in changes if n in result.stdout] or sorted(changes)
+        allowed = allowed_values(runner, device, names[0])
+        raise InvalidValue("%s: %s rejected %s: %s%s" % (
+            device, runner.name("config"), ", ".join("%s=%s" % (n, changes[n]) for n in names), reason,
+            (" (allowed: %s)" % ", ".join(allowed)) if allowed else ""),
+            device=device, parameter=names[0], allowed=allowed, cmd=result.cmd, rc=result.rc,
+            stdout=result.stdout)
+    if UNKNOWN_PARAM_RE.search(reason):
+        raise InvalidParameter("%s: %s" % (device, reason), device=device, cmd=result.cmd,
+                               rc=result.rc, stdout=result.stdout)
+    raise _failed(result, device)
+
+
+# ---------------------------------------------------------------- the whole job
+
+def converge(runner, devices, desired, check_mode=False, output_format="auto"):
+    """Bring ``devices`` to ``desired`` (already normalised). Returns per-device results.
+
+    Phase 1 reads and plans every device in parallel; any bad input or unreadable device
+    raises before phase 2 writes anything. Phase 2 writes and re-reads, in parallel; a device
+    whose write fails is reported with the tool's words, the others finish.
+    """
+    query = Query(runner, output_format)
+
+    def read_and_plan(device):
+        parsed = query.read(device)
+        params = parsed["params"]
+        extra = expand_arrays(params, desired)
+        if extra:
+            params = dict(params)
+            params.update(query.read(device, extra)["params"])
+        return parsed, params, plan(device, params, desired)
+
+    planned = parallel(read_and_plan, devices)
+    errors = [(dev, err) for dev, _res, err in planned if err is not None]
+    if errors:
+        raise errors[0][1] if len(errors) == 1 else MlnxError(
+            "; ".join(str(err) for _dev, err in errors), device=[d for d, _e in errors])
+
+    def apply(item):
+        device, (parsed, params, decision) = item
+        out = {
+            "device": device,
+            "device_type": parsed.get("device_type"),
+            "name": parsed.get("name"),
+            "changed": bool(decision["set"]),
+            "set": decision["set"],
+            "before": decision["before"],
+            "after": decision["after"],
+            "current": {n: params[n].get("current") for n in desired if n in params},
+        }
+        after_params = params
+        if decision["set"] and not check_mode:
+            write(runner, device, decision["set"])
+            fresh = query.read(device, sorted(desired))["params"]
+            after_params = dict(params)
+            after_params.update(fresh)
+            out["after"] = {n: fresh.get(n, {}).get("next") for n in desired}
+            wrong = [n for n in decision["set"] if not values.equal(desired[n], out["after"][n] or "")]
+            if wrong:
+                raise MlnxError("%s: %s reported success but next-boot values are still %s" % (
+                    device, runner.name("config"), ", ".join("%s=%s" % (n, out["after"][n]) for n in wrong)),
+                    device=device)
+        elif decision["set"]:
+            after_params = dict(params)
+            for name, token in decision["set"].items():
+                after_params[name] = dict(params[name], next=token)
+        out["pending"] = pending(after_params)
+        out["pending_reset"] = bool(out["pending"])
+        return out
+
+    return parallel(apply, [(d, res) for d, res, _e in planned])

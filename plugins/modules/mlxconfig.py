@@ -1,0 +1,192 @@
+#!/usr/bin/python
+# -*- coding: utf-8 -*-
+# Copyright: gpufabric.mlnx contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+
+from __future__ import annotations
+
+DOCUMENTATION = r"""
+module: mlxconfig
+short_description: Set NVIDIA ConnectX/BlueField NV configuration idempotently (mlxconfig / mstconfig)
+version_added: 0.1.0
+description:
+  - Brings the non-volatile (next-boot) configuration of NVIDIA NICs and DPUs to the values given in O(params),
+    with C(mlxconfig) from NVIDIA Firmware Tools or C(mstconfig) from mstflint.
+  - Reads each device with ONE C(-e query) (default, current and next-boot values), compares with one table of
+    normalisers (V(True), V(true), V(1) and V(True(1\)) are the same value; so are V(ETH), V(eth), V(2) and V(ETH(2\))),
+    and runs ONE C(set) per device with only the parameters that differ. Parameters not named are never written.
+  - Values are written for the next boot; the module reports RV(devices[].pending_reset) when next-boot differs
+    from the running configuration (for any parameter, named or not). Activate with M(gpufabric.mlnx.mlx_fwreset)
+    or a reboot.
+  - Devices of one host are read and written in parallel. Bad input (an unknown parameter, a value the parameter
+    cannot take, a device that is not there) fails the task before any device is written.
+author:
+  - gpufabric.mlnx contributors
+extends_documentation_fragment:
+  - gpufabric.mlnx._attributes
+  - gpufabric.mlnx._attributes.TOOLS
+attributes:
+  check_mode:
+    support: full
+  diff_mode:
+    support: full
+  idempotent:
+    support: full
+options:
+  device:
+    description:
+      - Devices to configure. Each is a PCI address (V(18:00.0) or V(0000:18:00.0)), an C(/dev/mst) path or
+        RDMA device name (MFT only; passed to the tool as written), or V(all) for function 0 of every NVIDIA card.
+      - Both functions of a dual-port card share the global parameters; port parameters carry C(_P1)/C(_P2).
+    type: list
+    elements: str
+    aliases: [devices]
+  part_number:
+    description:
+      - Select function 0 of every card whose VPD part number is one of these (an C(_Ax) revision suffix is ignored).
+    type: list
+    elements: str
+    aliases: [part_numbers]
+  params:
+    description:
+      - Desired next-boot values, C(NAME: value). Names as C(mlxconfig) prints them (case-insensitive), port
+        parameters with C(_P1)/C(_P2), array elements as C(NAME[3]), or C(NAME[0..7]) for one value on a range.
+      - Values as YAML booleans, numbers, names (any case) or the printed form C(NAME(n\)).
+    type: dict
+    required: true
+  output_format:
+    description:
+      - How to read the query. V(json) uses mlxconfig's C(-j FILE) (MFT only), V(text) parses the table,
+        V(auto) uses JSON with MFT and falls back to text when the tool does not know C(-j).
+    type: str
+    choices: [auto, json, text]
+    default: auto
+seealso:
+  - module: gpufabric.mlnx.mlx_info
+  - module: gpufabric.mlnx.mlx_firmware
+  - name: mlxconfig - Changing Device Configuration Tool (NVIDIA MFT documentation)
+    description: The tool this module runs, its parameters and their meaning.
+    link: https://docs.nvidia.com/networking/display/mftv4300/mlxconfig+%E2%80%93+changing+device+configuration+tool
+"""
+
+EXAMPLES = r"""
+- name: RoCE compute NICs - Ethernet, SR-IOV off, relaxed ordering on
+  gpufabric.mlnx.mlxconfig:
+    part_number: [MCX75310AAS-NEAT]
+    params:
+      LINK_TYPE_P1: ETH
+      SRIOV_EN: false
+      ADVANCED_PCI_SETTINGS: true
+      PCI_WR_ORDERING: per_mkey
+  register: nv
+
+- name: Tell what needs a reset
+  ansible.builtin.debug:
+    msg: "{{ nv.devices | selectattr('pending_reset') | map(attribute='device') | list }}"
+
+- name: One device by PCI address, with the inbox mstflint tools
+  gpufabric.mlnx.mlxconfig:
+    device: ["0000:18:00.0"]
+    tool: mstflint
+    params:
+      NUM_OF_VFS: 8
+      SRIOV_EN: true
+"""
+
+RETURN = r"""
+devices:
+  description: One entry per device, in the order selected.
+  returned: always
+  type: list
+  elements: dict
+  contains:
+    device:
+      description: The device as passed to the tool (full PCI address when given as one).
+      type: str
+      sample: "0000:18:00.0"
+    device_type:
+      description: Device type as the tool prints it.
+      type: str
+      sample: ConnectX7
+    name:
+      description: The device name (part number, or an OEM name) as the tool prints it.
+      type: str
+      sample: MCX75310AAS-NEA_Ax
+    changed:
+      description: Whether a C(set) was (or in check mode would be) run on this device.
+      type: bool
+    set:
+      description: The parameters written and the words passed to the tool.
+      type: dict
+      sample: {SRIOV_EN: "False"}
+    before:
+      description: Next-boot values of the named parameters before the task.
+      type: dict
+      sample: {SRIOV_EN: "True(1)"}
+    after:
+      description: Next-boot values of the named parameters after the task, as re-read from the device (check mode shows the values that would be written).
+      type: dict
+      sample: {SRIOV_EN: "False(0)"}
+    current:
+      description: Running values of the named parameters.
+      type: dict
+    pending:
+      description: Every parameter whose next-boot value differs from its running value, named or not.
+      type: dict
+      sample: {SRIOV_EN: {current: "True(1)", next: "False(0)"}}
+    pending_reset:
+      description: True when the device needs a firmware reset or reboot to run its next-boot configuration.
+      type: bool
+failed_devices:
+  description: Devices whose write failed, with the tool's words.
+  returned: when a device failed
+  type: dict
+"""
+
+from ansible.module_utils.basic import AnsibleModule
+
+from ansible_collections.gpufabric.mlnx.plugins.module_utils import _devices as devices_
+from ansible_collections.gpufabric.mlnx.plugins.module_utils._errors import MlnxError
+from ansible_collections.gpufabric.mlnx.plugins.module_utils._mlxconfig import converge, normalize_desired
+from ansible_collections.gpufabric.mlnx.plugins.module_utils._runner import Runner
+
+
+def main():
+    module = AnsibleModule(
+        argument_spec=dict(
+            device=dict(type="list", elements="str", aliases=["devices"]),
+            part_number=dict(type="list", elements="str", aliases=["part_numbers"]),
+            params=dict(type="dict", required=True),
+            tool=dict(type="str", default="auto", choices=["auto", "mft", "mstflint"]),
+            output_format=dict(type="str", default="auto", choices=["auto", "json", "text"]),
+            timeout=dict(type="int", default=900),
+        ),
+        required_one_of=[("device", "part_number")],
+        supports_check_mode=True,
+    )
+    runner = Runner(tool=module.params["tool"], timeout=module.params["timeout"])
+    try:
+        desired = normalize_desired(module.params["params"])
+        found = None
+        if devices_.needs_discovery(module.params["device"], module.params["part_number"]):
+            found = devices_.discover(runner)
+        selected = devices_.select(module.params["device"], module.params["part_number"], found)
+        results = converge(runner, selected, desired, module.check_mode, module.params["output_format"])
+    except MlnxError as err:
+        module.fail_json(**err.fail_kwargs())
+
+    done = [res for _dev, res, err in results if err is None]
+    failed = {dev: str(err) for dev, _res, err in results if err is not None}
+    out = dict(
+        changed=any(r["changed"] for r in done),
+        devices=done,
+        diff=dict(before={r["device"]: r["before"] for r in done}, after={r["device"]: r["after"] for r in done}),
+    )
+    if failed:
+        module.fail_json(msg="NV configuration failed on %d of %d devices: %s"
+                         % (len(failed), len(results), "; ".join(failed.values())), failed_devices=failed, **out)
+    module.exit_json(**out)
+
+
+if __name__ == "__main__":
+    main()

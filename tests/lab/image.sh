@@ -1,0 +1,99 @@
+#!/usr/bin/env bash
+# Build the lab's test-host image, localhost/gpufabric-host:bookworm, when it is missing or stale.
+#
+#   tests/lab/image.sh            build only if the image is missing or built from other inputs
+#   tests/lab/image.sh --force    debootstrap a fresh rootfs and re-import the image
+#
+# No container registry is reachable, so the image is a Debian rootfs made with debootstrap from
+# the mirror the machine's own apt sources name, then `podman import`ed. The rootfs tarball is
+# cached in tests/lab/build/ (git-ignored), named after a hash of the build inputs; the image
+# carries the same hash as a label, so editing PACKAGES below rebuilds both automatically.
+# Runs as root (debootstrap and rootful podman).
+set -euo pipefail
+
+HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+BUILD="$HERE/build"
+SUITE="bookworm"
+IMAGE="localhost/gpufabric-host:$SUITE"
+# What an Ansible target and the lab tests need. No pciutils: the simulator provides lspci.
+PACKAGES="python3,iproute2,iputils-ping,tcpdump,procps,ethtool"
+FORCE=0
+
+usage() { sed -n '2,12s/^# \{0,1\}//p' "${BASH_SOURCE[0]}"; }
+for arg in "$@"; do
+    case "$arg" in
+        --force) FORCE=1 ;;
+        -h|--help) usage; exit 0 ;;
+        *) echo "image.sh: unknown argument: $arg" >&2; usage >&2; exit 2 ;;
+    esac
+done
+[ "$(id -u)" -eq 0 ] || { echo "image.sh: run as root (debootstrap, rootful podman)" >&2; exit 1; }
+for tool in podman debootstrap tar; do
+    command -v "$tool" >/dev/null || { echo "image.sh: $tool missing; run tests/lab/setup-host.sh" >&2; exit 1; }
+done
+
+# The build inputs; the mirror is left out on purpose (any mirror gives the same packages).
+INPUTS="suite=$SUITE variant=minbase include=$PACKAGES cmd=sleep-infinity v1"
+HASH="$(printf '%s' "$INPUTS" | sha256sum | cut -c1-12)"
+TARBALL="$BUILD/rootfs-$SUITE-$HASH.tar"
+
+if [ "$FORCE" -eq 0 ] && podman image exists "$IMAGE"; then
+    have="$(podman image inspect --format '{{ index .Labels "gpufabric.rootfs" }}' "$IMAGE" 2>/dev/null || true)"
+    if [ "$have" = "$HASH" ]; then
+        echo "image.sh: $IMAGE is up to date (rootfs $HASH)"
+        exit 0
+    fi
+    echo "image.sh: $IMAGE was built from other inputs (${have:-unlabelled}); rebuilding"
+fi
+
+mkdir -p "$BUILD"
+ROOTFS=""
+cleanup() {
+    if [ -n "$ROOTFS" ] && [ -d "$ROOTFS" ]; then
+        # debootstrap may leave /proc or /sys mounted inside a rootfs it did not finish.
+        for m in proc sys dev/pts dev; do umount -l "$ROOTFS/$m" 2>/dev/null || true; done
+        rm -rf --one-file-system "$ROOTFS"
+    fi
+    rm -f "$TARBALL.partial"
+}
+trap cleanup EXIT
+
+if [ "$FORCE" -eq 1 ] || [ ! -s "$TARBALL" ]; then
+    MIRROR="${GPUFABRIC_LAB_MIRROR:-$(python3 "$HERE/hostprep.py" apt-mirror --suite "$SUITE")}"
+    ROOTFS="$(mktemp -d "$BUILD/rootfs.XXXXXX")"
+    echo "image.sh: debootstrap $SUITE from $MIRROR into $ROOTFS"
+    start=$SECONDS
+    debootstrap --variant=minbase --include="$PACKAGES" "$SUITE" "$ROOTFS" "$MIRROR" \
+        >"$BUILD/debootstrap.log" 2>&1 || {
+        echo "image.sh: debootstrap failed; last lines of $BUILD/debootstrap.log:" >&2
+        tail -n 20 "$BUILD/debootstrap.log" >&2
+        exit 1
+    }
+    # Smaller image: no downloaded .debs or package lists.
+    rm -rf "$ROOTFS"/var/cache/apt/archives/*.deb "$ROOTFS"/var/lib/apt/lists/* \
+        "$ROOTFS"/var/log/*.log
+    : >"$ROOTFS/etc/machine-id"
+    tar --numeric-owner --xattrs -C "$ROOTFS" -cf "$TARBALL.partial" .
+    mv "$TARBALL.partial" "$TARBALL"
+    # Older caches of other inputs are useless now.
+    find "$BUILD" -maxdepth 1 -name "rootfs-*.tar" ! -name "$(basename "$TARBALL")" -delete
+    echo "image.sh: rootfs tarball $TARBALL ($(du -h "$TARBALL" | cut -f1)) in $((SECONDS - start))s"
+else
+    echo "image.sh: reusing cached rootfs $TARBALL"
+fi
+
+start=$SECONDS
+old_id="$(podman image inspect --format '{{.Id}}' "$IMAGE" 2>/dev/null || true)"
+# `sleep infinity` keeps the container alive; lab.py runs it under podman's --init (catatonit)
+# so signals are forwarded and zombies reaped.
+podman import \
+    --change 'CMD ["sleep", "infinity"]' \
+    --change 'ENV LANG=C.UTF-8' \
+    --change "LABEL gpufabric.rootfs=$HASH" \
+    --message "gpufabric lab host: debootstrap $SUITE minbase + $PACKAGES" \
+    "$TARBALL" "$IMAGE" >/dev/null
+echo "image.sh: imported $IMAGE in $((SECONDS - start))s"
+if [ -n "$old_id" ] && [ "$old_id" != "$(podman image inspect --format '{{.Id}}' "$IMAGE")" ]; then
+    # The replaced image is now untagged; drop it unless a container still uses it.
+    podman image rm "$old_id" >/dev/null 2>&1 || true
+fi

@@ -1,0 +1,20 @@
+#!/usr/bin/env bash
+# ansible-test sanity and units need the collection at ansible_collections/gpufabric/mlnx as a
+# real directory: copy the tracked (and not ignored) files there and run them from the copy.
+set -euo pipefail
+repo="$(cd "$(dirname "$0")/.." && pwd)"
+bin="$repo/.venv/bin"
+dest="$repo/tests/output/sanity-tree/ansible_collections/gpufabric/mlnx"
+rm -rf "$dest"
+mkdir -p "$dest"
+cd "$repo"
+git ls-files -z --cached --others --exclude-standard | tar --null -T - -cf - | tar -xf - -C "$dest"
+# the unit tests read the real captures from ../shared/fixtures, beside the collection
+fixtures="${GPUFABRIC_FIXTURES:-$repo/../shared/fixtures}"
+mkdir -p "$dest/../shared" && ln -sfn "$(cd "$fixtures" && pwd)" "$dest/../shared/fixtures"
+cd "$dest"
+git init -q . && git add -A >/dev/null 2>&1   # ansible-test lists files through git
+export PATH="$bin:$PATH"
+# --requirements installs what each sanity test needs into this venv (from PyPI).
+ansible-test sanity --python 3.11 --requirements --color no ${SANITY_ARGS:-}
+ansible-test units --python 3.11 --requirements --color no ${UNITS_ARGS:-}
