@@ -255,3 +255,31 @@ def converge(runner, devices, desired, check_mode=False, output_format="auto"):
         return out
 
     return parallel(apply, [(d, res) for d, res, _e in planned])
+
+
+# ---------------------------------------------------------------- reporting
+
+def drift(params, desired):
+    """Per named parameter: desired, next-boot and running values, and a state.
+
+    ``ok`` (next and running equal the desired value), ``pending`` (next-boot is right, the
+    device still runs another value), ``drift`` (next-boot differs), ``missing`` (the device
+    has no such parameter), ``unknown`` (the device cannot report it). Never raises: for reports.
+    """
+    out = {}
+    for name, want in normalize_desired(desired).items():
+        entry = params.get(name)
+        if entry is None:
+            out[name] = {"desired": want, "next": None, "current": None, "state": "missing"}
+            continue
+        nxt, cur = entry.get("next"), entry.get("current")
+        if values.is_unknown(nxt):
+            state = "unknown"
+        elif not values.equal(want, nxt):
+            state = "drift"
+        elif cur is not None and not values.is_unknown(cur) and not values.equal(want, cur):
+            state = "pending"
+        else:
+            state = "ok"
+        out[name] = {"desired": want, "next": nxt, "current": cur, "state": state}
+    return out

@@ -1,0 +1,77 @@
+# -*- coding: utf-8 -*-
+# Copyright: gpufabric.mlnx contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Reports people read: rows, Markdown tables and CSV, from facts the modules return."""
+
+from __future__ import annotations
+
+import csv
+import io
+
+from ansible_collections.gpufabric.mlnx.plugins.module_utils._profiles import report as drift_report
+
+INVENTORY_COLUMNS = (
+    ("host", "host"), ("pci", "PCI"), ("device_type", "type"), ("part_number", "part number"),
+    ("psid", "PSID"), ("serial_number", "serial"), ("fw_running", "FW running"),
+    ("fw_pending", "FW pending"), ("pcie", "PCIe"), ("profile", "NV profile"), ("nv_drift", "NV drift"),
+)
+
+
+def _pcie(dev):
+    pcie = dev.get("pcie") or {}
+    sta, cap = pcie.get("lnksta") or {}, pcie.get("lnkcap") or {}
+    if not sta:
+        return ""
+    text = "%s %s" % (sta.get("speed", "?"), sta.get("width", "?"))
+    if pcie.get("degraded"):
+        text += " (cap %s %s)" % (cap.get("speed", "?"), cap.get("width", "?"))
+    return text
+
+
+def _drift_text(entry):
+    bad = ["%s: %s→%s" % (name, p["next"], p["desired"]) if p["state"] == "drift"
+           else "%s: %s" % (name, p["state"])
+           for name, p in sorted(entry["params"].items()) if p["state"] != "ok"]
+    return "; ".join(bad) if bad else ("" if entry["profile"] is None else "none")
+
+
+def inventory_rows(host, devices, profiles=None, assignments=None):
+    """One row per device function of one host (the mlx_info ``devices`` list)."""
+    drift = drift_report(devices, profiles or {}, assignments or []) if profiles else [None] * len(devices)
+    rows = []
+    for dev, entry in zip(devices, drift):
+        burned, running = dev.get("fw_version"), dev.get("fw_running") or dev.get("fw_version")
+        rows.append({
+            "host": host,
+            "pci": dev.get("address"),
+            "device_type": dev.get("device_type"),
+            "part_number": dev.get("part_number"),
+            "psid": dev.get("psid"),
+            "serial_number": dev.get("serial_number"),
+            "fw_running": running,
+            "fw_pending": burned if burned and burned != running else "",
+            "pcie": _pcie(dev),
+            "profile": (entry or {}).get("profile") or "",
+            "nv_drift": _drift_text(entry) if entry else "",
+        })
+    return rows
+
+
+def _cell(value):
+    return "" if value is None else str(value).replace("|", "\\|").replace("\n", " ")
+
+
+def markdown_table(rows, columns=INVENTORY_COLUMNS):
+    head = "| " + " | ".join(title for _key, title in columns) + " |"
+    rule = "|" + "|".join("---" for _c in columns) + "|"
+    body = ["| " + " | ".join(_cell(row.get(key)) for key, _t in columns) + " |" for row in rows]
+    return "\n".join([head, rule] + body) + "\n"
+
+
+def csv_table(rows, columns=INVENTORY_COLUMNS):
+    out = io.StringIO()
+    writer = csv.writer(out, lineterminator="\n")
+    writer.writerow([key for key, _t in columns])
+    for row in rows:
+        writer.writerow(["" if row.get(key) is None else row.get(key) for key, _t in columns])
+    return out.getvalue()

@@ -1,0 +1,73 @@
+"""The pure decision of the mlxconfig module: what to set, what is pending, what is refused."""
+import pytest
+
+from ansible_collections.gpufabric.mlnx.plugins.module_utils._errors import InvalidParameter, InvalidValue
+from ansible_collections.gpufabric.mlnx.plugins.module_utils._mlxconfig import (
+    expand_arrays, normalize_desired, pending, plan, set_args)
+
+DEV = "0000:18:00.0"
+PARAMS = {
+    "SRIOV_EN": {"default": "False(0)", "current": "False(0)", "next": "True(1)", "modified": True},
+    "NUM_OF_VFS": {"default": "8", "current": "8", "next": "8", "modified": False},
+    "LINK_TYPE_P1": {"default": "IB(1)", "current": "ETH(2)", "next": "ETH(2)", "modified": True},
+    "PCI_WR_ORDERING": {"default": "per_mkey(0)", "current": "per_mkey(0)", "next": "per_mkey(0)"},
+    "MODULE_SPLIT_M0": {"default": "Array[0..15]", "current": "Array[0..15]", "next": "Array[0..15]"},
+    "ROCE_CC_PRIO_MASK_P1": {"default": "255", "current": "255", "next": "255"},
+    "CQE_COMPRESSION": {"default": "BALANCED(0)", "current": "N/A", "next": "BALANCED(0)"},
+    "DEVICE_ID": {"next": "4129", "read_only": True},
+}
+
+
+def test_nothing_to_do_when_every_spelling_matches():
+    desired = normalize_desired({"sriov_en": "true", "num_of_vfs": 8, "LINK_TYPE_P1": "eth",
+                                 "pci_wr_ordering": "PER_MKEY(0)"})
+    decision = plan(DEV, PARAMS, desired)
+    assert decision["set"] == {}
+    assert decision["before"] == decision["after"] == {
+        "SRIOV_EN": "True(1)", "NUM_OF_VFS": "8", "LINK_TYPE_P1": "ETH(2)", "PCI_WR_ORDERING": "per_mkey(0)"}
+
+
+def test_only_differences_are_set():
+    desired = normalize_desired({"SRIOV_EN": False, "NUM_OF_VFS": 8, "LINK_TYPE_P1": "IB"})
+    decision = plan(DEV, PARAMS, desired)
+    assert decision["set"] == {"SRIOV_EN": "False", "LINK_TYPE_P1": "IB"}
+    assert decision["before"]["SRIOV_EN"] == "True(1)"
+    assert decision["after"] == {"SRIOV_EN": "False", "NUM_OF_VFS": "8", "LINK_TYPE_P1": "IB"}
+    assert set_args(DEV, decision["set"]) == ["-d", DEV, "-y", "set", "LINK_TYPE_P1=IB", "SRIOV_EN=False"]
+
+
+def test_unknown_parameter_suggests_close_names_from_the_device():
+    with pytest.raises(InvalidParameter) as err:
+        plan(DEV, PARAMS, normalize_desired({"SRIOV_ENABLE": True}))
+    assert err.value.device == DEV and err.value.parameter == "SRIOV_ENABLE"
+    assert "SRIOV_EN" in err.value.allowed and "Did you mean SRIOV_EN" in err.value.msg
+
+
+@pytest.mark.parametrize("name, value, allowed", [
+    ("SRIOV_EN", "maybe", "True, False, 1 or 0"),
+    ("SRIOV_EN", 5, "True, False, 1 or 0"),
+    ("NUM_OF_VFS", "many", "a whole number"),
+])
+def test_value_outside_type(name, value, allowed):
+    with pytest.raises(InvalidValue) as err:
+        plan(DEV, PARAMS, {name: value})
+    assert err.value.parameter == name and err.value.allowed == allowed and DEV in err.value.msg
+
+
+def test_read_only_refused():
+    with pytest.raises(InvalidValue, match="DEVICE_ID is read-only"):
+        plan(DEV, PARAMS, {"DEVICE_ID": 1})
+
+
+def test_array_summary_needs_expansion():
+    desired = normalize_desired({"MODULE_SPLIT_M0[0..1]": 1})
+    assert desired == {"MODULE_SPLIT_M0[0]": 1, "MODULE_SPLIT_M0[1]": 1}
+    assert expand_arrays(PARAMS, desired) == ["MODULE_SPLIT_M0[0..15]"]
+    with pytest.raises(InvalidParameter):
+        plan(DEV, PARAMS, desired)
+    expanded = dict(PARAMS, **{"MODULE_SPLIT_M0[0]": {"next": "1"}, "MODULE_SPLIT_M0[1]": {"next": "0"}})
+    assert plan(DEV, expanded, desired)["set"] == {"MODULE_SPLIT_M0[1]": "1"}
+
+
+def test_pending_lists_every_parameter_next_differs_from_current():
+    assert pending(PARAMS) == {"SRIOV_EN": {"current": "False(0)", "next": "True(1)"}}
