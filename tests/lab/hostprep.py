@@ -1,4 +1,3 @@
-#!/usr/bin/env python3
 """Host-side helpers for the test lab: the apt mirror to debootstrap from, and containers.conf.
 
 Pure functions (unit-tested in tests/unit/lab) plus a tiny CLI that setup-host.sh and
@@ -157,7 +156,7 @@ def merge_toml_settings(text: str, settings: dict[str, dict[str, str]]) -> tuple
         for key, literal in values.items():
             wanted = f"{key} = {literal}"
             start = next(
-                (i for i, l in enumerate(lines) if (m := _HEADER.match(l)) and m.group(1) == section),
+                (i for i, text in enumerate(lines) if (m := _HEADER.match(text)) and m.group(1) == section),
                 None,
             )
             if start is None:

@@ -18,6 +18,8 @@ IMAGE="localhost/gpufabric-host:$SUITE"
 # What an Ansible target and the lab tests need. No pciutils: the simulator provides lspci.
 PACKAGES="python3,iproute2,iputils-ping,tcpdump,procps,ethtool"
 FORCE=0
+# Debian's own python3 first: a pyenv shim on PATH may point at a broken interpreter.
+PY="$(command -v /usr/bin/python3 || command -v python3)"
 
 usage() { sed -n '2,12s/^# \{0,1\}//p' "${BASH_SOURCE[0]}"; }
 for arg in "$@"; do
@@ -33,7 +35,9 @@ for tool in podman debootstrap tar; do
 done
 
 # The build inputs; the mirror is left out on purpose (any mirror gives the same packages).
-INPUTS="suite=$SUITE variant=minbase include=$PACKAGES cmd=sleep-infinity v1"
+# Bump RECIPE when you change how the rootfs is made below.
+RECIPE=2
+INPUTS="suite=$SUITE variant=minbase include=$PACKAGES cmd=sleep-infinity recipe=$RECIPE"
 HASH="$(printf '%s' "$INPUTS" | sha256sum | cut -c1-12)"
 TARBALL="$BUILD/rootfs-$SUITE-$HASH.tar"
 
@@ -59,7 +63,7 @@ cleanup() {
 trap cleanup EXIT
 
 if [ "$FORCE" -eq 1 ] || [ ! -s "$TARBALL" ]; then
-    MIRROR="${GPUFABRIC_LAB_MIRROR:-$(python3 "$HERE/hostprep.py" apt-mirror --suite "$SUITE")}"
+    MIRROR="${GPUFABRIC_LAB_MIRROR:-$("$PY" "$HERE/hostprep.py" apt-mirror --suite "$SUITE")}"
     ROOTFS="$(mktemp -d "$BUILD/rootfs.XXXXXX")"
     echo "image.sh: debootstrap $SUITE from $MIRROR into $ROOTFS"
     start=$SECONDS
@@ -73,6 +77,11 @@ if [ "$FORCE" -eq 1 ] || [ ! -s "$TARBALL" ]; then
     rm -rf "$ROOTFS"/var/cache/apt/archives/*.deb "$ROOTFS"/var/lib/apt/lists/* \
         "$ROOTFS"/var/log/*.log
     : >"$ROOTFS/etc/machine-id"
+    # debootstrap copies the build host's resolv.conf, hosts and hostname: none of that belongs
+    # in a lab host (lab containers run with --dns none and must not know outside resolvers).
+    : >"$ROOTFS/etc/resolv.conf"
+    printf '127.0.0.1\tlocalhost\n' >"$ROOTFS/etc/hosts"
+    echo gpufabric-host >"$ROOTFS/etc/hostname"
     tar --numeric-owner --xattrs -C "$ROOTFS" -cf "$TARBALL.partial" .
     mv "$TARBALL.partial" "$TARBALL"
     # Older caches of other inputs are useless now.
@@ -86,7 +95,7 @@ start=$SECONDS
 old_id="$(podman image inspect --format '{{.Id}}' "$IMAGE" 2>/dev/null || true)"
 # `sleep infinity` keeps the container alive; lab.py runs it under podman's --init (catatonit)
 # so signals are forwarded and zombies reaped.
-podman import \
+podman import --quiet \
     --change 'CMD ["sleep", "infinity"]' \
     --change 'ENV LANG=C.UTF-8' \
     --change "LABEL gpufabric.rootfs=$HASH" \

@@ -1,0 +1,124 @@
+"""The exact podman command lines lab.py runs (no podman needed)."""
+import subprocess
+from pathlib import Path
+
+import pytest
+
+LAB = {
+    "name": "t",
+    "mgmt": {"network": "mgmt", "subnet": "198.19.30.0/24"},
+    "rails": 2,
+    "rail_mtu": 9000,
+    "nic_mtu": 1500,
+    "time_scale": 0.5,
+    "env": {"MLXSIM_MFT_VERSION": "4.30.1"},
+    "racks": [{"name": "r1", "servers": [{"name": "s1", "profile": "dgx-h100"}]}],
+    "leaves": {},
+}
+MASK = "mask=" + ":".join(f"/proc/sys/{d}" for d in
+                          ("abi", "crypto", "debug", "dev", "fs", "kernel", "user", "vm"))
+
+
+@pytest.fixture()
+def t(lab):
+    return lab.load_lab(LAB)
+
+
+def test_networks(lab, t):
+    assert lab.network_create_argvs(t) == [
+        ["podman", "network", "create", "--driver", "bridge", "--internal", "--disable-dns",
+         "--ipam-driver", "host-local", "--subnet", "198.19.30.0/24",
+         "--label", "gpufabric.lab=t", "--label", "gpufabric.net=mgmt", "t-mgmt"],
+        ["podman", "network", "create", "--driver", "bridge", "--internal", "--disable-dns",
+         "--ipam-driver", "none", "--opt", "mtu=9000",
+         "--label", "gpufabric.lab=t", "--label", "gpufabric.net=rail0", "t-rail0"],
+        ["podman", "network", "create", "--driver", "bridge", "--internal", "--disable-dns",
+         "--ipam-driver", "none", "--opt", "mtu=9000",
+         "--label", "gpufabric.lab=t", "--label", "gpufabric.net=rail1", "t-rail1"],
+    ]
+
+
+def test_server_container(lab, t):
+    assert lab.container_run_argv(t, t.servers[0]) == [
+        "podman", "run", "--detach", "--pull", "never", "--init",
+        "--name", "t-s1", "--hostname", "s1",
+        "--label", "gpufabric.lab=t", "--label", "gpufabric.role=server",
+        "--label", "gpufabric.rack=r1", "--label", "gpufabric.profile=dgx-h100",
+        "--cap-add", "NET_ADMIN", "--cap-add", "NET_RAW",
+        "--security-opt", "unmask=/proc/sys", "--security-opt", MASK,
+        "--dns", "none",
+        "--sysctl", "net.ipv6.conf.all.disable_ipv6=1",
+        "--sysctl", "net.ipv6.conf.default.disable_ipv6=1",
+        "--env", "MLXSIM_TIME_SCALE=0.5", "--env", "MLXSIM_MFT_VERSION=4.30.1",
+        "--network", "t-mgmt:ip=198.19.30.11,interface_name=eth0",
+        "--network", "t-rail0:interface_name=eth1",
+        "--network", "t-rail1:interface_name=eth2",
+        "localhost/gpufabric-host:bookworm",
+    ]
+
+
+def test_leaf_container_has_mgmt_and_its_rail(lab, t):
+    argv = lab.container_run_argv(t, t.leaves[1])
+    nets = [argv[i + 1] for i, a in enumerate(argv) if a == "--network"]
+    assert nets == ["t-mgmt:ip=198.19.30.202,interface_name=eth0", "t-rail1:interface_name=eth1"]
+    assert "gpufabric.role=leaf" in argv
+    assert not any(a.startswith("gpufabric.profile=") for a in argv)
+
+
+def test_ipv6_lab_keeps_ipv6(lab):
+    t6 = lab.load_lab(LAB | {"ipv6": True})
+    assert "--sysctl" not in lab.container_run_argv(t6, t6.servers[0])
+
+
+def test_never_privileged_and_net_stays_writable(lab, t):
+    argv = lab.container_run_argv(t, t.servers[0], lab.sysctl_mask_dirs())
+    assert "--privileged" not in argv
+    assert not any("/proc/sys/net" in a for a in argv)
+
+
+def test_sysctl_mask_dirs_reads_the_host_but_never_masks_net(lab, tmp_path):
+    for name in ("net", "kernel", "newthing"):
+        (tmp_path / name).mkdir()
+    dirs = lab.sysctl_mask_dirs(tmp_path)
+    assert "net" not in dirs
+    assert {"newthing", "kernel", "vm"} <= set(dirs)
+    assert lab.sysctl_mask_dirs(tmp_path / "absent") == lab.PROC_SYS_GLOBAL
+
+
+def test_sim_copy_and_provision(lab, t):
+    assert lab.sim_copy_argv(t.servers[0], Path("/repo/tests/sim")) == [
+        "podman", "cp", "/repo/tests/sim", "t-s1:/opt/mlxsim"]
+    argv = lab.provision_argv(t, t.servers[0])
+    assert argv[:6] == ["podman", "exec", "t-s1", "sh", "-c", lab.PROVISION_SCRIPT]
+    # values travel as positional parameters, never inside the script text
+    assert argv[6:] == ["provision", "dgx-h100", "s1", "1500", "2"]
+    assert lab.provision_argv(t, t.servers[0], with_sim=False)[7] == ""
+    # leaves keep the fabric MTU and, without a profile, skip mlxsim init
+    assert lab.provision_argv(t, t.leaves[0])[6:] == ["provision", "", "leaf-rail0", "1500", "0"]
+
+
+def test_provision_script_is_valid_sh(lab):
+    subprocess.run(["sh", "-n", "-c", lab.PROVISION_SCRIPT], check=True)
+
+
+def test_removal_commands_ignore_absent_things(lab):
+    assert lab.remove_containers_argv(["a", "b"]) == [
+        "podman", "rm", "--force", "--ignore", "--time", "0", "a", "b"]
+    assert lab.remove_networks_argv(["n"]) == ["podman", "network", "rm", "--force", "n"]
+
+
+def test_plan_order(lab, t):
+    steps = lab.plan(t, Path("/sim"))
+    verbs = [" ".join(s[1:3]) if s[1] == "network" else s[1] for s in steps]
+    assert verbs == ["network create"] * 3 + ["run"] * 3 + ["cp", "exec"] * 3
+    assert [s[1] for s in lab.plan(t, None)][-3:] == ["exec"] * 3
+
+
+def test_every_address_is_in_the_lab_range(lab, repo):
+    import ipaddress
+
+    for path in (repo / "tests/lab/labs").glob("*.yml"):
+        x = lab.read_lab(path)
+        for node in x.nodes:
+            assert ipaddress.ip_address(node.mgmt_ip) in lab.LAB_RANGE
+            assert ipaddress.ip_address(node.mgmt_ip) in ipaddress.ip_network(x.mgmt_subnet)
