@@ -38,8 +38,18 @@ def card_of(address):
     return pci_full(address).rsplit(".", 1)[0]
 
 
-def _is_virtual(dev):
-    return "virtual function" in (dev.get("description") or "").lower()
+NIC_CLASS_RE = re.compile(r"ethernet|infiniband|network", re.I)
+
+
+def is_nic(dev):
+    """A NIC/DPU network function: not a PCIe bridge or a management/DMA function of a
+    BlueField or a ConnectX-7's own switch (vendor 15b3 too), not a virtual function."""
+    if "virtual function" in (dev.get("description") or "").lower():
+        return False
+    klass = dev.get("class")
+    if klass:
+        return bool(NIC_CLASS_RE.search(klass))
+    return "bridge" not in (dev.get("description") or "").lower()
 
 
 def base_part_number(part_number):
@@ -48,9 +58,9 @@ def base_part_number(part_number):
 
 
 def discover(runner):
-    """Every NVIDIA physical function on the host, from one lspci call, in PCI order."""
+    """Every NVIDIA NIC/DPU physical network function, from one lspci call, in PCI order."""
     result = runner.run("lspci", ["-D", "-d", NVIDIA_VENDOR + ":", "-vv"])
-    devices = [dev for dev in parse("lspci", result.stdout) if not _is_virtual(dev)]
+    devices = [dev for dev in parse("lspci", result.stdout) if is_nic(dev)]
     for dev in devices:
         dev["address"] = pci_full(dev["address"])
         dev["part_number"] = (dev.get("vpd") or {}).get("PN")
@@ -59,8 +69,8 @@ def discover(runner):
 
 def describe(devices):
     """A short list of what is present, for error messages."""
-    return ["%s %s" % (d["address"], d.get("part_number") or d.get("description") or "")
-            .strip() for d in devices] or ["no NVIDIA device (vendor 15b3) is visible to lspci"]
+    return [("%s %s" % (d["address"], d.get("part_number") or d.get("description") or "")).strip()
+            for d in devices] or ["no NVIDIA device (vendor 15b3) is visible to lspci"]
 
 
 def select(names, part_numbers, discovered):
