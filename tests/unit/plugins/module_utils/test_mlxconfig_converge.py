@@ -6,7 +6,7 @@ import pytest
 
 from _paths import REAL
 from ansible_collections.gpufabric.mlnx.plugins.module_utils._errors import (
-    InvalidParameter, InvalidValue, MlnxError, ToolFailed)
+    InvalidValue, MlnxError, ToolFailed)
 from ansible_collections.gpufabric.mlnx.plugins.module_utils._mlxconfig import converge, normalize_desired
 from ansible_collections.gpufabric.mlnx.plugins.module_utils._runner import Runner
 

@@ -19,9 +19,9 @@ class Recorder:
     def __call__(self, argv, env, timeout, data):
         self.calls.append((argv, env, timeout, data))
         reply = self.replies.pop(0) if self.replies else (0, "", "")
-        if isinstance(reply, Exception):
-            raise reply
-        return reply
+        if isinstance(reply, tuple):
+            return reply
+        raise reply
 
 
 @pytest.mark.parametrize("tool, installed, family, binary", [

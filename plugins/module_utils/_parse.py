@@ -1,0 +1,105 @@
+# -*- coding: utf-8 -*-
+# Copyright: gpufabric.mlnx contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Parsers of NVIDIA/Mellanox tool output: one function per tool output, and a registry.
+
+``parse(tool, text)`` looks ``tool`` up in ``PARSERS`` and returns plain dicts and lists of
+strings (values as printed, trimmed; ints only where a parser's docstring says so). ``text``
+is a string (``stdout``), bytes, or a list of lines (``stdout_lines``).
+
+What every parser does with a line:
+
+- blank lines, shell prompts (``root@host:~# cmd``, ``sh-5.1# cmd``, ``$ cmd``, ``+ cmd``),
+  echoes of the tool's own command line, ``...``/``(...)`` elisions and ``----`` rules are
+  skipped, so excerpts pasted from a terminal parse as well as raw stdout;
+- ``\\r``/``\\b`` progress redraws are reduced to what the terminal showed last;
+- lines the parser does not know outside its tables are ignored, but a line that breaks a
+  table it is reading (an mlxconfig parameter row, an mlxfwmanager device block) raises.
+
+``ParseError`` (a ValueError) is raised for an unknown tool and for text in which a parser
+recognises nothing of its tool; it names the tool and, when there is one, the offending line.
+``parse_errors(text)`` returns the ``-E-`` lines of any MFT/mstflint tool's output.
+
+The parsers live in ``_parse_<tool>.py`` files; import them from here.
+"""
+
+from __future__ import annotations
+
+from ansible_collections.gpufabric.mlnx.plugins.module_utils._parse_common import (
+    ParseError,
+    parse_errors,
+)
+from ansible_collections.gpufabric.mlnx.plugins.module_utils._parse_ethtool import parse_ethtool_i
+from ansible_collections.gpufabric.mlnx.plugins.module_utils._parse_flint import (
+    parse_flint,
+    parse_flint_burn,
+)
+from ansible_collections.gpufabric.mlnx.plugins.module_utils._parse_ibdev2netdev import parse_ibdev2netdev
+from ansible_collections.gpufabric.mlnx.plugins.module_utils._parse_ibstat import parse_ibstat
+from ansible_collections.gpufabric.mlnx.plugins.module_utils._parse_lspci import parse_lspci
+from ansible_collections.gpufabric.mlnx.plugins.module_utils._parse_mlnx_qos import parse_mlnx_qos
+from ansible_collections.gpufabric.mlnx.plugins.module_utils._parse_mlxconfig import (
+    parse_mlxconfig,
+    parse_mlxconfig_json,
+)
+from ansible_collections.gpufabric.mlnx.plugins.module_utils._parse_mlxfwmanager import (
+    parse_mlxfwmanager,
+    parse_mlxfwmanager_xml,
+)
+from ansible_collections.gpufabric.mlnx.plugins.module_utils._parse_mlxfwreset import (
+    parse_mlxfwreset,
+    parse_mlxfwreset_reset,
+)
+from ansible_collections.gpufabric.mlnx.plugins.module_utils._parse_mst import parse_mst_status
+from ansible_collections.gpufabric.mlnx.plugins.module_utils._parse_ofed_info import parse_ofed_info
+
+__all__ = [
+    "PARSERS", "ParseError", "parse", "parse_errors",
+    "parse_ethtool_i", "parse_flint", "parse_flint_burn", "parse_ibdev2netdev", "parse_ibstat", "parse_lspci",
+    "parse_mlnx_qos", "parse_mlxconfig", "parse_mlxconfig_json", "parse_mlxfwmanager", "parse_mlxfwmanager_xml",
+    "parse_mlxfwreset", "parse_mlxfwreset_reset", "parse_mst_status", "parse_ofed_info",
+]
+
+# Tool name -> parser. MFT and mstflint names of one tool share a parser.
+PARSERS = {
+    "mlxconfig": parse_mlxconfig,
+    "mstconfig": parse_mlxconfig,
+    "mlxconfig_json": parse_mlxconfig_json,
+    "mstconfig_json": parse_mlxconfig_json,
+    "mlxfwmanager": parse_mlxfwmanager,
+    "mstfwmanager": parse_mlxfwmanager,
+    "mlxup": parse_mlxfwmanager,
+    "mlxfwmanager_xml": parse_mlxfwmanager_xml,
+    "mstfwmanager_xml": parse_mlxfwmanager_xml,
+    "mlxup_xml": parse_mlxfwmanager_xml,
+    "flint": parse_flint,
+    "mstflint": parse_flint,
+    "flint_burn": parse_flint_burn,
+    "mstflint_burn": parse_flint_burn,
+    "mst_status": parse_mst_status,
+    "ibstat": parse_ibstat,
+    "lspci": parse_lspci,
+    "ibdev2netdev": parse_ibdev2netdev,
+    "ofed_info": parse_ofed_info,
+    "mlxfwreset": parse_mlxfwreset,
+    "mstfwreset": parse_mlxfwreset,
+    "mlxfwreset_reset": parse_mlxfwreset_reset,
+    "mstfwreset_reset": parse_mlxfwreset_reset,
+    "mlnx_qos": parse_mlnx_qos,
+    "ethtool_i": parse_ethtool_i,
+}
+
+
+def parse(tool, text):
+    """Parse ``text`` (str, bytes or list of lines) as the output of ``tool`` (a PARSERS key).
+
+    Raises ParseError naming ``tool`` for an unknown tool or text that is not its output.
+    """
+    parser = PARSERS.get(tool) if isinstance(tool, str) else None
+    if parser is None:
+        raise ParseError(str(tool), "unknown tool; known tools: %s" % ", ".join(sorted(PARSERS)))
+    try:
+        return parser(text, tool=tool)
+    except ParseError as err:
+        err.tool = tool
+        raise

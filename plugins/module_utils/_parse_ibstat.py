@@ -1,0 +1,98 @@
+# -*- coding: utf-8 -*-
+# Copyright: gpufabric.mlnx contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Parser for ``ibstat`` (infiniband-diags / rdma-core)."""
+
+from __future__ import annotations
+
+import re
+
+from ansible_collections.gpufabric.mlnx.plugins.module_utils._parse_common import (
+    content_lines,
+    not_this_tool,
+    snake,
+)
+
+COMMANDS = ("ibstat",)
+
+CA_LABELS = {
+    "CA type": "ca_type",
+    "Number of ports": "num_ports",
+    "Firmware version": "firmware_version",
+    "Hardware version": "hardware_version",
+    "Node GUID": "node_guid",
+    "System image GUID": "system_image_guid",
+}
+PORT_LABELS = {
+    "State": "state",
+    "Physical state": "physical_state",
+    "Rate": "rate",
+    "Base lid": "base_lid",
+    "LMC": "lmc",
+    "SM lid": "sm_lid",
+    "Capability mask": "capability_mask",
+    "Port GUID": "port_guid",
+    "Link layer": "link_layer",
+}
+
+_CA_RE = re.compile(r"^\s*CA:?\s+'([^']+)'\s*$")
+_PORT_RE = re.compile(r"^\s*Port ([0-9]{1,9}):\s*$")
+_FIELD_RE = re.compile(r"^\s*([A-Za-z][A-Za-z ]*?):(?:\s+(.*))?$")
+
+
+def new_ca(name):
+    ca = {"name": name}
+    for key in CA_LABELS.values():
+        ca[key] = None
+    ca["ports"] = []
+    return ca
+
+
+def new_port(number):
+    port = {"port": number}
+    for key in PORT_LABELS.values():
+        port[key] = None
+    return port
+
+
+def parse_ibstat(text, tool="ibstat"):
+    """``ibstat [CA [PORT]]`` output (TAB or space indentation; ``ibwarn:`` debug lines skipped).
+
+    Returns a list of CAs::
+
+        [{"name": "mlx5_0", "ca_type": "MT4129", "num_ports": "1",
+          "firmware_version": "28.39.1002", "hardware_version": "0",
+          "node_guid": "0x...", "system_image_guid": "0x...",
+          "ports": [{"port": 1, "state": "Active", "physical_state": "LinkUp", "rate": "400",
+                     "base_lid": "0", "lmc": "0", "sm_lid": "0", "capability_mask": "0x00010000",
+                     "port_guid": "0x...", "link_layer": "Ethernet"}]}]
+
+    Values are strings as printed; empty output gives ``[]``.
+    """
+    lines = content_lines(text, tool, COMMANDS)
+    cas, ca, port, unknown = [], None, None, []
+    for line in lines:
+        text_ = line.text
+        if text_.lstrip().startswith("ibwarn:"):
+            continue
+        head, port_head = _CA_RE.match(text_), _PORT_RE.match(text_)
+        field = _FIELD_RE.match(text_) if ca is not None else None
+        if head:
+            ca, port = new_ca(head.group(1)), None
+            cas.append(ca)
+        elif port_head and ca is not None:
+            port = new_port(int(port_head.group(1)))
+            ca["ports"].append(port)
+        elif field:
+            label, value = field.group(1), (field.group(2) or "").strip()
+            if label in PORT_LABELS and port is not None:
+                port[PORT_LABELS[label]] = value
+            elif label in CA_LABELS:
+                ca[CA_LABELS[label]] = value
+            elif snake(label) not in ("name", "ports", "port"):
+                (port if port is not None else ca)[snake(label)] = value
+        else:
+            unknown.append(line)
+    if not cas and lines:
+        raise not_this_tool(tool, unknown or lines, "CA block")
+    return cas
