@@ -1,0 +1,406 @@
+# -*- coding: utf-8 -*-
+# Copyright: gpufabric.mlnx contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Pinned firmware per PSID, burned with flint / mstflint in parallel.
+
+Per device: ONE ``flint -d DEV q`` (PSID, burned ``FW Version``, running
+``FW Version(Running)``), a pure ``decide()`` against the image listed for that PSID (burn,
+none, skipped; downgrade and PSID change refused unless allowed), then ONE
+``flint -d DEV -i IMAGE -y burn`` per device that needs it, all devices at once, and a re-query
+proving the flash now holds the target version.
+
+Nothing is burned until every device has been read and decided and every image that will be
+burned has been verified once: its sha256 (computed here, streamed) and the PSID and version
+``flint -i IMAGE q`` reads from the file itself must equal what the task says.
+
+mlxfwmanager would do the same per host but burns devices one after another; eight ConnectX-7
+on a GPU server take eight times as long that way, so this module runs one flint per device.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import re
+
+from ansible_collections.gpufabric.mlnx.plugins.module_utils._devices import (
+    base_part_number,
+    card_of,
+    is_pci,
+)
+from ansible_collections.gpufabric.mlnx.plugins.module_utils._errors import (
+    InvalidParameter,
+    InvalidValue,
+    MlnxError,
+    Refused,
+    ToolFailed,
+)
+from ansible_collections.gpufabric.mlnx.plugins.module_utils._parse import parse
+from ansible_collections.gpufabric.mlnx.plugins.module_utils._runner import parallel
+
+VERSION_RE = re.compile(r"^\d+(?:\.\d+)*$")
+SHA256_RE = re.compile(r"^[0-9a-f]{64}$")
+CHUNK = 1024 * 1024
+
+BURN = "burn"
+NONE = "none"
+SKIPPED = "skipped"
+
+
+# ---------------------------------------------------------------- input
+
+def version_key(version):
+    """``28.39.1002`` -> ``(28, 39, 1002)``; compares numerically, so 28.9 < 28.10."""
+    text = str(version).strip()
+    if not VERSION_RE.match(text):
+        raise ValueError("not a firmware version: %r" % (version,))
+    return tuple(int(part) for part in text.split("."))
+
+
+def _psid(value):
+    return str(value).strip().upper()
+
+
+def normalize_images(images):
+    """Validate the ``images`` option once; returns entries with normalised keys.
+
+    Each entry gets ``index`` (its place in the list, for messages), ``psid`` and
+    ``from_psids`` upper-cased, ``sha256`` lower-case hex, ``part_numbers`` without the ``_Ax``
+    revision suffix. Raises InvalidValue / InvalidParameter naming ``images[i].key``.
+    """
+    if not images:
+        raise InvalidParameter("images must list at least one image (psid, version, path, sha256)",
+                               parameter="images")
+    out = []
+    for index, raw in enumerate(images):
+        where = "images[%d]" % index
+        if not isinstance(raw, dict):
+            raise InvalidValue("%s must be a dict with psid, version, path and sha256, not %r" % (where, raw),
+                               parameter=where)
+        for key in ("psid", "version", "path", "sha256"):
+            if raw.get(key) in (None, ""):
+                raise InvalidParameter("%s.%s is required" % (where, key), parameter="%s.%s" % (where, key),
+                                       allowed=["psid", "version", "path", "sha256", "part_numbers", "from_psids"])
+        version = str(raw["version"]).strip()
+        if not VERSION_RE.match(version):
+            raise InvalidValue("%s.version %r is not a firmware version (allowed: numbers separated by dots, "
+                               "for example 28.43.1014)" % (where, raw["version"]),
+                               parameter=where + ".version", allowed=["N.N.NNNN"])
+        digest = str(raw["sha256"]).strip().lower()
+        if digest.startswith("sha256:"):
+            digest = digest[len("sha256:"):]
+        if not SHA256_RE.match(digest):
+            raise InvalidValue("%s.sha256 must be 64 hexadecimal digits (optionally prefixed sha256:), not %r"
+                               % (where, raw["sha256"]), parameter=where + ".sha256", allowed=["64 hex digits"])
+        psid = _psid(raw["psid"])
+        from_psids = []
+        for other in raw.get("from_psids") or []:
+            other = _psid(other)
+            if other != psid and other not in from_psids:
+                from_psids.append(other)
+        out.append({
+            "index": index,
+            "psid": psid,
+            "version": version,
+            "path": str(raw["path"]),
+            "sha256": digest,
+            "part_numbers": [base_part_number(p) for p in raw.get("part_numbers") or [] if str(p).strip()],
+            "from_psids": from_psids,
+        })
+    _check_overlaps(out)
+    return out
+
+
+def _check_overlaps(images):
+    """Two entries that could both apply to one device make the choice a guess: refuse."""
+    for i, first in enumerate(images):
+        for second in images[i + 1:]:
+            shared = set([first["psid"]] + first["from_psids"]) & set([second["psid"]] + second["from_psids"])
+            if not shared:
+                continue
+            parts_a, parts_b = set(first["part_numbers"]), set(second["part_numbers"])
+            if parts_a and parts_b and not parts_a & parts_b:
+                continue  # same PSID, different boards: part numbers decide
+            raise InvalidParameter(
+                "images[%d] and images[%d] both apply to devices with PSID %s; give each PSID one image, "
+                "or disjoint part_numbers" % (first["index"], second["index"], ", ".join(sorted(shared))),
+                parameter="images", allowed=[first["psid"], second["psid"]])
+
+
+def covered_psids(images):
+    """Every device PSID some image applies to (its own PSID and its from_psids)."""
+    out = []
+    for image in images:
+        for psid in [image["psid"]] + image["from_psids"]:
+            if psid not in out:
+                out.append(psid)
+    return out
+
+
+def one_per_card(devices):
+    """Both functions of a card share one flash: keep the first address named for each card."""
+    seen, out = set(), []
+    for dev in devices:
+        key = card_of(dev) if is_pci(dev) else dev
+        if key not in seen:
+            seen.add(key)
+            out.append(dev)
+    return out
+
+
+# ---------------------------------------------------------------- argv
+
+def query_args(device):
+    return ["-d", device, "q"]
+
+
+def image_query_args(path):
+    return ["-i", path, "q"]
+
+
+def burn_args(device, path, allow_psid_change=False):
+    """flint takes every option before the command word: ``-d DEV -i IMAGE -y [--allow_psid_change] burn``."""
+    return ["-d", device, "-i", path, "-y"] + (["--allow_psid_change"] if allow_psid_change else []) + ["burn"]
+
+
+# ---------------------------------------------------------------- reading
+
+def parse_query(what, result, device=None):
+    """``parse('flint', ...)`` of a query's output; unreadable output names ``what`` and the command."""
+    try:
+        return parse("flint", result.stdout)
+    except ValueError as err:  # ParseError: not a flint query at all
+        raise MlnxError("%s: %s printed no flint query output: %s" % (what, " ".join(result.cmd), err),
+                        device=device, cmd=result.cmd, rc=result.rc, stdout=result.stdout, stderr=result.stderr)
+
+
+def state_from_query(device, info):
+    """``parse('flint', ...)`` of a device -> ``{psid, part_number, burned, running}``."""
+    psid = (info.get("psid") or "").strip()
+    burned = (info.get("fw_version") or "").strip()
+    if not psid or not VERSION_RE.match(burned):
+        errors = "; ".join(info.get("errors") or [])
+        raise MlnxError("%s: flint query printed no usable PSID / FW Version (PSID %r, FW Version %r)%s"
+                        % (device, psid or None, burned or None, (": " + errors) if errors else ""),
+                        device=device)
+    running = (info.get("fw_version_running") or "").strip() or burned
+    part = (info.get("part_number") or "").strip() or None
+    return {"psid": psid, "part_number": part, "burned": burned, "running": running}
+
+
+def read_device(runner, device):
+    try:
+        result = runner.run("flint", query_args(device))
+    except ToolFailed as err:
+        raise err.__class__("%s: cannot read the firmware: %s" % (device, err.msg), device=device, cmd=err.cmd,
+                            rc=err.rc, stdout=err.stdout, stderr=err.stderr)
+    return state_from_query(device, parse_query(device, result, device))
+
+
+def sha256_file(path):
+    digest = hashlib.sha256()
+    with open(path, "rb") as stream:
+        for block in iter(lambda: stream.read(CHUNK), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+# ---------------------------------------------------------------- deciding
+
+def _describe(image):
+    return "images[%d] (PSID %s, version %s, %s)" % (image["index"], image["psid"], image["version"], image["path"])
+
+
+def match_image(images, psid, part_number):
+    """The image for a device: ``(image, None)`` or ``(None, reason it has none)``."""
+    psid = _psid(psid)
+    direct = [im for im in images if im["psid"] == psid]
+    candidates = direct or [im for im in images if psid in im["from_psids"]]
+    if not candidates:
+        return None, "no image for PSID %s (the images cover %s)" % (psid, ", ".join(covered_psids(images)))
+    part = base_part_number(part_number) or None
+    for image in candidates:
+        if not image["part_numbers"] or part in image["part_numbers"]:
+            return image, None
+    return None, "the image for PSID %s is only for part numbers %s; this device is %s" % (
+        psid, ", ".join(sorted(set(p for im in candidates for p in im["part_numbers"]))),
+        part_number or "of unknown part number")
+
+
+def decide(device, state, image, allow_downgrade=False, allow_psid_change=False):
+    """Pure decision for one device: ``{action: burn|none|skipped, psid_change: bool}``.
+
+    ``state``: ``{psid, burned, running, ...}`` as read. ``image``: the matched entry or None.
+    Raises Refused for a downgrade or a PSID change the task does not allow.
+    """
+    if image is None:
+        return {"action": SKIPPED, "psid_change": False}
+    psid_change = _psid(state["psid"]) != image["psid"]
+    if psid_change and not allow_psid_change:
+        raise Refused("%s: the device has PSID %s and %s would change it to %s (cross-flash); set "
+                      "allow_psid_change=true to allow that" % (device, state["psid"], _describe(image), image["psid"]),
+                      device=device, parameter="allow_psid_change")
+    burned, target = version_key(state["burned"]), version_key(image["version"])
+    if burned == target and not psid_change:
+        return {"action": NONE, "psid_change": False}
+    if burned > target and not allow_downgrade:
+        raise Refused("%s: the flash holds %s, newer than %s; a downgrade needs allow_downgrade=true"
+                      % (device, state["burned"], _describe(image)),
+                      device=device, parameter="allow_downgrade")
+    return {"action": BURN, "psid_change": psid_change}
+
+
+def image_problems(image, digest, info):
+    """Why a file is not the image the task describes (empty when it is). Pure.
+
+    ``digest``: sha256 of the file. ``info``: ``parse('flint', ...)`` of ``flint -i FILE q``, or
+    None when the checksum already failed and the file was not queried.
+    """
+    problems = []
+    if digest != image["sha256"]:
+        problems.append("sha256 of %s is %s, the task expects %s" % (image["path"], digest, image["sha256"]))
+    if info is not None:
+        psid = _psid(info.get("psid") or "")
+        if psid != image["psid"]:
+            problems.append("the file's PSID is %s, the task says %s" % (psid or "unreadable", image["psid"]))
+        version = (info.get("fw_version") or "").strip()
+        if not VERSION_RE.match(version) or version_key(version) != version_key(image["version"]):
+            problems.append("the file's FW Version is %s, the task says %s" % (version or "unreadable",
+                                                                                image["version"]))
+    return problems
+
+
+def verify_image(runner, image):
+    """Checksum, then ``flint -i FILE q``: raises Refused unless the file is what the task says."""
+    path = image["path"]
+    if not os.path.isfile(path):
+        raise Refused("%s: %s is not a file on this host" % (_describe(image), path),
+                      parameter="images[%d].path" % image["index"])
+    digest = sha256_file(path)
+    problems = image_problems(image, digest, None)
+    if not problems:
+        try:
+            result = runner.run("flint", image_query_args(path))
+        except ToolFailed as err:
+            raise Refused("%s: flint cannot read the image: %s" % (_describe(image), err.msg),
+                          parameter="images[%d].path" % image["index"], cmd=err.cmd, rc=err.rc,
+                          stdout=err.stdout, stderr=err.stderr)
+        problems = image_problems(image, digest, parse_query(_describe(image), result))
+    if problems:
+        raise Refused("%s is refused: %s" % (_describe(image), "; ".join(problems)),
+                      parameter="images[%d]" % image["index"])
+    return {"sha256": digest}
+
+
+def _raise_all(errors):
+    if len(errors) == 1:
+        raise errors[0]
+    raise errors[0].__class__("; ".join(str(err) for err in errors),
+                              device=[err.device for err in errors if err.device] or None)
+
+
+# ---------------------------------------------------------------- the whole job
+
+def _entry(device, state, image, decision, reason):
+    entry = {
+        "device": device,
+        "psid": state["psid"],
+        "image": image["path"] if image else None,
+        "target_version": image["version"] if image else None,
+        "before": {"burned": state["burned"], "running": state["running"]},
+        "after": {"burned": state["burned"], "running": state["running"]},
+        "changed": decision["action"] == BURN,
+        "action": decision["action"],
+        "pending_reset": state["running"] != state["burned"],
+    }
+    if state.get("part_number"):
+        entry["part_number"] = state["part_number"]
+    if reason:
+        entry["reason"] = reason
+    return entry
+
+
+def converge(runner, devices, images, check_mode=False, allow_downgrade=False, allow_psid_change=False,
+             require_image=False, part_numbers=None):
+    """Bring ``devices`` to the firmware in ``images`` (from ``normalize_images``).
+
+    ``part_numbers``: ``{device: VPD part number}`` from discovery, used when flint prints none.
+    Phase 1 reads every device and decides (parallel); phase 2 verifies every image a device
+    will be burned with, once each. Any refusal in either phase raises before anything is
+    burned. Phase 3 burns and re-reads in parallel. Returns ``[(device, result, error)]``: a
+    device whose burn failed carries the tool's words as error, the others finish.
+    """
+    part_numbers = part_numbers or {}
+
+    def read_and_decide(device):
+        state = read_device(runner, device)
+        if not state["part_number"] and part_numbers.get(device):
+            state["part_number"] = part_numbers[device]
+        image, reason = match_image(images, state["psid"], state["part_number"])
+        if image is None and require_image:
+            raise Refused("%s: %s, and require_image is true" % (device, reason), device=device,
+                          parameter="images", allowed=covered_psids(images))
+        decision = decide(device, state, image, allow_downgrade, allow_psid_change)
+        return state, image, decision, reason
+
+    planned = parallel(read_and_decide, devices)
+    errors = [err for _dev, _res, err in planned if err is not None]
+    if errors:
+        _raise_all(errors)
+
+    to_burn = []
+    for _dev, (_state, image, decision, _reason), _err in planned:
+        if decision["action"] == BURN and image not in to_burn:
+            to_burn.append(image)
+    errors = [err for _im, _res, err in parallel(lambda im: verify_image(runner, im), to_burn) if err is not None]
+    if errors:
+        _raise_all(errors)
+
+    def apply(item):
+        device, (state, image, decision, reason) = item
+        out = _entry(device, state, image, decision, reason)
+        if decision["action"] != BURN:
+            return out
+        if decision["psid_change"]:
+            out["psid_change"] = {"from": state["psid"], "to": image["psid"]}
+        if check_mode:
+            out["after"] = {"burned": image["version"], "running": state["running"]}
+            out["pending_reset"] = state["running"] != image["version"]
+            return out
+        try:
+            runner.run("flint", burn_args(device, image["path"], decision["psid_change"]))
+        except ToolFailed as err:
+            raise err.__class__("%s: burning %s -> %s failed: %s" % (device, state["burned"], image["version"],
+                                                                     err.msg),
+                                device=device, cmd=err.cmd, rc=err.rc, stdout=err.stdout, stderr=err.stderr)
+        fresh = read_device(runner, device)
+        out["after"] = {"burned": fresh["burned"], "running": fresh["running"]}
+        out["pending_reset"] = fresh["running"] != fresh["burned"]
+        if version_key(fresh["burned"]) != version_key(image["version"]) or _psid(fresh["psid"]) != image["psid"]:
+            raise MlnxError("%s: %s reported success but the flash now holds %s (PSID %s), not %s (PSID %s)" % (
+                device, runner.name("flint"), fresh["burned"], fresh["psid"], image["version"], image["psid"]),
+                device=device)
+        return out
+
+    done = parallel(apply, [(dev, res) for dev, res, _err in planned])
+    return [(item[0], result, error) for item, result, error in done]
+
+
+def summary(results, check_mode=False):
+    """One line for the task output: what was (would be) burned, what is pending, what was skipped."""
+    if not results:
+        return "no device selected"
+    parts = []
+    burned = ["%s %s -> %s" % (r["device"], r["before"]["burned"], r["target_version"])
+              for r in results if r["action"] == BURN]
+    if burned:
+        parts.append("%s %s" % ("would burn" if check_mode else "burned", ", ".join(burned)))
+    else:
+        parts.append("nothing to burn")
+    pending = [r["device"] for r in results if r["pending_reset"]]
+    if pending:
+        parts.append("reset pending on %s" % ", ".join(pending))
+    skipped = [r["device"] for r in results if r["action"] == SKIPPED]
+    if skipped:
+        parts.append("skipped (no image) %s" % ", ".join(skipped))
+    return "; ".join(parts)

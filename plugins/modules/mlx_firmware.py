@@ -1,0 +1,287 @@
+#!/usr/bin/python
+# -*- coding: utf-8 -*-
+# Copyright: gpufabric.mlnx contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+
+from __future__ import annotations
+
+DOCUMENTATION = r"""
+module: mlx_firmware
+short_description: Burn pinned firmware per PSID on NVIDIA ConnectX/BlueField devices (flint / mstflint)
+version_added: 0.1.0
+description:
+  - Brings every selected NVIDIA NIC or DPU to the firmware version pinned for its PSID in O(images), with C(flint)
+    from NVIDIA Firmware Tools or C(mstflint) from the mstflint package.
+  - Reads each device with ONE C(flint -d DEV q) (PSID, burned C(FW Version), running "FW Version(Running)"),
+    finds the image for the device's PSID (or, for a cross-flash, an image listing that PSID in
+    O(images[].from_psids)), and burns only devices whose burned version differs from the target.
+  - Before anything is burned on any device, every image that will be burned is verified once - its sha256,
+    computed on the managed host, and the PSID and FW version C(flint -i IMAGE q) reads from the file must equal
+    the O(images) entry. Any mismatch refuses the whole task.
+  - Downgrades are refused unless O(allow_downgrade=true); PSID changes unless O(allow_psid_change=true). A
+    refusal on any device fails the task before any device is burned.
+  - All devices of the host are burned at once, one C(flint) process each (C(mlxfwmanager) would burn them one
+    after another). Each burned device is queried again to prove the flash holds the target version.
+  - New firmware runs after a firmware reset or reboot; RV(devices[].pending_reset) says so, also when a burn of an
+    earlier run has not been activated yet. Activate with M(gpufabric.mlnx.mlx_fwreset) or a reboot.
+  - A device whose PSID no image covers is reported as RV(devices[].action=skipped) with a reason, unless
+    O(require_image=true).
+author:
+  - gpufabric.mlnx contributors
+extends_documentation_fragment:
+  - gpufabric.mlnx._attributes
+  - gpufabric.mlnx._attributes.TOOLS
+attributes:
+  check_mode:
+    support: full
+    details: Reads the devices and verifies the images (checksum and C(flint -i IMAGE q)), burns nothing.
+  diff_mode:
+    support: full
+    details: Before and after burned firmware version per device.
+  idempotent:
+    support: full
+options:
+  images:
+    description:
+      - The firmware pinned per PSID. Each device gets the image whose O(images[].psid) equals its PSID.
+      - Only images that some device will be burned with are verified and need to be present on the host; a host
+        already on the pinned versions needs no image file.
+    type: list
+    elements: dict
+    required: true
+    suboptions:
+      psid:
+        description:
+          - The PSID of the image (and of the devices it is for), as C(flint q) prints it, for example
+            V(MT_0000000838). Case-insensitive.
+        type: str
+        required: true
+      version:
+        description:
+          - The FW version inside the image, for example V(28.43.1014). Versions compare as numbers, part by part.
+        type: str
+        required: true
+      path:
+        description:
+          - The image file (C(.bin)) on the managed host.
+        type: path
+        required: true
+      sha256:
+        description:
+          - The sha256 of the image file, 64 hex digits (a V(sha256:) prefix is accepted).
+        type: str
+        required: true
+      part_numbers:
+        description:
+          - Board part numbers the image is valid for (an C(_Ax) revision suffix is ignored). When given, a device
+            whose part number (from C(flint q), else the PCI VPD) is not listed does not get this image.
+        type: list
+        elements: str
+      from_psids:
+        description:
+          - Device PSIDs this image may replace (a cross-flash, for example an OEM PSID to the NVIDIA one).
+          - Burning such a device changes its PSID and needs O(allow_psid_change=true).
+        type: list
+        elements: str
+  device:
+    description:
+      - Devices to update. Each is a PCI address (V(18:00.0) or V(0000:18:00.0)), an C(/dev/mst) path or RDMA device
+        name (MFT only; passed to the tool as written), or V(all) for function 0 of every NVIDIA card.
+      - Both functions of a card share one flash; a card is burned once even when both are named.
+    type: list
+    elements: str
+    default: [all]
+    aliases: [devices]
+  allow_downgrade:
+    description:
+      - Burn an image older than the firmware on the flash. Without it such a device fails the task before any burn.
+    type: bool
+    default: false
+  allow_psid_change:
+    description:
+      - Burn an image listed for the device's PSID in O(images[].from_psids), changing the PSID (passes
+        C(--allow_psid_change) to flint). Without it such a device fails the task before any burn.
+    type: bool
+    default: false
+  require_image:
+    description:
+      - Fail (before any burn) when a selected device's PSID has no image, naming the device, its PSID and the
+        PSIDs the images cover. Without it such a device is reported as skipped.
+    type: bool
+    default: false
+notes:
+  - Images are verified on the managed host; stage them there first (for a C(--check) run too).
+  - The burn runs C(flint -d DEV -i IMAGE -y burn); a burn that fails on one device does not stop the others,
+    the task fails at the end listing RV(failed_devices).
+seealso:
+  - module: gpufabric.mlnx.mlx_info
+  - module: gpufabric.mlnx.mlxconfig
+  - name: flint - Firmware Burning Tool (NVIDIA MFT documentation)
+    description: The tool this module runs and its options.
+    link: https://docs.nvidia.com/networking/display/mftv43106021/flint+%E2%80%93+firmware+burning+tool
+"""
+
+EXAMPLES = r"""
+- name: Pin ConnectX-7 firmware on every card
+  gpufabric.mlnx.mlx_firmware:
+    images:
+      - psid: MT_0000000838
+        version: 28.43.1014
+        path: /var/cache/gpufabric/fw-ConnectX7-rel-28_43_1014-MCX75310AAS-NEA_Ax.bin
+        sha256: 3f1c0d5e9a7b2c4d6e8f0a1b3c5d7e9f1a2b4c6d8e0f1a3b5c7d9e1f2a4b6c8d
+        part_numbers: [MCX75310AAS-NEAT]
+  register: fw
+
+- name: Which devices need a reset to run the new firmware
+  ansible.builtin.debug:
+    msg: "{{ fw.devices | selectattr('pending_reset') | map(attribute='device') | list }}"
+
+- name: Cross-flash Dell OEM ConnectX-6 Dx to the NVIDIA PSID, with the inbox mstflint tools
+  gpufabric.mlnx.mlx_firmware:
+    tool: mstflint
+    device: ["0000:3b:00.0"]
+    allow_psid_change: true
+    require_image: true
+    images:
+      - psid: MT_0000000359
+        version: 22.43.1014
+        path: /var/cache/gpufabric/fw-ConnectX6Dx-rel-22_43_1014.bin
+        sha256: "sha256:9b1e2d3c4f5a6b7c8d9e0f1a2b3c4d5e6f7a8b9c0d1e2f3a4b5c6d7e8f9a0b1c"
+        from_psids: [DEL0000000027]
+"""
+
+RETURN = r"""
+devices:
+  description: One entry per device (function 0 of each card), in the order selected.
+  returned: always
+  type: list
+  elements: dict
+  contains:
+    device:
+      description: The device as passed to flint (full PCI address when given as one).
+      type: str
+      sample: "0000:18:00.0"
+    psid:
+      description: The device's PSID before the task.
+      type: str
+      sample: MT_0000000838
+    part_number:
+      description: The board part number, from C(flint q) or the PCI VPD, when known.
+      type: str
+      returned: when known
+      sample: MCX75310AAS-NEAT
+    image:
+      description: Path of the image chosen for the device; null when skipped.
+      type: str
+      sample: /var/cache/gpufabric/fw-ConnectX7-rel-28_43_1014.bin
+    target_version:
+      description: The FW version pinned for the device; null when skipped.
+      type: str
+      sample: 28.43.1014
+    before:
+      description: Burned (on flash) and running FW versions before the task.
+      type: dict
+      sample: {burned: 28.39.1002, running: 28.39.1002}
+    after:
+      description: Burned and running FW versions after the task, re-read from the device after a burn (in check
+        mode, the versions a burn would leave).
+      type: dict
+      sample: {burned: 28.43.1014, running: 28.39.1002}
+    changed:
+      description: Whether the device was (in check mode, would be) burned.
+      type: bool
+    action:
+      description: V(burn) (burned, or would be in check mode), V(none) (already on the target), V(skipped) (no image).
+      type: str
+      sample: burn
+    reason:
+      description: Why a device was skipped.
+      type: str
+      returned: when skipped
+      sample: no image for PSID MT_0000000575 (the images cover MT_0000000838)
+    psid_change:
+      description: The PSID change of a cross-flash.
+      type: dict
+      returned: when the burn changes the PSID
+      sample: {from: DEL0000000027, to: MT_0000000359}
+    pending_reset:
+      description: True when the running firmware differs from the burned one (a firmware reset or reboot is needed).
+      type: bool
+msg:
+  description: What was burned (in check mode, would be), which devices wait for a reset, which were skipped.
+  returned: always
+  type: str
+  sample: burned 0000:18:00.0 28.39.1002 -> 28.43.1014; reset pending on 0000:18:00.0
+pending_reset:
+  description: True when any device needs a firmware reset or reboot to run its burned firmware.
+  returned: always
+  type: bool
+failed_devices:
+  description: Devices whose burn failed, with the tool's words (rc and C(-E-) lines).
+  returned: when a device failed
+  type: dict
+  sample: {"0000:18:00.0": "0000:18:00.0: burning 28.39.1002 -> 28.43.1014 failed: ... rc 1: Burning FW image failed"}
+"""
+
+from ansible.module_utils.basic import AnsibleModule
+
+from ansible_collections.gpufabric.mlnx.plugins.module_utils import _devices as devices_
+from ansible_collections.gpufabric.mlnx.plugins.module_utils import _firmware as firmware
+from ansible_collections.gpufabric.mlnx.plugins.module_utils._errors import MlnxError
+from ansible_collections.gpufabric.mlnx.plugins.module_utils._runner import Runner
+
+IMAGE_SPEC = dict(
+    psid=dict(type="str", required=True),
+    version=dict(type="str", required=True),
+    path=dict(type="path", required=True),
+    sha256=dict(type="str", required=True),
+    part_numbers=dict(type="list", elements="str"),
+    from_psids=dict(type="list", elements="str"),
+)
+
+
+def main():
+    module = AnsibleModule(
+        argument_spec=dict(
+            images=dict(type="list", elements="dict", required=True, options=IMAGE_SPEC),
+            device=dict(type="list", elements="str", default=["all"], aliases=["devices"]),
+            allow_downgrade=dict(type="bool", default=False),
+            allow_psid_change=dict(type="bool", default=False),
+            require_image=dict(type="bool", default=False),
+            tool=dict(type="str", default="auto", choices=["auto", "mft", "mstflint"]),
+            timeout=dict(type="int", default=900),
+        ),
+        supports_check_mode=True,
+    )
+    params = module.params
+    runner = Runner(tool=params["tool"], timeout=params["timeout"])
+    try:
+        images = firmware.normalize_images(params["images"])
+        found = None
+        if devices_.needs_discovery(params["device"], None) or any(im["part_numbers"] for im in images):
+            found = devices_.discover(runner)
+        selected = firmware.one_per_card(devices_.select(params["device"], None, found))
+        results = firmware.converge(
+            runner, selected, images, check_mode=module.check_mode, allow_downgrade=params["allow_downgrade"],
+            allow_psid_change=params["allow_psid_change"], require_image=params["require_image"],
+            part_numbers={d["address"]: d.get("part_number") for d in found or []})
+    except MlnxError as err:
+        module.fail_json(**err.fail_kwargs())
+
+    done = [res for _dev, res, err in results if err is None]
+    failed = {dev: str(err) for dev, _res, err in results if err is not None}
+    out = dict(
+        changed=any(r["changed"] for r in done),
+        devices=done,
+        pending_reset=any(r["pending_reset"] for r in done),
+        diff=dict(before={r["device"]: r["before"]["burned"] for r in done},
+                  after={r["device"]: r["after"]["burned"] for r in done}),
+    )
+    if failed:
+        module.fail_json(msg="firmware burn failed on %d of %d devices: %s"
+                         % (len(failed), len(results), "; ".join(failed.values())), failed_devices=failed, **out)
+    module.exit_json(msg=firmware.summary(done, module.check_mode), **out)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,784 @@
+"""Firmware per PSID: the pure decision, image verification, and the exact flint argv run.
+
+The fake flint answers with the real captures (flint_query_cx7_1.txt, mstflint_query_cx6lx_1.txt,
+mstflint_burn_*.txt) with only the version / PSID lines changed, and records every argv.
+"""
+import collections
+import hashlib
+import re
+import threading
+
+import pytest
+
+from _paths import REAL
+from ansible_collections.gpufabric.mlnx.plugins.module_utils import _firmware as fw
+from ansible_collections.gpufabric.mlnx.plugins.module_utils._errors import (
+    InvalidParameter,
+    InvalidValue,
+    MlnxError,
+    Refused,
+    ToolFailed,
+)
+from ansible_collections.gpufabric.mlnx.plugins.module_utils._runner import Runner
+
+CX7_PSID = "MT_0000001244"      # flint_query_cx7_1.txt
+CX7_FW = "28.42.1000"
+CX6LX_PSID = "MT_0000000575"    # mstflint_query_cx6lx_1.txt
+CX6LX_FW = "26.33.1048"
+A, B, C = "0000:18:00.0", "0000:29:00.0", "0000:3a:00.0"
+
+
+# ---------------------------------------------------------------- captures
+
+def _capture_body(name, after=None):
+    """The tool output of a capture: comment/prompt lines dropped, author's indent removed."""
+    lines = (REAL / name).read_text().splitlines()
+    if after:
+        lines = lines[[i for i, line in enumerate(lines) if line.startswith(after)][0] + 1:]
+    body = [line for line in lines if not line.startswith("#")]
+    return "\n".join(body) + "\n"
+
+
+CX7_QUERY = _capture_body("flint_query_cx7_1.txt")
+CX7_QUERY = CX7_QUERY[CX7_QUERY.index("Image type:"):]
+CX6LX_QUERY = _capture_body("mstflint_query_cx6lx_1.txt", after="# mstflint -d")
+
+
+def _burn_capture():
+    lines = (REAL / "mstflint_burn_cx4_fs3_1.txt").read_text().splitlines()
+    body = [line[8:] for line in lines if not line.startswith("#") and "root@" not in line]
+    return "\n".join(body) + "\n"
+
+
+BURN_OK = _burn_capture()
+PSID_MISMATCH_LINE = [line for line in (REAL / "mstflint_burn_psid_mismatch_cx4lx_1.txt").read_text().splitlines()
+                      if line.startswith("-E- PSID mismatch")][0]
+
+
+def render_query(template, psid, burned, running=None, part_number=None):
+    """A capture with its PSID and FW Version replaced (and the lines flint adds when it has them)."""
+    text = re.sub(r"(?m)^PSID:(\s+)\S+", lambda m: "PSID:%s%s" % (m.group(1), psid), template)
+    fw_line = "%-23s%s" % ("FW Version:", burned)
+    if running and running != burned:
+        fw_line += "\n%-23s%s" % ("FW Version(Running):", running)
+    text = re.sub(r"(?m)^FW Version:\s+\S+", fw_line, text)
+    if part_number:
+        text = re.sub(r"(?m)^Product Version:", "%-23s%s\nProduct Version:" % ("Part Number:", part_number), text)
+    return text
+
+
+def test_rendered_capture_parses_like_the_original():
+    from ansible_collections.gpufabric.mlnx.plugins.module_utils._parse import parse
+    original = parse("flint", CX7_QUERY)
+    assert original["psid"] == CX7_PSID and original["fw_version"] == CX7_FW
+    assert not original.get("fw_version_running")
+    pending = parse("flint", render_query(CX7_QUERY, CX7_PSID, "28.43.1014", CX7_FW, "MCX75310AAS-NEAT"))
+    assert pending["fw_version"] == "28.43.1014" and pending["fw_version_running"] == CX7_FW
+    assert pending["part_number"] == "MCX75310AAS-NEAT"
+    assert parse("flint", CX6LX_QUERY)["psid"] == CX6LX_PSID
+
+
+# ---------------------------------------------------------------- the fake tool
+
+def which_from(*names):
+    return lambda name: "/usr/bin/" + name if name in names else None
+
+
+MFT = ("mlxconfig", "flint", "lspci")
+MSTFLINT = ("mstconfig", "mstflint", "lspci")
+
+
+class FakeFlint:
+    """flint / mstflint with devices and image files in memory; every argv is recorded.
+
+    ``devices``: {address: {psid, burned, running, part_number?}}. ``images``: {path: (psid, version)}.
+    ``burn_fail``: {address: (rc, stdout)} answered to that device's burn. ``stuck``: devices whose
+    burn "succeeds" but leaves the flash unchanged.
+    """
+
+    def __init__(self, devices, images=None, template=CX7_QUERY, burn_fail=None, stuck=()):
+        self.devices = {dev: dict(state) for dev, state in devices.items()}
+        self.images = dict(images or {})
+        self.template = template
+        self.burn_fail = dict(burn_fail or {})
+        self.stuck = set(stuck)
+        self.calls = []
+        self._lock = threading.Lock()
+
+    def __call__(self, argv, env, timeout, data):
+        with self._lock:
+            self.calls.append(list(argv))
+        args = argv[1:]
+        assert env["LANG"] == "C"
+        if args[:1] == ["-d"] and args[2:] == ["q"]:
+            dev = self.devices.get(args[1])
+            if dev is None:
+                return 3, "-E- Cannot open %s: No such file or directory\n" % args[1], ""
+            return 0, render_query(self.template, dev["psid"], dev["burned"], dev["running"],
+                                   dev.get("part_number")), ""
+        if args[:1] == ["-i"] and args[2:] == ["q"]:
+            psid, version = self.images[args[1]]
+            return 0, render_query(self.template, psid, version), ""
+        if args[-1] == "burn":
+            opts = dict(zip(args[0:4:2], args[1:4:2]))
+            dev = self.devices[opts["-d"]]
+            if opts["-d"] in self.burn_fail:
+                return self.burn_fail[opts["-d"]]
+            psid, version = self.images[opts["-i"]]
+            if psid != dev["psid"] and "--allow_psid_change" not in args:
+                return 1, "-E- PSID mismatch. The PSID on flash (%s) differs from the PSID in the given image (%s).\n" \
+                    % (dev["psid"], psid), ""
+            out = BURN_OK.replace("12.28.2006", dev["burned"]).replace("12.28.2302", version)
+            if opts["-d"] not in self.stuck:
+                dev.update(psid=psid, burned=version)
+            return 0, out, ""
+        raise AssertionError("unexpected command %r" % (argv,))
+
+    def count(self):
+        return collections.Counter(tuple(call) for call in self.calls)
+
+
+def make_runner(fake, family="mft", sleeps=None):
+    return Runner(family, execute=fake, which=which_from(*(MFT if family == "mft" else MSTFLINT)),
+                  sleep=(sleeps.append if sleeps is not None else (lambda s: None)))
+
+
+@pytest.fixture
+def image_file(tmp_path):
+    """image_file(name, content) -> (path, sha256)."""
+    def make(name="fw.bin", content=b"firmware image bytes"):
+        path = tmp_path / name
+        path.write_bytes(content)
+        return str(path), hashlib.sha256(content).hexdigest()
+    return make
+
+
+def entry(path, sha, psid=CX7_PSID, version="28.43.1014", **extra):
+    return dict(psid=psid, version=version, path=path, sha256=sha, **extra)
+
+
+def dev(psid=CX7_PSID, burned=CX7_FW, running=None, part_number=None):
+    return dict(psid=psid, burned=burned, running=running or burned, part_number=part_number)
+
+
+def results_by_device(results):
+    out = {}
+    for device, res, err in results:
+        out[device] = err if err is not None else res
+    return out
+
+
+# ---------------------------------------------------------------- versions and input
+
+@pytest.mark.parametrize("older, newer", [
+    ("28.39.1002", "28.43.1014"),
+    ("28.9.1000", "28.10.1000"),      # numeric, not text
+    ("22.43.1014", "28.39.1002"),
+    ("16.35.2000", "16.35.4030"),
+])
+def test_version_order(older, newer):
+    assert fw.version_key(older) < fw.version_key(newer)
+
+
+@pytest.mark.parametrize("bad", ["28.43.x", "", "rel-14_14_2320", "N/A", "28..43"])
+def test_version_rejects_words(bad):
+    with pytest.raises(ValueError):
+        fw.version_key(bad)
+
+
+def test_normalize_images():
+    images = fw.normalize_images([dict(psid=" mt_0000000838 ", version="28.43.1014", path="/fw/a.bin",
+                                       sha256="SHA256:" + "AB" * 32, part_numbers=["MCX75310AAS-NEAT_A1"],
+                                       from_psids=["del0000000027", "MT_0000000838"])])
+    assert images == [{"index": 0, "psid": "MT_0000000838", "version": "28.43.1014", "path": "/fw/a.bin",
+                       "sha256": "ab" * 32, "part_numbers": ["MCX75310AAS-NEAT"], "from_psids": ["DEL0000000027"]}]
+
+
+@pytest.mark.parametrize("raw, error, words", [
+    ([], InvalidParameter, "at least one image"),
+    ([dict(psid="P", version="28.43.1014", path="/a")], InvalidParameter, "images[0].sha256 is required"),
+    ([dict(psid="P", version="28.43", path="/a", sha256="a" * 64)], None, None),
+    ([dict(psid="P", version="latest", path="/a", sha256="a" * 64)], InvalidValue, "images[0].version 'latest'"),
+    ([dict(psid="P", version="1.2.3", path="/a", sha256="abc")], InvalidValue, "images[0].sha256 must be 64"),
+    ([dict(psid="P", version="1.2.3", path="/a", sha256="a" * 64),
+      dict(psid="p", version="1.2.4", path="/b", sha256="b" * 64)], InvalidParameter,
+     "images[0] and images[1] both apply to devices with PSID P"),
+    ([dict(psid="P2", version="1.2.3", path="/a", sha256="a" * 64, from_psids=["P1"]),
+      dict(psid="P1", version="1.2.4", path="/b", sha256="b" * 64)], InvalidParameter, "PSID P1"),
+    ([dict(psid="P", version="1.2.3", path="/a", sha256="a" * 64, part_numbers=["MCX1"]),
+      dict(psid="P", version="1.2.4", path="/b", sha256="b" * 64, part_numbers=["MCX2"])], None, None),
+])
+def test_normalize_images_errors(raw, error, words):
+    if error is None:
+        fw.normalize_images(raw)
+        return
+    with pytest.raises(error) as err:
+        fw.normalize_images(raw)
+    assert words in err.value.msg
+
+
+def test_one_per_card():
+    assert fw.one_per_card([A, "0000:18:00.1", B, "/dev/mst/mt4129_pciconf0", A]) == [
+        A, B, "/dev/mst/mt4129_pciconf0"]
+
+
+# ---------------------------------------------------------------- the pure decision
+
+IMAGES = fw.normalize_images([
+    entry("/fw/cx7.bin", "a" * 64),
+    entry("/fw/cx6dx.bin", "b" * 64, psid="MT_0000000359", version="22.43.1014", from_psids=["DEL0000000027"]),
+    entry("/fw/cx6lx.bin", "c" * 64, psid=CX6LX_PSID, version="26.43.1014", part_numbers=["MCX631102AN-ADAT"]),
+])
+
+
+@pytest.mark.parametrize("psid, part, want_index, reason", [
+    (CX7_PSID, None, 0, None),
+    ("mt_0000001244", None, 0, None),
+    ("DEL0000000027", None, 1, None),
+    (CX6LX_PSID, "MCX631102AN-ADAT_A1", 2, None),
+    (CX6LX_PSID, "MCX631432AN-ADAB", None, "the image for PSID MT_0000000575 is only for part numbers MCX631102AN-ADAT; this device is MCX631432AN-ADAB"),
+    (CX6LX_PSID, None, None, "this device is of unknown part number"),
+    ("MT_0000000008", None, None,
+     "no image for PSID MT_0000000008 (the images cover MT_0000001244, MT_0000000359, DEL0000000027, MT_0000000575)"),
+])
+def test_match_image(psid, part, want_index, reason):
+    image, why = fw.match_image(IMAGES, psid, part)
+    assert (image["index"] if image else None) == want_index
+    assert why == reason if reason is None else why.endswith(reason)
+
+
+@pytest.mark.parametrize("state, index, downgrade, psid_change, action", [
+    (dev(burned="28.39.1002"), 0, False, False, "burn"),
+    (dev(burned="28.43.1014"), 0, False, False, "none"),
+    (dev(burned="28.43.1014", running="28.39.1002"), 0, False, False, "none"),
+    (dev(burned="28.45.1020"), 0, True, False, "burn"),                      # downgrade allowed
+    (dev(psid="DEL0000000027", burned="22.39.1002"), 1, False, True, "burn"),   # cross-flash allowed
+    (dev(psid="DEL0000000027", burned="22.43.1014"), 1, False, True, "burn"),   # same version, PSID differs
+    (dev(), None, False, False, "skipped"),
+])
+def test_decide(state, index, downgrade, psid_change, action):
+    image = IMAGES[index] if index is not None else None
+    decision = fw.decide("0000:18:00.0", state, image, allow_downgrade=downgrade, allow_psid_change=psid_change)
+    assert decision["action"] == action
+    assert decision["psid_change"] == (psid_change and action == "burn")
+
+
+def test_decide_refuses_downgrade():
+    with pytest.raises(Refused) as err:
+        fw.decide(A, dev(burned="28.45.1020"), IMAGES[0])
+    assert err.value.device == A and err.value.parameter == "allow_downgrade"
+    assert "flash holds 28.45.1020, newer than images[0] (PSID MT_0000001244, version 28.43.1014" in err.value.msg
+
+
+def test_decide_refuses_psid_change():
+    with pytest.raises(Refused) as err:
+        fw.decide(A, dev(psid="DEL0000000027", burned="22.39.1002"), IMAGES[1])
+    assert err.value.parameter == "allow_psid_change"
+    assert "PSID DEL0000000027" in err.value.msg and "to MT_0000000359" in err.value.msg
+
+
+def test_decide_psid_change_checks_downgrade_too():
+    with pytest.raises(Refused, match="allow_downgrade"):
+        fw.decide(A, dev(psid="DEL0000000027", burned="22.45.1000"), IMAGES[1], allow_psid_change=True)
+
+
+@pytest.mark.parametrize("digest, info, problems", [
+    ("a" * 64, {"psid": CX7_PSID, "fw_version": "28.43.1014"}, []),
+    ("f" * 64, None, ["sha256 of /fw/cx7.bin is %s, the task expects %s" % ("f" * 64, "a" * 64)]),
+    ("a" * 64, {"psid": "MT_0000000838", "fw_version": "28.43.1014"},
+     ["the file's PSID is MT_0000000838, the task says MT_0000001244"]),
+    ("a" * 64, {"psid": CX7_PSID, "fw_version": "28.39.1002"},
+     ["the file's FW Version is 28.39.1002, the task says 28.43.1014"]),
+    ("a" * 64, {}, ["the file's PSID is unreadable, the task says MT_0000001244",
+                    "the file's FW Version is unreadable, the task says 28.43.1014"]),
+])
+def test_image_problems(digest, info, problems):
+    assert fw.image_problems(IMAGES[0], digest, info) == problems
+
+
+def test_sha256_is_streamed(tmp_path):
+    path = tmp_path / "big.bin"
+    content = b"\x5a" * (fw.CHUNK * 2 + 17)
+    path.write_bytes(content)
+    assert fw.sha256_file(str(path)) == hashlib.sha256(content).hexdigest()
+
+
+def test_argv():
+    assert fw.query_args(A) == ["-d", A, "q"]
+    assert fw.image_query_args("/fw/x.bin") == ["-i", "/fw/x.bin", "q"]
+    assert fw.burn_args(A, "/fw/x.bin") == ["-d", A, "-i", "/fw/x.bin", "-y", "burn"]
+    assert fw.burn_args(A, "/fw/x.bin", True) == ["-d", A, "-i", "/fw/x.bin", "-y", "--allow_psid_change", "burn"]
+
+
+def test_state_from_query():
+    from ansible_collections.gpufabric.mlnx.plugins.module_utils._parse import parse
+    assert fw.state_from_query(A, parse("flint", CX7_QUERY)) == {
+        "psid": CX7_PSID, "part_number": None, "burned": CX7_FW, "running": CX7_FW}
+    with pytest.raises(MlnxError, match="no usable PSID"):
+        fw.state_from_query(A, {"fw_version": "28.42.1000"})
+
+
+# ---------------------------------------------------------------- converge: exact argv per case
+
+def q(tool, device):
+    return ("/usr/bin/" + tool, "-d", device, "q")
+
+
+def iq(tool, path):
+    return ("/usr/bin/" + tool, "-i", path, "q")
+
+
+def burn(tool, device, path, *extra):
+    return ("/usr/bin/" + tool, "-d", device, "-i", path, "-y") + extra + ("burn",)
+
+
+def test_burn_all_devices_mft(image_file):
+    path, sha = image_file()
+    fake = FakeFlint({A: dev(), B: dev(), C: dev(burned="28.43.1014")}, {path: (CX7_PSID, "28.43.1014")})
+    images = fw.normalize_images([entry(path, sha)])
+    results = results_by_device(fw.converge(make_runner(fake), [A, B, C], images))
+    assert fake.count() == collections.Counter({
+        q("flint", A): 2, q("flint", B): 2, q("flint", C): 1,
+        iq("flint", path): 1,                         # verified once, not per device
+        burn("flint", A, path): 1, burn("flint", B, path): 1,
+    })
+    # nothing is burned before every device is read and the image verified
+    first_burn = min(i for i, call in enumerate(fake.calls) if call[-1] == "burn")
+    assert sorted(tuple(c) for c in fake.calls[:first_burn]) == sorted([
+        q("flint", A), q("flint", B), q("flint", C), iq("flint", path)])
+    assert fake.calls.index(list(iq("flint", path))) == 3      # image verified after all reads
+    assert results[A] == {
+        "device": A, "psid": CX7_PSID, "image": path, "target_version": "28.43.1014",
+        "before": {"burned": CX7_FW, "running": CX7_FW}, "after": {"burned": "28.43.1014", "running": CX7_FW},
+        "changed": True, "action": "burn", "pending_reset": True}
+    assert results[C]["action"] == "none" and not results[C]["changed"] and not results[C]["pending_reset"]
+    assert fw.summary([results[A], results[B], results[C]]) == (
+        "burned %s 28.42.1000 -> 28.43.1014, %s 28.42.1000 -> 28.43.1014; reset pending on %s, %s" % (A, B, A, B))
+
+
+def test_mstflint_names(image_file):
+    path, sha = image_file()
+    fake = FakeFlint({A: dev(CX6LX_PSID, CX6LX_FW)}, {path: (CX6LX_PSID, "26.43.1014")}, template=CX6LX_QUERY)
+    images = fw.normalize_images([entry(path, sha, psid=CX6LX_PSID, version="26.43.1014")])
+    results = results_by_device(fw.converge(make_runner(fake, "mstflint"), [A], images))
+    assert fake.calls == [list(q("mstflint", A)), list(iq("mstflint", path)), list(burn("mstflint", A, path)),
+                          list(q("mstflint", A))]
+    assert results[A]["after"] == {"burned": "26.43.1014", "running": CX6LX_FW}
+
+
+def test_check_mode_burns_nothing(image_file):
+    path, sha = image_file()
+    fake = FakeFlint({A: dev(), B: dev(burned="28.43.1014")}, {path: (CX7_PSID, "28.43.1014")})
+    images = fw.normalize_images([entry(path, sha)])
+    results = results_by_device(fw.converge(make_runner(fake), [A, B], images, check_mode=True))
+    assert fake.count() == collections.Counter({q("flint", A): 1, q("flint", B): 1, iq("flint", path): 1})
+    assert results[A]["action"] == "burn" and results[A]["changed"] and results[A]["pending_reset"]
+    assert results[A]["after"] == {"burned": "28.43.1014", "running": CX7_FW}
+    assert results[B]["action"] == "none" and not results[B]["changed"]
+    assert fw.summary(list(results.values()), check_mode=True).startswith("would burn %s 28.42.1000 -> 28.43.1014" % A)
+
+
+def test_up_to_date_needs_no_image_file():
+    fake = FakeFlint({A: dev(burned="28.43.1014")})
+    images = fw.normalize_images([entry("/nonexistent/fw.bin", "a" * 64)])
+    results = results_by_device(fw.converge(make_runner(fake), [A], images))
+    assert fake.calls == [list(q("flint", A))]
+    assert results[A]["action"] == "none" and not results[A]["changed"]
+
+
+def test_pending_without_burn():
+    """A burn of an earlier run not yet activated: nothing to burn, but a reset is pending."""
+    fake = FakeFlint({A: dev(burned="28.43.1014", running=CX7_FW)})
+    images = fw.normalize_images([entry("/fw/cx7.bin", "a" * 64)])
+    results = results_by_device(fw.converge(make_runner(fake), [A], images))
+    assert results[A]["action"] == "none" and not results[A]["changed"] and results[A]["pending_reset"]
+    assert results[A]["before"] == {"burned": "28.43.1014", "running": CX7_FW}
+    assert fw.summary([results[A]]) == "nothing to burn; reset pending on %s" % A
+
+
+def test_one_failing_device_does_not_stop_the_others(image_file):
+    path, sha = image_file()
+    words = "\n    Current FW version on flash:  28.42.1000\n    New FW version:               28.43.1014\n\n" \
+            "-E- Burning FS4 image failed: Flash operation timed out\n"
+    fake = FakeFlint({A: dev(), B: dev(), C: dev()}, {path: (CX7_PSID, "28.43.1014")}, burn_fail={B: (1, words, "")})
+    results = results_by_device(fw.converge(make_runner(fake), [A, B, C], fw.normalize_images([entry(path, sha)])))
+    assert results[A]["after"]["burned"] == results[C]["after"]["burned"] == "28.43.1014"
+    err = results[B]
+    assert isinstance(err, ToolFailed) and err.device == B and err.rc == 1
+    assert err.msg.startswith("%s: burning 28.42.1000 -> 28.43.1014 failed: /usr/bin/flint -d %s -i %s -y burn "
+                              "failed with rc 1: Burning FS4 image failed: Flash operation timed out" % (B, B, path))
+    assert fake.count()[burn("flint", C, path)] == 1 and fake.count()[q("flint", C)] == 2
+    assert fake.count()[q("flint", B)] == 1        # not re-read after a failed burn
+
+
+def test_semaphore_held_retried_then_clear_error(image_file):
+    path, sha = image_file()
+    held = (1, "-E- Cannot burn: the flash semaphore is held by another process\n", "")
+    fake = FakeFlint({A: dev()}, {path: (CX7_PSID, "28.43.1014")}, burn_fail={A: held})
+    sleeps = []
+    results = results_by_device(fw.converge(make_runner(fake, sleeps=sleeps), [A], fw.normalize_images([entry(path, sha)])))
+    assert fake.count()[burn("flint", A, path)] == 6            # 1 + 5 bounded retries
+    assert len(sleeps) == 5 and sleeps == sorted(sleeps)
+    assert "semaphore was still held after 5 retries" in results[A].msg and results[A].device == A
+
+
+def test_burn_reported_success_but_flash_unchanged(image_file):
+    path, sha = image_file()
+    fake = FakeFlint({A: dev()}, {path: (CX7_PSID, "28.43.1014")}, stuck=[A])
+    results = results_by_device(fw.converge(make_runner(fake), [A], fw.normalize_images([entry(path, sha)])))
+    assert "reported success but the flash now holds 28.42.1000" in results[A].msg
+
+
+def test_sha_mismatch_refuses_everything(image_file):
+    path, _sha = image_file()
+    fake = FakeFlint({A: dev(), B: dev()}, {path: (CX7_PSID, "28.43.1014")})
+    with pytest.raises(Refused) as err:
+        fw.converge(make_runner(fake), [A, B], fw.normalize_images([entry(path, "0" * 64)]))
+    assert "images[0]" in err.value.msg and "the task expects " + "0" * 64 in err.value.msg
+    assert fake.count() == collections.Counter({q("flint", A): 1, q("flint", B): 1})   # no flint -i, no burn
+
+
+@pytest.mark.parametrize("file_psid, file_version, words", [
+    ("MT_0000000838", "28.43.1014", "the file's PSID is MT_0000000838, the task says MT_0000001244"),
+    (CX7_PSID, "28.39.1002", "the file's FW Version is 28.39.1002, the task says 28.43.1014"),
+])
+def test_image_content_mismatch_refuses_everything(image_file, file_psid, file_version, words):
+    path, sha = image_file()
+    fake = FakeFlint({A: dev(), B: dev()}, {path: (file_psid, file_version)})
+    with pytest.raises(Refused, match=re.escape(words)):
+        fw.converge(make_runner(fake), [A, B], fw.normalize_images([entry(path, sha)]))
+    assert not [c for c in fake.calls if c[-1] == "burn"]
+
+
+def test_one_bad_image_stops_the_good_one(image_file):
+    good, good_sha = image_file("cx7.bin", b"cx7")
+    bad, _ = image_file("cx6lx.bin", b"cx6lx")
+    fake = FakeFlint({A: dev(), B: dev(CX6LX_PSID, CX6LX_FW)},
+                     {good: (CX7_PSID, "28.43.1014"), bad: (CX6LX_PSID, "26.43.1014")})
+    images = fw.normalize_images([entry(good, good_sha),
+                                  entry(bad, "1" * 64, psid=CX6LX_PSID, version="26.43.1014")])
+    with pytest.raises(Refused, match="images\\[1\\]"):
+        fw.converge(make_runner(fake), [A, B], images)
+    assert not [c for c in fake.calls if c[-1] == "burn"]
+
+
+def test_missing_image_file_refused():
+    fake = FakeFlint({A: dev()})
+    with pytest.raises(Refused, match="/nonexistent/fw.bin is not a file on this host"):
+        fw.converge(make_runner(fake), [A], fw.normalize_images([entry("/nonexistent/fw.bin", "a" * 64)]))
+
+
+def test_downgrade_refused_before_anything(image_file):
+    path, sha = image_file()
+    fake = FakeFlint({A: dev(burned="28.39.1002"), B: dev(burned="28.45.1020")}, {path: (CX7_PSID, "28.43.1014")})
+    with pytest.raises(Refused) as err:
+        fw.converge(make_runner(fake), [A, B], fw.normalize_images([entry(path, sha)]))
+    assert err.value.device == B and "allow_downgrade=true" in err.value.msg
+    assert fake.count() == collections.Counter({q("flint", A): 1, q("flint", B): 1})
+
+
+def test_downgrade_allowed(image_file):
+    path, sha = image_file()
+    fake = FakeFlint({A: dev(burned="28.45.1020")}, {path: (CX7_PSID, "28.43.1014")})
+    results = results_by_device(fw.converge(make_runner(fake), [A], fw.normalize_images([entry(path, sha)]),
+                                            allow_downgrade=True))
+    assert results[A]["after"]["burned"] == "28.43.1014"
+    assert fake.count()[burn("flint", A, path)] == 1
+
+
+def test_psid_change(image_file):
+    path, sha = image_file()
+    images = fw.normalize_images([entry(path, sha, psid="MT_0000000359", version="22.43.1014",
+                                        from_psids=["DEL0000000027"])])
+    fake = FakeFlint({A: dev("DEL0000000027", "22.39.1002")}, {path: ("MT_0000000359", "22.43.1014")})
+    with pytest.raises(Refused, match="allow_psid_change=true"):
+        fw.converge(make_runner(fake), [A], images)
+    assert not [c for c in fake.calls if c[-1] == "burn"]
+
+    results = results_by_device(fw.converge(make_runner(fake), [A], images, allow_psid_change=True))
+    assert fake.count()[burn("flint", A, path, "--allow_psid_change")] == 1
+    assert results[A]["psid_change"] == {"from": "DEL0000000027", "to": "MT_0000000359"}
+    assert results[A]["psid"] == "DEL0000000027" and results[A]["after"]["burned"] == "22.43.1014"
+    # second run: the device now has the image's PSID and version
+    again = results_by_device(fw.converge(make_runner(fake), [A], images, allow_psid_change=True))
+    assert again[A]["action"] == "none"
+
+
+def test_psid_mismatch_words_of_the_tool_reach_the_user(image_file):
+    """If flint itself refuses (real -E- line), the device fails with those words."""
+    path, sha = image_file()
+    fake = FakeFlint({A: dev()}, {path: (CX7_PSID, "28.43.1014")}, burn_fail={A: (1, PSID_MISMATCH_LINE + "\n", "")})
+    results = results_by_device(fw.converge(make_runner(fake), [A], fw.normalize_images([entry(path, sha)])))
+    assert "PSID mismatch. The PSID on flash (DEL2420110034) differs" in results[A].msg
+
+
+def test_skipped_device_and_require_image(image_file):
+    path, sha = image_file()
+    fake = FakeFlint({A: dev(), B: dev(CX6LX_PSID, CX6LX_FW)}, {path: (CX7_PSID, "28.43.1014")})
+    images = fw.normalize_images([entry(path, sha)])
+    results = results_by_device(fw.converge(make_runner(fake), [A, B], images))
+    assert results[B]["action"] == "skipped" and not results[B]["changed"]
+    assert results[B]["reason"] == "no image for PSID MT_0000000575 (the images cover MT_0000001244)"
+    assert results[B]["image"] is None and results[B]["target_version"] is None
+    assert results[B]["after"] == results[B]["before"] == {"burned": CX6LX_FW, "running": CX6LX_FW}
+
+    fake = FakeFlint({A: dev(), B: dev(CX6LX_PSID, CX6LX_FW)}, {path: (CX7_PSID, "28.43.1014")})
+    with pytest.raises(Refused) as err:
+        fw.converge(make_runner(fake), [A, B], images, require_image=True)
+    assert err.value.device == B and err.value.allowed == [CX7_PSID]
+    assert B in err.value.msg and CX6LX_PSID in err.value.msg and "images cover MT_0000001244" in err.value.msg
+    assert not [c for c in fake.calls if c[-1] == "burn"]
+
+
+def test_part_number_from_discovery(image_file):
+    path, sha = image_file()
+    images = fw.normalize_images([entry(path, sha, part_numbers=["MCX75310AAS-NEAT"])])
+    fake = FakeFlint({A: dev(), B: dev(), C: dev(part_number="MCX75310AAS-NEAT")}, {path: (CX7_PSID, "28.43.1014")})
+    results = results_by_device(fw.converge(make_runner(fake), [A, B, C], images,
+                                            part_numbers={A: "MCX75310AAS-NEAT", B: "MCX755106AS-HEAT"}))
+    assert results[A]["action"] == "burn" and results[A]["part_number"] == "MCX75310AAS-NEAT"
+    assert results[B]["action"] == "skipped" and "this device is MCX755106AS-HEAT" in results[B]["reason"]
+    assert results[C]["action"] == "burn"                      # flint printed the part number
+
+
+def test_unreadable_device_stops_everything(image_file):
+    path, sha = image_file()
+    fake = FakeFlint({A: dev()}, {path: (CX7_PSID, "28.43.1014")})
+    with pytest.raises(ToolFailed) as err:
+        fw.converge(make_runner(fake), [A, B], fw.normalize_images([entry(path, sha)]))
+    assert err.value.msg.startswith("%s: cannot read the firmware" % B) and err.value.rc == 3
+    assert not [c for c in fake.calls if c[-1] == "burn"]
+
+
+def test_image_verified_once_for_many_devices(image_file, monkeypatch):
+    path, sha = image_file()
+    hashed = []
+    real = fw.sha256_file
+    monkeypatch.setattr(fw, "sha256_file", lambda p: hashed.append(p) or real(p))
+    devices = ["0000:%02x:00.0" % bus for bus in (0x18, 0x29, 0x3a, 0x4b, 0x9a, 0xab, 0xba, 0xcb)]
+    fake = FakeFlint({d: dev() for d in devices}, {path: (CX7_PSID, "28.43.1014")})
+    results = fw.converge(make_runner(fake), devices, fw.normalize_images([entry(path, sha)]))
+    assert hashed == [path] and fake.count()[iq("flint", path)] == 1
+    assert all(err is None and res["changed"] for _d, res, err in results)
+    assert [d for d, _r, _e in results] == devices
+
+
+def test_garbage_query_output_is_a_clear_error():
+    def execute(argv, env, timeout, data):
+        return 0, "Segmentation fault (core dumped)\n", ""
+    with pytest.raises(MlnxError) as err:
+        fw.converge(make_runner(execute), [A], fw.normalize_images([entry("/fw/cx7.bin", "a" * 64)]))
+    assert err.value.msg.startswith(A + ": ") and err.value.device == A
+
+
+def test_hung_burn_is_stopped_and_reported(image_file):
+    import subprocess
+    from ansible_collections.gpufabric.mlnx.plugins.module_utils._errors import ToolTimeout
+    path, sha = image_file()
+    fake = FakeFlint({A: dev(), B: dev()}, {path: (CX7_PSID, "28.43.1014")})
+
+    def execute(argv, env, timeout, data):
+        if argv[-1] == "burn" and argv[2] == A:
+            raise subprocess.TimeoutExpired(argv, timeout)
+        return fake(argv, env, timeout, data)
+    results = results_by_device(fw.converge(make_runner(execute), [A, B], fw.normalize_images([entry(path, sha)])))
+    assert isinstance(results[A], ToolTimeout) and "did not finish within 900s" in results[A].msg
+    assert results[B]["after"]["burned"] == "28.43.1014"
+
+
+# ---------------------------------------------------------------- end to end, against the simulator
+
+class SimHost:
+    """One simulated host (tests/sim): state file, call log, images made with ``mlxsim mkimage``."""
+
+    def __init__(self, tmp_path, profile="dgx-h100"):
+        import os
+        import subprocess
+        from _paths import SIM_BIN
+        self.tmp = tmp_path
+        self.bin = SIM_BIN
+        self.log = tmp_path / "calls.log"
+        self.env = {"PATH": str(SIM_BIN) + os.pathsep + os.environ.get("PATH", ""),
+                    "MLXSIM_STATE": str(tmp_path / "state.json"), "MLXSIM_TIME_SCALE": "0",
+                    "MLXSIM_LOG": str(self.log)}
+        self._subprocess = subprocess
+        self.mlxsim("init", "--profile", profile, "--hostname", "gpu-node-01")
+
+    def mlxsim(self, *args):
+        import os
+        env = dict(os.environ, **self.env)
+        return self._subprocess.run([str(self.bin / "mlxsim")] + list(args), env=env, check=True,
+                                    capture_output=True, text=True).stdout
+
+    def cards(self):
+        import json
+        return json.loads(self.mlxsim("show"))["cards"]
+
+    def mkimage(self, psid, version, family):
+        from mlxsim import families
+        path = self.tmp / ("fw-%s-%s.bin" % (psid, version))
+        self.mlxsim("mkimage", "--psid", psid, "--version", version, "--device-id",
+                    str(families.FAMILIES[family]["dev_id"]), "-o", str(path))
+        return entry(str(path), hashlib.sha256(path.read_bytes()).hexdigest(), psid=psid, version=version)
+
+    def calls(self, tool=None):
+        import json
+        if not self.log.exists():
+            return []
+        entries = [json.loads(line) for line in self.log.read_text().splitlines() if line.strip()]
+        return [e["argv"] for e in entries if tool is None or e["tool"] == tool]
+
+    def clear_calls(self):
+        self.log.write_text("")
+
+
+def _sim_ready():
+    from _paths import SIM_BIN
+    return (SIM_BIN / "mlxsim").exists() and (SIM_BIN / "flint").exists()
+
+
+@pytest.fixture
+def make_sim(tmp_path, monkeypatch):
+    """make_sim(profile) -> SimHost with the environment (PATH first) set for the Runner."""
+    if not _sim_ready():
+        pytest.skip("the simulator (tests/sim/bin) is not present")
+
+    def make(profile="dgx-h100"):
+        host = SimHost(tmp_path, profile)
+        for key, value in host.env.items():
+            monkeypatch.setenv(key, value)
+        return host
+    return make
+
+
+def _target(version):
+    """The version the simulated images carry: same major, 43.1014 (newer than every profile's)."""
+    return "%s.43.1014" % version.split(".")[0]
+
+
+def _sim_images(host, **extra_by_psid):
+    specs, seen = [], set()
+    for card in host.cards():
+        if card["psid"] not in seen:
+            seen.add(card["psid"])
+            spec = host.mkimage(card["psid"], _target(card["fw"]["burned"]), card["family"])
+            spec.update(extra_by_psid.get(card["psid"], {}))
+            specs.append(spec)
+    return fw.normalize_images(specs)
+
+
+def _sim_converge(family, images, **kwargs):
+    from ansible_collections.gpufabric.mlnx.plugins.module_utils import _devices as devices_
+    runner = Runner(family, retry_delay=0)
+    found = devices_.discover(runner)
+    selected = fw.one_per_card(devices_.select(["all"], None, found))
+    results = fw.converge(runner, selected, images,
+                          part_numbers={d["address"]: d.get("part_number") for d in found}, **kwargs)
+    return runner, results
+
+
+def _burns(host, tool):
+    return sorted(argv for argv in host.calls(tool) if argv[-1] == "burn")
+
+
+def test_sim_dgx_h100_burn_idempotent_reboot(make_sim):
+    host = make_sim("dgx-h100")
+    cards = host.cards()
+    images = _sim_images(host)
+    assert len(images) == 2                                  # MT_0000000838 (8 compute) + MT_0000000834 (storage)
+
+    # check mode: verifies, burns nothing
+    _runner, results = _sim_converge("mft", images, check_mode=True)
+    assert all(err is None for _d, _r, err in results)
+    assert len(results) == len(cards) >= 8
+    assert all(res["action"] == "burn" and res["changed"] for _d, res, _e in results)
+    assert not _burns(host, "flint")
+    assert len([argv for argv in host.calls("flint") if argv[1] == "-i"]) == len(images)
+    assert all(card["fw"]["burned"] == "28.42.1000" for card in host.cards())
+
+    # first run: every card burned once, one flint each, then pending a reset
+    host.clear_calls()
+    _runner, results = _sim_converge("mft", images)
+    assert all(err is None for _d, _r, err in results), [str(e) for _d, _r, e in results if e]
+    by = {dev_: res for dev_, res, _e in results}
+    assert len(by) == len(cards) >= 8
+    assert all(res["changed"] and res["pending_reset"] for res in by.values())
+    assert all(res["after"] == {"burned": "28.43.1014", "running": "28.42.1000"} for res in by.values())
+    assert _burns(host, "flint") == sorted(["flint", "-d", d, "-i", by[d]["image"], "-y", "burn"] for d in by)
+    assert len([argv for argv in host.calls("flint") if argv[1] == "-i"]) == len(images)   # each image once
+    assert all(card["fw"]["burned"] == "28.43.1014" for card in host.cards())
+
+    # second run: nothing to burn, still pending; no image touched
+    host.clear_calls()
+    _runner, results = _sim_converge("mft", images)
+    assert not any(res["changed"] for _d, res, _e in results)
+    assert all(res["action"] == "none" and res["pending_reset"] for _d, res, _e in results)
+    assert not [argv for argv in host.calls("flint") if argv[-1] == "burn" or argv[1] == "-i"]
+
+    # a reboot activates the firmware: nothing pending any more
+    host.mlxsim("reboot")
+    _runner, results = _sim_converge("mft", images)
+    assert not any(res["changed"] or res["pending_reset"] for _d, res, _e in results)
+    assert all(res["before"] == {"burned": "28.43.1014", "running": "28.43.1014"} for _d, res, _e in results)
+
+
+def test_sim_mstflint_names(make_sim):
+    host = make_sim("cx6dx-roce")
+    images = _sim_images(host)
+    _runner, results = _sim_converge("mstflint", images)
+    by = {d: res for d, res, err in results}
+    assert list(by) == ["0000:3b:00.0", "0000:d8:00.0"]        # one per dual-port card
+    assert _burns(host, "mstflint") == sorted(["mstflint", "-d", d, "-i", images[0]["path"], "-y", "burn"]
+                                               for d in by)
+    assert not host.calls("flint")
+    assert all(res["after"]["burned"] == "22.43.1014" and res["pending_reset"] for res in by.values())
+
+
+def test_sim_burn_fail_on_one_device(make_sim):
+    host = make_sim("cx6dx-roce")
+    broken = host.cards()[0]["functions"][0]["pci"]
+    host.mlxsim("fault", "add", "burn_fail", "--device", broken)
+    _runner, results = _sim_converge("mft", _sim_images(host))
+    failed = {d: err for d, _r, err in results if err is not None}
+    assert list(failed) == [broken]
+    assert "rc 1" in failed[broken].msg
+    assert "Burning FS4 image failed: Firmware verifying failed!" in failed[broken].msg
+    done = [res for _d, res, err in results if err is None]
+    assert len(done) == 1 and done[0]["after"]["burned"] == "22.43.1014"
+
+
+def test_sim_semaphore_held_is_retried(make_sim):
+    host = make_sim("cx6dx-roce")
+    busy = host.cards()[0]["functions"][0]["pci"]
+    host.mlxsim("fault", "add", "semaphore_held", "count=2", "--device", busy)
+    _runner, results = _sim_converge("mft", _sim_images(host))
+    assert all(err is None and res["changed"] for _d, res, err in results)
+    queries = [argv for argv in host.calls("flint") if argv == ["flint", "-d", busy, "q"]]
+    assert len(queries) == 2 + 1 + 1                           # 2 refused, the read, the re-read
+
+
+def test_sim_semaphore_never_released_is_a_clear_error(make_sim):
+    host = make_sim("cx6dx-roce")
+    busy = host.cards()[0]["functions"][0]["pci"]
+    host.mlxsim("fault", "add", "semaphore_held", "count=100", "--device", busy)
+    with pytest.raises(ToolFailed) as err:
+        _sim_converge("mft", _sim_images(host))
+    assert err.value.device == busy and "semaphore was still held after 5 retries" in err.value.msg
+    assert "Can not obtain Flash semaphore" in err.value.msg
+    assert not _burns(host, "flint")
+
+
+def test_sim_cross_flash_oem_psid(make_sim):
+    host = make_sim("cx6dx-roce")
+    oem = host.cards()[0]["functions"][0]["pci"]
+    host.mlxsim("fault", "add", "oem_psid", "psid=DEL0000000027", "--device", oem)
+    images = _sim_images(host, MT_0000000359={"from_psids": ["DEL0000000027"]})
+    with pytest.raises(Refused, match="allow_psid_change"):
+        _sim_converge("mft", images)
+    assert not _burns(host, "flint")
+    _runner, results = _sim_converge("mft", images, allow_psid_change=True)
+    by = {d: res for d, res, err in results}
+    assert by[oem]["psid_change"] == {"from": "DEL0000000027", "to": "MT_0000000359"}
+    assert ["flint", "-d", oem, "-i", images[0]["path"], "-y", "--allow_psid_change", "burn"] in _burns(host, "flint")
+    _runner, again = _sim_converge("mft", images, allow_psid_change=True)
+    assert not any(res["changed"] for _d, res, _e in again)

@@ -1,0 +1,220 @@
+"""The mlx_firmware module: argument handling, device selection, results, check mode, diff, failures.
+
+The Runner is replaced by one with a fake flint (the real captures as output); discovery by a list.
+"""
+import collections
+import hashlib
+import json
+
+import pytest
+from ansible.module_utils.testing import patch_module_args
+
+from ansible_collections.gpufabric.mlnx.plugins.module_utils import _devices as devices_
+from ansible_collections.gpufabric.mlnx.plugins.module_utils._runner import Runner
+from ansible_collections.gpufabric.mlnx.plugins.modules import mlx_firmware
+from unit.plugins.module_utils.test_firmware import (  # noqa: F401  (make_sim is a fixture)
+    CX6LX_FW, CX6LX_PSID, CX7_FW, CX7_PSID, MFT, MSTFLINT, FakeFlint, _burns, _sim_images, dev, make_sim, which_from)
+
+A, A1, B, C = "0000:18:00.0", "0000:18:00.1", "0000:29:00.0", "0000:3a:00.0"
+TARGET = "28.43.1014"
+
+
+@pytest.fixture
+def image(tmp_path):
+    path = tmp_path / "fw-ConnectX7-rel-28_43_1014.bin"
+    path.write_bytes(b"cx7 firmware")
+    return str(path), hashlib.sha256(b"cx7 firmware").hexdigest()
+
+
+@pytest.fixture
+def run(monkeypatch, capsys):
+    """run(args, fake, family='mft', check=False, discovered=None) -> (failed?, result dict)."""
+    def _run(args, fake, family="mft", check=False, discovered=None, diff=False):
+        installed = MFT if family == "mft" else MSTFLINT
+
+        def runner(tool="auto", timeout=900):
+            return Runner(tool, timeout, execute=fake, which=which_from(*installed), sleep=lambda s: None)
+
+        monkeypatch.setattr(mlx_firmware, "Runner", runner)
+        discover_calls = []
+        monkeypatch.setattr(devices_, "discover",
+                            lambda r: discover_calls.append(r) or [dict(d) for d in discovered or []])
+        args = dict(args)
+        if check:
+            args["_ansible_check_mode"] = True
+        if diff:
+            args["_ansible_diff"] = True
+        with patch_module_args(args), pytest.raises(SystemExit) as exc:
+            mlx_firmware.main()
+        out = json.loads(capsys.readouterr().out)
+        out["_discovered"] = len(discover_calls)
+        return exc.value.code != 0, out
+    return _run
+
+
+def lspci(*pairs):
+    return [{"address": addr, "part_number": part, "description": "Infiniband controller"} for addr, part in pairs]
+
+
+def argvs(fake):
+    return collections.Counter(tuple(c) for c in fake.calls)
+
+
+def test_all_devices_burned_and_reported(run, image):
+    path, sha = image
+    fake = FakeFlint({A: dev(), B: dev(), C: dev(CX6LX_PSID, CX6LX_FW)}, {path: (CX7_PSID, TARGET)})
+    failed, out = run({"images": [{"psid": CX7_PSID, "version": TARGET, "path": path, "sha256": sha}]}, fake,
+                      discovered=lspci((A, "MCX75310AAS-NEAT"), (A1, "MCX75310AAS-NEAT"), (B, "MCX75310AAS-NEAT"),
+                                       (C, "MCX631102AN-ADAT")), diff=True)
+    assert not failed and out["changed"] and out["pending_reset"]
+    assert out["_discovered"] == 1
+    assert argvs(fake) == collections.Counter({
+        ("/usr/bin/flint", "-d", A, "q"): 2, ("/usr/bin/flint", "-d", B, "q"): 2, ("/usr/bin/flint", "-d", C, "q"): 1,
+        ("/usr/bin/flint", "-i", path, "q"): 1,
+        ("/usr/bin/flint", "-d", A, "-i", path, "-y", "burn"): 1,
+        ("/usr/bin/flint", "-d", B, "-i", path, "-y", "burn"): 1,
+    })
+    by = {d["device"]: d for d in out["devices"]}
+    assert list(by) == [A, B, C]
+    assert by[A] == {"device": A, "psid": CX7_PSID, "part_number": "MCX75310AAS-NEAT", "image": path,
+                     "target_version": TARGET, "before": {"burned": CX7_FW, "running": CX7_FW},
+                     "after": {"burned": TARGET, "running": CX7_FW}, "changed": True, "action": "burn",
+                     "pending_reset": True}
+    assert by[C]["action"] == "skipped" and by[C]["reason"].startswith("no image for PSID MT_0000000575")
+    assert out["diff"] == {"before": {A: CX7_FW, B: CX7_FW, C: CX6LX_FW}, "after": {A: TARGET, B: TARGET, C: CX6LX_FW}}
+    assert out["msg"].startswith("burned %s 28.42.1000 -> 28.43.1014" % A)
+
+
+def test_second_run_changes_nothing(run, image):
+    path, sha = image
+    fake = FakeFlint({A: dev()}, {path: (CX7_PSID, TARGET)})
+    args = {"images": [{"psid": CX7_PSID, "version": TARGET, "path": path, "sha256": sha}], "device": ["18:00.0"]}
+    failed, first = run(args, fake)
+    assert not failed and first["changed"] and first["_discovered"] == 0
+    fake.calls.clear()
+    failed, second = run(args, fake)
+    assert not failed and not second["changed"] and second["pending_reset"]      # not activated yet
+    assert fake.calls == [["/usr/bin/flint", "-d", A, "q"]]
+    assert second["devices"][0]["action"] == "none"
+    fake.devices[A]["running"] = TARGET                                            # reboot
+    failed, third = run(args, fake)
+    assert not third["changed"] and not third["pending_reset"]
+
+
+def test_check_mode(run, image):
+    path, sha = image
+    fake = FakeFlint({A: dev(), B: dev(burned=TARGET)}, {path: (CX7_PSID, TARGET)})
+    failed, out = run({"images": [{"psid": CX7_PSID, "version": TARGET, "path": path, "sha256": sha}],
+                       "device": [A, B]}, fake, check=True, diff=True)
+    assert not failed and out["changed"] and out["pending_reset"]
+    assert not [c for c in fake.calls if c[-1] == "burn"]
+    assert ["/usr/bin/flint", "-i", path, "q"] in fake.calls
+    assert out["diff"] == {"before": {A: CX7_FW, B: TARGET}, "after": {A: TARGET, B: TARGET}}
+    assert out["msg"] == "would burn %s 28.42.1000 -> 28.43.1014; reset pending on %s" % (A, A)
+    assert fake.devices[A]["burned"] == CX7_FW
+
+
+def test_mstflint_and_psid_change(run, tmp_path):
+    path = tmp_path / "cx6lx.bin"
+    path.write_bytes(b"x")
+    sha = hashlib.sha256(b"x").hexdigest()
+    fake = FakeFlint({A: dev("DEL0000000575", CX6LX_FW)}, {str(path): (CX6LX_PSID, "26.43.1014")})
+    args = {"tool": "mstflint", "device": [A, A1], "allow_psid_change": True,
+            "images": [{"psid": CX6LX_PSID, "version": "26.43.1014", "path": str(path), "sha256": sha,
+                        "from_psids": ["DEL0000000575"]}]}
+    failed, out = run(args, fake, family="mstflint")
+    assert not failed and out["changed"]
+    assert argvs(fake) == collections.Counter({
+        ("/usr/bin/mstflint", "-d", A, "q"): 2, ("/usr/bin/mstflint", "-i", str(path), "q"): 1,
+        ("/usr/bin/mstflint", "-d", A, "-i", str(path), "-y", "--allow_psid_change", "burn"): 1})
+    assert out["devices"][0]["psid_change"] == {"from": "DEL0000000575", "to": CX6LX_PSID}
+
+
+def test_one_failing_device(run, image):
+    path, sha = image
+    fake = FakeFlint({A: dev(), B: dev()}, {path: (CX7_PSID, TARGET)},
+                     burn_fail={A: (1, "-E- Burning FS4 image failed: Flash operation timed out\n", "")})
+    failed, out = run({"images": [{"psid": CX7_PSID, "version": TARGET, "path": path, "sha256": sha}],
+                       "device": [A, B]}, fake)
+    assert failed and out["changed"]
+    assert list(out["failed_devices"]) == [A]
+    assert "rc 1: Burning FS4 image failed: Flash operation timed out" in out["failed_devices"][A]
+    assert out["msg"].startswith("firmware burn failed on 1 of 2 devices: %s: burning" % A)
+    assert [d["device"] for d in out["devices"]] == [B] and out["devices"][0]["after"]["burned"] == TARGET
+
+
+@pytest.mark.parametrize("extra, device_state, words", [
+    ({}, dev(burned="28.45.1020"), "a downgrade needs allow_downgrade=true"),
+    ({"require_image": True}, dev(CX6LX_PSID, CX6LX_FW), "no image for PSID MT_0000000575 (the images cover "
+                                                         "MT_0000001244), and require_image is true"),
+])
+def test_refused_fails_before_any_burn(run, image, extra, device_state, words):
+    path, sha = image
+    fake = FakeFlint({A: dev(), B: device_state}, {path: (CX7_PSID, TARGET)})
+    args = dict({"images": [{"psid": CX7_PSID, "version": TARGET, "path": path, "sha256": sha}],
+                 "device": [A, B]}, **extra)
+    failed, out = run(args, fake)
+    assert failed and words in out["msg"] and out["device"] == B
+    assert not [c for c in fake.calls if c[-1] == "burn"]
+
+
+def test_sha_mismatch(run, image):
+    path, _sha = image
+    fake = FakeFlint({A: dev()}, {path: (CX7_PSID, TARGET)})
+    failed, out = run({"images": [{"psid": CX7_PSID, "version": TARGET, "path": path, "sha256": "0" * 64}],
+                       "device": [A]}, fake)
+    assert failed and "images[0]" in out["msg"] and "sha256 of %s is" % path in out["msg"]
+    assert out["parameter"] == "images[0]"
+    assert fake.calls == [["/usr/bin/flint", "-d", A, "q"]]
+
+
+@pytest.mark.parametrize("images, words", [
+    ([{"psid": CX7_PSID, "version": "latest", "path": "/fw.bin", "sha256": "a" * 64}], "images[0].version 'latest'"),
+    ([{"psid": CX7_PSID, "version": TARGET, "path": "/fw.bin"}], "sha256"),
+    ([{"psid": CX7_PSID, "version": TARGET, "path": "/fw.bin", "sha256": "a" * 64, "bogus": 1}], "bogus"),
+])
+def test_bad_input_touches_nothing(run, images, words):
+    fake = FakeFlint({A: dev()})
+    failed, out = run({"images": images, "device": [A]}, fake)
+    assert failed and words in out["msg"]
+    assert fake.calls == []
+
+
+def test_device_not_present(run, image):
+    path, sha = image
+    fake = FakeFlint({A: dev()})
+    failed, out = run({"images": [{"psid": CX7_PSID, "version": TARGET, "path": path, "sha256": sha,
+                                   "part_numbers": ["MCX75310AAS-NEAT"]}], "device": ["5e:00.0"]}, fake,
+                      discovered=lspci((A, "MCX75310AAS-NEAT")))
+    assert failed and "device 5e:00.0 is not on this host" in out["msg"]
+    assert fake.calls == []
+
+
+def _module(args, capsys):
+    with patch_module_args(args), pytest.raises(SystemExit) as exc:
+        mlx_firmware.main()
+    return exc.value.code != 0, json.loads(capsys.readouterr().out)
+
+
+def test_module_against_the_simulator(make_sim, capsys):
+    """check -> apply -> apply again, through main() with the real Runner and the simulated tools."""
+    host = make_sim("cx6dx-roce")
+    images = [{k: v for k, v in spec.items() if k in ("psid", "version", "path", "sha256")}
+              for spec in _sim_images(host)]
+    images[0]["part_numbers"] = ["MCX623106AN-CDAT"]
+    args = {"images": images, "tool": "mstflint"}
+
+    failed, check = _module(dict(args, _ansible_check_mode=True, _ansible_diff=True), capsys)
+    assert not failed and check["changed"] and check["pending_reset"]
+    assert check["diff"]["after"] == {"0000:3b:00.0": "22.43.1014", "0000:d8:00.0": "22.43.1014"}
+    assert check["msg"].startswith("would burn 0000:3b:00.0 22.41.1000 -> 22.43.1014")
+    assert not _burns(host, "mstflint")
+
+    failed, first = _module(args, capsys)
+    assert not failed and first["changed"] and first["pending_reset"]
+    assert [d["part_number"] for d in first["devices"]] == ["MCX623106AN-CDAT"] * 2
+    assert len(_burns(host, "mstflint")) == 2
+
+    failed, second = _module(args, capsys)
+    assert not failed and not second["changed"] and second["pending_reset"]
+    assert len(_burns(host, "mstflint")) == 2
