@@ -219,8 +219,11 @@ def converge(runner, devices, desired, check_mode=False, output_format="auto"):
     planned = parallel(read_and_plan, devices)
     errors = [(dev, err) for dev, _res, err in planned if err is not None]
     if errors:
-        raise errors[0][1] if len(errors) == 1 else MlnxError(
-            "; ".join(str(err) for _dev, err in errors), device=[d for d, _e in errors])
+        if len(errors) == 1:
+            raise errors[0][1]
+        first = errors[0][1]
+        raise MlnxError("; ".join(str(err) for _dev, err in errors), device=[d for d, _e in errors],
+                        parameter=getattr(first, "parameter", None), allowed=getattr(first, "allowed", None))
 
     def apply(item):
         device, (parsed, params, decision) = item
@@ -254,7 +257,7 @@ def converge(runner, devices, desired, check_mode=False, output_format="auto"):
         out["pending_reset"] = bool(out["pending"])
         return out
 
-    return parallel(apply, [(d, res) for d, res, _e in planned])
+    return [(item[0], res, err) for item, res, err in parallel(apply, [(d, res) for d, res, _e in planned])]
 
 
 # ---------------------------------------------------------------- reporting

@@ -11,26 +11,25 @@ from __future__ import annotations
 
 import re
 
+from ansible_collections.gpufabric.mlnx.plugins.module_utils._errors import MlnxError
 
-class ParseError(ValueError):
+
+class ParseError(MlnxError, ValueError):
     """Text that is not the named tool's output, or an unknown tool.
 
     ``tool`` is the name the caller used, ``line`` / ``lineno`` (1-based) the offending line
-    when there is one.
+    when there is one. An MlnxError, so modules report it like any other failure.
     """
 
     def __init__(self, tool, message, line=None, lineno=None):
-        super().__init__(message)
+        text = "%s: %s" % (tool, message)
+        if line is not None:
+            text += " (line %s: %r)" % (lineno, line)
+        super().__init__(text)
         self.tool = tool
         self.message = message
         self.line = line
         self.lineno = lineno
-
-    def __str__(self):
-        text = "%s: %s" % (self.tool, self.message)
-        if self.line is not None:
-            text += " (line %s: %r)" % (self.lineno, self.line)
-        return text
 
 
 # ---------------------------------------------------------------- lines

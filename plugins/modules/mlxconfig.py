@@ -49,8 +49,9 @@ options:
     aliases: [part_numbers]
   params:
     description:
-      - Desired next-boot values, C(NAME: value). Names as C(mlxconfig) prints them (case-insensitive), port
-        parameters with C(_P1)/C(_P2), array elements as C(NAME[3]), or C(NAME[0..7]) for one value on a range.
+      - Desired next-boot values, a mapping of parameter name to value. Names as C(mlxconfig) prints them
+        (case-insensitive), port parameters with C(_P1)/C(_P2), array elements as C(NAME[3]), or C(NAME[0..7])
+        for one value on a range.
       - Values as YAML booleans, numbers, names (any case) or the printed form C(NAME(n\)).
     type: dict
     required: true
@@ -141,6 +142,16 @@ failed_devices:
   description: Devices whose write failed, with the tool's words.
   returned: when a device failed
   type: dict
+parameter:
+  description: The parameter a failure is about (unknown name, value not allowed).
+  returned: on failure, when the failure concerns one parameter
+  type: str
+  sample: LINK_TYPE_P1
+allowed:
+  description: What the parameter accepts (from the device's own listing), or the closest parameter names the device has.
+  returned: on failure, when known
+  type: raw
+  sample: [ETH, IB]
 """
 
 from ansible.module_utils.basic import AnsibleModule
@@ -176,15 +187,19 @@ def main():
         module.fail_json(**err.fail_kwargs())
 
     done = [res for _dev, res, err in results if err is None]
-    failed = {dev: str(err) for dev, _res, err in results if err is not None}
+    errors = [(dev, err) for dev, _res, err in results if err is not None]
+    failed = {dev: str(err) for dev, err in errors}
     out = dict(
         changed=any(r["changed"] for r in done),
         devices=done,
         diff=dict(before={r["device"]: r["before"] for r in done}, after={r["device"]: r["after"] for r in done}),
     )
     if failed:
+        first = errors[0][1].fail_kwargs() if isinstance(errors[0][1], MlnxError) else {}
+        details = {k: v for k, v in first.items() if k in ("parameter", "allowed")}
         module.fail_json(msg="NV configuration failed on %d of %d devices: %s"
-                         % (len(failed), len(results), "; ".join(failed.values())), failed_devices=failed, **out)
+                         % (len(failed), len(results), "; ".join(failed.values())), failed_devices=failed,
+                         **dict(out, **details))
     module.exit_json(**out)
 
 

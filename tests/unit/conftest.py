@@ -24,3 +24,20 @@ if "ansible_collections" not in REPO.parts:
             pass
     if str(REPO / ".collections") not in sys.path:
         sys.path.insert(0, str(REPO / ".collections"))
+
+
+import pytest  # noqa: E402  (after the sys.path set-up above)
+
+
+@pytest.fixture
+def sim_host(tmp_path, monkeypatch):
+    """sim_host(profile='dgx-h100', **kw) -> a SimHost whose environment is applied."""
+    from _simhost import SimHost, sim_ready
+    if not sim_ready():
+        pytest.skip("the simulator (tests/sim/bin) is not present")
+
+    def make(profile="dgx-h100", **kwargs):
+        host = SimHost(tmp_path, profile, **kwargs)
+        host.apply_env(monkeypatch)
+        return host
+    return make

@@ -52,7 +52,7 @@ def runner(tools, family="mstflint"):
 def test_no_change_runs_one_query():
     tools = FakeTools((["-d", DEV, "-e", "q"], 0, cx4lx_query()))
     [(dev, res, err)] = converge(runner(tools), [DEV], normalize_desired({"SRIOV_EN": True, "num_of_vfs": 8}))
-    assert err is None and res["changed"] is False and res["set"] == {}
+    assert dev == DEV and err is None and res["changed"] is False and res["set"] == {}
     assert tools.calls == [["/usr/bin/mstconfig", "-d", DEV, "-e", "q"]]
     assert res["current"] == {"SRIOV_EN": "True(1)", "NUM_OF_VFS": "8"}
     # SRIOV_EN is modified (next != default) but not pending; the captured card does have two
@@ -116,7 +116,7 @@ def test_rejected_value_lists_what_the_tool_allows():
         (["-d", DEV, "show_confs"], 0, "    INT_LOG_MAX_PAYLOAD_SIZE=<AUTOMATIC|_4KB|_8KB>  Log max payload\n"),
     )
     [(dev, res, err)] = converge(runner(tools), [DEV], {"INT_LOG_MAX_PAYLOAD_SIZE": "HUGE"})
-    assert isinstance(err, InvalidValue)
+    assert dev == DEV and res is None and isinstance(err, InvalidValue)
     assert err.allowed == ["AUTOMATIC", "_4KB", "_8KB"] and "INT_LOG_MAX_PAYLOAD_SIZE=HUGE" in err.msg
     del show_confs
 
@@ -151,3 +151,10 @@ def test_mft_without_json_support_falls_back_to_text():
     )
     [(dev, res, err)] = converge(runner(tools, "mft"), [DEV], {"NUM_OF_VFS": 8})
     assert err is None and not res["changed"] and len(tools.calls) == 2
+
+
+def test_unparseable_output_is_a_module_error_not_a_traceback():
+    tools = FakeTools((["-d", DEV, "-e", "q"], 0, "something else entirely\n"))
+    with pytest.raises(MlnxError) as err:
+        converge(runner(tools), [DEV], {"SRIOV_EN": True})
+    assert "mlxconfig" in err.value.msg

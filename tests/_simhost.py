@@ -1,0 +1,61 @@
+"""One simulated host on this machine (tests/sim): a state file, a call log, the environment
+that puts the simulated tools first on PATH. Shared by unit tests and benchmarks."""
+import hashlib
+import json
+import os
+import subprocess
+
+from _paths import SIM_BIN
+
+
+def sim_ready():
+    return (SIM_BIN / "mlxsim").exists()
+
+
+class SimHost:
+    def __init__(self, tmp_path, profile="dgx-h100", hostname="gpu-node-01", time_scale="0", mft_version=None):
+        self.tmp = tmp_path
+        self.log = tmp_path / "calls.jsonl"
+        self.env = {"PATH": str(SIM_BIN) + os.pathsep + os.environ.get("PATH", ""),
+                    "MLXSIM_STATE": str(tmp_path / "state.json"), "MLXSIM_TIME_SCALE": str(time_scale),
+                    "MLXSIM_LOG": str(self.log)}
+        args = ["init", "--profile", profile, "--hostname", hostname]
+        if mft_version:
+            args += ["--mft-version", mft_version]
+        self.mlxsim(*args)
+
+    def apply_env(self, monkeypatch=None):
+        """Put the simulator's environment in place (for in-process Runner calls)."""
+        for key, value in self.env.items():
+            if monkeypatch is not None:
+                monkeypatch.setenv(key, value)
+            else:
+                os.environ[key] = value
+
+    def mlxsim(self, *args):
+        return subprocess.run([str(SIM_BIN / "mlxsim")] + [str(a) for a in args], env=dict(os.environ, **self.env),
+                              check=True, capture_output=True, text=True).stdout
+
+    def run(self, *argv):
+        """Run a simulated tool as a person would; returns CompletedProcess."""
+        return subprocess.run([str(a) for a in argv], env=dict(os.environ, **self.env), check=False,
+                              capture_output=True, text=True)
+
+    def cards(self):
+        return json.loads(self.mlxsim("show"))["cards"]
+
+    def mkimage(self, psid, version, device_id):
+        path = self.tmp / ("fw-%s-%s.bin" % (psid, version))
+        self.mlxsim("mkimage", "--psid", psid, "--version", version, "--device-id", device_id, "-o", path)
+        return {"psid": psid, "version": version, "path": str(path),
+                "sha256": hashlib.sha256(path.read_bytes()).hexdigest()}
+
+    def calls(self, tool=None):
+        """The logged invocations (dicts with tool, argv, start, end, rc)."""
+        if not self.log.exists():
+            return []
+        entries = [json.loads(line) for line in self.log.read_text().splitlines() if line.strip()]
+        return [e for e in entries if tool is None or e["tool"] == tool]
+
+    def clear_calls(self):
+        self.log.write_text("")

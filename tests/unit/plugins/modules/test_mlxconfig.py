@@ -1,0 +1,102 @@
+"""The mlxconfig module end to end against the simulated tools: check, apply, apply again,
+bad input, both tool families; the simulator's call log proves what was (not) written."""
+import json
+
+import pytest
+from ansible.module_utils.testing import patch_module_args
+
+from ansible_collections.gpufabric.mlnx.plugins.modules import mlxconfig
+
+COMPUTE = ["MCX75310AAS-NEAT"]
+PROFILE = {"LINK_TYPE_P1": "ETH", "SRIOV_EN": False, "ADVANCED_PCI_SETTINGS": True}
+
+
+def run_module(capsys, args, check=False):
+    args = dict(args)
+    if check:
+        args["_ansible_check_mode"] = True
+    with patch_module_args(args), pytest.raises(SystemExit) as exc:
+        mlxconfig.main()
+    out = json.loads(capsys.readouterr().out)
+    return exc.value.code != 0, out
+
+
+def sets(host):
+    return [c["argv"] for c in host.calls() if "set" in c["argv"]]
+
+
+def test_check_apply_idempotent(sim_host, capsys):
+    host = sim_host("dgx-h100")
+    args = {"part_number": COMPUTE, "params": PROFILE}
+
+    failed, out = run_module(capsys, args, check=True)
+    assert not failed and out["changed"] and len(out["devices"]) == 8
+    assert all(d["set"] == {"LINK_TYPE_P1": "ETH", "SRIOV_EN": "False", "ADVANCED_PCI_SETTINGS": "True"}
+               or d["set"] for d in out["devices"])
+    predicted = {d["device"]: d["set"] for d in out["devices"]}
+    assert sets(host) == [], "check mode wrote something"
+
+    host.clear_calls()
+    failed, out = run_module(capsys, args)
+    assert not failed and out["changed"]
+    assert {d["device"]: d["set"] for d in out["devices"]} == predicted
+    assert len(sets(host)) == 8
+    assert all(d["pending_reset"] for d in out["devices"])
+    assert all(d["after"]["LINK_TYPE_P1"] == "ETH(2)" for d in out["devices"])
+    # One discovery, one query and one set per device, and one re-read of the named params.
+    tools = [c["tool"] for c in host.calls()]
+    assert tools.count("lspci") == 1 and tools.count("mlxconfig") == 8 * 3
+
+    host.clear_calls()
+    failed, out = run_module(capsys, args)
+    assert not failed and not out["changed"] and sets(host) == []
+    assert [c["tool"] for c in host.calls()].count("mlxconfig") == 8
+    assert all(d["pending_reset"] for d in out["devices"])
+
+    host.mlxsim("reboot")
+    failed, out = run_module(capsys, args)
+    assert not failed and not out["changed"] and not any(d["pending_reset"] for d in out["devices"])
+
+
+def test_unknown_parameter_names_it_and_suggests_and_writes_nothing(sim_host, capsys):
+    host = sim_host("dgx-h100")
+    failed, out = run_module(capsys, {"device": ["all"], "params": {"SRIOV_ENABLE": True, "NUM_OF_VFS": 4}})
+    assert failed and "SRIOV_ENABLE" in out["msg"] and "SRIOV_EN" in out["msg"]
+    assert sets(host) == []
+
+
+def test_value_outside_type(sim_host, capsys):
+    host = sim_host("cx6dx-roce")
+    failed, out = run_module(capsys, {"device": ["all"], "params": {"SRIOV_EN": "maybe"}})
+    assert failed and out["parameter"] == "SRIOV_EN" and "True, False, 1 or 0" in out["msg"]
+    assert sets(host) == []
+
+
+def test_enum_value_rejected_by_tool_lists_allowed(sim_host, capsys):
+    host = sim_host("dgx-h100")
+    failed, out = run_module(capsys, {"part_number": COMPUTE[:1], "params": {"LINK_TYPE_P1": "FIBRECHANNEL"}})
+    assert failed and "FIBRECHANNEL" in out["msg"]
+    assert "ETH" in out["allowed"] and "IB" in out["allowed"], out
+    assert [c for c in host.calls() if "set" in c["argv"] and c["rc"] == 0] == []
+
+
+def test_port_parameter_a_card_lacks(sim_host, capsys):
+    """Ethernet-only ConnectX-6 Dx has no LINK_TYPE_P1: named, with what it has that is close."""
+    sim_host("cx6dx-roce")
+    failed, out = run_module(capsys, {"device": ["all"], "params": {"LINK_TYPE_P1": "ETH"}})
+    assert failed and out["parameter"] == "LINK_TYPE_P1" and "0000:" in out["msg"]
+
+
+def test_device_not_found_lists_present(sim_host, capsys):
+    sim_host("cx6dx-roce")
+    failed, out = run_module(capsys, {"part_number": ["MCX75310AAS-NEAT"], "params": {"SRIOV_EN": False}})
+    assert failed and "MCX75310AAS-NEAT" in out["msg"] and "MCX623106AN-CDAT" in out["msg"]
+
+
+def test_mstflint_family(sim_host, capsys):
+    host = sim_host("cx6dx-roce")
+    failed, out = run_module(capsys, {"device": ["all"], "tool": "mstflint", "params": {"SRIOV_EN": True, "NUM_OF_VFS": 8}})
+    assert not failed, out
+    assert {c["tool"] for c in host.calls()} <= {"lspci", "mstconfig"}
+    failed, out = run_module(capsys, {"device": ["all"], "tool": "mstflint", "params": {"SRIOV_EN": True, "NUM_OF_VFS": 8}})
+    assert not failed and not out["changed"]
