@@ -20,12 +20,12 @@ options:
     elements: dict
     required: true
   profiles:
-    description: Named parameter sets, C({name: {PARAM: value}}).
+    description: Named parameter sets, a mapping of profile name to a mapping of parameter name to value.
     type: dict
     required: true
   assignments:
     description:
-      - Which device gets which profile, tried in order; each item has C(profile) and one or more of
+      - Which device gets which profile, tried in order. Each item has C(profile) and one or more of
         C(part_numbers), C(pci), C(device_types).
     type: list
     elements: dict
@@ -49,7 +49,7 @@ _value:
     profile: {description: The assigned profile, or null., type: str}
     state: {description: "V(ok), V(no profile), or the comma-joined non-ok states of its parameters.", type: str}
     params:
-      description: "C({PARAM: {desired, next, current, state}})."
+      description: "Per parameter name, a dict with C(desired), C(next), C(current) and C(state)."
       type: dict
 """
 
