@@ -17,14 +17,20 @@ INVENTORY_COLUMNS = (
 )
 
 
+def _link_text(link):
+    width = link.get("width")
+    width = "x%s" % width if isinstance(width, int) else (width or "?")
+    return "%s %s" % (link.get("speed") or "?", width)
+
+
 def _pcie(dev):
     pcie = dev.get("pcie") or {}
     sta, cap = pcie.get("lnksta") or {}, pcie.get("lnkcap") or {}
     if not sta:
         return ""
-    text = "%s %s" % (sta.get("speed", "?"), sta.get("width", "?"))
+    text = _link_text(sta)
     if pcie.get("degraded"):
-        text += " (cap %s %s)" % (cap.get("speed", "?"), cap.get("width", "?"))
+        text += " (cap %s)" % _link_text(cap)
     return text
 
 
@@ -32,7 +38,7 @@ def _drift_text(entry):
     bad = ["%s: %s→%s" % (name, p["next"], p["desired"]) if p["state"] == "drift"
            else "%s: %s" % (name, p["state"])
            for name, p in sorted(entry["params"].items()) if p["state"] != "ok"]
-    return "; ".join(bad) if bad else ("" if entry["profile"] is None else "none")
+    return "; ".join(bad) if bad else ("" if entry["profile"] is None else "ok")
 
 
 def inventory_rows(host, devices, profiles=None, assignments=None):

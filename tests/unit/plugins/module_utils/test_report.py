@@ -57,6 +57,9 @@ def test_rows_markdown_csv():
     rows = inventory_rows("srv-r01-01", [CX7, OTHER], PROFILES, ASSIGN)
     assert rows[0]["fw_running"] == "28.36.1010" and rows[0]["fw_pending"] == "28.39.1002"
     assert rows[0]["pcie"] == "16GT/s x16 (cap 32GT/s x16)"
+    as_ints = dict(CX7, pcie={"lnkcap": {"speed": "32GT/s", "width": 16}, "lnksta": {"speed": "32GT/s", "width": 8},
+                              "degraded": True})
+    assert inventory_rows("h", [as_ints])[0]["pcie"] == "32GT/s x8 (cap 32GT/s x16)"
     assert rows[0]["nv_drift"] == "NUM_OF_VFS: 8→0; SRIOV_EN: pending"
     assert rows[1]["profile"] == "" and rows[1]["nv_drift"] == ""
     md = markdown_table(rows)
