@@ -14,7 +14,7 @@ export ANSIBLE_CONFIG := $(CURDIR)/ansible.cfg
 export PATH := $(CURDIR)/$(BIN):$(PATH)
 LAB        ?= tests/lab/labs/demo.yml
 
-.PHONY: help venv host image collection unit sanity lint docs molecule bench test demo demo-down clean
+.PHONY: help venv host image collection tools unit sanity lint docs molecule bench test demo demo-down clean
 
 help:
 	@echo "make demo   - build the lab image if missing, start the simulated lab (2 racks x 2 servers),"
@@ -43,7 +43,11 @@ host:
 image: host
 	bash tests/lab/image.sh
 
-unit: venv collection
+# Debian's mstflint: the real mstconfig/mstflint, run by tests on this card-less machine.
+tools:
+	command -v mstconfig >/dev/null || { apt-get update -q && DEBIAN_FRONTEND=noninteractive apt-get install -y -q mstflint; }
+
+unit: venv collection tools
 	$(BIN)/pytest -q -n 2 tests/unit
 
 sanity: venv
