@@ -42,6 +42,6 @@ def test_molecule_config_matches_the_installed_schema(repo):
     assert schema.validate(config) == []
     assert config["driver"]["name"] == "default"
     assert config["scenario"]["test_sequence"] == [
-        "create", "prepare", "converge", "idempotence", "verify", "destroy"]
+        "create", "prepare", "check", "converge", "idempotence", "verify", "destroy"]
     for link in config["provisioner"]["inventory"]["links"].values():
         assert (repo / "molecule/default" / link).exists(), link

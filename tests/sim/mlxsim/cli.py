@@ -1,0 +1,88 @@
+"""Dispatcher: every executable in bin/ is a symlink to bin/mlxsim-tool, which calls main()."""
+import importlib
+import json
+import os
+import sys
+import time
+
+from . import faults
+from . import state as st
+
+TOOLS = {
+    "mst": ("mst", "mst"),
+    "mlxconfig": ("mlxconfig", "mlxconfig"),
+    "mstconfig": ("mlxconfig", "mstconfig"),
+    "mlxfwmanager": ("fwmanager", "mlxfwmanager"),
+    "mstfwmanager": ("fwmanager", "mstfwmanager"),
+    "mlxup": ("fwmanager", "mlxup"),
+    "flint": ("flint", "flint"),
+    "mstflint": ("flint", "mstflint"),
+    "mlxfwreset": ("fwreset", "mlxfwreset"),
+    "mstfwreset": ("fwreset", "mstfwreset"),
+    "lspci": ("lspci", "lspci"),
+    "ibdev2netdev": ("netinfo", "ibdev2netdev"),
+    "ibstat": ("netinfo", "ibstat"),
+    "ofed_info": ("netinfo", "ofed_info"),
+    "mlxsim": ("admin", "mlxsim"),
+}
+
+
+def _log(entry):
+    try:
+        path = st.log_path()
+        os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
+        line = (json.dumps(entry, sort_keys=True) + "\n").encode()
+        fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+        try:
+            os.write(fd, line)
+        finally:
+            os.close(fd)
+    except OSError:
+        pass
+
+
+def _hang(tool):
+    try:
+        state = st.load() if st.exists() else {}
+    except (st.SimError, ValueError):
+        state = {}
+    for f in faults.find(state, "hang", tool=tool):
+        try:
+            secs = float(f.get("seconds", 30))
+        except (TypeError, ValueError):
+            secs = 30.0
+        time.sleep(max(0.0, secs))
+        break
+
+
+def main(name, args):
+    if name in ("mlxsim-tool", "mlxsim_tool") and args and args[0] in TOOLS:
+        name, args = args[0], args[1:]
+    if name not in TOOLS:
+        sys.stderr.write("mlxsim: unknown tool name %r (known: %s)\n" % (name, ", ".join(sorted(TOOLS))))
+        return 127
+    modname, tool = TOOLS[name]
+    start = time.time()
+    rc = 1
+    try:
+        if tool != "mlxsim":
+            _hang(tool)
+        mod = importlib.import_module("mlxsim.tools." + modname)
+        rc = mod.run(tool, list(args))
+    except st.SimError as e:
+        sys.stdout.flush()
+        sys.stderr.write(str(e) + "\n")
+        rc = 1
+    except KeyboardInterrupt:
+        rc = 130
+    except BrokenPipeError:
+        rc = 141
+    finally:
+        try:
+            sys.stdout.flush()
+        except BrokenPipeError:
+            pass
+        if tool != "mlxsim":
+            _log({"tool": tool, "argv": [name] + list(args), "start": start, "end": time.time(),
+                  "rc": rc, "pid": os.getpid()})
+    return rc

@@ -1,0 +1,157 @@
+"""Injected faults: stored in the state ("faults") and/or given in env MLXSIM_FAULTS (JSON list).
+
+Each fault is a dict with "type" and optional "device" (any PCI address / mlx5_N / card id of the
+card), "count" (how many times it fires; omitted = every time for most types) and type-specific
+keys. Usage counts are kept in state["fault_used"] keyed by the fault's canonical JSON, so that
+count-limited faults from the environment work across processes too.
+"""
+import json
+import os
+
+from . import model
+from . import state as st
+
+TYPES = {
+    "burn_fail": "burning FW on the device fails midway; burned version unchanged",
+    "semaphore_held": "the next COUNT (default 1) calls that touch the device fail with the semaphore error",
+    "missing_after_reset": "the device disappears from every tool after a reset/reboot",
+    "hang": "tool=NAME (or all tools) sleeps seconds=N before doing anything",
+    "vpd_missing_serial": "the VPD of the device has no [SN] field",
+    "vpd_duplicate_serial": "serial=VALUE: the device (or every device) reports this serial number",
+    "oem_psid": "psid=VALUE (default DEL0000000027): the device reports an OEM PSID",
+    "fwreset_unsupported": "mlxfwreset: the device supports only reset level 4 (reboot)",
+    "link_down": "the device's ports are down (ibstat, ibdev2netdev)",
+    "pcie_degraded": "speed=S (default 16GT/s) width=W (default 8): lspci LnkSta shows a downgraded link",
+}
+
+DEFAULT_COUNTS = {"semaphore_held": 1}
+
+
+def env_faults():
+    raw = os.environ.get("MLXSIM_FAULTS")
+    if not raw:
+        return []
+    try:
+        data = json.loads(raw)
+    except ValueError:
+        return []
+    if isinstance(data, dict):
+        data = [data]
+    return [f for f in data if isinstance(f, dict) and f.get("type")]
+
+
+def all_faults(state):
+    return list(state.get("faults", [])) + env_faults()
+
+
+def key(fault):
+    return json.dumps(fault, sort_keys=True)
+
+
+def card_matches(fault, card):
+    dev = fault.get("device")
+    if not dev:
+        return True
+    if dev == card["id"]:
+        return True
+    full = model.norm_pci(dev)
+    for f in card["functions"]:
+        if full and f["pci"] == full:
+            return True
+        if dev == f.get("rdma"):
+            return True
+    return False
+
+
+def find(state, ftype, card=None, tool=None):
+    out = []
+    for f in all_faults(state):
+        if f.get("type") != ftype:
+            continue
+        if card is not None and not card_matches(f, card):
+            continue
+        if tool is not None and f.get("tool") not in (None, "", "*", tool):
+            continue
+        out.append(f)
+    return out
+
+
+def _limit(fault):
+    c = fault.get("count", DEFAULT_COUNTS.get(fault["type"]))
+    try:
+        c = int(c) if c is not None else None
+    except (TypeError, ValueError):
+        c = None
+    if c is not None and c < 0:
+        c = None
+    return c
+
+
+def fires(state, ftype, card):
+    """True when a fault of ``ftype`` applies to ``card`` now; count-limited faults are consumed
+    (usage recorded in the state file under the lock)."""
+    candidates = find(state, ftype, card)
+    if not candidates:
+        return False
+    for f in candidates:
+        limit = _limit(f)
+        if limit is None:
+            return True
+        fired = False
+        with st.transaction() as s:
+            used = s.setdefault("fault_used", {})
+            k = key(f) + "@" + card["id"]
+            if used.get(k, 0) < limit:
+                used[k] = used.get(k, 0) + 1
+                fired = True
+        if fired:
+            return True
+    return False
+
+
+def effective_psid(state, card):
+    if card.get("psid_changed"):
+        return card["psid"]
+    for f in find(state, "oem_psid", card):
+        return f.get("psid") or "DEL0000000027"
+    return card["psid"]
+
+
+def effective_serial(state, card):
+    """None when the serial is missing from the VPD."""
+    if find(state, "vpd_missing_serial", card):
+        return None
+    for f in find(state, "vpd_duplicate_serial", card):
+        return f.get("serial") or "MT2232X00000"
+    return card["vpd"]["SN"]
+
+
+def reset_levels(state, card):
+    if find(state, "fwreset_unsupported", card):
+        return [4]
+    return list(card.get("reset_levels", [3, 4]))
+
+
+def link_up(state, card):
+    return not find(state, "link_down", card)
+
+
+def pcie_status(state, card):
+    """(speed, width) of the negotiated link (LnkSta)."""
+    for f in find(state, "pcie_degraded", card):
+        return f.get("speed") or "16GT/s", int(f.get("width") or 8)
+    return card["pcie"]["speed"], card["pcie"]["width"]
+
+
+def parse_kv(items):
+    out = {}
+    for it in items:
+        if "=" not in it:
+            raise st.SimError("mlxsim: fault option must be key=value: %s" % it)
+        k, v = it.split("=", 1)
+        if k in ("count", "width"):
+            v = int(v)
+        elif k == "seconds":
+            v = float(v)
+        out[k] = v
+    return out

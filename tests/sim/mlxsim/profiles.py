@@ -1,0 +1,178 @@
+"""Host profiles: which cards sit where.
+
+Real part numbers, PSIDs and descriptions, with the public source each was read from:
+
+- MCX75310AAS-NEAT (ConnectX-7, 1x OSFP, NDR IB / 400GbE): PSID MT_0000000838, name
+  MCX75310AAS-NEA_Ax, description "NVIDIA ConnectX-7 HHHL Adapter card; 400GbE / NDR IB (default
+  mode); Single-port OSFP; PCIe 5.0 x16; Crypto Disabled; Secure Boot Enabled;" - an mlxup query
+  in the public notes "How to connect two GPU servers using Infiniband DAC cables" (GitHub-hosted,
+  search-index file id 58145501009).
+- MCX755106AS-HEAT (ConnectX-7, 2x QSFP112, 200GbE / NDR200): PSID MT_0000000834, name
+  MCX755106AS-HEA_Ax and description - fixtures/real/mlxup_query_cx7_1.txt and
+  mixed_mlxconfig_mlxlink_flint_grep_cx7_1.txt (github.com/sigitp-git/mellanox-nic-firmware-and-vf-creation).
+- MCX623106AN-CDAT (ConnectX-6 Dx, 2x QSFP56 100GbE): PSID MT_0000000359, description
+  "ConnectX-6 Dx EN adapter card; 100GbE; Dual-port QSFP56; PCIe 4.0/3.0 x16;" - mlnx-fw-updater
+  output in a public GitHub file (search-index file id 27524429566); mstconfig header with the
+  same name in search-index file id 40929553731. FW 22.41.1000 with UEFI 14.34.12 / FlexBoot 3.7.400
+  is the real image name fw-ConnectX6Dx-rel-22_41_1000-MCX623106AN-CDA_Ax-UEFI-14.34.12-FlexBoot-3.7.400.bin.
+- MCX653105A-HDAT (ConnectX-6 VPI, 1x QSFP56 HDR): PSID MT_0000000223 - mlxfwmanager output quoted
+  on the linux-rdma mailing list (search-index file id 26898122566); description from mlxconfig
+  output in search-index file ids 48281893016 / 35549314653.
+- BlueField-3 B3220 900-9D3B6-00CV-AA0: PSID MT_0000000884, name 900-9D3B6-00CV-A_Ax, description,
+  FW 32.41.1000 and ROM versions - mlxfwmanager query in search-index file id 52866056169;
+  PSID also in search-index file id 10382546111.
+- ConnectX-7 FW 28.42.1000 (release date 8.8.2024, UEFI 14.35.15, PXE 3.7.500):
+  fixtures/real/flint_query_cx7_1.txt.
+- DGX H100 compute NIC PCI buses 18, 40, 4f, 5e, 9a, c0, ce, dc: NVIDIA DGX BasePOD deployment
+  guide (docs.nvidia.com/dgx-basepod/deployment-guide-dgx-basepod/latest/sriov.html); netdev names
+  ibp24s0 ... ibp220s0 and mlx5_0/3/4/5/6/9/10/11: DGX H100 User Guide, Table 6 "Network Modules".
+  The two dual-port storage cards (mlx5_1/2, mlx5_7/8) are placed at 29:00 and aa:00, consistent
+  with that RDMA numbering (their exact bus numbers are not in the sources above).
+"""
+
+CX7_NEAT = {
+    "family": "ConnectX7",
+    "part_number": "MCX75310AAS-NEAT",
+    "name": "MCX75310AAS-NEA_Ax",
+    "description": "NVIDIA ConnectX-7 HHHL Adapter card; 400GbE / NDR IB (default mode); Single-port OSFP; "
+                   "PCIe 5.0 x16; Crypto Disabled; Secure Boot Enabled;",
+    "product_name": "NVIDIA ConnectX-7 HHHL adapter card, 400GbE / NDR IB (default mode), Single-port OSFP, "
+                    "PCIe 5.0 x16, Crypto Disabled, Secure Boot Enabled",
+    "psid": "MT_0000000838",
+    "v0": "PCIeGen5 x16",
+    "ec": "A7",
+    "fw": "28.42.1000", "fw_date": "8.8.2024",
+    "roms": [["UEFI", "14.35.15", "AMD64,AARCH64"], ["PXE", "3.7.500", "AMD64"]],
+    "rate": 400, "ports": 1,
+    "defaults": {"LINK_TYPE": 1},
+}
+
+CX7_HEAT_DUAL = {
+    "family": "ConnectX7",
+    "part_number": "MCX755106AS-HEAT",
+    "name": "MCX755106AS-HEA_Ax",
+    "description": "NVIDIA ConnectX-7 HHHL Adapter Card; 200GbE (default mode) / NDR200 IB; Dual-port QSFP112; "
+                   "PCIe 5.0 x16 with x16 PCIe extension option; Crypto Disabled; Secure Boot Enabled",
+    "product_name": "NVIDIA ConnectX-7 HHHL Adapter Card, 200GbE (default mode) / NDR200 IB, Dual-port QSFP112, "
+                    "PCIe 5.0 x16 with x16 PCIe extension option, Crypto Disabled, Secure Boot Enabled",
+    "psid": "MT_0000000834",
+    "v0": "PCIeGen5 x16",
+    "ec": "A6",
+    "fw": "28.42.1000", "fw_date": "8.8.2024",
+    "roms": [["UEFI", "14.35.15", "AMD64,AARCH64"], ["PXE", "3.7.500", "AMD64"]],
+    "rate": 200, "ports": 2,
+    "defaults": {"LINK_TYPE": 2},
+}
+
+CX6DX = {
+    "family": "ConnectX6DX",
+    "part_number": "MCX623106AN-CDAT",
+    "name": "MCX623106AN-CDA_Ax",
+    "description": "ConnectX-6 Dx EN adapter card; 100GbE; Dual-port QSFP56; PCIe 4.0/3.0 x16;",
+    "product_name": "ConnectX-6 Dx EN adapter card, 100GbE, Dual-port QSFP56, PCIe 4.0/3.0 x16",
+    "psid": "MT_0000000359",
+    "v0": "PCIeGen4 x16",
+    "ec": "AC",
+    "fw": "22.41.1000", "fw_date": "20.3.2024",
+    "roms": [["UEFI", "14.34.12", "AMD64,AARCH64"], ["PXE", "3.7.400", "AMD64"]],
+    "rate": 100, "ports": 2,
+}
+
+CX6_HDR = {
+    "family": "ConnectX6",
+    "part_number": "MCX653105A-HDAT",
+    "name": "MCX653105A-HDA_Ax",
+    "description": "ConnectX-6 VPI adapter card; HDR IB (200Gb/s) and 200GbE; single-port QSFP56; PCIe4.0 x16; "
+                   "tall bracket; ROHS R6",
+    "product_name": "ConnectX-6 VPI adapter card, HDR IB (200Gb/s) and 200GbE, single-port QSFP56, PCIe4.0 x16, "
+                    "tall bracket, ROHS R6",
+    "psid": "MT_0000000223",
+    "v0": "PCIeGen4 x16",
+    "ec": "A9",
+    "fw": "20.41.1000", "fw_date": "20.3.2024",
+    "roms": [["UEFI", "14.34.12", "AMD64,AARCH64"], ["PXE", "3.7.400", "AMD64"]],
+    "rate": 200, "ports": 1,
+    "defaults": {"LINK_TYPE": 1},
+}
+
+BF3_B3220 = {
+    "family": "BlueField3",
+    "part_number": "900-9D3B6-00CV-AA0",
+    "name": "900-9D3B6-00CV-A_Ax",
+    "description": "NVIDIA BlueField-3 B3220 P-Series FHHL DPU; 200GbE (default mode) / NDR200 IB; Dual-port "
+                   "QSFP112; PCIe Gen5.0 x16 with x16 PCIe extension option; 16 Arm cores; 32GB on-board DDR; "
+                   "integrated BMC; Crypto Enabled",
+    "product_name": "NVIDIA BlueField-3 B3220 P-Series FHHL DPU, 200GbE (default mode) / NDR200 IB, Dual-port "
+                    "QSFP112, PCIe Gen5.0 x16 with x16 PCIe extension option, 16 Arm cores, 32GB on-board DDR, "
+                    "integrated BMC, Crypto Enabled",
+    "psid": "MT_0000000884",
+    "v0": "PCIeGen5 x16",
+    "ec": "A5",
+    "modl": "B3220",
+    "fw": "32.41.1000", "fw_date": "19.3.2024",
+    "roms": [["PXE", "3.7.400", "AMD64"], ["UEFI", "14.34.12", "AMD64,AARCH64"],
+             ["UEFI Virtio blk", "22.4.13", "AMD64,AARCH64"], ["UEFI Virtio net", "21.4.13", "AMD64,AARCH64"]],
+    "rate": 200, "ports": 2,
+    "defaults": {"LINK_TYPE": 2},
+}
+
+
+def _card(base, cid, pcis, numa, rdma, slot=None, **extra):
+    spec = dict(base)
+    spec.update(extra)
+    spec["id"] = cid
+    spec["numa"] = numa
+    if slot is not None:
+        spec["slot"] = slot
+    spec["functions"] = [{"pci": p, "rdma": r} for p, r in zip(pcis, rdma)]
+    return spec
+
+
+def _dgx_h100():
+    cards = []
+    compute = [("18", 0, 0), ("40", 0, 3), ("4f", 0, 4), ("5e", 0, 5),
+               ("9a", 1, 6), ("c0", 1, 9), ("ce", 1, 10), ("dc", 1, 11)]
+    for i, (bus, numa, mlx) in enumerate(compute):
+        cards.append(_card(CX7_NEAT, "cx7-compute%d" % i, ["0000:%s:00.0" % bus], numa, ["mlx5_%d" % mlx],
+                           slot=str(i + 1)))
+    cards.append(_card(CX7_HEAT_DUAL, "cx7-storage0", ["0000:29:00.0", "0000:29:00.1"], 0,
+                       ["mlx5_1", "mlx5_2"], slot="9"))
+    cards.append(_card(CX7_HEAT_DUAL, "cx7-storage1", ["0000:aa:00.0", "0000:aa:00.1"], 1,
+                       ["mlx5_7", "mlx5_8"], slot="10"))
+    return cards
+
+
+def _cx6dx_roce():
+    return [
+        _card(CX6DX, "cx6dx0", ["0000:3b:00.0", "0000:3b:00.1"], 0, ["mlx5_0", "mlx5_1"], slot="2"),
+        _card(CX6DX, "cx6dx1", ["0000:d8:00.0", "0000:d8:00.1"], 1, ["mlx5_2", "mlx5_3"], slot="5"),
+    ]
+
+
+def _mixed():
+    return [
+        _card(CX6_HDR, "cx6-0", ["0000:17:00.0"], 0, ["mlx5_0"], slot="1"),
+        _card(CX7_NEAT, "cx7-0", ["0000:65:00.0"], 0, ["mlx5_1"], slot="3"),
+        _card(BF3_B3220, "bf3-0", ["0000:ca:00.0", "0000:ca:00.1"], 1, ["mlx5_2", "mlx5_3"], slot="6"),
+    ]
+
+
+def _dgx_h100_noreset():
+    cards = _dgx_h100()
+    for c in cards:
+        c["reset_levels"] = [4]
+    return cards
+
+
+PROFILES = {
+    "dgx-h100": (_dgx_h100, "DGX H100: 8x ConnectX-7 MCX75310AAS-NEAT (IB) + 2x dual-port MCX755106AS-HEAT"),
+    "dgx-h100-noreset": (_dgx_h100_noreset, "dgx-h100 whose NICs only support reset level 4 (reboot)"),
+    "cx6dx-roce": (_cx6dx_roce, "2x ConnectX-6 Dx MCX623106AN-CDAT dual-port 100GbE (RoCE)"),
+    "mixed": (_mixed, "ConnectX-6 MCX653105A-HDAT + ConnectX-7 MCX75310AAS-NEAT + BlueField-3 B3220"),
+}
+
+
+def card_specs(name):
+    if name not in PROFILES:
+        raise KeyError(name)
+    return PROFILES[name][0]()

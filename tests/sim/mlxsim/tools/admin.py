@@ -1,0 +1,231 @@
+"""mlxsim - control the simulator (init, reboot, show, faults, images, call log)."""
+import argparse
+import json
+import os
+import sys
+
+from .. import faults, image, model, profiles, versions
+from .. import state as st
+
+USAGE = "mlxsim {init,reboot,show,fault,mkimage,calls,profiles} ..."
+
+
+def _parser():
+    p = argparse.ArgumentParser(prog="mlxsim", description="Control the NIC tool simulator.")
+    p.add_argument("--state", help="state file (default: $MLXSIM_STATE or %s)" % st.DEFAULT_STATE)
+    sub = p.add_subparsers(dest="cmd")
+
+    i = sub.add_parser("init", help="create the host state from a profile")
+    i.add_argument("--profile", required=True, choices=sorted(profiles.PROFILES))
+    i.add_argument("--hostname", required=True)
+    i.add_argument("--mft-version", default=versions.DEFAULT_MFT)
+    i.add_argument("--mstflint-version", default=versions.DEFAULT_MSTFLINT)
+    i.add_argument("--ofed", default="MLNX_OFED_LINUX-24.10-2.1.8.0")
+    i.add_argument("--mst-started", action="store_true", help="start with the MST modules loaded")
+    i.add_argument("--state", dest="state2")
+    i.add_argument("--force", action="store_true", help="overwrite an existing state")
+
+    r = sub.add_parser("reboot", help="simulated power cycle")
+    r.add_argument("--state", dest="state2")
+
+    s = sub.add_parser("show", help="print the state (JSON)")
+    s.add_argument("--state", dest="state2")
+    s.add_argument("--pending", action="store_true", help="only what waits for a reset, per card")
+
+    f = sub.add_parser("fault", help="inject or clear faults")
+    f.add_argument("--state", dest="state2")
+    fs = f.add_subparsers(dest="fcmd")
+    fa = fs.add_parser("add")
+    fa.add_argument("type", choices=sorted(faults.TYPES))
+    fa.add_argument("--device")
+    fa.add_argument("opts", nargs="*", help="key=value (count=N, seconds=S, tool=T, serial=S, psid=P)")
+    fc = fs.add_parser("clear")
+    fc.add_argument("type", nargs="?")
+    fs.add_parser("list")
+
+    m = sub.add_parser("mkimage", help="write a firmware image in the simulator's format")
+    m.add_argument("--psid", required=True)
+    m.add_argument("--version", required=True, dest="fw_version")
+    m.add_argument("--device-id", required=True, type=int)
+    m.add_argument("--part-number", action="append", default=[])
+    m.add_argument("--pxe")
+    m.add_argument("--uefi")
+    m.add_argument("--rom", action="append", default=[], help="TYPE=VERSION, e.g. 'UEFI Virtio net=21.4.13'")
+    m.add_argument("--release-date", default="")
+    m.add_argument("--description", default="")
+    m.add_argument("-o", "--output", required=True)
+
+    c = sub.add_parser("calls", help="print the invocation log")
+    c.add_argument("--tool")
+    c.add_argument("--summary", action="store_true")
+    c.add_argument("--clear", action="store_true")
+
+    sub.add_parser("profiles", help="list the profiles")
+    return p
+
+
+def build_state(profile, hostname, mft_version=versions.DEFAULT_MFT, mstflint_version=versions.DEFAULT_MSTFLINT,
+                ofed="MLNX_OFED_LINUX-24.10-2.1.8.0", mst_started=False):
+    """The initial state dict of a host (what `mlxsim init` writes)."""
+    specs = profiles.card_specs(profile)
+    return {
+        "version": st.STATE_VERSION,
+        "hostname": hostname,
+        "profile": profile,
+        "mft_version": mft_version,
+        "mstflint_version": mstflint_version,
+        "ofed": ofed,
+        "mst_started": bool(mst_started),
+        "boot_count": 0,
+        "faults": [],
+        "fault_used": {},
+        "cards": [model.build_card(spec, hostname, i) for i, spec in enumerate(specs)],
+    }
+
+
+def cmd_init(a):
+    if st.exists() and not a.force:
+        sys.stderr.write("mlxsim: state %s exists (use --force)\n" % st.state_path())
+        return 1
+    data = build_state(a.profile, a.hostname, a.mft_version, a.mstflint_version, a.ofed, a.mst_started)
+    cards = data["cards"]
+    st.save(data)
+    print("mlxsim: %s initialised from profile %s (%d cards, %d PCI functions) at %s" % (
+        a.hostname, a.profile, len(cards), sum(len(c["functions"]) for c in cards), st.state_path()))
+    return 0
+
+
+def reboot_state(s):
+    """Power cycle: next-boot -> current, burned -> running; devices with a missing_after_reset
+    fault vanish; the MST modules are unloaded."""
+    for card in s["cards"]:
+        model.activate_card(card)
+        if faults.find(s, "missing_after_reset", card):
+            card["missing"] = True
+    s["mst_started"] = False
+    s["boot_count"] = s.get("boot_count", 0) + 1
+
+
+def cmd_reboot(a):
+    with st.transaction() as s:
+        reboot_state(s)
+    print("mlxsim: %s power cycled" % st.load().get("hostname"))
+    return 0
+
+
+def cmd_show(a):
+    s = st.load()
+    if a.pending:
+        out = {c["id"]: model.pending(c) for c in s["cards"]}
+        print(json.dumps(out, indent=1, sort_keys=True))
+    else:
+        print(json.dumps(s, indent=1, sort_keys=True))
+    return 0
+
+
+def cmd_fault(a):
+    if a.fcmd == "add":
+        fault = {"type": a.type}
+        if a.device:
+            fault["device"] = a.device
+        fault.update(faults.parse_kv(a.opts))
+        with st.transaction() as s:
+            s.setdefault("faults", []).append(fault)
+        print("mlxsim: fault added: %s" % json.dumps(fault, sort_keys=True))
+        return 0
+    if a.fcmd == "clear":
+        with st.transaction() as s:
+            if a.type:
+                s["faults"] = [f for f in s.get("faults", []) if f.get("type") != a.type]
+            else:
+                s["faults"] = []
+            s["fault_used"] = {}
+            if not a.type or a.type == "missing_after_reset":
+                for c in s["cards"]:
+                    c["missing"] = False
+        print("mlxsim: faults cleared")
+        return 0
+    s = st.load()
+    for f in faults.all_faults(s):
+        print(json.dumps(f, sort_keys=True))
+    return 0
+
+
+def cmd_mkimage(a):
+    roms = {}
+    if a.pxe:
+        roms["PXE"] = a.pxe
+    if a.uefi:
+        roms["UEFI"] = a.uefi
+    for r in a.rom:
+        k, _s, v = r.partition("=")
+        roms[k] = v
+    meta = {"psid": a.psid, "fw_version": a.fw_version, "device_id": a.device_id,
+            "part_numbers": a.part_number, "roms": roms, "release_date": a.release_date,
+            "description": a.description, "image_type": "FS4", "security": "secure-fw"}
+    image.write(a.output, meta)
+    print("mlxsim: image %s written (PSID %s, FW %s)" % (a.output, a.psid, a.fw_version))
+    return 0
+
+
+def cmd_calls(a):
+    path = st.log_path()
+    if a.clear:
+        open(path, "w").close()
+        return 0
+    entries = []
+    if os.path.exists(path):
+        with open(path) as fh:
+            for line in fh:
+                line = line.strip()
+                if not line:
+                    continue
+                try:
+                    e = json.loads(line)
+                except ValueError:
+                    continue
+                if a.tool and e.get("tool") != a.tool:
+                    continue
+                entries.append(e)
+    if a.summary:
+        counts = {}
+        for e in entries:
+            counts[e["tool"]] = counts.get(e["tool"], 0) + 1
+        for k in sorted(counts):
+            print("%-14s %d" % (k, counts[k]))
+        return 0
+    for e in entries:
+        print(json.dumps(e, sort_keys=True))
+    return 0
+
+
+def run(tool, args):
+    p = _parser()
+    a, extra = p.parse_known_args(args)
+    if a.cmd == "fault" and a.fcmd == "add" and all("=" in x for x in extra):
+        a.opts = list(a.opts) + extra
+    elif extra:
+        p.error("unrecognized arguments: %s" % " ".join(extra))
+    path = getattr(a, "state2", None) or a.state
+    if path:
+        os.environ["MLXSIM_STATE"] = path
+    if a.cmd == "init":
+        return cmd_init(a)
+    if a.cmd == "reboot":
+        return cmd_reboot(a)
+    if a.cmd == "show":
+        return cmd_show(a)
+    if a.cmd == "fault":
+        if not a.fcmd:
+            a.fcmd = "list"
+        return cmd_fault(a)
+    if a.cmd == "mkimage":
+        return cmd_mkimage(a)
+    if a.cmd == "calls":
+        return cmd_calls(a)
+    if a.cmd == "profiles":
+        for k in sorted(profiles.PROFILES):
+            print("%-18s %s" % (k, profiles.PROFILES[k][1]))
+        return 0
+    p.print_help()
+    return 1

@@ -1,0 +1,148 @@
+"""ibdev2netdev, ibstat and ofed_info.
+
+ibdev2netdev: "mlx5_0 port 1 ==> ibp24s0 (Up)" per port, RDMA devices in the lexical order of
+/sys/class/infiniband (mlx5_10 before mlx5_2); -v as the mlnx-tools script prints it.
+ibstat: TAB-indented as in fixtures/real/ibstat_h100_cx7_cx6dx_1.txt.
+ofed_info -s: "MLNX_OFED_LINUX-<ver>:" with the trailing colon (fixtures/real/ofed_info_s_1.txt).
+"""
+import sys
+
+from .. import faults, families, model
+from .. import state as st
+from ..common import out, outln
+
+
+def _rdma_list(host):
+    items = []
+    for card in host.cards():
+        for i, f in enumerate(card["functions"]):
+            if f.get("rdma"):
+                items.append((f["rdma"], card, i))
+    return sorted(items, key=lambda x: x[0])
+
+
+def _port(card, fidx, state=None):
+    port = dict(card["ports"][min(card["functions"][fidx].get("port", 1), model.num_ports(card)) - 1])
+    if state is not None and not faults.link_up(state, card):
+        port["link_state"] = "Down"
+    return port
+
+
+def ibdev2netdev(host, args):
+    if args and args[0] in ("-h", "--help"):
+        outln("ibdev2netdev <options>")
+        outln("-h, --help                print help message")
+        outln("-v, --verbose             print more info")
+        return 0
+    if len(args) > 1 or (args and args[0] != "-v"):
+        outln("ibdev2netdev <options>")
+        outln("-h, --help                print help message")
+        outln("-v, --verbose             print more info")
+        return 255
+    verbose = bool(args)
+    for name, card, fidx in _rdma_list(host):
+        port = _port(card, fidx, host.state)
+        up = port["link_state"] == "Active"
+        link = "Up" if up else "Down"
+        nd = model.netdev(card, fidx)
+        if verbose:
+            fam = families.FAMILIES[card["family"]]
+            ibstate = "%-6s" % ("ACTIVE" if up else "DOWN")
+            outln("%s %s (%s - %-11s) %-15s fw %s port 1 (%s) ==> %s (%s)" % (
+                card["functions"][fidx]["pci"], name, fam["ca_type"], card["vpd"]["PN"],
+                card["vpd"]["product_name"], card["fw"]["running"], ibstate, nd, link))
+        else:
+            outln("%s port 1 ==> %s (%s)" % (name, nd, link))
+    return 0
+
+
+def _port_guid_eth(mac):
+    b = bytearray.fromhex(mac)
+    b[0] ^= 0x02
+    return "%02x%02x%02xfffe%02x%02x%02x" % tuple(b)
+
+
+def _ca_block(name, card, fidx, state, port_only=False):
+    fam = families.FAMILIES[card["family"]]
+    port = _port(card, fidx, state)
+    pidx = card["functions"][fidx].get("port", 1) - 1
+    ll = model.link_layer(card, min(pidx, model.num_ports(card) - 1))
+    node_guid = model.guid_of(card, fidx)
+    up = port["link_state"] == "Active"
+    lines = []
+    if not port_only:
+        lines += ["CA '%s'" % name,
+                  "\tCA type: %s" % fam["ca_type"],
+                  "\tNumber of ports: 1",
+                  "\tFirmware version: %s" % card["fw"]["running"],
+                  "\tHardware version: %d" % fam["rev"],
+                  "\tNode GUID: 0x%s" % node_guid,
+                  "\tSystem image GUID: 0x%s" % model.guid_of(card, 0),
+                  "\tPort 1:"]
+        ind = "\t\t"
+    else:
+        lines += ["CA: '%s'" % name, "Port 1:"]
+        ind = ""
+    ib = ll == "InfiniBand"
+    lines += [ind + "State: %s" % ("Active" if up else "Down"),
+              ind + "Physical state: %s" % ("LinkUp" if up else "Disabled"),
+              ind + "Rate: %d" % (port["rate"] if up else (10 if ib else 40)),
+              ind + "Base lid: %d" % (port["lid"] if ib else 0),
+              ind + "LMC: 0",
+              ind + "SM lid: %d" % (1 if ib else 0),
+              ind + "Capability mask: %s" % ("0xa651e848" if ib else "0x00010000"),
+              ind + "Port GUID: 0x%s" % (node_guid if ib else _port_guid_eth(model.mac_of(card, fidx))),
+              ind + "Link layer: %s" % ll]
+    return lines
+
+
+def ibstat(host, args):
+    items = _rdma_list(host)
+    if args and args[0] in ("-l", "--list_of_cas"):
+        for name, _c, _f in items:
+            outln(name)
+        return 0
+    if args and args[0] in ("-h", "--help"):
+        outln("Usage: ibstat [options] <ca_name> [portnum]")
+        return 0
+    args = [a for a in args if not a.startswith("-")]
+    if args:
+        sel = [it for it in items if it[0] == args[0]]
+        if not sel:
+            sys.stdout.flush()
+            sys.stderr.write("ibpanic: [%d] main: '%s' IB device can't be found: No such file or directory\n"
+                             % (__import__("os").getpid(), args[0]))
+            return 255
+        items = sel
+    for name, card, fidx in items:
+        outln("\n".join(_ca_block(name, card, fidx, host.state, port_only=len(args) > 1)))
+    return 0
+
+
+def ofed_info(state, args):
+    ofed = state.get("ofed") or "MLNX_OFED_LINUX-24.10-2.1.8.0"
+    ver = ofed.split("-", 1)[1] if ofed.startswith("MLNX_OFED_LINUX-") else ofed
+    if args and args[0] == "-s":
+        outln(ofed + ":")
+        return 0
+    if args and args[0] == "-n":
+        outln(ver)
+        return 0
+    if args and args[0] in ("-h", "--help"):
+        outln("Usage: ofed_info [-s|-n|-l|-h]")
+        return 0
+    short = ver.rsplit(".", 1)[0] if ofed.startswith("MLNX_OFED_LINUX-") else ver
+    outln("%s (OFED-%s):" % (ofed, short))
+    outln("")
+    out("mlnx-tools:\nmlnx_ofed/mlnx-tools.git mlnx_ofed_%s\ncommit 8fbfd9cf\n\n" % short.replace(".", "_"))
+    return 0
+
+
+def run(tool, args):
+    state = st.load()
+    host = model.Host(state)
+    if tool == "ibdev2netdev":
+        return ibdev2netdev(host, args)
+    if tool == "ibstat":
+        return ibstat(host, args)
+    return ofed_info(state, args)

@@ -1,0 +1,90 @@
+"""In-process checks of the simulator's building blocks (no subprocess)."""
+import json
+import os
+
+import pytest
+
+from _paths import SIM_BIN
+from mlxsim import families, model, paramdb, profiles, versions
+from mlxsim.common import jsoncpp_dumps
+
+TOOLS = ["mst", "mlxconfig", "mstconfig", "mlxfwmanager", "mstfwmanager", "flint", "mstflint", "mlxfwreset",
+         "mstfwreset", "lspci", "ibdev2netdev", "ibstat", "ofed_info", "mlxsim"]
+
+
+def test_bin_layout():
+    disp = SIM_BIN / "mlxsim-tool"
+    assert disp.read_text().startswith("#!/usr/bin/env python3\n")
+    assert os.access(disp, os.X_OK)
+    for t in TOOLS:
+        p = SIM_BIN / t
+        assert p.is_symlink() and os.readlink(p) == "mlxsim-tool", t
+
+
+@pytest.mark.parametrize("text,mft,key", [
+    ("4.21.0", False, "4.21"), ("4.22.0", False, "4.22"), ("4.24.0", False, "4.22"), ("4.25.0", False, "4.25"),
+    ("4.26.0", False, "4.26"), ("4.30.0", True, "4.26"), ("4.30.1-1210", True, "4.31"), ("4.30.1", False, "4.26"),
+    ("4.33.0", True, "4.31"), ("4.35.0", True, "4.31"), ("4.36.0", True, "4.36")])
+def test_layout_selection(text, mft, key):
+    assert versions.ConfigLayout(versions.effective(text, mft)).key == key
+
+
+def test_layout_headers_follow_format_facts():
+    L = versions.ConfigLayout
+    c = "Configurations:"
+    assert L((4, 21, 0)).header(True, True, False) == "%-16s%36s%16s%18s" % (c, "Default", "Current", "Next Boot")
+    assert L((4, 21, 0)).header(False, False, True) == "%-16s%38s" % ("Configurations:", "Next Boot") + "       New"
+    assert L((4, 26, 0)).header(True, True, False) == "%-20s%39s%21s%23s" % (c, "Default", "Current", "Next Boot")
+    assert L((4, 31, 0)).header(False, False, False) == "%-20s%46s" % ("Configurations:", "Next Boot")
+    row = L((4, 21, 0)).row("X", ["0123456789abcdef", "next"])
+    assert row == "         X" + " " * 35 + "0123456789abcdefnext            "   # 16 chars: no extra space
+
+
+def test_value_rules():
+    link = paramdb.param("LINK_TYPE")
+    assert paramdb.parse_value(link, "eth") == 2 and paramdb.parse_value(link, "1") == 1
+    assert paramdb.format_value(link, 2) == "ETH(2)" and paramdb.format_value(link, 3) == "3"
+    with pytest.raises(paramdb.ValueError_, match="^Unknown value 3$"):
+        paramdb.parse_value(link, "3")
+    vfs = paramdb.param("NUM_OF_VFS")
+    assert paramdb.parse_value(vfs, "0x10") == 16
+    with pytest.raises(paramdb.ValueError_, match="as its size is 16 bits"):
+        paramdb.parse_value(vfs, "65536")
+    assert paramdb.split_name("LINK_TYPE_P2", 1) == ("LINK_TYPE_P2", 0, -1)
+    assert paramdb.split_name("LINK_TYPE_P2", 2) == ("LINK_TYPE", 2, -1)
+    assert paramdb.split_name("MODULE_SPLIT_M0", 1) == ("MODULE_SPLIT", 0, 0)
+
+
+def test_family_layouts_only_use_real_parameters():
+    for fam, spec in families.FAMILIES.items():
+        for e in spec["layout"]:
+            for n in (e[1] if isinstance(e, tuple) else [e]):
+                base = n[:-3] if n.endswith("_M0") else n
+                p = paramdb.param(base)
+                assert p is not None, (fam, n)
+                assert (p["cls"] == "port") == isinstance(e, tuple), (fam, n)
+        for ro in spec["read_only"]:
+            assert paramdb.param(ro)
+
+
+def test_profiles_have_real_identities():
+    seen = {}
+    for name in profiles.PROFILES:
+        for spec in profiles.card_specs(name):
+            seen[spec["part_number"]] = (spec["psid"], spec["family"])
+            card = model.build_card(spec, "h", 0)
+            assert len(card["nv"]) + len(card["functions"][0]["nv"]) >= 60
+            assert card["nv"]["SRIOV_EN"]["default"] in (0, 1)
+            assert card["vpd"]["SN"].startswith("MT") and len(card["vpd"]["SN"]) == 12
+    assert seen["MCX75310AAS-NEAT"] == ("MT_0000000838", "ConnectX7")
+    assert seen["MCX755106AS-HEAT"] == ("MT_0000000834", "ConnectX7")
+    assert seen["MCX623106AN-CDAT"] == ("MT_0000000359", "ConnectX6DX")
+    assert seen["MCX653105A-HDAT"] == ("MT_0000000223", "ConnectX6")
+    assert seen["900-9D3B6-00CV-AA0"] == ("MT_0000000884", "BlueField3")
+    assert families.FAMILIES["BlueField3"]["dev_id"] == 41692
+
+
+def test_jsoncpp_style():
+    text = jsoncpp_dumps({"b": {"y": 1, "x": "s"}, "a": True})
+    assert text == '{\n\t"a" : true,\n\t"b" : \n\t{\n\t\t"x" : "s",\n\t\t"y" : 1\n\t}\n}'
+    assert json.loads(text) == {"a": True, "b": {"x": "s", "y": 1}}
