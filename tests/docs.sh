@@ -5,6 +5,7 @@ repo="$(cd "$(dirname "$0")/.." && pwd)"
 export ANSIBLE_COLLECTIONS_PATH="$repo/.collections"
 doc="$repo/.venv/bin/ansible-doc"
 fail=0
+mkdir -p "$repo/tests/output"
 for kind in module filter; do
   names=$("$doc" -t "$kind" -l gpufabric.mlnx --json | "$repo/.venv/bin/python" -c 'import json,sys; print("\n".join(sorted(json.load(sys.stdin))))')
   [ -n "$names" ] || { echo "no $kind plugins found"; exit 1; }
