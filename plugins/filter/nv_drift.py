@@ -56,7 +56,7 @@ _value:
 from ansible.errors import AnsibleFilterError
 
 from ansible_collections.gpufabric.mlnx.plugins.module_utils._errors import MlnxError
-from ansible_collections.gpufabric.mlnx.plugins.module_utils._profiles import report
+from ansible_collections.gpufabric.mlnx.plugins.module_utils._profiles import assign, report
 
 
 def nv_drift(devices, profiles, assignments):
@@ -66,6 +66,13 @@ def nv_drift(devices, profiles, assignments):
         raise AnsibleFilterError(str(err))
 
 
+def nv_assign(devices, profiles, assignments):
+    try:
+        return assign(devices, profiles, assignments)
+    except MlnxError as err:
+        raise AnsibleFilterError(str(err))
+
+
 class FilterModule:
     def filters(self):
-        return {"nv_drift": nv_drift}
+        return {"nv_drift": nv_drift, "nv_assign": nv_assign}

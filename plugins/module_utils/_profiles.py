@@ -67,3 +67,18 @@ def report(devices, profiles, assignments):
             "state": "no profile" if not name else ("ok" if states in ([], ["ok"]) else ",".join(s for s in states if s != "ok")),
         })
     return out
+
+
+def assign(devices, profiles, assignments):
+    """``{profile: [PCI address, ...]}`` for the devices that have a profile (function 0 of a
+    card only: both functions share the card's global and port parameters)."""
+    check_assignments(profiles, assignments)
+    out = {}
+    for dev in devices:
+        address = pci_full(dev.get("address") or "")
+        if not address.endswith(".0"):
+            continue
+        name = profile_for(dev, assignments)
+        if name:
+            out.setdefault(name, []).append(address)
+    return out

@@ -6,7 +6,7 @@ import pytest
 
 from ansible_collections.gpufabric.mlnx.plugins.module_utils._errors import MlnxError
 from ansible_collections.gpufabric.mlnx.plugins.module_utils._mlxconfig import drift
-from ansible_collections.gpufabric.mlnx.plugins.module_utils._profiles import check_assignments, profile_for, report
+from ansible_collections.gpufabric.mlnx.plugins.module_utils._profiles import assign, check_assignments, profile_for, report
 from ansible_collections.gpufabric.mlnx.plugins.module_utils._report import csv_table, inventory_rows, markdown_table
 
 PROFILES = {"roce": {"LINK_TYPE_P1": "ETH", "SRIOV_EN": False, "NUM_OF_VFS": 0},
@@ -68,3 +68,11 @@ def test_rows_markdown_csv():
     parsed = list(csv.DictReader(io.StringIO(csv_table(rows))))
     assert parsed[0]["psid"] == "MT_0000000838" and parsed[1]["pci"] == "0000:aa:00.0"
     assert markdown_table([{"host": "a|b"}]).splitlines()[2].startswith("| a\\|b |")
+
+
+def test_assign_groups_function_zero_by_profile():
+    cx7_fn1 = dict(CX7, address="0000:18:00.1")
+    assert assign([CX7, cx7_fn1, BF3, OTHER], PROFILES, ASSIGN) == {
+        "roce": ["0000:18:00.0"], "dpu": ["0000:03:00.0"]}
+    with pytest.raises(MlnxError, match="not one of"):
+        assign([CX7], PROFILES, [{"profile": "gone", "pci": ["18:00.0"]}])
