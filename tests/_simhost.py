@@ -12,8 +12,16 @@ def sim_ready():
     return (SIM_BIN / "mlxsim").exists()
 
 
+def device_id(family):
+    """The PCI device id (e.g. 4129 for ConnectX7) of a family named as ``mlxsim show`` names it."""
+    from mlxsim import families  # tests/sim, put on sys.path by tests/unit/conftest.py
+    return families.FAMILIES[family]["dev_id"]
+
+
 class SimHost:
-    def __init__(self, tmp_path, profile="dgx-h100", hostname="gpu-node-01", time_scale="0", mft_version=None):
+    def __init__(self, tmp_path, profile="dgx-h100", hostname="gpu-node-01", time_scale="0", mft_version=None,
+                 init_args=()):
+        """``init_args``: more words for ``mlxsim init`` (e.g. ``--mst-started``)."""
         self.tmp = tmp_path
         self.log = tmp_path / "calls.jsonl"
         self.env = {"PATH": str(SIM_BIN) + os.pathsep + os.environ.get("PATH", ""),
@@ -22,7 +30,7 @@ class SimHost:
         args = ["init", "--profile", profile, "--hostname", hostname]
         if mft_version:
             args += ["--mft-version", mft_version]
-        self.mlxsim(*args)
+        self.mlxsim(*args, *init_args)
 
     def apply_env(self, monkeypatch=None):
         """Put the simulator's environment in place (for in-process Runner calls)."""
@@ -50,12 +58,33 @@ class SimHost:
         return {"psid": psid, "version": version, "path": str(path),
                 "sha256": hashlib.sha256(path.read_bytes()).hexdigest()}
 
+    def newer_images(self, **extra_by_psid):
+        """One image per PSID on this host, ``<major>.43.1014`` (newer than every profile's firmware);
+        ``extra_by_psid``: more keys for that PSID's entry (e.g. ``from_psids``)."""
+        specs, seen = [], set()
+        for card in self.cards():
+            if card["psid"] not in seen:
+                seen.add(card["psid"])
+                version = "%s.43.1014" % card["fw"]["burned"].split(".")[0]
+                spec = self.mkimage(card["psid"], version, device_id(card["family"]))
+                spec.update(extra_by_psid.get(card["psid"], {}))
+                specs.append(spec)
+        return specs
+
     def calls(self, tool=None):
         """The logged invocations (dicts with tool, argv, start, end, rc)."""
         if not self.log.exists():
             return []
         entries = [json.loads(line) for line in self.log.read_text().splitlines() if line.strip()]
         return [e for e in entries if tool is None or e["tool"] == tool]
+
+    def argvs(self, tool=None):
+        """The argv lists of the logged invocations (of ``tool`` only, when given)."""
+        return [e["argv"] for e in self.calls(tool)]
+
+    def burns(self, tool):
+        """The logged ``<tool> ... burn`` argv lists, sorted."""
+        return sorted(argv for argv in self.argvs(tool) if argv[-1] == "burn")
 
     def clear_calls(self):
         self.log.write_text("")

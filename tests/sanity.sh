@@ -21,5 +21,8 @@ ver=$("$bin/python" -c 'import re, inspect; from ansible_test._internal import p
 mkdir -p ~/.ansible/test/cache
 cp "$repo/tests/get_pip_standin.py" ~/.ansible/test/cache/"get_pip_${ver//./_}.py"
 # --requirements installs what each sanity test needs into this venv (from PyPI).
-ansible-test sanity --python 3.11 --requirements --color no ${SANITY_ARGS:-}
-ansible-test units --python 3.11 --requirements --color no ${UNITS_ARGS:-}
+# SANITY_ARGS / UNITS_ARGS: extra words for each run, e.g. SANITY_ARGS="--test pep8".
+read -r -a sanity_args <<< "${SANITY_ARGS:-}"
+read -r -a units_args <<< "${UNITS_ARGS:-}"
+ansible-test sanity --python 3.11 --requirements --color no "${sanity_args[@]}"
+ansible-test units --python 3.11 --requirements --color no "${units_args[@]}"

@@ -265,8 +265,8 @@ def image_problems(image, digest, info):
             problems.append("the file's PSID is %s, the task says %s" % (psid or "unreadable", image["psid"]))
         version = (info.get("fw_version") or "").strip()
         if not VERSION_RE.match(version) or version_key(version) != version_key(image["version"]):
-            problems.append("the file's FW Version is %s, the task says %s" % (version or "unreadable",
-                                                                                image["version"]))
+            found = version or "unreadable"
+            problems.append("the file's FW Version is %s, the task says %s" % (found, image["version"]))
     return problems
 
 

@@ -176,7 +176,7 @@ def _guid_int(guid):
 def _port_state(state):
     if not state:
         return None
-    word = str(state).split(":")[-1].strip()
+    word = str(state).rsplit(":", maxsplit=1)[-1].strip()
     return PORT_STATES.get(word.upper(), word)
 
 

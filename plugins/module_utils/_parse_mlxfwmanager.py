@@ -6,7 +6,7 @@
 from __future__ import annotations
 
 import re
-import xml.etree.ElementTree as ElementTree
+from xml.etree import ElementTree
 
 from ansible_collections.gpufabric.mlnx.plugins.module_utils._parse_common import (
     ParseError,
@@ -144,17 +144,17 @@ class _Reader:
                 self.block = None
             return True
         row = version_row(text) if self.versions else None
-        if row is None:
-            if not text[:1].isspace():  # the block's lines are indented; a summary line is not
-                self.block = None
-                return False
-            raise ParseError(self.tool, "not a line of a device block", line.text, line.no)
-        name, current, available = row
-        if name == RUNNING_ROW:
-            dev["fw_running"] = current
-        else:
-            dev["versions"][name] = {"current": current, "available": available}
-        return True
+        if row is not None:
+            name, current, available = row
+            if name == RUNNING_ROW:
+                dev["fw_running"] = current
+            else:
+                dev["versions"][name] = {"current": current, "available": available}
+            return True
+        if not text[:1].isspace():  # the block's lines are indented; a summary line is not
+            self.block = None
+            return False
+        raise ParseError(self.tool, "not a line of a device block", line.text, line.no)
 
     def on_update_line(self, text):
         update = self.updating["update"]

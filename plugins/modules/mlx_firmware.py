@@ -27,7 +27,7 @@ description:
   - A device whose PSID no image covers is reported as RV(devices[].action=skipped) with a reason, unless
     O(require_image=true).
 author:
-  - gpufabric.mlnx contributors
+  - gpufabric.mlnx contributors (@gpufabric)
 extends_documentation_fragment:
   - gpufabric.mlnx._attributes
   - gpufabric.mlnx._attributes.TOOLS

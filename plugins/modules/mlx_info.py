@@ -32,7 +32,7 @@ description:
     for that unless O(fail_on_error=true).
   - This is an info module; it returns no C(ansible_facts). Use C(register) to keep the result (see EXAMPLES).
 author:
-  - gpufabric.mlnx contributors
+  - gpufabric.mlnx contributors (@gpufabric)
 extends_documentation_fragment:
   - gpufabric.mlnx._attributes
   - gpufabric.mlnx._attributes.INFO_MODULE

@@ -21,7 +21,7 @@ description:
   - Devices of one host are read and written in parallel. Bad input (an unknown parameter, a value the parameter
     cannot take, a device that is not there) fails the task before any device is written.
 author:
-  - gpufabric.mlnx contributors
+  - gpufabric.mlnx contributors (@gpufabric)
 extends_documentation_fragment:
   - gpufabric.mlnx._attributes
   - gpufabric.mlnx._attributes.TOOLS

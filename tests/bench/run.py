@@ -19,7 +19,7 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 sys.path[:0] = [str(HERE.parent), str(HERE.parent / "unit")]
-import conftest  # noqa: E402,F401  (makes ansible_collections.gpufabric.mlnx importable)
+from conftest import REPO  # noqa: E402  (importing it makes ansible_collections.gpufabric.mlnx importable)
 from _simhost import SimHost  # noqa: E402
 
 from ansible_collections.gpufabric.mlnx.plugins.module_utils import _devices, _firmware, _info  # noqa: E402
@@ -106,7 +106,7 @@ def main():
             out[name] = func(work, scale)
     text = json.dumps(out, indent=2)
     print(text)
-    dest = HERE.parent / "output" / "bench.json"
+    dest = REPO / "tests" / "output" / "bench.json"
     dest.parent.mkdir(parents=True, exist_ok=True)
     dest.write_text(text + "\n")
 

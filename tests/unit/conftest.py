@@ -9,7 +9,9 @@ from pathlib import Path
 
 TESTS = Path(__file__).resolve().parent.parent
 REPO = TESTS.parent
-for extra in (TESTS, TESTS / "sim"):
+# tests/unit/sim too (sim_helpers): ansible-test imports test directories as packages, so pytest
+# does not put a conftest's own directory on sys.path there as it does for a plain ``pytest``.
+for extra in (TESTS, TESTS / "sim", TESTS / "unit" / "sim"):
     if str(extra) not in sys.path:
         sys.path.insert(0, str(extra))
 

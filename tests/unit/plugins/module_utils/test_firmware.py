@@ -452,7 +452,7 @@ def test_image_content_mismatch_refuses_everything(image_file, file_psid, file_v
 
 def test_one_bad_image_stops_the_good_one(image_file):
     good, good_sha = image_file("cx7.bin", b"cx7")
-    bad, _ = image_file("cx6lx.bin", b"cx6lx")
+    bad, _bad_sha = image_file("cx6lx.bin", b"cx6lx")
     fake = FakeFlint({A: dev(), B: dev(CX6LX_PSID, CX6LX_FW)},
                      {good: (CX7_PSID, "28.43.1014"), bad: (CX6LX_PSID, "26.43.1014")})
     images = fw.normalize_images([entry(good, good_sha),
@@ -588,83 +588,8 @@ def test_hung_burn_is_stopped_and_reported(image_file):
 
 # ---------------------------------------------------------------- end to end, against the simulator
 
-class SimHost:
-    """One simulated host (tests/sim): state file, call log, images made with ``mlxsim mkimage``."""
-
-    def __init__(self, tmp_path, profile="dgx-h100"):
-        import os
-        import subprocess
-        from _paths import SIM_BIN
-        self.tmp = tmp_path
-        self.bin = SIM_BIN
-        self.log = tmp_path / "calls.log"
-        self.env = {"PATH": str(SIM_BIN) + os.pathsep + os.environ.get("PATH", ""),
-                    "MLXSIM_STATE": str(tmp_path / "state.json"), "MLXSIM_TIME_SCALE": "0",
-                    "MLXSIM_LOG": str(self.log)}
-        self._subprocess = subprocess
-        self.mlxsim("init", "--profile", profile, "--hostname", "gpu-node-01")
-
-    def mlxsim(self, *args):
-        import os
-        env = dict(os.environ, **self.env)
-        return self._subprocess.run([str(self.bin / "mlxsim")] + list(args), env=env, check=True,
-                                    capture_output=True, text=True).stdout
-
-    def cards(self):
-        import json
-        return json.loads(self.mlxsim("show"))["cards"]
-
-    def mkimage(self, psid, version, family):
-        from mlxsim import families
-        path = self.tmp / ("fw-%s-%s.bin" % (psid, version))
-        self.mlxsim("mkimage", "--psid", psid, "--version", version, "--device-id",
-                    str(families.FAMILIES[family]["dev_id"]), "-o", str(path))
-        return entry(str(path), hashlib.sha256(path.read_bytes()).hexdigest(), psid=psid, version=version)
-
-    def calls(self, tool=None):
-        import json
-        if not self.log.exists():
-            return []
-        entries = [json.loads(line) for line in self.log.read_text().splitlines() if line.strip()]
-        return [e["argv"] for e in entries if tool is None or e["tool"] == tool]
-
-    def clear_calls(self):
-        self.log.write_text("")
-
-
-def _sim_ready():
-    from _paths import SIM_BIN
-    return (SIM_BIN / "mlxsim").exists() and (SIM_BIN / "flint").exists()
-
-
-@pytest.fixture
-def make_sim(tmp_path, monkeypatch):
-    """make_sim(profile) -> SimHost with the environment (PATH first) set for the Runner."""
-    if not _sim_ready():
-        pytest.skip("the simulator (tests/sim/bin) is not present")
-
-    def make(profile="dgx-h100"):
-        host = SimHost(tmp_path, profile)
-        for key, value in host.env.items():
-            monkeypatch.setenv(key, value)
-        return host
-    return make
-
-
-def _target(version):
-    """The version the simulated images carry: same major, 43.1014 (newer than every profile's)."""
-    return "%s.43.1014" % version.split(".")[0]
-
-
 def _sim_images(host, **extra_by_psid):
-    specs, seen = [], set()
-    for card in host.cards():
-        if card["psid"] not in seen:
-            seen.add(card["psid"])
-            spec = host.mkimage(card["psid"], _target(card["fw"]["burned"]), card["family"])
-            spec.update(extra_by_psid.get(card["psid"], {}))
-            specs.append(spec)
-    return fw.normalize_images(specs)
+    return fw.normalize_images(host.newer_images(**extra_by_psid))
 
 
 def _sim_converge(family, images, **kwargs):
@@ -677,12 +602,8 @@ def _sim_converge(family, images, **kwargs):
     return runner, results
 
 
-def _burns(host, tool):
-    return sorted(argv for argv in host.calls(tool) if argv[-1] == "burn")
-
-
-def test_sim_dgx_h100_burn_idempotent_reboot(make_sim):
-    host = make_sim("dgx-h100")
+def test_sim_dgx_h100_burn_idempotent_reboot(sim_host):
+    host = sim_host("dgx-h100")
     cards = host.cards()
     images = _sim_images(host)
     assert len(images) == 2                                  # MT_0000000838 (8 compute) + MT_0000000834 (storage)
@@ -692,8 +613,8 @@ def test_sim_dgx_h100_burn_idempotent_reboot(make_sim):
     assert all(err is None for _d, _r, err in results)
     assert len(results) == len(cards) >= 8
     assert all(res["action"] == "burn" and res["changed"] for _d, res, _e in results)
-    assert not _burns(host, "flint")
-    assert len([argv for argv in host.calls("flint") if argv[1] == "-i"]) == len(images)
+    assert not host.burns("flint")
+    assert len([argv for argv in host.argvs("flint") if argv[1] == "-i"]) == len(images)
     assert all(card["fw"]["burned"] == "28.42.1000" for card in host.cards())
 
     # first run: every card burned once, one flint each, then pending a reset
@@ -704,8 +625,8 @@ def test_sim_dgx_h100_burn_idempotent_reboot(make_sim):
     assert len(by) == len(cards) >= 8
     assert all(res["changed"] and res["pending_reset"] for res in by.values())
     assert all(res["after"] == {"burned": "28.43.1014", "running": "28.42.1000"} for res in by.values())
-    assert _burns(host, "flint") == sorted(["flint", "-d", d, "-i", by[d]["image"], "-y", "burn"] for d in by)
-    assert len([argv for argv in host.calls("flint") if argv[1] == "-i"]) == len(images)   # each image once
+    assert host.burns("flint") == sorted(["flint", "-d", d, "-i", by[d]["image"], "-y", "burn"] for d in by)
+    assert len([argv for argv in host.argvs("flint") if argv[1] == "-i"]) == len(images)   # each image once
     assert all(card["fw"]["burned"] == "28.43.1014" for card in host.cards())
 
     # second run: nothing to burn, still pending; no image touched
@@ -713,7 +634,7 @@ def test_sim_dgx_h100_burn_idempotent_reboot(make_sim):
     _runner, results = _sim_converge("mft", images)
     assert not any(res["changed"] for _d, res, _e in results)
     assert all(res["action"] == "none" and res["pending_reset"] for _d, res, _e in results)
-    assert not [argv for argv in host.calls("flint") if argv[-1] == "burn" or argv[1] == "-i"]
+    assert not [argv for argv in host.argvs("flint") if argv[-1] == "burn" or argv[1] == "-i"]
 
     # a reboot activates the firmware: nothing pending any more
     host.mlxsim("reboot")
@@ -722,20 +643,19 @@ def test_sim_dgx_h100_burn_idempotent_reboot(make_sim):
     assert all(res["before"] == {"burned": "28.43.1014", "running": "28.43.1014"} for _d, res, _e in results)
 
 
-def test_sim_mstflint_names(make_sim):
-    host = make_sim("cx6dx-roce")
+def test_sim_mstflint_names(sim_host):
+    host = sim_host("cx6dx-roce")
     images = _sim_images(host)
     _runner, results = _sim_converge("mstflint", images)
     by = {d: res for d, res, err in results}
     assert list(by) == ["0000:3b:00.0", "0000:d8:00.0"]        # one per dual-port card
-    assert _burns(host, "mstflint") == sorted(["mstflint", "-d", d, "-i", images[0]["path"], "-y", "burn"]
-                                               for d in by)
-    assert not host.calls("flint")
+    assert host.burns("mstflint") == sorted(["mstflint", "-d", d, "-i", images[0]["path"], "-y", "burn"] for d in by)
+    assert not host.argvs("flint")
     assert all(res["after"]["burned"] == "22.43.1014" and res["pending_reset"] for res in by.values())
 
 
-def test_sim_burn_fail_on_one_device(make_sim):
-    host = make_sim("cx6dx-roce")
+def test_sim_burn_fail_on_one_device(sim_host):
+    host = sim_host("cx6dx-roce")
     broken = host.cards()[0]["functions"][0]["pci"]
     host.mlxsim("fault", "add", "burn_fail", "--device", broken)
     _runner, results = _sim_converge("mft", _sim_images(host))
@@ -747,38 +667,38 @@ def test_sim_burn_fail_on_one_device(make_sim):
     assert len(done) == 1 and done[0]["after"]["burned"] == "22.43.1014"
 
 
-def test_sim_semaphore_held_is_retried(make_sim):
-    host = make_sim("cx6dx-roce")
+def test_sim_semaphore_held_is_retried(sim_host):
+    host = sim_host("cx6dx-roce")
     busy = host.cards()[0]["functions"][0]["pci"]
     host.mlxsim("fault", "add", "semaphore_held", "count=2", "--device", busy)
     _runner, results = _sim_converge("mft", _sim_images(host))
     assert all(err is None and res["changed"] for _d, res, err in results)
-    queries = [argv for argv in host.calls("flint") if argv == ["flint", "-d", busy, "q"]]
+    queries = [argv for argv in host.argvs("flint") if argv == ["flint", "-d", busy, "q"]]
     assert len(queries) == 2 + 1 + 1                           # 2 refused, the read, the re-read
 
 
-def test_sim_semaphore_never_released_is_a_clear_error(make_sim):
-    host = make_sim("cx6dx-roce")
+def test_sim_semaphore_never_released_is_a_clear_error(sim_host):
+    host = sim_host("cx6dx-roce")
     busy = host.cards()[0]["functions"][0]["pci"]
     host.mlxsim("fault", "add", "semaphore_held", "count=100", "--device", busy)
     with pytest.raises(ToolFailed) as err:
         _sim_converge("mft", _sim_images(host))
     assert err.value.device == busy and "semaphore was still held after 5 retries" in err.value.msg
     assert "Can not obtain Flash semaphore" in err.value.msg
-    assert not _burns(host, "flint")
+    assert not host.burns("flint")
 
 
-def test_sim_cross_flash_oem_psid(make_sim):
-    host = make_sim("cx6dx-roce")
+def test_sim_cross_flash_oem_psid(sim_host):
+    host = sim_host("cx6dx-roce")
     oem = host.cards()[0]["functions"][0]["pci"]
     host.mlxsim("fault", "add", "oem_psid", "psid=DEL0000000027", "--device", oem)
     images = _sim_images(host, MT_0000000359={"from_psids": ["DEL0000000027"]})
     with pytest.raises(Refused, match="allow_psid_change"):
         _sim_converge("mft", images)
-    assert not _burns(host, "flint")
+    assert not host.burns("flint")
     _runner, results = _sim_converge("mft", images, allow_psid_change=True)
     by = {d: res for d, res, err in results}
     assert by[oem]["psid_change"] == {"from": "DEL0000000027", "to": "MT_0000000359"}
-    assert ["flint", "-d", oem, "-i", images[0]["path"], "-y", "--allow_psid_change", "burn"] in _burns(host, "flint")
+    assert ["flint", "-d", oem, "-i", images[0]["path"], "-y", "--allow_psid_change", "burn"] in host.burns("flint")
     _runner, again = _sim_converge("mft", images, allow_psid_change=True)
     assert not any(res["changed"] for _d, res, _e in again)

@@ -4,16 +4,14 @@ A fake host answers the Runner with REAL captures from ../shared/fixtures/real (
 comment lines, shell prompts and the author's annotations removed); the assertions check
 the values of those captures in the result.
 """
-import json
 import os
 import re
-import subprocess
 import textwrap
 import threading
 
 import pytest
 
-from _paths import REAL, SIM_BIN
+from _paths import REAL
 from ansible_collections.gpufabric.mlnx.plugins.module_utils import _info as info
 from ansible_collections.gpufabric.mlnx.plugins.module_utils._errors import ToolNotFound
 from ansible_collections.gpufabric.mlnx.plugins.module_utils._parse import parse
@@ -424,49 +422,24 @@ def test_no_lspci_fails_naming_the_package():
 
 # ---------------------------------------------------------------- end to end, against the simulator
 
-SIM_MLXSIM = SIM_BIN / "mlxsim"
-needs_sim = pytest.mark.skipif(not SIM_MLXSIM.exists(), reason="the simulator (tests/sim/bin) is not there yet")
-
 DGX_H100_COMPUTE = ["0000:18:00.0", "0000:40:00.0", "0000:4f:00.0", "0000:5e:00.0",
                     "0000:9a:00.0", "0000:c0:00.0", "0000:ce:00.0", "0000:dc:00.0"]
 DGX_H100_STORAGE = ["0000:29:00.0", "0000:29:00.1", "0000:aa:00.0", "0000:aa:00.1"]
 
 
-def _logged_tools(log):
-    """Tool names of the simulator's call log (JSON lines), in call order."""
-    names = []
-    if not log.exists():
-        return names
-    for line in log.read_text().splitlines():
-        if not line.strip():
-            continue
-        entry = json.loads(line)
-        argv = entry.get("argv") or entry.get("args") or []
-        name = entry.get("tool") or entry.get("prog") or (argv[0] if argv else "")
-        names.append(os.path.basename(str(name)))
-    return names
+def _logged_tools(host):
+    """Tool names of the simulator's call log, in call order."""
+    return [os.path.basename(entry["tool"]) for entry in host.calls()]
 
 
-@pytest.fixture
-def sim_host(tmp_path, monkeypatch):
-    """``init(*mlxsim_init_args, faults=[...])`` makes a simulated dgx-h100 and returns its call log."""
-    state, log = tmp_path / "state.json", tmp_path / "calls.jsonl"
-    env = dict(os.environ, PATH="%s:%s" % (SIM_BIN, os.environ.get("PATH", "")), MLXSIM_STATE=str(state),
-               MLXSIM_TIME_SCALE="0", MLXSIM_LOG=str(log))
-
-    def init(*extra, faults=()):
-        subprocess.run([str(SIM_MLXSIM), "init", "--profile", "dgx-h100", "--hostname", "dgx01",
-                        "--state", str(state)] + list(extra), env=env, check=True, capture_output=True, text=True)
-        for fault in faults:
-            subprocess.run([str(SIM_MLXSIM), "fault", "add"] + list(fault), env=env, check=True,
-                           capture_output=True, text=True)
-        if log.exists():
-            log.unlink()   # count only what the module runs
-        for key in ("PATH", "MLXSIM_STATE", "MLXSIM_TIME_SCALE", "MLXSIM_LOG"):
-            monkeypatch.setenv(key, env[key])
-        return log
-
-    return init
+def _dgx01(sim_host, *init_args, faults=()):
+    """A simulated dgx-h100 named dgx01 (``mlxsim init`` words, ``mlxsim fault add`` words each),
+    its call log emptied so that it counts only what the module runs."""
+    host = sim_host("dgx-h100", hostname="dgx01", init_args=init_args)
+    for fault in faults:
+        host.mlxsim("fault", "add", *fault)
+    host.clear_calls()
+    return host
 
 
 def _check_dgx_h100(result):
@@ -487,8 +460,8 @@ def _check_dgx_h100(result):
     return found
 
 
-def _budget(log, family, cards=10, functions=12, nv_config=False, mst_max=1):
-    calls = _logged_tools(log)
+def _budget(host, family, cards=10, functions=12, nv_config=False, mst_max=1):
+    calls = _logged_tools(host)
     flint, config = ("flint", "mlxconfig") if family == "mft" else ("mstflint", "mstconfig")
     assert calls.count("lspci") == 1
     assert calls.count("mst") <= (mst_max if family == "mft" else 0)
@@ -500,17 +473,16 @@ def _budget(log, family, cards=10, functions=12, nv_config=False, mst_max=1):
     return calls
 
 
-@needs_sim
 @pytest.mark.parametrize("tool, nv_config, mst_started", [
     ("auto", False, False), ("mft", True, True), ("mstflint", False, False)])
 def test_simulated_dgx_h100(sim_host, tool, nv_config, mst_started):
-    log = sim_host(*(["--mst-started"] if mst_started else []))
+    host = _dgx01(sim_host, *(["--mst-started"] if mst_started else []))
     result = info.gather(Runner(tool, timeout=120), nv_config=nv_config, sysfs=info.Sysfs(None))
 
     found = _check_dgx_h100(result)
     assert all(dev["errors"] == [] for dev in found.values()), [d["errors"] for d in found.values()]
     assert result["changed"] is False and result["warnings"] == []
-    calls = _budget(log, result["tool_family"], nv_config=nv_config)
+    calls = _budget(host, result["tool_family"], nv_config=nv_config)
     compute = found["0000:18:00.0"]
     if result["tool_family"] == "mft":
         assert calls.count("mst") == 1 and "ibstat" in calls   # mst tied RDMA names to PCI: ibstat
@@ -530,21 +502,19 @@ def test_simulated_dgx_h100(sim_host, tool, nv_config, mst_started):
         assert "nv_config" not in compute
 
 
-@needs_sim
 def test_simulated_start_mst(sim_host):
-    log = sim_host()
+    host = _dgx01(sim_host)
     result = info.gather(Runner("mft", timeout=120), start_mst=True, sysfs=info.Sysfs(None))
     found = _check_dgx_h100(result)
     assert result["changed"] is True and result["sources"]["mst"] == "started now"
     assert found["0000:29:00.1"]["mst"].startswith("/dev/mst/mt4129_pciconf")
-    calls = _budget(log, "mft", mst_max=3)
+    calls = _budget(host, "mft", mst_max=3)
     assert calls[:4] == ["lspci", "mst", "mst", "mst"]
 
 
-@needs_sim
 def test_simulated_card_flint_cannot_read(sim_host):
     """A card whose flash semaphore stays held: listed from lspci, with flint's words; the rest are whole."""
-    log = sim_host(faults=[["semaphore_held", "count=100", "--device", "0000:40:00.0"]])
+    host = _dgx01(sim_host, faults=[["semaphore_held", "count=100", "--device", "0000:40:00.0"]])
     runner = Runner("mft", timeout=120, semaphore_retries=2, retry_delay=0)
     result = info.gather(runner, sysfs=info.Sysfs(None))
     found = by_address(result)
@@ -554,4 +524,4 @@ def test_simulated_card_flint_cannot_read(sim_host):
     assert bad["errors"][0].startswith("flint -d 0000:40:00.0 q failed")
     assert [a for a in found if found[a]["errors"]] == ["0000:40:00.0"]
     assert found["0000:4f:00.0"]["psid"] == "MT_0000000838"
-    assert _logged_tools(log).count("flint") == 10 + 2   # two semaphore retries on the bad card
+    assert _logged_tools(host).count("flint") == 10 + 2   # two semaphore retries on the bad card

@@ -18,10 +18,12 @@ class Recorder:
 
     def __call__(self, argv, env, timeout, data):
         self.calls.append((argv, env, timeout, data))
-        reply = self.replies.pop(0) if self.replies else (0, "", "")
-        if isinstance(reply, tuple):
-            return reply
-        raise reply
+        if not self.replies:
+            return 0, "", ""
+        reply = self.replies.pop(0)
+        if isinstance(reply, BaseException):
+            raise reply
+        return reply
 
 
 @pytest.mark.parametrize("tool, installed, family, binary", [

@@ -12,8 +12,8 @@ from ansible.module_utils.testing import patch_module_args
 from ansible_collections.gpufabric.mlnx.plugins.module_utils import _devices as devices_
 from ansible_collections.gpufabric.mlnx.plugins.module_utils._runner import Runner
 from ansible_collections.gpufabric.mlnx.plugins.modules import mlx_firmware
-from unit.plugins.module_utils.test_firmware import (  # noqa: F401  (make_sim is a fixture)
-    CX6LX_FW, CX6LX_PSID, CX7_FW, CX7_PSID, MFT, MSTFLINT, FakeFlint, _burns, _sim_images, dev, make_sim, which_from)
+from unit.plugins.module_utils.test_firmware import (
+    CX6LX_FW, CX6LX_PSID, CX7_FW, CX7_PSID, MFT, MSTFLINT, FakeFlint, dev, which_from)
 
 A, A1, B, C = "0000:18:00.0", "0000:18:00.1", "0000:29:00.0", "0000:3a:00.0"
 TARGET = "28.43.1014"
@@ -196,11 +196,10 @@ def _module(args, capsys):
     return exc.value.code != 0, json.loads(capsys.readouterr().out)
 
 
-def test_module_against_the_simulator(make_sim, capsys):
+def test_module_against_the_simulator(sim_host, capsys):
     """check -> apply -> apply again, through main() with the real Runner and the simulated tools."""
-    host = make_sim("cx6dx-roce")
-    images = [{k: v for k, v in spec.items() if k in ("psid", "version", "path", "sha256")}
-              for spec in _sim_images(host)]
+    host = sim_host("cx6dx-roce")
+    images = host.newer_images()   # psid, version, path, sha256: as a task lists them
     images[0]["part_numbers"] = ["MCX623106AN-CDAT"]
     args = {"images": images, "tool": "mstflint"}
 
@@ -208,13 +207,13 @@ def test_module_against_the_simulator(make_sim, capsys):
     assert not failed and check["changed"] and check["pending_reset"]
     assert check["diff"]["after"] == {"0000:3b:00.0": "22.43.1014", "0000:d8:00.0": "22.43.1014"}
     assert check["msg"].startswith("would burn 0000:3b:00.0 22.41.1000 -> 22.43.1014")
-    assert not _burns(host, "mstflint")
+    assert not host.burns("mstflint")
 
     failed, first = _module(args, capsys)
     assert not failed and first["changed"] and first["pending_reset"]
     assert [d["part_number"] for d in first["devices"]] == ["MCX623106AN-CDAT"] * 2
-    assert len(_burns(host, "mstflint")) == 2
+    assert len(host.burns("mstflint")) == 2
 
     failed, second = _module(args, capsys)
     assert not failed and not second["changed"] and second["pending_reset"]
-    assert len(_burns(host, "mstflint")) == 2
+    assert len(host.burns("mstflint")) == 2

@@ -41,6 +41,13 @@ class Fail(Exit):
     pass
 
 
+def _raise_with(error):
+    """A stand-in for AnsibleModule.exit_json / fail_json that raises ``error(kwargs)``."""
+    def method(self, **kwargs):
+        raise error(kwargs)
+    return method
+
+
 @pytest.fixture
 def host(monkeypatch):
     """A fake host: ``host.installed``, ``host.outputs``; ``host.calls`` and ``host.runner_args`` after a run."""
@@ -71,8 +78,8 @@ def host(monkeypatch):
     monkeypatch.setattr(mlx_info, "Runner", make_runner)
     monkeypatch.setattr(mlx_info, "gather", functools.partial(info.gather, sysfs=info.Sysfs(None)))
     monkeypatch.setattr(basic.AnsibleModule, "warn", lambda self, msg: fake.warnings.append(msg))
-    monkeypatch.setattr(basic.AnsibleModule, "exit_json", lambda self, **kw: (_ for _ in ()).throw(Exit(kw)))
-    monkeypatch.setattr(basic.AnsibleModule, "fail_json", lambda self, **kw: (_ for _ in ()).throw(Fail(kw)))
+    monkeypatch.setattr(basic.AnsibleModule, "exit_json", _raise_with(Exit))
+    monkeypatch.setattr(basic.AnsibleModule, "fail_json", _raise_with(Fail))
     return fake
 
 
