@@ -352,9 +352,18 @@ def converge(runner, devices, images, check_mode=False, allow_downgrade=False, a
     for _dev, (_state, image, decision, _reason), _err in planned:
         if decision["action"] == BURN and image not in to_burn:
             to_burn.append(image)
-    errors = [err for _im, _res, err in parallel(lambda im: verify_image(runner, im), to_burn) if err is not None]
+    def check(image):
+        # In check mode an image not yet staged on the host (a role copies it only for real)
+        # cannot be verified here: it is reported, and verified before the real burn.
+        if check_mode and not os.path.isfile(image["path"]):
+            return None
+        return verify_image(runner, image)
+
+    verified = parallel(check, to_burn)
+    errors = [err for _im, _res, err in verified if err is not None]
     if errors:
         _raise_all(errors)
+    unstaged = [im["path"] for im, res, _err in verified if res is None]
 
     def apply(item):
         device, (state, image, decision, reason) = item
@@ -364,6 +373,8 @@ def converge(runner, devices, images, check_mode=False, allow_downgrade=False, a
         if decision["psid_change"]:
             out["psid_change"] = {"from": state["psid"], "to": image["psid"]}
         if check_mode:
+            if image["path"] in unstaged:
+                out["image_staged"] = False
             out["after"] = {"burned": image["version"], "running": state["running"]}
             out["pending_reset"] = state["running"] != image["version"]
             return out

@@ -207,6 +207,12 @@ devices:
     pending_reset:
       description: True when the running firmware differs from the burned one (a firmware reset or reboot is needed).
       type: bool
+    image_staged:
+      description:
+        - V(false) in check mode when the image file is not on the host yet (a role stages it only in a real run);
+          the image is verified before the real burn.
+      type: bool
+      returned: in check mode, when the image file is missing
 msg:
   description: What was burned (in check mode, would be), which devices wait for a reset, which were skipped.
   returned: always

@@ -378,6 +378,18 @@ def test_check_mode_burns_nothing(image_file):
     assert fw.summary(list(results.values()), check_mode=True).startswith("would burn %s 28.42.1000 -> 28.43.1014" % A)
 
 
+def test_check_mode_with_image_not_yet_staged():
+    """A role stages images only for real: check mode reports the burn and that the file is
+    not there yet, instead of failing; the real run still refuses a missing file."""
+    fake = FakeFlint({A: dev()})
+    images = fw.normalize_images([entry("/nonexistent/fw.bin", "a" * 64, version="28.43.1014")])
+    results = results_by_device(fw.converge(make_runner(fake), [A], images, check_mode=True))
+    assert fake.calls == [list(q("flint", A))]
+    assert results[A]["action"] == "burn" and results[A]["image_staged"] is False
+    with pytest.raises(Refused, match="is not a file on this host"):
+        fw.converge(make_runner(FakeFlint({A: dev()})), [A], images)
+
+
 def test_up_to_date_needs_no_image_file():
     fake = FakeFlint({A: dev(burned="28.43.1014")})
     images = fw.normalize_images([entry("/nonexistent/fw.bin", "a" * 64)])
