@@ -1,0 +1,434 @@
+"""mlx_fwreset core: the pure decision (level, unsupported -> reboot), and the exact argv run.
+
+The fake tools answer with real captures: mlxfwreset reset = mlxfwreset_reset_cx7_1.txt, flint q =
+flint_query_cx7_1.txt (versions changed), mstconfig -e q = mstconfig_e_query_cx4lx_1.txt; the
+mlxfwreset query is built from FORMAT_FACTS.md's row format (no real capture of it exists).
+"""
+import collections
+import json
+import threading
+
+import pytest
+
+from _paths import REAL
+from ansible_collections.gpufabric.mlnx.plugins.module_utils import _devices as devices_
+from ansible_collections.gpufabric.mlnx.plugins.module_utils import _fwreset as fr
+from ansible_collections.gpufabric.mlnx.plugins.module_utils._errors import InvalidValue, MlnxError, ToolFailed
+from ansible_collections.gpufabric.mlnx.plugins.module_utils._parse import parse
+from ansible_collections.gpufabric.mlnx.plugins.module_utils._runner import Runner
+from unit.plugins.module_utils.test_firmware import CX7_PSID, CX7_QUERY, render_query
+from unit.plugins.module_utils.test_mlxconfig_converge import cx4lx_query
+
+A, A1, B, C = "0000:18:00.0", "0000:18:00.1", "0000:40:00.0", "0000:4f:00.0"
+OLD, NEW = "28.42.1000", "28.43.1014"
+
+# ---------------------------------------------------------------- tool output
+
+LEVEL_TEXT = [
+    (0, 'Driver, PCI link, network link will remain up ("live-Patch")'),
+    (1, 'Only ARM side will not remain up ("Immediate reset").'),
+    (3, "Driver restart and PCI reset"),
+    (4, "Warm Reboot"),
+]
+
+
+def _row(number, text, status, default=False):
+    """FORMAT_FACTS.md: ``"{level}: {desc:<62}-{status:<14}{(default)}"``."""
+    return "{0}: {1:<62}-{2:<14}{3}".format(number, text, status, "(default)" if default else "")
+
+
+def fwreset_query(supported=(3, 4), default=3):
+    lines = ["Reset-levels:"]
+    lines += [_row(n, t, "Supported" if n in supported else "Not Supported", n == default) for n, t in LEVEL_TEXT]
+    lines += ["", "Reset-types (relevant only for reset-levels 1,3,4):",
+              _row(0, "Full chip reset", "Supported", True),
+              _row(1, "Phy-less reset (keep network port active during reset)", "Supported"),
+              "", "Reset-sync (relevant only for reset-level 3):",
+              _row(0, "Tool is the owner", "Supported", True),
+              _row(1, "Driver is the owner", "Not supported")]   # lowercase s in sync rows
+    return "\n".join(lines) + "\n"
+
+
+def _reset_capture():
+    """The real ``mlxfwreset -d ... reset -y`` output (prompt lines and the flint query after it dropped)."""
+    lines = (REAL / "mlxfwreset_reset_cx7_1.txt").read_text().splitlines()
+    start = [i for i, line in enumerate(lines) if "# mlxfwreset" in line][0] + 1
+    end = [i for i, line in enumerate(lines) if "# flint" in line][0]
+    return "\n".join(lines[start:end]).rstrip("\n") + "\n"
+
+
+RESET_OK = _reset_capture()
+
+
+def nv_query(pending=False, device="19:00.0"):
+    """The real ConnectX-4 Lx ``-e q`` with nothing pending, or with SRIOV_EN pending."""
+    text = cx4lx_query(sriov_cur="False(0)" if pending else "True(1)", device=device)
+    # The captured card also has ROCE_CONTROL and LEGACY_BOOT_PROTOCOL pending: settle them.
+    text = text.replace("DEVICE_DEFAULT(0)    ROCE_ENABLE(2)", "ROCE_ENABLE(2)       ROCE_ENABLE(2)")
+    return text.replace("PXE(1)               NONE(0)", "NONE(0)              NONE(0)")
+
+
+def nv_json(pending, path, device):
+    params = {"SRIOV_EN": {"read_only": False, "modified": True, "default_value": "False(0)",
+                           "current_value": "False(0)" if pending else "True(1)", "next_value": "True(1)"}}
+    doc = {"Device #1": {"description": "x", "device": device, "device_type": "ConnectX7", "name": "MCX75310AAS-NEA_Ax",
+                         "tlv_configuration": params}}
+    with open(path, "w") as stream:
+        json.dump(doc, stream, indent="\t", sort_keys=True)
+    return "Query output saved to %s successfully\n" % path
+
+
+def test_built_query_parses_as_format_facts_describe():
+    parsed = parse("mlxfwreset", fwreset_query((0, 3, 4), 3))
+    assert [(lv["level"], lv["supported"], lv["default"]) for lv in parsed["levels"]] == [
+        (0, True, False), (1, False, False), (3, True, True), (4, True, False)]
+    assert parsed["sync"][1]["supported"] is False
+    assert parse("mlxfwreset_reset", RESET_OK)["ok"] is True
+
+
+def test_nv_query_helper():
+    from ansible_collections.gpufabric.mlnx.plugins.module_utils._mlxconfig import pending
+    assert pending(parse("mstconfig", nv_query())[0]["params"]) == {}
+    assert list(pending(parse("mstconfig", nv_query(True))[0]["params"])) == ["SRIOV_EN"]
+
+
+# ---------------------------------------------------------------- the fake host
+
+class Card:
+    def __init__(self, burned=OLD, running=None, nv_pending=(), levels=(3, 4), default=3, reset_fail=None,
+                 stuck=False, vanish=False, functions=1):
+        self.functions = functions             # PCI functions lspci lists for the card
+        self.burned, self.running = burned, running or burned
+        self.nv_pending = set(nv_pending)      # functions with SRIOV_EN pending
+        self.levels, self.default = levels, default
+        self.reset_fail, self.stuck, self.vanish = reset_fail, stuck, vanish
+        self.gone = False
+
+
+class FakeHost:
+    """mlxfwreset/mstfwreset, flint/mstflint, mlxconfig/mstconfig over cards keyed by function 0."""
+
+    def __init__(self, cards, unreadable=()):
+        self.cards = cards
+        self.unreadable = set(unreadable)
+        self.calls = []
+        self._lock = threading.Lock()
+
+    def card(self, address):
+        card = self.cards.get(devices_.card_of(address) + ".0")
+        return None if card is None or card.gone else card
+
+    def __call__(self, argv, env, timeout, data):
+        with self._lock:
+            self.calls.append(tuple(argv))
+        tool, args = argv[0].rsplit("/", 1)[1], argv[1:]
+        assert env["LANG"] == "C"
+        card = self.card(args[1])
+        if card is None or args[1] in self.unreadable:
+            return 3, "-E- Failed to open the device\n", ""
+        if tool in ("mlxfwreset", "mstfwreset"):
+            if args[2:] == ["q"]:
+                return 0, fwreset_query(card.levels, card.default), ""
+            assert args[2:4] == ["reset", "-l"] and args[5:] == ["-y"], args
+            if card.reset_fail:
+                return card.reset_fail
+            if int(args[4]) not in card.levels:
+                return 1, "-E- Reset-level '%s' is not supported in the current state of this device.\n" % args[4], ""
+            if not card.stuck:
+                card.running = card.burned
+                card.nv_pending = set()
+            card.gone = card.vanish
+            return 0, RESET_OK, ""
+        if tool in ("flint", "mstflint"):
+            assert args[2:] == ["q"], args
+            return 0, render_query(CX7_QUERY, CX7_PSID, card.burned, card.running), ""
+        if tool in ("mlxconfig", "mstconfig"):
+            pending = args[1] in card.nv_pending
+            if "-j" in args:
+                return 0, nv_json(pending, args[args.index("-j") + 1], args[1]), ""
+            assert args[2:] == ["-e", "q"], args
+            return 0, nv_query(pending, args[1]), ""
+        raise AssertionError("unexpected command %r" % (argv,))
+
+    def count(self):
+        return collections.Counter(self.calls)
+
+    def resets(self):
+        return sorted(c for c in self.calls if "reset" in c)
+
+    def discover(self, _runner):
+        return [{"address": addr[:-1] + str(fn), "part_number": "MCX75310AAS-NEAT"}
+                for addr, card in sorted(self.cards.items()) if not card.gone for fn in range(card.functions)]
+
+
+MFT = ("mlxconfig", "flint", "mlxfwreset", "lspci")
+MSTFLINT = ("mstconfig", "mstflint", "mstfwreset", "lspci")
+
+
+def make_runner(fake, family="mstflint"):
+    names = MFT if family == "mft" else MSTFLINT
+    return Runner(family, execute=fake, which=lambda n: "/usr/bin/" + n if n in names else None,
+                  sleep=lambda s: None)
+
+
+@pytest.fixture
+def host(monkeypatch):
+    """host(cards, **kw) -> FakeHost whose discover() stands in for lspci."""
+    def make(cards, **kwargs):
+        fake = FakeHost(cards, **kwargs)
+        monkeypatch.setattr(devices_, "discover", fake.discover)
+        return fake
+    return make
+
+
+def by_device(result):
+    return {d["device"]: d for d in result["devices"]}
+
+
+# ---------------------------------------------------------------- argv, table-driven
+
+def _q(tool, dev):
+    return ("/usr/bin/" + tool, "-d", dev, "q")
+
+
+def _e(tool, dev):
+    return ("/usr/bin/" + tool, "-d", dev, "-e", "q")
+
+
+def _reset(tool, dev, level):
+    return ("/usr/bin/" + tool, "-d", dev, "reset", "-l", str(level), "-y")
+
+
+ARGV_CASES = {
+    "firmware pending: query, reset at 3, re-read flint only": dict(
+        cards={A: Card(burned=NEW, running=OLD)}, selected=[A], family="mstflint",
+        calls={_q("mstfwreset", A): 1, _q("mstflint", A): 2, _e("mstconfig", A): 1, _reset("mstfwreset", A, 3): 1}),
+    "NV pending: re-read -e q too": dict(
+        cards={A: Card(nv_pending=[A])}, selected=[A], family="mstflint",
+        calls={_q("mstfwreset", A): 1, _q("mstflint", A): 2, _e("mstconfig", A): 2, _reset("mstfwreset", A, 3): 1}),
+    "nothing pending: no reset": dict(
+        cards={A: Card(), B: Card()}, selected=[A, B], family="mstflint",
+        calls={_q("mstfwreset", A): 1, _q("mstflint", A): 1, _e("mstconfig", A): 1,
+               _q("mstfwreset", B): 1, _q("mstflint", B): 1, _e("mstconfig", B): 1}),
+    "function 1 named: reset once through function 0, NV read on both": dict(
+        cards={A: Card(nv_pending=[A1])}, selected=[A1], family="mstflint",
+        calls={_q("mstfwreset", A): 1, _q("mstflint", A): 2, _e("mstconfig", A): 1, _e("mstconfig", A1): 2,
+               _reset("mstfwreset", A, 3): 1}),
+    "both functions named: one reset": dict(
+        cards={A: Card(burned=NEW, running=OLD)}, selected=[A, A1], family="mstflint",
+        calls={_q("mstfwreset", A): 1, _q("mstflint", A): 2, _e("mstconfig", A): 1, _e("mstconfig", A1): 1,
+               _reset("mstfwreset", A, 3): 1}),
+    "firmware only and every card live-patches: level 0": dict(
+        cards={A: Card(burned=NEW, running=OLD, levels=(0, 3, 4)), B: Card(burned=NEW, running=OLD, levels=(0, 3, 4))},
+        selected=[A, B], family="mstflint",
+        calls={_q("mstfwreset", A): 1, _q("mstflint", A): 2, _e("mstconfig", A): 1, _reset("mstfwreset", A, 0): 1,
+               _q("mstfwreset", B): 1, _q("mstflint", B): 2, _e("mstconfig", B): 1, _reset("mstfwreset", B, 0): 1}),
+    "one card cannot live-patch: both at level 3": dict(
+        cards={A: Card(burned=NEW, running=OLD, levels=(0, 3, 4)), B: Card(burned=NEW, running=OLD)},
+        selected=[A, B], family="mstflint",
+        calls={_q("mstfwreset", A): 1, _q("mstflint", A): 2, _e("mstconfig", A): 1, _reset("mstfwreset", A, 3): 1,
+               _q("mstfwreset", B): 1, _q("mstflint", B): 2, _e("mstconfig", B): 1, _reset("mstfwreset", B, 3): 1}),
+    "only the pending card is reset": dict(
+        cards={A: Card(burned=NEW, running=OLD), B: Card()}, selected=[A, B], family="mstflint",
+        calls={_q("mstfwreset", A): 1, _q("mstflint", A): 2, _e("mstconfig", A): 1, _reset("mstfwreset", A, 3): 1,
+               _q("mstfwreset", B): 1, _q("mstflint", B): 1, _e("mstconfig", B): 1}),
+    "MFT names": dict(
+        cards={A: Card(burned=NEW, running=OLD)}, selected=[A], family="mft",
+        calls={_q("mlxfwreset", A): 1, _q("flint", A): 2, _reset("mlxfwreset", A, 3): 1}),
+}
+
+
+@pytest.mark.parametrize("case", list(ARGV_CASES), ids=list(ARGV_CASES))
+def test_argv(host, case):
+    spec = ARGV_CASES[case]
+    fake = host(spec["cards"])
+    result = fr.converge(make_runner(fake, spec["family"]), spec["selected"])
+    assert not result["failed"]
+    calls = fake.count()
+    if spec["family"] == "mft":   # the NV read goes to a temporary JSON file: compare the rest
+        json_reads = [c for c in calls if c[0].endswith("mlxconfig")]
+        assert all(c[1:4] == ("-d", A, "-e") and c[4] == "-j" and c[-1] == "q" for c in json_reads)
+        calls = collections.Counter({c: n for c, n in calls.items() if not c[0].endswith("mlxconfig")})
+    assert calls == collections.Counter(spec["calls"])
+    assert result["changed"] == any("reset" in c for c in spec["calls"])
+
+
+def test_reset_argv_is_the_real_syntax():
+    # mlxfwreset -d /dev/mst/mt4129_pciconf0 reset -y (capture), with -l N named
+    assert fr.reset_args("0000:18:00.0", 3) == ["-d", "0000:18:00.0", "reset", "-l", "3", "-y"]
+    assert fr.query_args("0000:18:00.0") == ["-d", "0000:18:00.0", "q"]
+
+
+# ---------------------------------------------------------------- the pure decision
+
+def st(device, supported=(3, 4), firmware=False, nv=()):
+    return {"device": device, "supported_levels": list(supported), "pending": {"firmware": firmware, "nv_config": list(nv)}}
+
+
+def actions(plan):
+    return {dev: act for dev, (act, _why) in plan["actions"].items()}
+
+
+def test_auto_level_is_3_when_nv_config_is_pending():
+    plan = fr.decide([st(A, (0, 3, 4), firmware=True), st(B, (0, 3, 4), nv=["SRIOV_EN"])])
+    assert plan["level"] == 3 and plan["reset_supported"] and not plan["reboot_required"]
+    assert actions(plan) == {A: "reset", B: "reset"}
+
+
+def test_auto_level_is_0_only_when_every_card_to_reset_live_patches():
+    assert fr.decide([st(A, (0, 3, 4), firmware=True), st(B, (0, 3, 4), firmware=True)])["level"] == 0
+    assert fr.decide([st(A, (0, 3, 4), firmware=True), st(B, (3, 4), firmware=True)])["level"] == 3
+    # a card that is not reset does not hold the level up
+    assert fr.decide([st(A, (0, 3, 4), firmware=True), st(B, (3, 4))])["level"] == 0
+
+
+def test_unsupported_level_means_reboot_and_no_reset_at_all():
+    plan = fr.decide([st(A, (3, 4), firmware=True), st(B, (4,), nv=["SRIOV_EN"]), st(C)])
+    assert plan["reset_supported"] is False and plan["reboot_required"] is True and plan["level"] == 3
+    assert plan["unsupported"] == [{"device": B, "level": 3, "supported_levels": [4]}]
+    assert actions(plan) == {A: "none", B: "unsupported", C: "none"}
+    assert B in plan["actions"][A][1] and "reboot" in plan["actions"][A][1]
+    assert plan["actions"][C][1] == "nothing pending"
+
+
+def test_unsupported_even_on_a_card_that_does_not_support_any_reset():
+    plan = fr.decide([st(A, (), firmware=True)])
+    assert plan["reboot_required"] and plan["unsupported"] == [{"device": A, "level": 3, "supported_levels": []}]
+
+
+def test_nothing_pending_nothing_to_do():
+    plan = fr.decide([st(A), st(B, (4,))])
+    assert plan["level"] is None and plan["reset_supported"] and not plan["reboot_required"]
+    assert actions(plan) == {A: "none", B: "none"} and plan["unsupported"] == []
+
+
+def test_forced_reset_of_cards_with_nothing_pending_is_a_full_one():
+    plan = fr.decide([st(A, (0, 3, 4)), st(B)], only_if_pending=False)
+    assert plan["level"] == 3 and actions(plan) == {A: "reset", B: "reset"}
+    assert "only_if_pending" in plan["actions"][A][1]
+
+
+def test_explicit_level_must_activate_what_is_pending():
+    with pytest.raises(InvalidValue) as err:
+        fr.decide([st(A, (0, 3, 4), nv=["SRIOV_EN"]), st(B, (0, 3, 4), firmware=True)], level=0)
+    assert err.value.device == [A] and err.value.parameter == "level" and err.value.allowed == ["auto", 3]
+    assert "NV configuration" in err.value.msg and A in err.value.msg
+    with pytest.raises(InvalidValue):
+        fr.decide([st(A, (1, 3, 4), firmware=True)], level=1)
+
+
+def test_explicit_level_1_for_a_forced_reset_with_nothing_pending():
+    plan = fr.decide([st(A, (1, 3, 4))], level=1, only_if_pending=False)
+    assert plan["level"] == 1 and actions(plan) == {A: "reset"}
+
+
+def test_explicit_level_the_card_lacks_is_a_reboot():
+    plan = fr.decide([st(A, (3, 4), firmware=True)], level=0)
+    assert plan["reboot_required"] and plan["unsupported"][0]["level"] == 0
+
+
+@pytest.mark.parametrize("value, level", [(None, "auto"), ("auto", "auto"), (" AUTO ", "auto"), (3, 3), ("3", 3),
+                                          (0, 0), ("1", 1)])
+def test_normalize_level(value, level):
+    assert fr.normalize_level(value) == level
+
+
+@pytest.mark.parametrize("value, words", [
+    (4, "restarts the whole host"), ("5", "restarts the whole host"), (2, "not an mlxfwreset reset level"),
+    ("three", "level must be auto"), (True, "level must be auto"), (3.0, "level must be auto")])
+def test_bad_levels(value, words):
+    with pytest.raises(InvalidValue) as err:
+        fr.normalize_level(value)
+    assert words in err.value.msg and err.value.parameter == "level" and err.value.allowed == ["auto", 0, 1, 3]
+
+
+def test_units_group_functions_by_card():
+    discovered = [{"address": a} for a in (A, A1, B, "0000:29:00.0", "0000:29:00.1")]
+    assert fr.units([A1, B, "/dev/mst/mt4129_pciconf0"], discovered) == [
+        {"device": A, "functions": [A, A1]}, {"device": B, "functions": [B]},
+        {"device": "/dev/mst/mt4129_pciconf0", "functions": ["/dev/mst/mt4129_pciconf0"]}]
+    assert fr.units(["18:00.1"]) == [{"device": A, "functions": [A, A1]}]
+
+
+# ---------------------------------------------------------------- behaviour around the reset
+
+def test_result_shape_after_a_reset(host):
+    fake = host({A: Card(burned=NEW, running=OLD, nv_pending=[A]), B: Card()})
+    result = fr.converge(make_runner(fake), [A, B])
+    assert result["level"] == 3 and result["changed"] and result["reset_supported"] and not result["reboot_required"]
+    a, b = by_device(result)[A], by_device(result)[B]
+    assert a == {"device": A, "functions": [A], "supported_levels": [3, 4], "default_level": 3,
+                 "firmware": {"burned": NEW, "running": OLD},
+                 "pending": {"firmware": True, "nv_config": ["SRIOV_EN"]},
+                 "action": "reset", "reason": "activates the pending firmware and NV configuration", "level": 3,
+                 "after": {"firmware": {"burned": NEW, "running": NEW}, "pending": {"firmware": False, "nv_config": []}}}
+    assert b["action"] == "none" and b["level"] is None and b["after"] == {
+        "firmware": {"burned": OLD, "running": OLD}, "pending": {"firmware": False, "nv_config": []}}
+    assert fr.summary(result) == "reset %s at level 3 (driver restart and PCI reset)" % A
+
+
+def test_unsupported_resets_nothing(host):
+    fake = host({A: Card(burned=NEW, running=OLD), B: Card(nv_pending=[B], levels=(4,), default=4)})
+    result = fr.converge(make_runner(fake), [A, B])
+    assert fake.resets() == [] and not result["changed"]
+    assert result["reboot_required"] and not result["reset_supported"] and result["level"] == 3
+    assert [d["action"] for d in result["devices"]] == ["none", "unsupported"]
+    assert "reboot" in fr.summary(result) and B in fr.summary(result)
+
+
+def test_check_mode_and_query_reset_nothing(host):
+    fake = host({A: Card(burned=NEW, running=OLD)})
+    result = fr.converge(make_runner(fake), [A], check_mode=True)
+    assert fake.resets() == [] and result["changed"] is True and result["level"] == 3
+    assert by_device(result)[A]["after"]["firmware"] == {"burned": NEW, "running": NEW}
+    assert fr.summary(result, check_mode=True).startswith("would reset " + A)
+    result = fr.converge(make_runner(fake), [A], state="query")
+    assert fake.resets() == [] and result["changed"] is False and by_device(result)[A]["action"] == "reset"
+    assert by_device(result)[A]["after"]["firmware"]["running"] == OLD
+
+
+def test_a_card_that_cannot_be_read_stops_everything_before_any_reset(host):
+    fake = host({A: Card(burned=NEW, running=OLD), B: Card(burned=NEW, running=OLD)}, unreadable=[B])
+    with pytest.raises(ToolFailed) as err:
+        fr.converge(make_runner(fake), [A, B])
+    assert err.value.device == B and "Failed to open the device" in err.value.msg
+    assert fake.resets() == []
+
+
+def test_failed_reset_is_reported_and_the_others_finish(host):
+    busy = (1, "-E- Failed to send Register MFRL: ME_ICMD_STATUS_SEMAPHORE_TO.\n", "")
+    fake = host({A: Card(burned=NEW, running=OLD, reset_fail=busy), B: Card(burned=NEW, running=OLD)})
+    result = fr.converge(make_runner(fake), [A, B])
+    assert result["changed"] and list(result["failed"]) == [A]
+    assert "Failed to send Register MFRL" in result["failed"][A] and A in result["failed"][A]
+    assert by_device(result)[A]["after"] is None and by_device(result)[B]["after"]["pending"]["firmware"] is False
+
+
+def test_card_missing_after_reset_is_named(host):
+    fake = host({A: Card(burned=NEW, running=OLD), B: Card(burned=NEW, running=OLD, vanish=True)})
+    result = fr.converge(make_runner(fake), [A, B])
+    assert list(result["failed"]) == [B] and "disappeared after the level 3 reset" in result["failed"][B]
+    assert ("/usr/bin/mstflint", "-d", B, "q") in fake.calls and fake.count()[("/usr/bin/mstflint", "-d", B, "q")] == 1
+
+
+def test_still_pending_after_reset_is_a_failure(host):
+    fake = host({A: Card(burned=NEW, running=OLD, nv_pending=[A], stuck=True)})
+    result = fr.converge(make_runner(fake), [A])
+    assert result["changed"] and list(result["failed"]) == [A]
+    assert "still pending after the level 3 reset" in result["failed"][A]
+    assert "firmware %s burned but %s running" % (NEW, OLD) in result["failed"][A]
+    assert "SRIOV_EN (current False(0), next True(1))" in result["failed"][A]
+
+
+def test_unparseable_reset_output_is_an_error(host):
+    fake = host({A: Card(burned=NEW, running=OLD, reset_fail=(0, "-I- Sending Reset Command To Fw   -Failed\n", ""))})
+    result = fr.converge(make_runner(fake), [A])
+    assert "did not complete" in result["failed"][A] and "Sending Reset Command To Fw failed" in result["failed"][A]
+
+
+def test_query_without_levels_names_the_device():
+    def fake(argv, env, timeout, data):
+        return 0, "-E- Failed to identify device\n", ""
+    with pytest.raises(MlnxError) as err:
+        fr.read_levels(make_runner(fake), A)
+    assert err.value.device == A and "printed no reset levels" in err.value.msg
