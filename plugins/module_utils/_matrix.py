@@ -1,0 +1,833 @@
+# -*- coding: utf-8 -*-
+# Copyright: gpufabric.mlnx contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+"""The pinned version matrix ``gpufabric_matrix`` (docs/matrix.md): is it consistent, and what
+does it mean for the cards of a host.
+
+- ``matrix_problems(matrix)``: every problem of the matrix at once, each a sentence that starts
+  with the path of the bad entry (``gpufabric_matrix.firmware.MT_0000000838.sha256: ...``).
+  Pure; never raises, whatever the input.
+- ``firmware_targets(devices, matrix)``: per card (function 0 of each card in the
+  ``gpufabric.mlnx.mlx_info`` devices list) the pinned image and what to do - ``burn``, ``none``,
+  ``pending`` (the target is burned, not yet running) or ``refused`` with the reason.
+- ``firmware_images(matrix, firmware_dir)``: the ``images`` option of
+  ``gpufabric.mlnx.mlx_firmware``, one entry per PSID.
+
+The last two refuse a matrix that has problems (MatrixError lists them all).
+"""
+
+from __future__ import annotations
+
+import difflib
+import json
+import re
+
+from ansible_collections.gpufabric.mlnx.plugins.module_utils._devices import base_part_number, card_of
+from ansible_collections.gpufabric.mlnx.plugins.module_utils._devices import is_pci
+from ansible_collections.gpufabric.mlnx.plugins.module_utils._errors import InvalidValue, MlnxError
+from ansible_collections.gpufabric.mlnx.plugins.module_utils._firmware import SHA256_RE, version_key
+from ansible_collections.gpufabric.mlnx.plugins.module_utils._profiles import MATCH_KEYS, check_assignments
+
+ROOT = "gpufabric_matrix"
+
+FLAVOURS = ("doca-ofed", "mlnx-ofed")
+SOURCE_TYPES = ("apt", "dnf", "tarball")
+
+TOP_KEYS = ("name", "description", "driver", "firmware", "compatibility", "nv_profiles", "nv_profile_assignments")
+DRIVER_KEYS = ("flavour", "version", "source", "kernels", "dkms", "allow_downgrade")
+SOURCE_KEYS = {
+    "apt": ("type", "url", "suite", "components", "signed_by", "key_url", "packages"),
+    "dnf": ("type", "url", "gpgkey", "gpgcheck", "packages"),
+    "tarball": ("type", "path", "sha256"),
+}
+FIRMWARE_KEYS = ("version", "image", "sha256", "part_numbers", "shipped_min", "allow_downgrade")
+COMPAT_KEYS = ("firmware_drivers", "switch_os_min", "nccl")
+ASSIGNMENT_KEYS = ("profile",) + tuple(MATCH_KEYS)
+MATCH_WHAT = {"part_numbers": "a part number", "pci": "a PCI address", "device_types": "a device type such as ConnectX7"}
+
+# 28.43.2566: major (the device family), minor, sub-minor - as flint prints "FW Version".
+FW_VERSION_RE = re.compile(r"^\d+\.\d+\.\d+$")
+# 24.10-2.1.8.0, 5.8-1.1.2.1, 25.01-0.6.0: what `ofed_info -s` prints after its prefix.
+DRIVER_VERSION_RE = re.compile(r"^\d+\.\d+-\d+(?:\.\d+){1,4}$")
+DRIVER_PREFIX_RE = re.compile(r"^(?:MLNX_OFED_LINUX|OFED-internal|DOCA-OFED|doca-ofed|mlnx-ofed)-(?P<rest>.*?):?$")
+# A vendor prefix and digits, as flint prints "PSID": MT_0000000838 (NVIDIA), DEL0000000027 (Dell).
+PSID_RE = re.compile(r"^[A-Z]{2,4}_?\d{4,13}$")
+PSID_MAX = 16
+# Only for a hint: NVIDIA ordering part numbers (adapters, DPUs, cables).
+PART_NUMBER_HINT_RE = re.compile(r"^(?:MCX|MBF|MCP|MFS|MMA|MQM|MSN|900-|699-)", re.IGNORECASE)
+PACKAGE_NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9.+_-]*$")
+# One exact Debian or RPM version ([epoch:]upstream[-release]); never a range, a glob or "latest".
+PACKAGE_VERSION_RE = re.compile(r"^\d[0-9A-Za-z.+~:_-]*$")
+KERNEL_RE = re.compile(r"^\d+\.\d+[0-9A-Za-z.+_~-]*$")
+URL_RE = re.compile(r"^(?:https?|file)://\S+$")
+NCCL_RE = re.compile(r"^\d+\.\d+\.\d+(?:-\d+)?$")
+SWITCH_OS_VERSION_RE = re.compile(r"^\d+(?:\.\d+)*(?:[-.+_][0-9A-Za-z]+)*$")
+PARAM_RE = re.compile(r"^[A-Za-z][A-Za-z0-9_]*(?:\[\d+(?:\.\.\d+)?\])?$")
+# The device-type tokens mlxconfig and mst print: no dash, no space.
+DEVICE_TYPE_RE = re.compile(r"^(?:ConnectX\d+(?:LX|DX)?|BlueField\d+)$")
+# NVIDIA image names: fw-ConnectX7-rel-28_43_2566-MCX75310AAS-NEA_Ax-UEFI-14.36.21-FlexBoot-3.7.500.bin
+IMAGE_REL_RE = re.compile(r"rel-(\d+)_(\d+)_(\d+)")
+ARCHIVE_SUFFIXES = (".zip", ".gz", ".tgz", ".tar", ".xz", ".bz2")
+TARBALL_SUFFIXES = (".tgz", ".tar.gz", ".iso")
+PLACEHOLDER_WORDS = ("latest", "any", "newest", "stable", "current")
+_IDENT_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_-]*$")
+
+BURN = "burn"
+NONE = "none"
+PENDING = "pending"
+REFUSED = "refused"
+
+
+class MatrixError(InvalidValue):
+    """The matrix has problems; ``problems`` lists them (each starts with the bad entry's path)."""
+
+    def __init__(self, problems):
+        super().__init__(format_problems(problems), parameter=ROOT)
+        self.problems = list(problems)
+
+
+# ---------------------------------------------------------------- paths and words
+
+def join_path(base, key):
+    """``gpufabric_matrix`` + ``driver`` -> ``gpufabric_matrix.driver``; list indexes and keys that
+    are not plain names go in brackets: ``...firmware_drivers["28.43.2566"]``, ``...part_numbers[0]``."""
+    if isinstance(key, int) and not isinstance(key, bool):
+        return "%s[%d]" % (base, key)
+    text = str(key)
+    if _IDENT_RE.match(text):
+        return "%s.%s" % (base, text)
+    return "%s[%s]" % (base, json.dumps(text))
+
+
+def path_of(*keys):
+    """``path_of("firmware", "MT_0000000838", "sha256")`` -> ``gpufabric_matrix.firmware.MT_0000000838.sha256``."""
+    path = ROOT
+    for key in keys:
+        path = join_path(path, key)
+    return path
+
+
+def _kind(value):
+    """What a value is, for messages: ``the string "x"``, ``the number 24.1``, ``a list``."""
+    if value is None:
+        return "nothing (null)"
+    if isinstance(value, bool):
+        return "the boolean %s" % ("true" if value else "false")
+    if isinstance(value, (int, float)):
+        return "the number %r" % (value,)
+    if isinstance(value, str):
+        text = value if len(value) <= 60 else value[:57] + "..."
+        return "the string %s" % json.dumps(text)
+    if isinstance(value, dict):
+        return "a mapping"
+    if isinstance(value, (list, tuple)):
+        return "a list"
+    return "a %s" % type(value).__name__
+
+
+def _quoted(text):
+    return json.dumps(text)
+
+
+def format_problems(problems):
+    count = len(problems)
+    return "%s is not consistent (%d problem%s):\n%s" % (
+        ROOT, count, "" if count == 1 else "s", "\n".join("- " + problem for problem in problems))
+
+
+class _Problems(list):
+    def add(self, path, message):
+        self.append("%s: %s" % (path, message))
+
+
+# ---------------------------------------------------------------- small checks (each adds problems)
+
+def _mapping(problems, path, value, what):
+    if isinstance(value, dict):
+        return True
+    problems.add(path, "must be a mapping (%s), not %s" % (what, _kind(value)))
+    return False
+
+
+def _list(problems, path, value, what):
+    if isinstance(value, list):
+        return True
+    problems.add(path, "must be a list (%s), not %s" % (what, _kind(value)))
+    return False
+
+
+def _unknown_keys(problems, mapping, base, allowed):
+    for key in mapping:
+        if key in allowed:
+            continue
+        guess = difflib.get_close_matches(str(key), allowed, n=1)
+        problems.add(join_path(base, key), "unknown key%s (allowed: %s)" % (
+            "; did you mean %s?" % guess[0] if guess else "", ", ".join(allowed)))
+
+
+def _field(problems, mapping, base, key, what, required=True):
+    """``(path, value)``; a missing key or an empty value (``key:``) is None, a problem when required."""
+    path = join_path(base, key)
+    value = mapping.get(key)
+    if value is None and required:
+        problems.add(path, "required: %s" % what)
+    return path, value
+
+
+def _string(problems, path, value, what):
+    """The stripped text, or None after adding a problem."""
+    if isinstance(value, str):
+        if value.strip():
+            return value.strip()
+        problems.add(path, "must not be empty (%s)" % what)
+    elif isinstance(value, float):
+        problems.add(path, "must be a quoted string (%s), not %s: quote it - YAML reads an unquoted 24.10 as "
+                           "the number 24.1" % (what, _kind(value)))
+    elif isinstance(value, int) and not isinstance(value, bool):
+        problems.add(path, "must be a quoted string (%s), not %s: quote it" % (what, _kind(value)))
+    else:
+        problems.add(path, "must be a string (%s), not %s" % (what, _kind(value)))
+    return None
+
+
+def _bool(problems, path, value, what):
+    if value is None or isinstance(value, bool):
+        return value
+    problems.add(path, "must be true or false (%s), not %s" % (what, _kind(value)))
+    return None
+
+
+def _url(problems, path, value, what):
+    text = _string(problems, path, value, what)
+    if text is not None and not URL_RE.match(text):
+        problems.add(path, "%s is not a URL (allowed: https://, http:// or file:// and no spaces)" % _quoted(text))
+
+
+def _absolute_path(problems, path, value, what):
+    text = _string(problems, path, value, what)
+    if text is not None and not text.startswith("/"):
+        problems.add(path, "%s is not an absolute path (%s)" % (_quoted(text), what))
+        return None
+    return text
+
+
+def _fw_version(problems, path, value, what="a firmware version as flint prints FW Version, e.g. 28.43.2566"):
+    text = _string(problems, path, value, what)
+    if text is None:
+        return None
+    if FW_VERSION_RE.match(text):
+        return text
+    hint = ""
+    if re.match(r"^\d+_\d+_\d+$", text):
+        hint = "; write it with dots: %s" % text.replace("_", ".")
+    problems.add(path, "%s is not a firmware version (allowed: three numbers separated by dots, e.g. 28.43.2566)%s"
+                 % (_quoted(text), hint))
+    return None
+
+
+def _driver_version(problems, path, value):
+    text = _string(problems, path, value, "the driver version as `ofed_info -s` prints it, e.g. 24.10-2.1.8.0")
+    if text is None:
+        return None
+    if DRIVER_VERSION_RE.match(text):
+        return text
+    hint = ""
+    prefixed = DRIVER_PREFIX_RE.match(text)
+    if prefixed and DRIVER_VERSION_RE.match(prefixed.group("rest")):
+        hint = "; write it without the prefix (and the colon `ofed_info -s` prints): %s" % prefixed.group("rest")
+    elif text.endswith(":") and DRIVER_VERSION_RE.match(text[:-1]):
+        hint = "; write it without the colon `ofed_info -s` prints: %s" % text[:-1]
+    problems.add(path, "%s is not a driver version (allowed: what `ofed_info -s` prints without the MLNX_OFED_LINUX- "
+                       "or OFED-internal- prefix and the colon, e.g. 24.10-2.1.8.0)%s" % (_quoted(text), hint))
+    return None
+
+
+def _normal_sha256(text):
+    text = text.strip().lower()
+    return text[len("sha256:"):] if text.startswith("sha256:") else text
+
+
+def _sha256(problems, path, value, what):
+    text = _string(problems, path, value, what)
+    if text is None:
+        return None
+    digest = _normal_sha256(text)
+    if SHA256_RE.match(digest):
+        if len(set(digest)) == 1:
+            problems.add(path, "%s is a placeholder, not a checksum: put the `sha256sum` of the file here" % digest)
+            return None
+        return digest
+    hint = ""
+    if re.match(r"^[0-9a-f]+$", digest):
+        hint = {32: " - that is the length of an MD5", 40: " - that is the length of a SHA-1",
+                128: " - that is the length of a SHA-512"}.get(len(digest), "")
+        hint = "; it has %d hex digits%s" % (len(digest), hint)
+    problems.add(path, "must be the sha256 of the file, 64 hex digits as `sha256sum` prints them (a sha256: "
+                       "prefix is accepted), not %s%s" % (_kind(value), hint))
+    return None
+
+
+# ---------------------------------------------------------------- driver
+
+def _check_packages(problems, path, packages, kind):
+    what = "package name -> the one exact version to install, as %s prints it" % (
+        "`apt-cache policy NAME`" if kind == "apt" else "`dnf list --showduplicates NAME`")
+    if not _mapping(problems, path, packages, what):
+        return
+    if not packages:
+        problems.add(path, "must pin at least one package (%s)" % what)
+    for name, version in packages.items():
+        item = join_path(path, name)
+        if not isinstance(name, str) or not PACKAGE_NAME_RE.match(name):
+            hint = ""
+            if isinstance(name, str) and re.search(r"[=<>]", name):
+                hint = "; put the version on the right: NAME: \"VERSION\""
+            problems.add(item, "%s is not a package name%s" % (_kind(name), hint))
+        text = _string(problems, item, version, "the exact version to pin")
+        if text is None:
+            continue
+        if text.lower() in PLACEHOLDER_WORDS or not PACKAGE_VERSION_RE.match(text):
+            problems.add(item, "%s is not one exact version (a pin is the full version string the package manager "
+                               "prints, e.g. 24.10.OFED.24.10.2.1.8.1-1; no ranges, globs or latest)" % _quoted(text))
+
+
+def _check_source(problems, source, base):
+    if not _mapping(problems, base, source, "how the driver is installed: type apt, dnf or tarball and its keys"):
+        return
+    path, kind = _field(problems, source, base, "type", "apt, dnf or tarball")
+    if kind is None:
+        return
+    if not isinstance(kind, str) or kind not in SOURCE_TYPES:
+        problems.add(path, "must be one of %s, not %s" % (", ".join(SOURCE_TYPES), _kind(kind)))
+        return
+    _unknown_keys(problems, source, base, SOURCE_KEYS[kind])
+    if kind in ("apt", "dnf"):
+        path, url = _field(problems, source, base, "url", "the %s repository URL (https://, http:// or file://)" % kind)
+        if url is not None:
+            _url(problems, path, url, "the repository URL")
+        path, packages = _field(problems, source, base, "packages",
+                                "the packages to install, each with its exact version")
+        if packages is not None:
+            _check_packages(problems, path, packages, kind)
+    if kind == "apt":
+        _check_apt(problems, source, base)
+    elif kind == "dnf":
+        path, key = _field(problems, source, base, "gpgkey", "", required=False)
+        if key is not None:
+            text = _string(problems, path, key, "the repository's GPG key: a URL or an absolute path")
+            if text is not None and not (URL_RE.match(text) or text.startswith("/")):
+                problems.add(path, "%s is neither a URL nor an absolute path" % _quoted(text))
+        _bool(problems, join_path(base, "gpgcheck"), source.get("gpgcheck"), "check package signatures")
+    else:
+        path, tarball = _field(problems, source, base, "path",
+                               "the absolute path of the MLNX_OFED / DOCA-OFED tarball or ISO on the host")
+        if tarball is not None:
+            text = _absolute_path(problems, path, tarball, "the tarball or ISO on the host")
+            if text is not None and not text.lower().endswith(TARBALL_SUFFIXES):
+                problems.add(path, "%s is not a tarball or ISO (allowed: %s)" % (_quoted(text), ", ".join(TARBALL_SUFFIXES)))
+        path, digest = _field(problems, source, base, "sha256", "the sha256 of the tarball or ISO (64 hex digits)")
+        if digest is not None:
+            _sha256(problems, path, digest, "the sha256 of the tarball or ISO")
+
+
+def _check_apt(problems, source, base):
+    path, suite = _field(problems, source, base, "suite", 'the suite: "./" for a flat repository (as NVIDIA '
+                                                          "publishes DOCA), else a distribution name")
+    suite = _string(problems, path, suite, "the suite") if suite is not None else None
+    path, components = _field(problems, source, base, "components", "", required=False)
+    if components is not None and _list(problems, path, components, "the repository components; [] for a flat one"):
+        for index, item in enumerate(components):
+            _string(problems, join_path(path, index), item, "a component name such as main")
+    if suite is not None and (components is None or isinstance(components, list)):
+        if suite.endswith("/") and components:
+            problems.add(path, "a flat repository (suite %s ends with /) has no components; leave the list empty"
+                         % _quoted(suite))
+        elif not suite.endswith("/") and not components:
+            problems.add(path, "required when the suite %s is a distribution name: apt needs at least one "
+                               "component (e.g. [main]); a flat repository's suite ends with / (\"./\")" % _quoted(suite))
+    path, signed_by = _field(problems, source, base, "signed_by", "", required=False)
+    if signed_by is not None:
+        _absolute_path(problems, path, signed_by, "the repository's key file on the host")
+    path, key_url = _field(problems, source, base, "key_url", "", required=False)
+    if key_url is not None:
+        _url(problems, path, key_url, "where to fetch the repository's key")
+
+
+def _check_kernels(problems, driver, base):
+    kpath, kernels = _field(problems, driver, base, "kernels", "", required=False)
+    dpath, dkms = _field(problems, driver, base, "dkms", "", required=False)
+    kernels_ok = kernels is None or _list(problems, kpath, kernels, "kernel releases as `uname -r` prints them")
+    if isinstance(kernels, list):
+        for index, item in enumerate(kernels):
+            ipath = join_path(kpath, index)
+            text = _string(problems, ipath, item, "a kernel release as `uname -r` prints it")
+            if text is None or KERNEL_RE.match(text):
+                continue
+            hint = ""
+            if text.startswith("linux-image-") or text.startswith("kernel-"):
+                hint = "; give the release `uname -r` prints, not the package name"
+            problems.add(ipath, "%s is not a kernel release (e.g. 5.15.0-1071-nvidia, 5.14.0-427.13.1.el9_4.x86_64)%s"
+                         % (_quoted(text), hint))
+    dkms_ok = _bool(problems, dpath, dkms, "the driver's modules are built on the host by DKMS") is not None or dkms is None
+    if kernels_ok and dkms_ok and not kernels and dkms is not True:
+        problems.add(kpath, "required unless %s is true: the kernel releases (`uname -r`) the driver's modules are "
+                            "built for, or dkms: true when DKMS builds them on the host" % dpath)
+
+
+def _check_driver(problems, driver, base):
+    """The pinned driver version (or None when it is missing or malformed)."""
+    if not _mapping(problems, base, driver, "flavour, version, source, kernels or dkms"):
+        return None
+    _unknown_keys(problems, driver, base, DRIVER_KEYS)
+    path, flavour = _field(problems, driver, base, "flavour", "doca-ofed or mlnx-ofed")
+    if flavour is not None and (not isinstance(flavour, str) or flavour not in FLAVOURS):
+        problems.add(path, "must be one of %s, not %s" % (", ".join(FLAVOURS), _kind(flavour)))
+    path, version = _field(problems, driver, base, "version",
+                           "the driver version as `ofed_info -s` prints it, e.g. 24.10-2.1.8.0")
+    version = _driver_version(problems, path, version) if version is not None else None
+    path, source = _field(problems, driver, base, "source", "how the driver is installed (apt, dnf or tarball)")
+    if source is not None:
+        _check_source(problems, source, path)
+    _check_kernels(problems, driver, base)
+    _bool(problems, join_path(base, "allow_downgrade"), driver.get("allow_downgrade"),
+          "let the ofed role install this version over a newer installed driver")
+    return version
+
+
+# ---------------------------------------------------------------- firmware
+
+def _psid_ok(problems, path, psid):
+    if not isinstance(psid, str):
+        problems.add(path, "a PSID must be a string like MT_0000000838, not %s" % _kind(psid))
+        return False
+    if PSID_RE.match(psid) and len(psid) <= PSID_MAX:
+        return True
+    hint = ""
+    fixed = psid.strip().upper()
+    if PSID_RE.match(fixed) and len(fixed) <= PSID_MAX:
+        hint = "; write it as flint prints it: %s" % fixed
+    elif PART_NUMBER_HINT_RE.match(psid.strip()):
+        hint = ("; this looks like a part number: firmware is keyed by PSID (`flint -d DEVICE q` prints it as "
+                "PSID, e.g. MT_0000000838) and the part numbers go in its part_numbers")
+    problems.add(path, "%s is not a PSID (allowed: a vendor prefix and digits as `flint q` prints it, at most %d "
+                       "characters, e.g. MT_0000000838, DEL0000000027)%s" % (_quoted(psid), PSID_MAX, hint))
+    return False
+
+
+def _check_image(problems, path, value, version, version_path):
+    text = _string(problems, path, value, "the image file name under gpufabric_firmware_dir")
+    if text is None:
+        return None
+    if "/" in text or "\\" in text or text in (".", ".."):
+        problems.add(path, "must be a file name under gpufabric_firmware_dir, not a path: %s" % _quoted(text))
+        return None
+    lower = text.lower()
+    if lower.endswith(ARCHIVE_SUFFIXES):
+        problems.add(path, "%s is an archive: unpack it and name the .bin file flint burns" % _quoted(text))
+    elif not lower.endswith(".bin"):
+        problems.add(path, "must name the .bin image file flint burns, not %s" % _quoted(text))
+    rel = IMAGE_REL_RE.search(text)
+    if rel and version is not None and tuple(int(n) for n in rel.groups()) != version_key(version):
+        problems.add(path, "the file name says firmware %s but %s is %s: one of them is wrong"
+                     % (".".join(rel.groups()), version_path, version))
+    return text
+
+
+def _check_part_numbers(problems, path, value):
+    """``[(index, part number as written, base part number)]`` of the well-formed entries."""
+    what = "the board part numbers this PSID's image is valid for, e.g. [MCX75310AAS-NEAT]"
+    if not _list(problems, path, value, what):
+        return []
+    if not value:
+        problems.add(path, "must list at least one part number (%s)" % what)
+    out, seen = [], {}
+    for index, item in enumerate(value):
+        ipath = join_path(path, index)
+        text = _string(problems, ipath, item, "a part number")
+        if text is None:
+            continue
+        if re.search(r"\s", text):
+            problems.add(ipath, "%s is not a part number (no spaces; one part number per list entry)" % _quoted(text))
+            continue
+        base = base_part_number(text)
+        if base in seen:
+            problems.add(ipath, "%s is listed twice (also %s)" % (text, join_path(path, seen[base])))
+            continue
+        seen[base] = index
+        out.append((index, text, base))
+    return out
+
+
+def _check_firmware(problems, firmware, base):
+    """``{psid: {version, version_path, ...}}`` of the entries whose PSID and version are well-formed."""
+    if not _mapping(problems, base, firmware, "PSID -> version, image, sha256, part_numbers"):
+        return {}
+    if not firmware:
+        problems.add(base, "must pin the firmware of at least one PSID")
+    good = {}
+    claimed, images, digests = {}, {}, {}
+    for psid, entry in firmware.items():
+        path = join_path(base, psid)
+        psid_ok = _psid_ok(problems, path, psid)
+        if not _mapping(problems, path, entry, "version, image, sha256 and part_numbers of this PSID"):
+            continue
+        _unknown_keys(problems, entry, path, FIRMWARE_KEYS)
+        vpath, version = _field(problems, entry, path, "version", "the firmware version in the image, e.g. 28.43.2566")
+        version = _fw_version(problems, vpath, version) if version is not None else None
+        ipath, image = _field(problems, entry, path, "image", "the image file name under gpufabric_firmware_dir")
+        image = _check_image(problems, ipath, image, version, vpath) if image is not None else None
+        spath, digest = _field(problems, entry, path, "sha256", "the sha256 of the image file (64 hex digits)")
+        digest = _sha256(problems, spath, digest, "the sha256 of the image file") if digest is not None else None
+        ppath, parts = _field(problems, entry, path, "part_numbers",
+                              "the board part numbers this image is valid for, e.g. [MCX75310AAS-NEAT]")
+        parts = _check_part_numbers(problems, ppath, parts) if parts is not None else []
+        mpath, shipped = _field(problems, entry, path, "shipped_min", "", required=False)
+        shipped = _fw_version(problems, mpath, shipped) if shipped is not None else None
+        apath, allow = _field(problems, entry, path, "allow_downgrade", "", required=False)
+        allow = _bool(problems, apath, allow, "burn the pinned version also where it is older than the flash")
+        if version and shipped and version_key(version) < version_key(shipped) and allow is not True:
+            problems.add(mpath, "%s is newer than the pinned %s %s: every card of this PSID shipped with newer "
+                                "firmware, so the pin downgrades them all; set %s: true if that is intended"
+                         % (shipped, vpath, version, apath))
+
+        if image is not None:
+            if image in images:
+                problems.add(ipath, "%s is also the image of %s: an image carries one PSID" % (image, images[image]))
+            else:
+                images[image] = ipath
+        if digest is not None:
+            if digest in digests:
+                problems.add(spath, "the same sha256 as %s: two PSIDs cannot share one image file" % digests[digest])
+            else:
+                digests[digest] = spath
+        for index, text, part in parts:
+            if part in claimed:
+                problems.add(join_path(ppath, index), "part number %s is also claimed by %s: a part number belongs "
+                                                      "to one PSID" % (text, claimed[part]))
+            else:
+                claimed[part] = join_path(ppath, index)
+        if psid_ok and version:
+            good[psid] = {"version": version, "version_path": vpath}
+    return good
+
+
+# ---------------------------------------------------------------- compatibility
+
+def _check_compatibility(problems, compat, base):
+    """``{firmware version key: (path, [driver versions])}``, or None when unusable."""
+    if not _mapping(problems, base, compat, "firmware_drivers, switch_os_min, nccl"):
+        return None
+    _unknown_keys(problems, compat, base, COMPAT_KEYS)
+    path, table = _field(problems, compat, base, "firmware_drivers",
+                         "firmware version -> the driver versions it is qualified with")
+    qualified = None
+    if table is not None and _mapping(problems, path, table, "firmware version -> list of driver versions"):
+        qualified = {}
+        for firmware, drivers in table.items():
+            kpath = join_path(path, firmware)
+            version = _fw_version(problems, kpath, firmware)
+            if not _list(problems, kpath, drivers, "the driver versions firmware %s is qualified with" % (firmware,)):
+                continue
+            if not drivers:
+                problems.add(kpath, "lists no driver version: list the driver versions firmware %s is qualified with"
+                             % (firmware,))
+            ok = []
+            for index, item in enumerate(drivers):
+                text = _driver_version(problems, join_path(kpath, index), item)
+                if text is not None:
+                    ok.append(text)
+            if version is not None:
+                qualified.setdefault(version_key(version), (kpath, ok))
+    path, switches = _field(problems, compat, base, "switch_os_min", "", required=False)
+    if switches is not None and _mapping(problems, path, switches, "switch OS name -> minimum version"):
+        for name, version in switches.items():
+            item = join_path(path, name)
+            if not isinstance(name, str) or not name.strip():
+                problems.add(item, "a switch OS name must be a string such as cumulus-linux, not %s" % _kind(name))
+            text = _string(problems, item, version, "the minimum switch OS version, e.g. 5.11.0")
+            if text is not None and not SWITCH_OS_VERSION_RE.match(text):
+                problems.add(item, "%s is not a version (e.g. 5.11.0)" % _quoted(text))
+    path, nccl = _field(problems, compat, base, "nccl", "", required=False)
+    if nccl is not None:
+        text = _string(problems, path, nccl, "the NCCL version, e.g. 2.23.4-1")
+        if text is not None and not NCCL_RE.match(text):
+            problems.add(path, "%s is not an NCCL version (allowed: N.N.N or N.N.N-N, e.g. 2.23.4-1)" % _quoted(text))
+    return qualified
+
+
+def _check_qualified(problems, firmware, qualified, driver_version):
+    table = path_of("compatibility", "firmware_drivers")
+    for info in firmware.values():
+        version, vpath = info["version"], info["version_path"]
+        entry = qualified.get(version_key(version))
+        if entry is None:
+            pinned = " (the pinned %s is %s)" % (path_of("driver", "version"), driver_version) if driver_version else ""
+            problems.add(vpath, "firmware %s has no entry in %s: list the driver versions it is qualified with there%s"
+                         % (version, table, pinned))
+        elif driver_version is not None and driver_version not in entry[1]:
+            problems.add(vpath, "firmware %s is not qualified with the pinned driver: %s is %s, and %s lists %s"
+                         % (version, path_of("driver", "version"), driver_version, entry[0],
+                            ", ".join(entry[1]) or "nothing valid"))
+
+
+# ---------------------------------------------------------------- NV profiles
+
+def _check_profiles(problems, profiles, base):
+    """``{name: params}`` of the well-named profiles, or None when nv_profiles is unusable."""
+    if not _mapping(problems, base, profiles, "profile name -> {mlxconfig parameter: value}"):
+        return None
+    good = {}
+    for name, params in profiles.items():
+        path = join_path(base, name)
+        if not isinstance(name, str) or not name.strip():
+            problems.add(path, "a profile name must be a non-empty string, not %s" % _kind(name))
+            continue
+        good[name] = params
+        if not _mapping(problems, path, params, "mlxconfig parameter -> value"):
+            continue
+        for param, value in params.items():
+            ppath = join_path(path, param)
+            if not isinstance(param, str) or not PARAM_RE.match(param):
+                problems.add(ppath, "%s is not an mlxconfig parameter name (e.g. LINK_TYPE_P1, SRIOV_EN, "
+                                    "NUM_OF_VFS)" % _kind(param))
+            if isinstance(value, (bool, int)) or (isinstance(value, str) and value.strip()):
+                continue
+            problems.add(ppath, "must be a value mlxconfig takes - a word such as ETH or force_relax, a number, "
+                                "or true/false - not %s" % _kind(value))
+    return good
+
+
+def _shared_assignment_problems(profiles, item):
+    """What ``_profiles.check_assignments`` says about one assignment, as ``[(kind, text)]``:
+    ``kind`` is ``profile`` for an unknown profile name, else ``match``."""
+    try:
+        check_assignments(profiles, [item])
+    except MlnxError as err:
+        text = re.sub(r"^[\w.]+: ", "", err.msg)
+        out = []
+        for part in re.split(r"; (?=assignment #1\b)", text):
+            part = re.sub(r"^assignment #1 (?:\(profile [^)]*\) )?", "", part)
+            out.append(("profile" if part.startswith("names profile") else "match", part))
+        return out
+    return []
+
+
+def _check_assignments(problems, assignments, base, profiles):
+    what = "a list tried in order, each with profile and part_numbers, pci or device_types"
+    if not _list(problems, base, assignments, what):
+        return
+    profiles_path = path_of("nv_profiles")
+    for index, item in enumerate(assignments):
+        path = join_path(base, index)
+        if not isinstance(item, dict):
+            problems.add(path, "must be a mapping with profile and part_numbers, pci or device_types, not %s"
+                         % _kind(item))
+            continue
+        _unknown_keys(problems, item, path, ASSIGNMENT_KEYS)
+        ppath, profile = _field(problems, item, path, "profile", "the name of one of %s (%s)" % (
+            profiles_path, ", ".join(sorted(profiles or {})) or "none defined"))
+        profile_ok = isinstance(profile, str) and bool(profile.strip())
+        if profile is not None and not profile_ok:
+            problems.add(ppath, "must be the name of one of %s, not %s" % (profiles_path, _kind(profile)))
+        shared = dict(item, profile=profile if profile_ok else None)
+        for key in MATCH_KEYS:
+            value = item.get(key)
+            if value is None:
+                continue
+            kpath = join_path(path, key)
+            if not _list(problems, kpath, value, "what this assignment matches"):
+                shared[key] = None
+                continue
+            for pos, entry in enumerate(value):
+                epath = join_path(kpath, pos)
+                text = _string(problems, epath, entry, MATCH_WHAT.get(key, "an entry"))
+                if text is None:
+                    continue
+                if key == "pci" and not is_pci(text):
+                    problems.add(epath, "%s is not a PCI address (e.g. 0000:29:00.0 or 29:00.0)" % _quoted(text))
+                elif key == "device_types" and not DEVICE_TYPE_RE.match(text):
+                    problems.add(epath, "%s is not a device type as mlxconfig and mst print it (no dash, no space: "
+                                        "ConnectX7, ConnectX6DX, BlueField3)" % _quoted(text))
+        for kind, text in _shared_assignment_problems(profiles or {}, shared):
+            if kind == "profile":
+                if profile_ok and profiles is not None:
+                    problems.add(ppath, text)
+            else:
+                problems.add(path, text + " - it matches no device")
+
+
+# ---------------------------------------------------------------- the whole matrix
+
+def matrix_problems(matrix):
+    """Every problem of ``matrix`` (the value of ``gpufabric_matrix``), ``[]`` when it is consistent."""
+    problems = _Problems()
+    if not _mapping(problems, ROOT, matrix, "name, driver, firmware, compatibility, nv_profiles, "
+                                            "nv_profile_assignments"):
+        return list(problems)
+    _unknown_keys(problems, matrix, ROOT, TOP_KEYS)
+    path, name = _field(problems, matrix, ROOT, "name", 'the release name shown in reports, e.g. "2026.11-a"')
+    if name is not None:
+        _string(problems, path, name, "the release name shown in reports")
+    path, description = _field(problems, matrix, ROOT, "description", "", required=False)
+    if description is not None:
+        _string(problems, path, description, "free text")
+    path, driver = _field(problems, matrix, ROOT, "driver", "the pinned NIC driver (flavour, version, source, ...)")
+    driver_version = _check_driver(problems, driver, path) if driver is not None else None
+    path, firmware = _field(problems, matrix, ROOT, "firmware", "the pinned firmware per PSID")
+    firmware = _check_firmware(problems, firmware, path) if firmware is not None else {}
+    path, compat = _field(problems, matrix, ROOT, "compatibility",
+                          "firmware_drivers (which driver versions each firmware is qualified with)")
+    qualified = _check_compatibility(problems, compat, path) if compat is not None else None
+    if qualified is not None:
+        _check_qualified(problems, firmware, qualified, driver_version)
+    path, profiles = _field(problems, matrix, ROOT, "nv_profiles", "", required=False)
+    profiles = _check_profiles(problems, profiles, path) if profiles is not None else {}
+    path, assignments = _field(problems, matrix, ROOT, "nv_profile_assignments", "", required=False)
+    if assignments is not None:
+        _check_assignments(problems, assignments, path, profiles)
+    return list(problems)
+
+
+def check(matrix):
+    """The matrix itself when it is consistent; raises MatrixError listing every problem."""
+    problems = matrix_problems(matrix)
+    if problems:
+        raise MatrixError(problems)
+    return matrix
+
+
+# ---------------------------------------------------------------- devices x matrix
+
+def _text(value):
+    return value.strip() if isinstance(value, str) and value.strip() else None
+
+
+def _function(dev):
+    if isinstance(dev.get("function"), int) and not isinstance(dev.get("function"), bool):
+        return dev["function"]
+    tail = dev["address"].rsplit(".", 1)[-1]
+    return int(tail) if tail.isdigit() else None
+
+
+def _cards(devices):
+    """``[(card, device)]``: one device per card, function 0 when listed, in the order of the list."""
+    if not isinstance(devices, list):
+        raise InvalidValue("devices must be the devices list gpufabric.mlnx.mlx_info returns, not %s" % _kind(devices),
+                           parameter="devices")
+    order, chosen = [], {}
+    for index, dev in enumerate(devices):
+        if not isinstance(dev, dict) or not _text(dev.get("address")):
+            raise InvalidValue("devices[%d] is not a device of gpufabric.mlnx.mlx_info (a mapping with address, card, "
+                               "psid, part_number, fw_version, ...): %s" % (index, _kind(dev)),
+                               parameter="devices[%d]" % index)
+        card = _text(dev.get("card")) or card_of(dev["address"].strip())
+        if card not in chosen:
+            order.append(card)
+            chosen[card] = dev
+        elif _function(dev) == 0 and _function(chosen[card]) != 0:
+            chosen[card] = dev
+    return [(card, chosen[card]) for card in order]
+
+
+def _same_version(first, second):
+    try:
+        return version_key(first) == version_key(second)
+    except ValueError:
+        return first == second
+
+
+def _target(card, dev, firmware):
+    psid = _text(dev.get("psid"))
+    part = _text(dev.get("part_number"))
+    burned = _text(dev.get("fw_version"))
+    running = _text(dev.get("fw_running")) or burned
+    entry = {
+        "address": dev["address"].strip(),
+        "card": card,
+        "psid": psid,
+        "part_number": part,
+        "serial_number": dev.get("serial_number"),
+        "current": {"burned": burned, "running": running},
+        "target": None,
+        "action": REFUSED,
+        "reason": None,
+        "downgrade": False,
+    }
+    if psid is None:
+        errors = [str(e) for e in dev.get("errors") or [] if e] if isinstance(dev.get("errors"), list) else []
+        entry["reason"] = "the card's PSID is unknown: its firmware could not be read%s" % (
+            " (%s)" % "; ".join(errors) if errors else "")
+        return entry
+    pinned = firmware.get(psid.upper())
+    where = path_of("firmware", psid.upper())
+    if pinned is None:
+        entry["reason"] = "unknown PSID %s: %s covers %s" % (psid, path_of("firmware"), ", ".join(firmware))
+        return entry
+    valid = [str(p).strip() for p in pinned["part_numbers"]]
+    if not part or base_part_number(part) not in [base_part_number(p) for p in valid]:
+        entry["reason"] = "part number %s is not valid for %s, the image of PSID %s (%s.part_numbers: %s)" % (
+            part or "unknown (the card has no VPD [PN])", pinned["image"].strip(), psid, where, ", ".join(valid))
+        return entry
+    version = pinned["version"].strip()
+    try:
+        have = version_key(burned)
+    except ValueError:
+        entry["reason"] = "the burned firmware version is unreadable (%s); the target would be %s" % (
+            _kind(dev.get("fw_version")), version)
+        return entry
+    target = {"version": version, "image": pinned["image"].strip(), "sha256": _normal_sha256(pinned["sha256"])}
+    want = version_key(version)
+    if have == want:
+        entry["target"] = target
+        if running and not _same_version(running, burned):
+            entry["action"] = PENDING
+            entry["reason"] = "%s is burned but %s runs until the card is reset or the host rebooted" % (burned, running)
+        else:
+            entry["action"] = NONE
+            entry["reason"] = "at the pinned %s" % version
+    elif have < want:
+        entry["target"] = target
+        entry["action"] = BURN
+        entry["reason"] = "%s -> %s" % (burned, version)
+    elif pinned.get("allow_downgrade") is True:
+        entry["downgrade"] = True
+        entry["target"] = target
+        entry["action"] = BURN
+        entry["reason"] = "downgrade %s -> %s, allowed by %s.allow_downgrade" % (burned, version, where)
+    else:
+        entry["downgrade"] = True
+        entry["reason"] = "downgrade from %s to %s refused: the flash is newer than the pin; set %s.allow_downgrade: " \
+                          "true to allow it" % (burned, version, where)
+    return entry
+
+
+def firmware_targets(devices, matrix):
+    """Per card of ``devices`` (mlx_info's list): ``{address, card, psid, part_number, serial_number,
+    current: {burned, running}, target: {version, image, sha256} | None, action, reason, downgrade}``.
+
+    ``action``: ``burn``, ``none``, ``pending`` (the target is burned, another version runs) or
+    ``refused`` (no target: unknown PSID, a part number the PSID's image is not for, a downgrade
+    the matrix does not allow, or a card whose firmware could not be read). ``downgrade``: the pin
+    is older than the burned firmware (mlx_firmware then needs ``allow_downgrade=true``).
+    """
+    check(matrix)
+    return [_target(card, dev, matrix["firmware"]) for card, dev in _cards(devices)]
+
+
+def firmware_images(matrix, firmware_dir):
+    """The ``images`` option of gpufabric.mlnx.mlx_firmware: ``[{psid, version, path, sha256, part_numbers}]``."""
+    check(matrix)
+    if not isinstance(firmware_dir, str) or not firmware_dir.strip():
+        raise InvalidValue("firmware_dir must be the directory that holds the images on the host "
+                           "(gpufabric_firmware_dir), not %s" % _kind(firmware_dir), parameter="firmware_dir")
+    base = firmware_dir.strip().rstrip("/")
+    out = []
+    for psid, pinned in matrix["firmware"].items():
+        out.append({
+            "psid": psid,
+            "version": pinned["version"].strip(),
+            "path": "%s/%s" % (base, pinned["image"].strip()),
+            "sha256": _normal_sha256(pinned["sha256"]),
+            "part_numbers": [str(p).strip() for p in pinned["part_numbers"]],
+        })
+    return out
