@@ -6,7 +6,7 @@ export ANSIBLE_COLLECTIONS_PATH="$repo/.collections"
 doc="$repo/.venv/bin/ansible-doc"
 fail=0
 mkdir -p "$repo/tests/output"
-for kind in module filter; do
+for kind in module filter role; do
   names=$("$doc" -t "$kind" -l gpufabric.mlnx --json | "$repo/.venv/bin/python" -c 'import json,sys; print("\n".join(sorted(json.load(sys.stdin))))')
   [ -n "$names" ] || { echo "no $kind plugins found"; exit 1; }
   for name in $names; do
