@@ -4,6 +4,7 @@ import hashlib
 import json
 import os
 import subprocess
+import sys
 
 from _paths import SIM_BIN
 
@@ -24,7 +25,11 @@ class SimHost:
         """``init_args``: more words for ``mlxsim init`` (e.g. ``--mst-started``)."""
         self.tmp = tmp_path
         self.log = tmp_path / "calls.jsonl"
-        self.env = {"PATH": str(SIM_BIN) + os.pathsep + os.environ.get("PATH", ""),
+        # The simulated tools are `#!/usr/bin/env python3` scripts: let python3 be the running
+        # interpreter (a venv's), not a pyenv shim that doubles every call's start-up.
+        here = os.path.dirname(sys.executable)
+        path = [str(SIM_BIN)] + ([here] if os.path.exists(os.path.join(here, "python3")) else [])
+        self.env = {"PATH": os.pathsep.join(path + [os.environ.get("PATH", "")]),
                     "MLXSIM_STATE": str(tmp_path / "state.json"), "MLXSIM_TIME_SCALE": str(time_scale),
                     "MLXSIM_LOG": str(self.log)}
         args = ["init", "--profile", profile, "--hostname", hostname]
