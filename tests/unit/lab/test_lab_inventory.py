@@ -8,6 +8,7 @@ CONNECTION_KEYS = {"ansible_connection", "ansible_python_interpreter"}
 @pytest.mark.parametrize("lab_file, hosts_file", [
     ("tests/lab/labs/demo.yml", "inventory/lab/hosts.yml"),
     ("tests/lab/labs/molecule.yml", "molecule/default/inventory/hosts.yml"),
+    ("tests/lab/labs/ofed.yml", "molecule/ofed/inventory/hosts.yml"),
 ])
 def test_committed_inventory_is_generated(lab, repo, lab_file, hosts_file):
     expected = lab.render_inventory(lab.read_lab(repo / lab_file), lab_file)

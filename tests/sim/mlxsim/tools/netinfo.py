@@ -120,6 +120,14 @@ def ibstat(host, args):
 
 
 def ofed_info(state, args):
+    # A driver package installed on the host (the ofed role's tests install fake DOCA-OFED packages
+    # with apt) ships the real /usr/bin/ofed_info: step aside, the installed package is the truth.
+    import os
+    real = "/usr/bin/ofed_info"
+    if os.path.isfile(real) and os.access(real, os.X_OK) \
+            and os.path.realpath(real) != os.path.realpath(sys.argv[0]):
+        sys.stdout.flush()
+        os.execv(real, [real] + list(args))
     ofed = state.get("ofed") or "MLNX_OFED_LINUX-24.10-2.1.8.0"
     ver = ofed.split("-", 1)[1] if ofed.startswith("MLNX_OFED_LINUX-") else ofed
     if args and args[0] == "-s":

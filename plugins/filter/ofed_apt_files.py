@@ -1,0 +1,102 @@
+# -*- coding: utf-8 -*-
+# Copyright: gpufabric.mlnx contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+
+from __future__ import annotations
+
+DOCUMENTATION = r"""
+name: ofed_apt_files
+short_description: The apt sources file and the apt preferences that pin the NIC driver
+version_added: 0.1.0
+description:
+  - Renders the two files the C(gpufabric.mlnx.ofed) role writes on apt hosts - the driver repository as a deb822
+    C(.sources) file (or a one-line C(.list)), with C(Signed-By) and, for test repositories and verified bundles only,
+    C(Trusted) - and apt preferences that hold every pinned package at its exact version with C(Pin-Priority 1001),
+    so a routine C(apt upgrade) cannot move the driver, whatever newer version the repository offers.
+  - The same functions write the sources file M(gpufabric.mlnx.ofed_driver) probes the repository with.
+options:
+  _input:
+    description: The repository - C(url), C(suite) (V(./) for a flat one), C(components), C(signed_by), C(trusted).
+    type: dict
+    required: true
+  packages:
+    description: Package name -> exact version to pin.
+    type: dict
+    required: true
+  name:
+    description: Base name of the files (C(/etc/apt/sources.list.d/NAME.sources), C(/etc/apt/preferences.d/NAME.pref)).
+    type: str
+    default: gpufabric-ofed
+  format:
+    description: V(deb822) (a C(.sources) file, apt 1.1 and later) or V(list) (a C(.list) line).
+    type: str
+    choices: [deb822, list]
+    default: deb822
+  comment:
+    description: A line put at the top of both files (for example the matrix release).
+    type: str
+"""
+
+EXAMPLES = r"""
+- name: Write the repository and the pins
+  ansible.builtin.copy:
+    dest: "{{ item.path }}"
+    content: "{{ item.content }}"
+    mode: "0644"
+  loop: "{{ (repo | gpufabric.mlnx.ofed_apt_files(packages)).values() }}"
+  vars:
+    repo: {url: "https://linux.mellanox.com/public/repo/doca/2.9.2/ubuntu22.04/x86_64/", suite: "./",
+           signed_by: /usr/share/keyrings/doca_keyring.gpg}
+    packages: {doca-ofed: "2.9.2-0.0.3"}
+"""
+
+RETURN = r"""
+_value:
+  description: C(sources) and C(preferences), each with C(path) and C(content).
+  type: dict
+  sample:
+    sources:
+      path: /etc/apt/sources.list.d/gpufabric-ofed.sources
+      content: "Types: deb\nURIs: https://linux.mellanox.com/public/repo/doca/2.9.2/ubuntu22.04/x86_64/\nSuites: ./\n..."
+    preferences:
+      path: /etc/apt/preferences.d/gpufabric-ofed.pref
+      content: "Package: doca-ofed\nPin: version 2.9.2-0.0.3\nPin-Priority: 1001\n"
+"""
+
+import re
+
+from ansible.errors import AnsibleFilterError
+
+from ansible_collections.gpufabric.mlnx.plugins.module_utils._errors import MlnxError
+from ansible_collections.gpufabric.mlnx.plugins.module_utils._ofed import apt_preferences, apt_sources
+
+_NAME_RE = re.compile(r"^[A-Za-z0-9_.-]+$")
+
+
+def ofed_apt_files(repo, packages, name="gpufabric-ofed", format="deb822", comment=None):  # noqa: A002 (filter option)
+    if not isinstance(repo, dict) or not repo.get("url"):
+        raise AnsibleFilterError("ofed_apt_files: the input must be the repository (a mapping with url), not %r" % (repo,))
+    if not isinstance(packages, dict) or not packages:
+        raise AnsibleFilterError("ofed_apt_files: packages must map each package name to its exact version")
+    if not isinstance(name, str) or not _NAME_RE.match(name):
+        raise AnsibleFilterError("ofed_apt_files: name %r may hold letters, digits, '_', '.' and '-' only (apt ignores "
+                                 "other file names)" % (name,))
+    if format not in ("deb822", "list"):
+        raise AnsibleFilterError("ofed_apt_files: format must be deb822 or list, not %r" % (format,))
+    head = "Managed by gpufabric.mlnx (ofed role)%s." % (": " + comment if comment else "")
+    try:
+        sources = apt_sources(repo, fmt=format, comment=head + " The pinned NIC driver repository.")
+    except MlnxError as err:
+        raise AnsibleFilterError(err.msg) from None
+    suffix = ".sources" if format == "deb822" else ".list"
+    return {
+        "sources": {"path": "/etc/apt/sources.list.d/%s%s" % (name, suffix), "content": sources},
+        "preferences": {"path": "/etc/apt/preferences.d/%s.pref" % name,
+                        "content": apt_preferences({str(k): str(v) for k, v in packages.items()},
+                                                   comment=head + " The driver packages stay at these versions.")},
+    }
+
+
+class FilterModule:
+    def filters(self):
+        return {"ofed_apt_files": ofed_apt_files}

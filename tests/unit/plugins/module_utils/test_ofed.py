@@ -1,0 +1,699 @@
+"""The pinned NIC driver core (plugins/module_utils/_ofed.py): versions (driver, Debian, RPM), the
+matrix entry, the decision table, the kernel guard, the management interface, the apt files and
+argv, reading a host from a fake root, and converge() end to end on a fake host whose apt-get,
+dpkg-query and ofed_info behave like the real ones (exact argv asserted)."""
+import gzip
+import json
+import os
+import shutil
+import subprocess
+
+import pytest
+import yaml
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from _paths import REPO
+from ansible_collections.gpufabric.mlnx.plugins.module_utils import _ofed as of
+from ansible_collections.gpufabric.mlnx.plugins.module_utils._errors import InvalidValue, Refused, ToolFailed
+
+EXAMPLE = yaml.safe_load((REPO / "inventory" / "example-1250" / "group_vars" / "all" / "matrix.yml").read_text())
+KERNEL = "6.1.0-28-amd64"
+OTHER = "6.1.0-31-amd64"
+URL = "http://198.19.30.12:8080/main/"
+
+V1 = {"doca-ofed": "2.9.2-0.0.3", "ofed-scripts": "24.10.OFED.24.10.2.1.8-1",
+      "mlnx-ofed-kernel-utils": "24.10.OFED.24.10.2.1.8.1-1", "mlnx-ofed-kernel-modules": "24.10.OFED.24.10.2.1.8.1-1"}
+V2 = {"doca-ofed": "2.10.0-0.5.3", "ofed-scripts": "25.01.OFED.25.01.0.6.0-1",
+      "mlnx-ofed-kernel-utils": "25.01.OFED.25.01.0.6.0.1-1", "mlnx-ofed-kernel-modules": "25.01.OFED.25.01.0.6.0.1-1"}
+RELEASE = {"24.10-2.1.8.0": ("24.10-2.1.8", V1), "25.01-0.6.0.0": ("25.01-0.6.0", V2)}
+
+
+def driver(version="24.10-2.1.8.0", packages=None, **extra):
+    d = {"flavour": "doca-ofed", "version": version,
+         "source": {"type": "apt", "url": URL, "suite": "./", "components": [],
+                    "packages": dict(packages or RELEASE[version][1])},
+         "kernels": [KERNEL, OTHER]}
+    d.update(extra)
+    return d
+
+
+# ---------------------------------------------------------------------------------- versions
+
+@pytest.mark.parametrize("a, b, same, cmp", [
+    ("24.10-2.1.8.0", "24.10-2.1.8", True, 0),       # DOCA's ofed_info -s drops the trailing .0
+    ("24.10-2.1.8.0", "24.10-2.1.8.1", False, -1),
+    ("25.01-0.6.0.0", "24.10-2.1.8.0", False, 1),
+    ("5.8-1.1.2.1", "24.10-1.1.4.0", False, -1),
+    ("24.10-0.0.0.0", "24.10-0", True, 0),
+    ("not-a-version", "24.10-2.1.8", False, None),
+])
+def test_driver_versions(a, b, same, cmp):
+    assert of.same_driver(a, b) is same
+    assert of.compare_driver(a, b) == cmp
+
+
+@pytest.mark.parametrize("a, b, want", [
+    ("2.9.2-0.0.3", "2.10.0-0.5.3", -1),
+    ("25.01.OFED.25.01.0.6.0.1-0nokmod1", "25.01.OFED.25.01.0.6.0.1-1", -1),
+    ("1:1.0", "2.0", 1),
+    ("1.0~rc1", "1.0", -1),
+    ("1.0", "1.0-0", 0),
+    ("1.0a", "1.0+", -1),
+    ("24.10.OFED.24.10.2.1.8-1", "24.10.OFED.24.10.2.1.8-1", 0),
+])
+def test_deb_compare_table(a, b, want):
+    assert of.deb_compare(a, b) == want
+    first, second = b, a
+    assert of.deb_compare(first, second) == -want
+
+
+_DEB_VERSION = st.builds(
+    lambda epoch, up, rev: ("%d:" % epoch if epoch else "") + up + ("-" + rev if rev else ""),
+    st.integers(0, 2),
+    st.from_regex(r"\A[0-9][0-9a-z.+~]{0,8}\Z"),
+    st.one_of(st.just(""), st.from_regex(r"\A[0-9a-z.+~]{1,6}\Z")))
+
+
+@pytest.mark.skipif(not shutil.which("dpkg"), reason="dpkg is not installed")
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(_DEB_VERSION, _DEB_VERSION)
+def test_deb_compare_agrees_with_dpkg(a, b):
+    def dpkg(op):
+        return subprocess.run(["dpkg", "--compare-versions", a, op, b], check=False).returncode == 0
+    want = -1 if dpkg("lt") else (0 if dpkg("eq") else 1)
+    assert of.deb_compare(a, b) == want
+
+
+@pytest.mark.parametrize("a, b, want", [
+    ("1.0", "1.0", 0), ("1.0", "2.0", -1), ("2.0.1", "2.0.1a", -1), ("5.5p1", "5.5p2", -1),
+    ("5.5p10", "5.5p1", 1), ("10xyz", "10.1xyz", -1), ("xyz10", "xyz10.1", -1), ("1.0aa", "1.0a", 1),
+    ("a", "1", -1), ("1.0~rc1", "1.0", -1), ("1.0~rc1", "1.0~rc2", -1), ("1.0^", "1.0", 1),
+    ("1.0^git1", "1.01", -1), ("1.0~rc1^git1", "1.0~rc1", 1), ("1.0", "1.0.0", -1), ("1:1.0", "2.0", 1),
+    ("2.9.2-0.0.3.el9", "2.9.2-0.0.4.el9", -1), ("2.9.2-1.el9", "2.9.2", 0),
+])
+def test_rpm_compare_table(a, b, want):
+    assert of.rpm_compare(a, b) == want
+    first, second = b, a
+    assert of.rpm_compare(first, second) == -want
+
+
+def test_upstream_version():
+    assert of.upstream_version("1:24.10.OFED.24.10.2.1.8.1-1") == "24.10.OFED.24.10.2.1.8.1"
+    assert of.upstream_version("5.8") == "5.8"
+
+
+# ---------------------------------------------------------------------------------- the matrix entry
+
+def test_spec_of_the_example_matrix():
+    spec = of.driver_spec(EXAMPLE["gpufabric_matrix"])
+    assert spec["flavour"] == "doca-ofed" and spec["version"] == "24.10-2.1.8.0"
+    assert spec["dkms"] is True and spec["allow_downgrade"] is False
+    assert spec["source"]["signed_by"] == "/usr/share/keyrings/doca_keyring.gpg"
+    assert spec["source"]["packages"]["ofed-scripts"] == "24.10.OFED.24.10.2.1.8-1"
+    assert of.driver_spec(EXAMPLE["gpufabric_matrix"]["driver"]) == spec  # the entry itself works too
+
+
+def test_spec_lists_every_problem_with_its_key():
+    with pytest.raises(InvalidValue) as err:
+        of.driver_spec({"driver": {"flavour": "ofed", "version": 24.1, "allow_downgrade": "yes",
+                                   "source": {"type": "apt", "url": "ftp://x", "suite": "./", "packages": {}}}})
+    msg = err.value.msg
+    for key in ("driver.flavour:", "driver.version: must be a quoted string", "driver.source.url:",
+                "driver.source.packages: must pin at least one", "driver.kernels: required unless",
+                "driver.allow_downgrade: must be true or false"):
+        assert "gpufabric_matrix." + key in msg, key
+    assert err.value.parameter == "gpufabric_matrix.driver"
+
+
+def test_spec_refuses_a_missing_driver():
+    with pytest.raises(InvalidValue, match="gpufabric_matrix.driver must be a mapping"):
+        of.driver_spec({"name": "x"})
+
+
+def test_spec_of_a_tarball():
+    spec = of.driver_spec({"flavour": "mlnx-ofed", "version": "24.10-2.1.8.0", "dkms": True,
+                           "source": {"type": "tarball", "path": "/srv/ofed/MLNX_OFED_LINUX-24.10-2.1.8.0.tgz",
+                                      "sha256": "SHA256:" + "ab" * 32}})
+    assert spec["source"] == {"type": "tarball", "path": "/srv/ofed/MLNX_OFED_LINUX-24.10-2.1.8.0.tgz",
+                              "sha256": "ab" * 32}
+    assert spec["kernels"] == []
+
+
+# ---------------------------------------------------------------------------------- deciding
+
+def ofed(version, flavour="doca-ofed"):
+    prefix = of.FLAVOUR_PREFIX[flavour]
+    return {"version": version, "flavour": flavour, "raw": "%s-%s" % (prefix, version)}
+
+
+@pytest.mark.parametrize("case, want, installed, info, action, refused", [
+    ("compliant", "24.10-2.1.8.0", V1, ofed("24.10-2.1.8"), "none", None),
+    ("fresh host", "24.10-2.1.8.0", {}, None, "install", None),
+    ("inbox MLNX_OFED of the simulator", "24.10-2.1.8.0", {}, ofed("24.10-2.1.8.0", "mlnx-ofed"), "install", None),
+    ("bump", "25.01-0.6.0.0", V1, ofed("24.10-2.1.8"), "upgrade", None),
+    ("older pinned", "24.10-2.1.8.0", V2, ofed("25.01-0.6.0"), "downgrade", "older than what the host runs"),
+    ("one package missing", "24.10-2.1.8.0", {k: v for k, v in V1.items() if k != "doca-ofed"}, ofed("24.10-2.1.8"),
+     "repair", None),
+    ("ofed_info disagrees", "24.10-2.1.8.0", V1, None, "repair", None),
+])
+def test_plan(case, want, installed, info, action, refused):
+    spec = of.driver_spec(driver(want))
+    got = of.plan(spec, info, installed, "apt")
+    assert got["action"] == action, (case, got)
+    assert got["compliant"] is (action == "none")
+    if refused:
+        assert refused in got["refused"] and "allow_downgrade: true" in got["refused"]
+    else:
+        assert got["refused"] is None
+    assert got["to_install"] == ({} if action == "none" else RELEASE[want][1])
+
+
+def test_plan_allows_a_downgrade_the_matrix_allows():
+    spec = of.driver_spec(driver("24.10-2.1.8.0", allow_downgrade=True))
+    got = of.plan(spec, ofed("25.01-0.6.0"), V2, "apt")
+    assert got["action"] == "downgrade" and got["refused"] is None
+
+
+def test_plan_names_every_difference():
+    spec = of.driver_spec(driver("25.01-0.6.0.0"))
+    got = of.plan(spec, ofed("24.10-2.1.8"), dict(V1, **{"doca-ofed": V2["doca-ofed"]}), "apt")
+    assert got["reasons"][0] == "ofed_info -s reports OFED-internal-24.10-2.1.8, the matrix pins doca-ofed 25.01-0.6.0.0"
+    assert "ofed-scripts 24.10.OFED.24.10.2.1.8-1 is installed, the matrix pins 25.01.OFED.25.01.0.6.0-1" in got["reasons"]
+    assert got["packages"]["doca-ofed"]["state"] == "equal"
+
+
+def test_plan_of_a_bundle_not_yet_unpacked():
+    spec = of.driver_spec({"flavour": "doca-ofed", "version": "24.10-2.1.8.0", "kernels": [KERNEL],
+                           "source": {"type": "tarball", "path": "/srv/b.tgz", "sha256": "12" * 32}})
+    got = of.plan(spec, ofed("24.10-2.1.8"), {"doca-ofed": "2.9.2-0.0.3"}, "apt", {"doca-ofed": None})
+    assert got["action"] == "none" and got["packages"]["doca-ofed"]["state"] == "present"
+    got = of.plan(spec, ofed("25.01-0.6.0"), {"doca-ofed": "2.10.0-0.5.3"}, "apt", {"doca-ofed": None})
+    assert got["action"] == "downgrade" and got["to_install"] == {}
+
+
+def test_kernel_precheck():
+    spec = of.driver_spec(driver())
+    assert of.kernel_precheck(spec, KERNEL, OTHER) is None
+    msg = of.kernel_precheck(spec, "6.12.0-1-amd64", "6.13.0-1-amd64")
+    assert "not for the running kernel 6.12.0-1-amd64 and the default boot kernel 6.13.0-1-amd64" in msg
+    assert "Nothing was changed" in msg
+    assert of.kernel_precheck(of.driver_spec(driver(dkms=True)), "6.12.0-1-amd64", None) is None
+
+
+def test_modules_from_the_package_files():
+    spec = of.driver_spec(driver())
+    files = ["/usr/bin/ofed_info", "/lib/modules/%s/updates/mlnx-ofed-kernel/mlx5_core.ko" % KERNEL]
+    assert of.modules_for(KERNEL, files, [], spec, V1, lambda k: None)["how"] == "package"
+    # the packages ship mlx5 for another kernel only: no fallback search
+    assert of.modules_for(OTHER, files, [], spec, V1, lambda k: "/lib/modules/x/updates/mlx5_core.ko") is None
+    # no pinned package ships mlx5 at all (a meta package): the updates/extra search decides
+    found = of.modules_for(OTHER, ["/usr/bin/ofed_info"], [], spec, V1, lambda k: "/lib/modules/%s/extra/mlx5_core.ko.xz" % k)
+    assert found == {"path": "/lib/modules/%s/extra/mlx5_core.ko.xz" % OTHER, "how": "search"}
+
+
+DKMS = """mlnx-ofed-kernel/24.10.OFED.24.10.2.1.8.1, 6.1.0-28-amd64, x86_64: installed
+mlnx-ofed-kernel/24.10.OFED.24.10.2.1.8.1, 6.1.0-31-amd64, x86_64: built
+iser, 24.10.OFED.24.10.2.1.8.1, 6.1.0-28-amd64, x86_64: installed
+mlnx-ofed-kernel/24.10.OFED.24.10.2.1.8.1: added
+"""
+
+
+def test_dkms_status_and_the_guard():
+    rows = of.parse_dkms_status(DKMS)
+    assert rows[0] == {"module": "mlnx-ofed-kernel", "version": "24.10.OFED.24.10.2.1.8.1", "kernel": KERNEL,
+                       "arch": "x86_64", "status": "installed"}
+    assert rows[2]["module"] == "iser" and len(rows) == 3
+    spec = of.driver_spec(driver(dkms=True, packages={"mlnx-ofed-kernel-dkms": "24.10.OFED.24.10.2.1.8.1-1"}))
+    pins = spec["source"]["packages"]
+    assert of.modules_for(KERNEL, [], rows, spec, pins, None)["how"] == "dkms"
+    assert of.modules_for(OTHER, [], rows, spec, pins, None) is None  # built, not installed
+    wrong = {"mlnx-ofed-kernel-dkms": "25.01.OFED.25.01.0.6.0.1-1"}
+    assert of.modules_for(KERNEL, [], rows, spec, wrong, None) is None  # an old build
+    found = {KERNEL: {"path": "x", "how": "dkms"}, OTHER: None}
+    msg = of.kernel_guard(spec, KERNEL, OTHER, found)
+    assert "has no mlx5 modules for kernel 6.1.0-31-amd64 (default boot) (looked at dkms status)" in msg
+    assert of.kernel_guard(spec, KERNEL, KERNEL, found) is None
+    assert "6.1.0-31-amd64 (running and default boot)" in of.kernel_guard(spec, OTHER, OTHER, found)
+
+
+def lower_of(table):
+    return lambda name: table.get(name, [name])
+
+
+@pytest.mark.parametrize("case, explicit, addresses, addr, defaults, lower, drivers, rdma, ifs, mlx5", [
+    ("veth found by address", None, ["198.19.30.12"], [("eth0", "198.19.30.12"), ("eth1", "10.0.0.1")], [], {},
+     {"eth0": None}, {}, ["eth0"], False),
+    ("default route on an Intel NIC", None, ["gfofed-ofed-a"], [("eno1", "10.1.1.1")], ["eno1"], {},
+     {"eno1": "igb"}, {}, ["eno1"], False),
+    ("bond over two ConnectX ports", None, ["10.2.2.2"], [("bond0", "10.2.2.2")], ["bond0"],
+     {"bond0": ["enp41s0f0np0", "enp41s0f1np1"]}, {"enp41s0f0np0": "mlx5_core", "enp41s0f1np1": "mlx5_core"}, {},
+     ["bond0"], True),
+    ("explicit IPoIB interface", "ibp24s0", [], [], [], {}, {}, {"ibp24s0": "mlx5_0"}, ["ibp24s0"], True),
+    ("nothing known", None, ["gfofed-ofed-a"], [("eth0", "198.19.30.11")], [], {}, {}, {}, [], False),
+])
+def test_mgmt_decision(case, explicit, addresses, addr, defaults, lower, drivers, rdma, ifs, mlx5):
+    got = of.mgmt_decision(explicit, addresses, addr, defaults, lower_of(lower), drivers, rdma)
+    assert got["interfaces"] == ifs and got["on_mlx5"] is mlx5, case
+
+
+def test_restart_decision():
+    safe = {"interfaces": ["eth0"], "on_mlx5": False, "evidence": {"eth0": "driver none (virtual)"}}
+    risky = {"interfaces": ["bond0"], "on_mlx5": True, "evidence": {"enp41s0f0np0": "driver mlx5_core"}}
+    unknown = {"interfaces": [], "on_mlx5": False, "evidence": {}}
+    assert of.restart_decision(True, safe, True)["allowed"]
+    assert not of.restart_decision(False, safe, True)["allowed"]
+    assert not of.restart_decision(True, safe, False)["allowed"]
+    got = of.restart_decision(True, risky, True)
+    assert not got["allowed"] and "bond0 depends on the mlx5 driver (enp41s0f0np0: driver mlx5_core)" in got["reason"]
+    assert "set gpufabric_ofed_mgmt_interface" in of.restart_decision(True, unknown, True)["reason"]
+
+
+def test_pending_decision():
+    marker = {"boot_id": "b1", "version": "25.01-0.6.0.0", "installed_at": "t"}
+    assert of.pending_decision(marker, "b1", None, "25.01-0.6.0")[0]
+    assert not of.pending_decision(marker, "b2", None, "25.01-0.6.0")[0]  # rebooted since
+    assert of.pending_decision(None, "b2", "24.10-2.1.8", "25.01-0.6.0")[0]  # an old module is loaded
+    assert not of.pending_decision(None, "b2", "25.01-0.6.0", "25.01-0.6.0.0")[0]
+
+
+# ---------------------------------------------------------------------------------- parsers and files
+
+def test_parse_dpkg_and_rpm():
+    out = "doca-ofed\t2.9.2-0.0.3\tii \nofed-scripts\t24.10-1\trc \nmlnx-ofed-kernel-utils:amd64\t1-1\tiU \n"
+    assert of.parse_dpkg_query(out) == {"doca-ofed": "2.9.2-0.0.3", "mlnx-ofed-kernel-utils": "1-1"}
+    out = "doca-ofed\t2.9.2-0.0.3.el9\npackage ofed-scripts is not installed\nkernel\t1:5.14.0-427.el9\n"
+    assert of.parse_rpm_query(out) == {"doca-ofed": "2.9.2-0.0.3.el9", "kernel": "1:5.14.0-427.el9"}
+
+
+def test_parse_ip():
+    addr = ("1: lo    inet 127.0.0.1/8 scope host lo\\       valid_lft forever preferred_lft forever\n"
+            "3: eth0    inet 198.19.30.11/24 brd 198.19.30.255 scope global eth0\\       valid_lft forever\n"
+            "7: bond0.100@bond0    inet 10.0.0.5/24 scope global bond0.100\n")
+    assert of.parse_ip_addr(addr) == [("lo", "127.0.0.1"), ("eth0", "198.19.30.11"), ("bond0.100", "10.0.0.5")]
+    assert of.parse_ip_route("default via 10.0.0.1 dev eno1 proto dhcp metric 100\n") == ["eno1"]
+
+
+APT_UNREACHABLE = """Err:1 http://198.19.30.250:8080/main ./ InRelease
+  Could not connect to 198.19.30.250:8080 (198.19.30.250). - connect (113: No route to host)
+Reading package lists...
+W: Failed to fetch http://198.19.30.250:8080/main/./InRelease  Could not connect to 198.19.30.250:8080 (198.19.30.250). - connect (113: No route to host)
+W: Some index files failed to download. They have been ignored, or old ones used instead.
+"""
+APT_OK = """Get:1 http://198.19.30.12:8080/main ./ InRelease [913 B]
+Get:2 http://198.19.30.12:8080/main ./ Packages [1354 B]
+Fetched 2267 B in 0s (4989 B/s)
+Reading package lists...
+"""
+
+
+def test_apt_errors():
+    assert of.apt_errors(APT_OK) == []
+    errors = of.apt_errors(APT_UNREACHABLE)
+    assert errors[0] == "Err:1 http://198.19.30.250:8080/main ./ InRelease"
+    assert errors[1].startswith("Could not connect to 198.19.30.250:8080")
+    assert errors[2].startswith("W: Failed to fetch")
+    assert of.apt_errors("E: The repository 'http://x ./ Release' is not signed.\n")
+
+
+def test_parse_madison():
+    out = (" doca-ofed | 2.10.0-0.5.3 | http://198.19.30.12:8080/main ./ Packages\n"
+           " doca-ofed | 2.9.2-0.0.3 | http://198.19.30.12:8080/main ./ Packages\n"
+           "ofed-scripts | 25.01.OFED.25.01.0.6.0-1 | http://198.19.30.12:8080/main ./ Packages\n")
+    assert of.parse_madison(out) == {"doca-ofed": ["2.10.0-0.5.3", "2.9.2-0.0.3"],
+                                     "ofed-scripts": ["25.01.OFED.25.01.0.6.0-1"]}
+
+
+def test_apt_files():
+    repo = {"url": URL, "suite": "./", "components": [], "signed_by": "/etc/apt/keyrings/t.gpg"}
+    text = of.apt_sources(repo, comment="c")
+    assert text == "# c\nTypes: deb\nURIs: %s\nSuites: ./\nSigned-By: /etc/apt/keyrings/t.gpg\n" % URL
+    assert of.apt_sources(dict(repo, trusted=True, suite="jammy", components=["main"]), fmt="list", comment="c") == \
+        "# c\ndeb [signed-by=/etc/apt/keyrings/t.gpg trusted=yes] %s jammy main\n" % URL
+    assert "Trusted: yes" in of.apt_sources(dict(repo, trusted=True))
+    with pytest.raises(InvalidValue):
+        of.apt_sources(repo, fmt="yaml")
+    prefs = of.apt_preferences({"b": "2", "a": "1:1.0"}, comment="c")
+    assert prefs == "# c\n\nPackage: a\nPin: version 1:1.0\nPin-Priority: 1001\n\nPackage: b\nPin: version 2\nPin-Priority: 1001\n"
+
+
+def test_apt_argv():
+    assert of.apt_update_argv("/etc/apt/sources.list.d/gpufabric-ofed.sources", 30) == [
+        "apt-get", "update", "-q", "-o", "Dir::Etc::SourceList=/etc/apt/sources.list.d/gpufabric-ofed.sources",
+        "-o", "Dir::Etc::SourceParts=-", "-o", "APT::Get::List-Cleanup=0", "-o", "Acquire::Retries=1",
+        "-o", "Acquire::http::Timeout=30", "-o", "Acquire::https::Timeout=30"]
+    assert of.apt_install_argv({"b": "2", "a": "1"}, True, 300) == [
+        "apt-get", "install", "-y", "-q", "--no-install-recommends", "-o", "Dpkg::Options::=--force-confdef",
+        "-o", "Dpkg::Options::=--force-confold", "-o", "DPkg::Lock::Timeout=300", "--allow-downgrades", "a=1", "b=2"]
+    assert "--allow-downgrades" not in of.apt_install_argv({"a": "1"}, False, 300)
+    probe = of.apt_probe_argv("/tmp/p", 10)
+    assert "Dir::State::Lists=/tmp/p/lists" in probe and "Dir::Etc::SourceList=/tmp/p/probe.sources" in probe
+    assert of.dnf_probe_argv({"url": URL}, ["b", "a"])[-2:] == ["a", "b"]
+
+
+def test_bundle_closure():
+    index = ("Package: doca-ofed\nVersion: 2.9.2-0.0.3\nDepends: ofed-scripts (= 24.10-1), mlnx-tools | python3,"
+             " libc6 (>= 2.36)\n\nPackage: ofed-scripts\nVersion: 24.10-1\nPre-Depends: dpkg (>= 1.19)\n\n"
+             "Package: unrelated\nVersion: 1\n")
+    rows = of.parse_packages_index(index)
+    assert rows[0]["depends"] == [("ofed-scripts", "=", "24.10-1"), ("mlnx-tools", None, None), ("libc6", ">=", "2.36")]
+    pins, missing, available = of.bundle_closure(rows, ["doca-ofed"])
+    assert pins == {"doca-ofed": "2.9.2-0.0.3", "ofed-scripts": "24.10-1"} and missing == []
+    assert available == ["doca-ofed", "ofed-scripts", "unrelated"]
+    assert of.bundle_closure(rows, ["mlnx-ofed-all"])[1] == ["mlnx-ofed-all (not in it)"]
+
+
+# ---------------------------------------------------------------------------------- a fake host
+
+class FakeHost:
+    """apt-get, apt-cache, dpkg-query, ofed_info, uname, ip, ibdev2netdev of one host, in memory."""
+
+    def __init__(self, root, installed=None, release=None, repo=None, kernel=KERNEL, update=APT_OK,
+                 module_kernels=(KERNEL, OTHER)):
+        self.root = str(root)
+        self.installed = dict(installed or {})
+        self.release = release  # the ofed_info short version on disk
+        self.repo = repo if repo is not None else {n: [V1[n], V2[n]] for n in V1}
+        self.kernel = kernel
+        self.update = update
+        self.module_kernels = module_kernels
+        self.calls = []
+        for d in ("proc", "sys/class/net", "boot"):
+            os.makedirs(os.path.join(self.root, d), exist_ok=True)
+        with open(os.path.join(self.root, "proc", "stat"), "w") as stream:
+            stream.write("cpu 1 2 3\nbtime 1795995176\n")
+
+    def which(self, name):
+        return "/usr/bin/" + name if name in ("apt-get", "apt-cache", "dpkg-query", "ofed_info", "uname", "ip",
+                                              "ibdev2netdev") else None
+
+    def __call__(self, argv, env=None, timeout=None, data=None):
+        self.calls.append(list(argv))
+        tool, args = os.path.basename(argv[0]), argv[1:]
+        if tool == "uname":
+            return 0, self.kernel + "\n", ""
+        if tool == "ofed_info":
+            return (0, "OFED-internal-%s:\n" % self.release, "") if self.release else (127, "", "not found")
+        if tool == "dpkg-query" and args[0] == "-W":
+            names = args[3:]
+            return 0, "".join("%s\t%s\tii \n" % (n, self.installed[n]) for n in names if n in self.installed), ""
+        if tool == "dpkg-query" and args[0] == "-L":
+            files = []
+            if "mlnx-ofed-kernel-modules" in args and "mlnx-ofed-kernel-modules" in self.installed:
+                files = ["/lib/modules/%s/updates/mlnx-ofed-kernel/mlx5_core.ko" % k for k in self.module_kernels]
+            return 0, "\n".join(["/usr/bin/ofed_info"] + files) + "\n", ""
+        if tool == "apt-get" and args[0] == "update":
+            return 0, self.update, ""
+        if tool == "apt-cache":
+            names = args[args.index("madison") + 1:]
+            return 0, "".join(" %s | %s | %s ./ Packages\n" % (n, v, URL) for n in names for v in self.repo.get(n, [])), ""
+        if tool == "apt-get" and args[0] == "install":
+            for pin in [a for a in args if "=" in a and not a.startswith(("-", "Dpkg", "DPkg"))]:
+                name, version = pin.split("=", 1)
+                self.installed[name] = version
+            self.release = "25.01-0.6.0" if self.installed.get("ofed-scripts") == V2["ofed-scripts"] else "24.10-2.1.8"
+            return 0, "Setting up ...\n", ""
+        if tool == "ip":
+            if "addr" in args:
+                return 0, "3: eth0    inet 198.19.30.11/24 brd 198.19.30.255 scope global eth0\n", ""
+            return 0, "", ""
+        if tool == "ibdev2netdev":
+            return 0, "mlx5_0 port 1 ==> ibp24s0 (Up)\n", ""
+        raise AssertionError("unexpected command %r" % (argv,))
+
+    def reader(self):
+        return of.HostReader(execute=self, which=self.which, root=self.root)
+
+    def commands(self, tool):
+        return [c[1:] for c in self.calls if os.path.basename(c[0]) == tool]
+
+
+def params(**kw):
+    base = {"state": "present", "package_manager": "apt", "probe": True, "timeout": 30, "lock_timeout": 300,
+            "state_dir": "/var/lib/gpufabric/ofed", "mgmt_address": "198.19.30.11",
+            "repository": {"url": URL, "suite": "./", "components": [], "trusted": True,
+                           "sources_file": "/etc/apt/sources.list.d/gpufabric-ofed.sources"}}
+    base.update(kw)
+    return base
+
+
+@pytest.fixture
+def probe_dir(monkeypatch, tmp_path):
+    """The probe's private apt directory lands under tmp_path/probe (checked to be removed)."""
+    made = []
+    real = of.tempfile.mkdtemp
+
+    def mkdtemp(prefix=""):
+        path = real(prefix=prefix, dir=str(tmp_path))
+        made.append(path)
+        return path
+    monkeypatch.setattr(of.tempfile, "mkdtemp", mkdtemp)
+    return made
+
+
+def test_converge_installs_once_and_records_the_pending_reboot(tmp_path, probe_dir):
+    host = FakeHost(tmp_path / "root")
+    result = of.converge(host.reader(), of.driver_spec(driver()), params(), check_mode=False)
+    assert result["changed"] and result["action"] == "install"
+    assert result["installed"] == sorted("%s=%s" % kv for kv in V1.items())
+    updates = host.commands("apt-get")
+    assert updates[0][:2] == ["update", "-q"] and "Dir::State::Lists=%s/lists" % probe_dir[0] in updates[0]
+    assert updates[1] == of.apt_update_argv("/etc/apt/sources.list.d/gpufabric-ofed.sources", 30)[1:]
+    assert updates[2] == of.apt_install_argv(V1, False, 300)[1:]
+    assert len(updates) == 3 and not os.path.exists(probe_dir[0])
+    assert result["driver"]["after"]["raw"] == "OFED-internal-24.10-2.1.8"
+    assert result["kernels"]["modules"][KERNEL]["how"] == "package"
+    assert result["reboot_required"] and "was installed in this run" in result["pending_reason"]
+    marker = json.loads((tmp_path / "root/var/lib/gpufabric/ofed/pending.json").read_text())
+    assert marker["version"] == "24.10-2.1.8.0" and marker["boot_id"] == "btime 1795995176"
+    assert result["mgmt"]["interfaces"] == ["eth0"] and not result["restart"]["allowed"]
+
+    # the second run: nothing installed, still waiting for the reboot of this boot
+    host.calls.clear()
+    again = of.converge(host.reader(), of.driver_spec(driver()), params(restart_driver=True), check_mode=False)
+    assert not again["changed"] and again["action"] == "none" and host.commands("apt-get") == []
+    assert again["reboot_required"] and "installed 24.10-2.1.8.0 in this boot" in again["pending_reason"]
+    assert again["restart"]["allowed"]  # eth0 is a veth: no mlx5 under the management connection
+
+
+def test_check_mode_installs_nothing(tmp_path, probe_dir):
+    host = FakeHost(tmp_path / "root", installed=V1, release="24.10-2.1.8")
+    result = of.converge(host.reader(), of.driver_spec(driver("25.01-0.6.0.0")), params(), check_mode=True)
+    assert result["changed"] and result["action"] == "upgrade" and result["installed"] == []
+    assert result["would_install"] == sorted("%s=%s" % kv for kv in V2.items())
+    assert [c[0] for c in host.commands("apt-get")] == ["update"]  # the private probe only
+    assert host.installed == V1 and not (tmp_path / "root/var/lib/gpufabric/ofed/pending.json").exists()
+
+
+def test_unreachable_repository_changes_nothing(tmp_path, probe_dir):
+    host = FakeHost(tmp_path / "root", installed=V1, release="24.10-2.1.8", update=APT_UNREACHABLE)
+    bad = "http://198.19.30.250:8080/main/"
+    with pytest.raises(ToolFailed) as err:
+        of.converge(host.reader(), of.driver_spec(driver("25.01-0.6.0.0")),
+                    params(repository={"url": bad, "trusted": True}), check_mode=False)
+    assert err.value.msg.startswith("the driver repository %s is unreachable or unusable: Err:1" % bad)
+    assert err.value.msg.endswith("Nothing was changed.") and err.value.parameter == "gpufabric_matrix.driver.source.url"
+    assert [c[0] for c in host.commands("apt-get")] == ["update"] and host.installed == V1
+
+
+def test_missing_version_in_the_repository(tmp_path, probe_dir):
+    host = FakeHost(tmp_path / "root", repo={n: [V1[n]] for n in V1})
+    with pytest.raises(Refused, match=r"does not have the pinned doca-ofed 2\.10\.0-0\.5\.3 \(it has: 2\.9\.2-0\.0\.3\)"):
+        of.converge(host.reader(), of.driver_spec(driver("25.01-0.6.0.0")), params(), check_mode=False)
+    assert host.installed == {}
+
+
+def test_downgrade_refused_before_anything_runs(tmp_path):
+    host = FakeHost(tmp_path / "root", installed=V2, release="25.01-0.6.0")
+    with pytest.raises(Refused, match="older than what the host runs"):
+        of.converge(host.reader(), of.driver_spec(driver()), params(), check_mode=False)
+    assert host.commands("apt-get") == []
+
+
+def test_allowed_downgrade_passes_allow_downgrades(tmp_path, probe_dir):
+    host = FakeHost(tmp_path / "root", installed=V2, release="25.01-0.6.0")
+    result = of.converge(host.reader(), of.driver_spec(driver(allow_downgrade=True)), params(), check_mode=False)
+    assert result["action"] == "downgrade" and "--allow-downgrades" in host.commands("apt-get")[-1]
+    assert host.installed == V1
+
+
+def test_kernel_guard_after_install(tmp_path, probe_dir):
+    host = FakeHost(tmp_path / "root", module_kernels=(OTHER,))
+    with pytest.raises(Refused) as err:
+        of.converge(host.reader(), of.driver_spec(driver()), params(), check_mode=False)
+    assert "has no mlx5 modules for kernel %s (running)" % KERNEL in err.value.msg
+    assert host.installed == V1  # installed, but the role does not finish
+    assert (tmp_path / "root/var/lib/gpufabric/ofed/pending.json").exists()
+
+
+def test_kernel_precheck_refuses_before_install(tmp_path):
+    host = FakeHost(tmp_path / "root", kernel="6.12.0-1-amd64")
+    with pytest.raises(Refused, match="not for the running kernel 6.12.0-1-amd64"):
+        of.converge(host.reader(), of.driver_spec(driver()), params(), check_mode=False)
+    assert host.commands("apt-get") == []
+
+
+def test_default_boot_kernel_without_modules(tmp_path):
+    host = FakeHost(tmp_path / "root", installed=V1, release="24.10-2.1.8")
+    for k in (KERNEL, "7.0.0-1-amd64"):
+        (tmp_path / "root/boot" / ("vmlinuz-" + k)).write_text("")
+    with pytest.raises(Refused, match=r"no mlx5 modules for kernel 7\.0\.0-1-amd64 \(default boot\)"):
+        of.converge(host.reader(), of.driver_spec(driver()), params(), check_mode=False)
+
+
+def test_source_type_must_fit_the_host(tmp_path):
+    host = FakeHost(tmp_path / "root")
+    spec = of.driver_spec({"flavour": "doca-ofed", "version": "24.10-2.1.8.0", "kernels": [KERNEL],
+                           "source": {"type": "dnf", "url": URL, "packages": {"doca-ofed": "2.9.2-0.0.3.el9"}}})
+    with pytest.raises(Refused, match="source.type is dnf, but this host installs packages with apt"):
+        of.converge(host.reader(), spec, params(), check_mode=False)
+
+
+def test_tarball_checksum(tmp_path):
+    host = FakeHost(tmp_path / "root", installed=V2, release="25.01-0.6.0")
+    bundle = tmp_path / "root/srv/ofed/b.tgz"
+    bundle.parent.mkdir(parents=True)
+    bundle.write_bytes(b"not the bundle")
+    spec = of.driver_spec({"flavour": "doca-ofed", "version": "24.10-2.1.8.0", "kernels": [KERNEL],
+                           "allow_downgrade": True,
+                           "source": {"type": "tarball", "path": "/srv/ofed/b.tgz", "sha256": "ab" * 32}})
+    with pytest.raises(Refused) as err:
+        of.converge(host.reader(), spec, params(state="query", repository=None), check_mode=False)
+    assert err.value.msg.startswith("the sha256 of /srv/ofed/b.tgz is ")
+    assert "but gpufabric_matrix.driver.source.sha256 is %s: refusing" % ("ab" * 32) in err.value.msg
+    assert err.value.parameter == "gpufabric_matrix.driver.source.sha256"
+    bundle.unlink()
+    with pytest.raises(Refused, match="does not exist on the host"):
+        of.converge(host.reader(), spec, params(state="query", repository=None), check_mode=False)
+
+
+def test_bundle_pins_from_the_unpacked_index(tmp_path):
+    root = tmp_path / "root"
+    debs = root / "var/lib/b/DEBS"
+    debs.mkdir(parents=True)
+    with gzip.open(str(debs / "Packages.gz"), "wt") as stream:
+        stream.write("Package: doca-ofed\nVersion: 2.9.2-0.0.3\nDepends: ofed-scripts (= %s)\n\n"
+                     "Package: ofed-scripts\nVersion: %s\n" % (V1["ofed-scripts"], V1["ofed-scripts"]))
+    reader = of.HostReader(execute=lambda *a, **k: (0, "", ""), which=lambda n: None, root=str(root))
+    assert of.bundle_pins(reader, "file:///var/lib/b/DEBS", ["doca-ofed"]) == {
+        "doca-ofed": "2.9.2-0.0.3", "ofed-scripts": V1["ofed-scripts"]}
+    with pytest.raises(Refused, match="no apt repository index"):
+        of.bundle_pins(reader, "file:///nowhere", ["doca-ofed"])
+
+
+# ---------------------------------------------------------------------------------- reading a fake root
+
+def test_boot_kernel_detection(tmp_path):
+    reader = of.HostReader(execute=lambda *a, **k: (0, "", ""), which=lambda n: None, root=str(tmp_path))
+    assert reader.boot_kernel() == (None, "no boot loader entry found (no grubby, /vmlinuz or /boot/vmlinuz-*)")
+    (tmp_path / "boot").mkdir()
+    for k in ("6.1.0-28-amd64", "6.1.0-9-amd64", "6.12.0-1-amd64"):
+        (tmp_path / "boot" / ("vmlinuz-" + k)).write_text("")
+    assert reader.boot_kernel()[0] == "6.12.0-1-amd64"
+    os.symlink("boot/vmlinuz-6.1.0-28-amd64", str(tmp_path / "vmlinuz"))
+    assert reader.boot_kernel() == ("6.1.0-28-amd64", "/vmlinuz -> boot/vmlinuz-6.1.0-28-amd64")
+    assert reader.boot_kernel("6.1.0-9-amd64") == ("6.1.0-9-amd64", "gpufabric_ofed_boot_kernel")
+
+
+def test_boot_kernel_from_grubby(tmp_path):
+    def execute(argv, env=None, timeout=None):
+        assert argv == ["/usr/sbin/grubby", "--default-kernel"]
+        return 0, "/boot/vmlinuz-5.14.0-427.13.1.el9_4.x86_64\n", ""
+    reader = of.HostReader(execute=execute, which=lambda n: "/usr/sbin/grubby" if n == "grubby" else None,
+                           root=str(tmp_path))
+    assert reader.boot_kernel()[0] == "5.14.0-427.13.1.el9_4.x86_64"
+
+
+def test_interfaces_under_bonds_vlans_and_bridges(tmp_path):
+    net = tmp_path / "sys/class/net"
+    for name in ("br0", "bond0", "bond0.100", "enp1s0f0np0", "enp1s0f1np1", "eno1"):
+        (net / name).mkdir(parents=True)
+    (net / "br0/brif").mkdir()
+    (net / "br0/brif/bond0.100").write_text("")
+    os.symlink("../bond0", str(net / "bond0.100/lower_bond0"))
+    (net / "bond0/bonding").mkdir()
+    (net / "bond0/bonding/slaves").write_text("enp1s0f0np0 enp1s0f1np1\n")
+    drivers = tmp_path / "sys/bus/pci/drivers"
+    (drivers / "mlx5_core").mkdir(parents=True)
+    for name in ("enp1s0f0np0", "enp1s0f1np1"):
+        (net / name / "device").mkdir()
+        os.symlink(str(drivers / "mlx5_core"), str(net / name / "device/driver"))
+    reader = of.HostReader(execute=lambda *a, **k: (0, "", ""), which=lambda n: None, root=str(tmp_path))
+    assert reader.lower("br0") == ["enp1s0f0np0", "enp1s0f1np1"]
+    assert reader.lower("eno1") == ["eno1"]
+    assert reader.driver_of("enp1s0f0np0") == "mlx5_core" and reader.driver_of("eno1") is None
+
+
+def test_module_search_and_marker(tmp_path):
+    reader = of.HostReader(execute=lambda *a, **k: (0, "", ""), which=lambda n: None, root=str(tmp_path))
+    assert reader.search_modules(KERNEL) is None
+    deep = tmp_path / "lib/modules" / KERNEL / "extra/mlnx-ofa_kernel/drivers/net/ethernet/mellanox/mlx5/core"
+    deep.mkdir(parents=True)
+    (deep / "mlx5_core.ko.xz").write_text("")
+    assert reader.search_modules(KERNEL) == "/lib/modules/%s/extra/mlnx-ofa_kernel/drivers/net/ethernet/mellanox/" \
+                                            "mlx5/core/mlx5_core.ko.xz" % KERNEL
+    reader.write_marker("/var/lib/gpufabric/ofed", {"boot_id": "x"})
+    assert reader.read_marker("/var/lib/gpufabric/ofed") == {"boot_id": "x"}
+    assert reader.read_marker("/nowhere") is None
+
+
+# ---------------------------------------------------------------------------------- the dnf path (RHEL family)
+
+EL = {"doca-ofed": "2.9.2-0.0.3.el9", "mlnx-ofed-kernel-modules": "24.10-OFED.24.10.2.1.8.1.rhel9u4"}
+EL_KERNEL = "5.14.0-427.13.1.el9_4.x86_64"
+
+
+class FakeRpmHost:
+    def __init__(self, installed, release, repoquery=""):
+        self.installed, self.release, self.repoquery, self.calls = dict(installed), release, repoquery, []
+
+    def which(self, name):
+        return "/usr/bin/" + name if name in ("rpm", "dnf", "ofed_info", "uname") else None
+
+    def __call__(self, argv, env=None, timeout=None, data=None):
+        self.calls.append(list(argv))
+        tool, args = os.path.basename(argv[0]), argv[1:]
+        if tool == "uname":
+            return 0, EL_KERNEL + "\n", ""
+        if tool == "ofed_info":
+            return 0, "OFED-internal-%s:\n" % self.release, ""
+        if tool == "rpm" and args[0] == "-q":
+            names = args[3:]
+            return 0, "".join("%s\t%s\n" % (n, self.installed[n]) if n in self.installed
+                              else "package %s is not installed\n" % n for n in names), ""
+        if tool == "rpm" and args[0] == "-ql":
+            return 0, "/lib/modules/%s/extra/mlnx-ofa_kernel/drivers/net/ethernet/mellanox/mlx5/core/mlx5_core.ko\n" \
+                % EL_KERNEL, ""
+        if tool == "dnf":
+            return 0, self.repoquery, ""
+        raise AssertionError("unexpected command %r" % (argv,))
+
+
+def el_spec():
+    return of.driver_spec({"flavour": "doca-ofed", "version": "24.10-2.1.8.0", "kernels": [EL_KERNEL],
+                           "source": {"type": "dnf", "url": "https://linux.mellanox.com/public/repo/doca/2.9.2/rhel9.4/x86_64/",
+                                      "packages": EL}})
+
+
+def test_dnf_query_probes_with_repoquery(tmp_path):
+    available = "doca-ofed\t2.9.2-0.0.3.el9\nmlnx-ofed-kernel-modules\t24.10-OFED.24.10.2.1.8.1.rhel9u4\n"
+    host = FakeRpmHost({}, "24.04-0.6.6", repoquery=available)
+    reader = of.HostReader(execute=host, which=host.which, root=str(tmp_path))
+    result = of.converge(reader, el_spec(), {"state": "query", "repository": {"url": el_spec()["source"]["url"]}},
+                         check_mode=False)
+    assert result["package_manager"] == "dnf" and result["action"] == "install" and result["repository"]["probed"]
+    dnf = [c for c in host.calls if c[0].endswith("/dnf")][0]
+    assert dnf[1:6] == ["-q", "--disablerepo=*", "--repofrompath=gpufabric-ofed-probe,%s" % el_spec()["source"]["url"],
+                        "--setopt=gpufabric-ofed-probe.gpgcheck=0", "repoquery"]
+
+
+def test_dnf_present_is_refused_and_verified_checks(tmp_path):
+    host = FakeRpmHost(EL, "24.10-2.1.8")
+    reader = of.HostReader(execute=host, which=host.which, root=str(tmp_path))
+    result = of.converge(reader, el_spec(), {"state": "verified", "mark_pending": True,
+                                             "state_dir": "/var/lib/gpufabric/ofed"}, check_mode=False)
+    assert result["action"] == "none" and result["kernels"]["modules"][EL_KERNEL]["how"] == "package"
+    assert result["reboot_required"] and (tmp_path / "var/lib/gpufabric/ofed/pending.json").exists()
+    host.installed = {}
+    with pytest.raises(InvalidValue, match="state=present installs with apt only"):
+        of.converge(reader, el_spec(), {"state": "present", "probe": False}, check_mode=False)

@@ -1,0 +1,68 @@
+"""The ofed_driver module: arguments, results, check mode and failures on the fake host of
+tests/unit/plugins/module_utils/test_ofed.py."""
+import json
+
+import pytest
+from ansible.module_utils.testing import patch_module_args
+
+from ansible_collections.gpufabric.mlnx.plugins.modules import ofed_driver
+from unit.plugins.module_utils.test_ofed import URL, V1, V2, FakeHost, driver
+
+
+def call_module(args, capsys, check=False):
+    args = dict(args)
+    if check:
+        args["_ansible_check_mode"] = True
+    with patch_module_args(args), pytest.raises(SystemExit) as exc:
+        ofed_driver.main()
+    out = json.loads(capsys.readouterr().out)
+    return exc.value.code != 0, out
+
+
+@pytest.fixture
+def run(monkeypatch, capsys, tmp_path):
+    def _run(args, check=False, **host):
+        fake = FakeHost(tmp_path / "root", **host)
+        monkeypatch.setattr(ofed_driver, "HostReader", fake.reader)
+        monkeypatch.setattr("tempfile.tempdir", str(tmp_path))
+        failed, out = call_module(args, capsys, check)
+        return failed, out, fake
+    return _run
+
+
+REPO = {"url": URL, "trusted": True, "sources_file": "/etc/apt/sources.list.d/gpufabric-ofed.sources"}
+
+
+def test_query_changes_nothing(run):
+    failed, out, fake = run({"driver": driver("25.01-0.6.0.0"), "repository": REPO},
+                            installed=V1, release="24.10-2.1.8")
+    assert not failed and out["changed"] is False and out["action"] == "upgrade"
+    assert out["msg"].startswith("would upgrade doca-ofed 25.01-0.6.0.0: doca-ofed=2.10.0-0.5.3")
+    assert out["repository"]["probed"] and out["repository"]["available"]["doca-ofed"] == ["2.9.2-0.0.3", "2.10.0-0.5.3"]
+    assert fake.installed == V1
+
+
+def test_present_installs_and_reports_the_reboot(run):
+    failed, out, fake = run({"driver": driver(), "state": "present", "repository": REPO})
+    assert not failed and out["changed"] and out["action"] == "install" and fake.installed == V1
+    assert out["reboot_required"] and out["msg"].endswith("; reboot (or driver restart) required")
+    assert out["msg"].startswith("installed doca-ofed 24.10-2.1.8.0: ")
+
+
+def test_check_mode_predicts(run):
+    failed, out, fake = run({"driver": driver(), "state": "present", "repository": REPO}, check=True)
+    assert not failed and out["changed"] and out["installed"] == [] and len(out["would_install"]) == 4
+    assert fake.installed == {} and out["msg"].startswith("would install doca-ofed")
+
+
+def test_refusal_is_one_clear_failure(run):
+    failed, out, fake = run({"driver": driver(), "state": "present", "repository": REPO},
+                            installed=V2, release="25.01-0.6.0")
+    assert failed and "refusing to downgrade" in out["msg"]
+    assert out["parameter"] == "gpufabric_matrix.driver.version" and fake.commands("apt-get") == []
+
+
+def test_bad_matrix_entry(run):
+    failed, out, _fake = run({"driver": {"flavour": "doca-ofed"}})
+    assert failed and out["parameter"] == "gpufabric_matrix.driver"
+    assert "gpufabric_matrix.driver.version: required" in out["msg"]
