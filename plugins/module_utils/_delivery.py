@@ -300,8 +300,8 @@ def parse_assets(assets, source="assets"):
         empty = [c for c in ASSET_COLUMNS if values[c] is None]
         if empty:
             verb = "is" if len(empty) == 1 else "are"
-            problems.append("%s: %s %s empty (every row needs %s)" % (where, ", ".join(empty), verb,
-                                                                     ", ".join(ASSET_COLUMNS)))
+            problems.append("%s: %s %s empty (every row needs %s)"
+                            % (where, ", ".join(empty), verb, ", ".join(ASSET_COLUMNS)))
             continue
         key = _slot_key(values["slot"])
         slot_id = (values["host"].lower(), key)
@@ -318,8 +318,8 @@ def parse_assets(assets, source="assets"):
         out.append({"line": number, "host": values["host"], "slot": values["slot"], "slot_key": key,
                     "part_number": values["part_number"], "serial": values["serial"]})
     if problems:
-        raise InvalidValue("the asset list has %d bad row%s: %s" % (len(problems), "" if len(problems) == 1 else "s",
-                                                                   "; ".join(problems)),
+        plural = "" if len(problems) == 1 else "s"
+        raise InvalidValue("the asset list has %d bad row%s: %s" % (len(problems), plural, "; ".join(problems)),
                            parameter="assets", allowed=list(ASSET_COLUMNS))
     return out
 
@@ -662,7 +662,7 @@ def findings(devices_by_host, assets, matrix, severities=None, source=None):
 
 def counts(found, devices_by_host, assets=None):
     """Numbers for the summary line and the JSON report."""
-    hosts = [h for h in devices_by_host]
+    hosts = list(devices_by_host)
     read = {h: host_devices(devices_by_host[h])[0] for h in hosts}
     read = {h: devices for h, devices in read.items() if devices is not None}
     cards = sum(len(cards_of(h, devices)) for h, devices in read.items())

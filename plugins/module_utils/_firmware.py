@@ -352,6 +352,7 @@ def converge(runner, devices, images, check_mode=False, allow_downgrade=False, a
     for _dev, (_state, image, decision, _reason), _err in planned:
         if decision["action"] == BURN and image not in to_burn:
             to_burn.append(image)
+
     def check(image):
         # In check mode an image not yet staged on the host (a role copies it only for real)
         # cannot be verified here: it is reported, and verified before the real burn.

@@ -1,4 +1,3 @@
-#!/usr/bin/env python3
 """Build the fake DOCA-OFED driver packages and the package repositories the `ofed` role is
 tested against (molecule/ofed): real .deb files made with dpkg-deb, apt flat repositories with
 a Packages index written here (the format dpkg-scanpackages writes), a Release file, and a

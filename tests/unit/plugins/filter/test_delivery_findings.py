@@ -13,7 +13,7 @@ import pytest
 import yaml
 from ansible.errors import AnsibleFilterError
 
-from _paths import REPO, SIM_BIN
+from _paths import REPO
 from ansible_collections.gpufabric.mlnx.plugins.filter import delivery_findings as plugin
 
 FILTER = plugin.FilterModule().filters()["delivery_findings"]

@@ -463,8 +463,9 @@ def test_report_csv_and_json_carry_every_finding():
     assert doc["result"] == "failed" and doc["matrix"] == "2026.11-a"
     assert doc["generated"] == "2026-11-03T10:15:00Z" and doc["assets"] == "inventory/files/assets.csv"
     assert doc["counts"]["errors"] == 4 and doc["counts"]["warnings"] == 1
-    assert doc["counts"]["by_check"] == {"host_unread": 1, "unexpected_card": 1, "oem_psid_on_retail_part": 1,
-                                        "psid_part_mismatch": 1, "pcie_speed": 1}
+    expected = {"host_unread": 1, "unexpected_card": 1, "oem_psid_on_retail_part": 1, "psid_part_mismatch": 1,
+                "pcie_speed": 1}
+    assert doc["counts"]["by_check"] == expected
     assert doc["findings"] == out["findings"] == [{k: f[k] for k in delivery.FINDING_KEYS} for f in found]
 
 
