@@ -67,6 +67,13 @@ SEMAPHORE_RE = re.compile(r"semaphore|resource busy|in use by another", re.IGNOR
 
 ENV = {"LANG": "C", "LC_ALL": "C", "LC_MESSAGES": "C"}
 
+# The options every NIC module takes to build its Runner (documented once by the
+# gpufabric.mlnx._attributes.TOOLS doc fragment).
+TOOL_ARGSPEC = {
+    "tool": {"type": "str", "default": "auto", "choices": ["auto", "mft", "mstflint"]},
+    "timeout": {"type": "int", "default": 900},
+}
+
 
 class Result:
     """What one command printed; ``cmd`` is the argv as run."""

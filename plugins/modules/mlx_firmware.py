@@ -234,7 +234,7 @@ from ansible.module_utils.basic import AnsibleModule
 from ansible_collections.gpufabric.mlnx.plugins.module_utils import _devices as devices_
 from ansible_collections.gpufabric.mlnx.plugins.module_utils import _firmware as firmware
 from ansible_collections.gpufabric.mlnx.plugins.module_utils._errors import MlnxError
-from ansible_collections.gpufabric.mlnx.plugins.module_utils._runner import Runner
+from ansible_collections.gpufabric.mlnx.plugins.module_utils._runner import TOOL_ARGSPEC, Runner
 
 IMAGE_SPEC = dict(
     psid=dict(type="str", required=True),
@@ -254,8 +254,7 @@ def main():
             allow_downgrade=dict(type="bool", default=False),
             allow_psid_change=dict(type="bool", default=False),
             require_image=dict(type="bool", default=False),
-            tool=dict(type="str", default="auto", choices=["auto", "mft", "mstflint"]),
-            timeout=dict(type="int", default=900),
+            **TOOL_ARGSPEC
         ),
         supports_check_mode=True,
     )

@@ -220,7 +220,7 @@ from ansible.module_utils.basic import AnsibleModule
 from ansible_collections.gpufabric.mlnx.plugins.module_utils import _devices as devices_
 from ansible_collections.gpufabric.mlnx.plugins.module_utils._errors import MlnxError, ToolNotFound
 from ansible_collections.gpufabric.mlnx.plugins.module_utils._fwreset import converge, normalize_level, summary
-from ansible_collections.gpufabric.mlnx.plugins.module_utils._runner import Runner
+from ansible_collections.gpufabric.mlnx.plugins.module_utils._runner import TOOL_ARGSPEC, Runner
 
 
 def main():
@@ -231,8 +231,7 @@ def main():
             level=dict(type="raw", default="auto"),
             only_if_pending=dict(type="bool", default=True),
             fail_if_unsupported=dict(type="bool", default=False),
-            tool=dict(type="str", default="auto", choices=["auto", "mft", "mstflint"]),
-            timeout=dict(type="int", default=900),
+            **TOOL_ARGSPEC
         ),
         supports_check_mode=True,
     )

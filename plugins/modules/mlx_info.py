@@ -303,7 +303,7 @@ from ansible.module_utils.basic import AnsibleModule
 
 from ansible_collections.gpufabric.mlnx.plugins.module_utils._errors import MlnxError
 from ansible_collections.gpufabric.mlnx.plugins.module_utils._info import gather
-from ansible_collections.gpufabric.mlnx.plugins.module_utils._runner import Runner
+from ansible_collections.gpufabric.mlnx.plugins.module_utils._runner import TOOL_ARGSPEC, Runner
 
 
 def main():
@@ -312,8 +312,7 @@ def main():
             nv_config=dict(type="bool", default=False),
             start_mst=dict(type="bool", default=False),
             fail_on_error=dict(type="bool", default=False),
-            tool=dict(type="str", default="auto", choices=["auto", "mft", "mstflint"]),
-            timeout=dict(type="int", default=900),
+            **TOOL_ARGSPEC
         ),
         supports_check_mode=True,
     )

@@ -159,7 +159,7 @@ from ansible.module_utils.basic import AnsibleModule
 from ansible_collections.gpufabric.mlnx.plugins.module_utils import _devices as devices_
 from ansible_collections.gpufabric.mlnx.plugins.module_utils._errors import MlnxError
 from ansible_collections.gpufabric.mlnx.plugins.module_utils._mlxconfig import converge, normalize_desired
-from ansible_collections.gpufabric.mlnx.plugins.module_utils._runner import Runner
+from ansible_collections.gpufabric.mlnx.plugins.module_utils._runner import TOOL_ARGSPEC, Runner
 
 
 def main():
@@ -168,9 +168,8 @@ def main():
             device=dict(type="list", elements="str", aliases=["devices"]),
             part_number=dict(type="list", elements="str", aliases=["part_numbers"]),
             params=dict(type="dict", required=True),
-            tool=dict(type="str", default="auto", choices=["auto", "mft", "mstflint"]),
             output_format=dict(type="str", default="auto", choices=["auto", "json", "text"]),
-            timeout=dict(type="int", default=900),
+            **TOOL_ARGSPEC
         ),
         required_one_of=[("device", "part_number")],
         supports_check_mode=True,
