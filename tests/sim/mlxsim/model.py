@@ -305,6 +305,12 @@ def activate_card(card):
         p["phys_state"] = "LinkUp"
 
 
+def count(card, what):
+    """Count an activity on the card (burns, fwresets) for `mlxsim activity`."""
+    counters = card.setdefault("counters", {})
+    counters[what] = counters.get(what, 0) + 1
+
+
 def pending(card):
     out = {"fw": card["fw"]["running"] != card["fw"]["burned"], "nv": []}
     for store in [card["nv"]] + [f["nv"] for f in card["functions"]]:

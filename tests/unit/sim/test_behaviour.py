@@ -376,3 +376,27 @@ def test_arrays_and_hidden_advanced_params(sim):
     sim.out("mlxsim", "reboot")
     assert "         MAX_ACC_OUT_READ                    0               \n" in \
         sim.out("mstconfig", "-d", "3b:00.0", "q", "MAX_ACC_OUT_READ")
+
+
+def test_boot_id_and_activity_count_what_changed_the_devices(sim):
+    sim.init("cx6dx-roce", "node07")
+    img = sim.dir / "MT_0000000359-22.43.2566.bin"
+    sim.out("mlxsim", "mkimage", "--psid", "MT_0000000359", "--version", "22.43.2566", "--device-id", "4125",
+            "-o", img)
+    first = sim.out("mlxsim", "boot-id")
+    assert first == "mlxsim-node07-boot-0\n"
+    assert sim.out("mlxsim", "boot-id") == first           # stable while the host stays up
+    act = json.loads(sim.out("mlxsim", "activity"))
+    assert act == {"boots": 0, "cards": {"cx6dx0": {"burns": 0, "fwresets": 0, "pci": "0000:3b:00.0"},
+                                         "cx6dx1": {"burns": 0, "fwresets": 0, "pci": "0000:d8:00.0"}}}
+    sim.out("mstflint", "-d", "3b:00.0", "-i", img, "-y", "burn")
+    sim.out("mstfwmanager", "-u", "-i", img, "-y", "-f")                  # both cards, forced
+    sim.out("mstfwreset", "-d", "d8:00.0", "-y", "reset")
+    sim.out("mlxsim", "fault", "add", "burn_fail", "--device", "3b:00.0")
+    assert sim.run("mstflint", "-d", "3b:00.0", "-i", img, "-y", "burn").returncode == 1   # not counted
+    sim.out("mlxsim", "reboot")
+    act = json.loads(sim.out("mlxsim", "activity"))
+    assert act["boots"] == 1
+    assert act["cards"]["cx6dx0"] == {"burns": 2, "fwresets": 0, "pci": "0000:3b:00.0"}
+    assert act["cards"]["cx6dx1"] == {"burns": 1, "fwresets": 1, "pci": "0000:d8:00.0"}
+    assert sim.out("mlxsim", "boot-id") == "mlxsim-node07-boot-1\n"

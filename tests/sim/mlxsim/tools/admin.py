@@ -7,7 +7,7 @@ import sys
 from .. import faults, image, model, profiles, versions
 from .. import state as st
 
-USAGE = "mlxsim {init,reboot,show,fault,mkimage,calls,profiles} ..."
+USAGE = "mlxsim {init,reboot,boot-id,activity,show,fault,mkimage,calls,profiles} ..."
 
 
 def _parser():
@@ -27,6 +27,14 @@ def _parser():
 
     r = sub.add_parser("reboot", help="simulated power cycle")
     r.add_argument("--state", dest="state2")
+
+    b = sub.add_parser("boot-id", help="print an id that changes on every simulated power cycle "
+                                       "(as /proc/sys/kernel/random/boot_id does on a real host)")
+    b.add_argument("--state", dest="state2")
+
+    y = sub.add_parser("activity", help="print the power cycles and, per card, the burns and firmware resets "
+                                        "done so far (JSON)")
+    y.add_argument("--state", dest="state2")
 
     s = sub.add_parser("show", help="print the state (JSON)")
     s.add_argument("--state", dest="state2")
@@ -110,6 +118,25 @@ def cmd_reboot(a):
     with st.transaction() as s:
         reboot_state(s)
     print("mlxsim: %s power cycled" % st.load().get("hostname"))
+    return 0
+
+
+def cmd_boot_id(a):
+    s = st.load()
+    print("mlxsim-%s-boot-%d" % (s.get("hostname"), s.get("boot_count", 0)))
+    return 0
+
+
+def activity(s):
+    """What changed the devices so far: power cycles, and burns / firmware resets per card (by card id)."""
+    return {"boots": s.get("boot_count", 0),
+            "cards": {c["id"]: {"burns": c.get("counters", {}).get("burns", 0),
+                                "fwresets": c.get("counters", {}).get("fwresets", 0),
+                                "pci": c["functions"][0]["pci"]} for c in s["cards"]}}
+
+
+def cmd_activity(a):
+    print(json.dumps(activity(st.load()), indent=1, sort_keys=True))
     return 0
 
 
@@ -213,6 +240,10 @@ def run(tool, args):
         return cmd_init(a)
     if a.cmd == "reboot":
         return cmd_reboot(a)
+    if a.cmd == "boot-id":
+        return cmd_boot_id(a)
+    if a.cmd == "activity":
+        return cmd_activity(a)
     if a.cmd == "show":
         return cmd_show(a)
     if a.cmd == "fault":

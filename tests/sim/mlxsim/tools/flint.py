@@ -276,6 +276,7 @@ def cmd_burn(tool, state, host, o):
     with st.transaction() as s:
         c2 = next(x for x in s["cards"] if x["id"] == card["id"])
         c2["fw"]["burned"] = new
+        model.count(c2, "burns")
         c2["fw"]["burned_roms"] = _image_data(meta)["roms"] or c2["fw"].get("burned_roms", [])
         if meta.get("release_date"):
             c2["fw"]["release_date"] = meta["release_date"]

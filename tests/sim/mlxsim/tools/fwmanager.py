@@ -427,6 +427,7 @@ def run(tool, args):
         with st.transaction() as s:
             c2 = next(c for c in s["cards"] if c["id"] == d.card["id"])
             c2["fw"]["burned"] = img["fw_version"]
+            model.count(c2, "burns")
             roms = [[k, v, "AMD64" if k == "PXE" else "AMD64,AARCH64"] for k, v in sorted(img.get("roms", {}).items())]
             if roms:
                 c2["fw"]["burned_roms"] = roms

@@ -160,6 +160,7 @@ def run(tool, args):
         with st.transaction() as s:
             c2 = next(c for c in s["cards"] if c["id"] == card["id"])
             model.activate_card(c2)
+            model.count(c2, "fwresets")
             if faults.find(s, "missing_after_reset", c2):
                 c2["missing"] = True
             started = bool(s.get("mst_started"))
