@@ -19,7 +19,7 @@ LAB        ?= tests/lab/labs/demo.yml
 help:
 	@echo "make demo   - build the lab image if missing, start the simulated lab (2 racks x 2 servers),"
 	@echo "              run playbooks/inventory_report.yml, tear the lab down"
-	@echo "make test   - unit tests, sanity, lint, docs and the molecule scenario on the lab"
+	@echo "make test   - unit tests, sanity, lint, docs and the molecule scenarios on the lab"
 	@echo "make unit | sanity | lint | docs | molecule | bench | demo-down | clean"
 
 $(STAMP): requirements.txt constraints.txt
@@ -59,11 +59,15 @@ lint: venv collection
 docs: venv collection
 	bash tests/docs.sh
 
+# default: the modules on 8 rails; ofed: the pinned driver through the real apt; driver_firmware: site.yml end to end.
 molecule: venv collection image
 	$(BIN)/molecule test
+	$(BIN)/molecule test -s ofed
+	$(BIN)/molecule test -s driver_firmware
 
-bench: venv collection
+bench: venv collection image
 	$(BIN)/python tests/bench/run.py
+	$(BIN)/python tests/bench/rollout.py
 
 test: unit sanity lint docs molecule
 

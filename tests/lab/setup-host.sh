@@ -3,9 +3,10 @@
 #
 #   tests/lab/setup-host.sh
 #
-# 1. apt: installs podman, runc and debootstrap when one of them is missing (one `apt-get update`
-#    first, only then). Recommends come along on purpose: netavark, aardvark-dns, catatonit
-#    (podman --init) and iptables are recommends of podman/containers-common.
+# 1. apt: installs podman, runc, debootstrap and gnupg when one of them is missing (one `apt-get
+#    update` first, only then). Recommends come along on purpose: netavark, aardvark-dns, catatonit
+#    (podman --init) and iptables are recommends of podman/containers-common. gnupg signs the test
+#    driver repository (tests/ofedrepo) of the ofed and driver_firmware scenarios.
 # 2. /etc/containers/containers.conf: merges in `[engine] runtime = "runc"` and
 #    `[containers] default_ulimits = ["nofile=1024:1024", "nproc=4096:4096"]`, keeping every
 #    other setting (crun fails on these cgroups v1 hybrid machines, and runc refuses the
@@ -15,7 +16,7 @@ set -euo pipefail
 
 HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 CONF="${CONTAINERS_CONF_PATH:-/etc/containers/containers.conf}"
-PACKAGES=(podman runc debootstrap)
+PACKAGES=(podman runc debootstrap gnupg)
 # Debian's own python3 first: a pyenv shim on PATH may point at a broken interpreter.
 PY="$(command -v /usr/bin/python3 || command -v python3)"
 
