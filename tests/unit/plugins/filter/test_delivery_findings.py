@@ -172,9 +172,14 @@ def test_role_writes_the_report_then_fails(sim_delivery):
     assert "| srv-r01-01 | 2 | 0000:40:00.0 | oem_psid_on_retail_part |" in md
     unread = next(f for f in doc["findings"] if f["check"] == "host_unread")
     assert "mlx_info failed" in unread["message"] and "/nonexistent/python3" in unread["message"]
-    # the failure message names the cards (the first 3 errors) and the report
+    # each host with errors fails naming its own cards (the first 3 errors) and the report
+    assert "srv-r01-01: 6 error(s) on its cards; whole run: delivery check FAILED" in " ".join(text.split()), text
     assert "srv-r01-01 slot 2 (0000:40:00.0): OEM PSID DEL0000000027" in text
-    assert "... and 4 more" in text and "nothing was checked on it" not in text
+    assert "... and 3 more" in text
+    # and the host that could not be read fails with its own finding
+    assert "srv-r01-02: 1 error(s) on its cards" in text
+    assert "srv-r01-02: its NVIDIA devices could not be read (mlx_info failed" in text
+    assert "nothing was checked on it" in text
     assert "report: %s/delivery.md" % report in text
 
 
