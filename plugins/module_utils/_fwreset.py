@@ -3,7 +3,7 @@
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
 """Activating pending firmware and NV configuration with mlxfwreset / mstfwreset, once per host.
 
-Read (per card, all cards at once): ONE ``mlxfwreset -d DEV q`` (the reset levels the card
+Read (all cards at once, and the reads of a card at the same time): ONE ``mlxfwreset -d DEV q`` (the reset levels the card
 supports), ONE ``flint -d DEV q`` (burned ``FW Version`` vs ``FW Version(Running)``) and ONE
 ``mlxconfig -d FN -e q`` per PCI function (next-boot vs current NV values).
 
@@ -12,8 +12,8 @@ activates every pending change and that every card to be reset supports. When so
 not support it, nothing is reset: the host needs a reboot instead (``reboot_required``).
 
 Write (guarded): ``mlxfwreset -d DEV reset -l N -y`` per card, all cards at once, through
-function 0 (one reset activates both functions of a card). Then prove it: the card is still
-on the PCI bus, flint reports running == burned, and no NV parameter is still pending.
+function 0 (one reset activates both functions of a card). Then prove it (one lspci and the
+re-reads of every card at the same time): the card is still on the PCI bus, flint reports running == burned, and no NV parameter is still pending.
 
 Reset levels (NVIDIA MFT documentation, "mlxfwreset - Loading Firmware on 5th Generation
 Devices Tool"; the device itself reports which of them can load its pending firmware):
@@ -161,10 +161,12 @@ def read_firmware(runner, device):
 
 
 def read_nv(query, functions):
-    """``{NAME: {"current", "next"}}`` pending on any of ``functions``, ONE ``-e q`` each."""
+    """``{NAME: {"current", "next"}}`` pending on any of ``functions``, ONE ``-e q`` each (all at once)."""
     out = {}
-    for function in functions:
-        for name, values in sorted(nv_pending(query.read(function)["params"]).items()):
+    for function, (_fn, params, err) in zip(functions, parallel(lambda fn: query.read(fn)["params"], functions)):
+        if err is not None:
+            raise err
+        for name, values in sorted(nv_pending(params).items()):
             out.setdefault(name, dict(values, functions=[]))["functions"].append(function)
     return out
 
@@ -183,11 +185,22 @@ def kinds(pending):
     return frozenset(out)
 
 
+def _all_at_once(reads):
+    """Run independent reads of one card at the same time; the first error is raised."""
+    done = parallel(lambda read: read(), reads)
+    for _read, _res, err in done:
+        if err is not None:
+            raise err
+    return [res for _read, res, _err in done]
+
+
 def read_unit(runner, query, unit):
-    """Everything ``decide`` needs about one card; raises naming the device."""
-    levels = read_levels(runner, unit["device"])
-    firmware = read_firmware(runner, unit["device"])
-    nv = read_nv(query, unit["functions"])
+    """Everything ``decide`` needs about one card (its reads run at the same time); raises naming the device."""
+    levels, firmware, nv = _all_at_once([
+        lambda: read_levels(runner, unit["device"]),
+        lambda: read_firmware(runner, unit["device"]),
+        lambda: read_nv(query, unit["functions"]),
+    ])
     return {
         "device": unit["device"],
         "functions": list(unit["functions"]),
@@ -317,9 +330,8 @@ def verify(runner, query, state, level):
     """Re-read a reset card; raises naming the device when anything is still pending."""
     device = state["device"]
     try:
-        firmware = read_firmware(runner, device)
         nv_functions = sorted({fn for entry in state["nv_pending"].values() for fn in entry["functions"]})
-        nv = read_nv(query, nv_functions) if nv_functions else {}
+        firmware, nv = _all_at_once([lambda: read_firmware(runner, device), lambda: read_nv(query, nv_functions)])
     except MlnxError as err:
         raise err.__class__("%s: does not answer after the level %d reset: %s" % (device, level, err.msg),
                             device=device, cmd=err.cmd, rc=err.rc, stdout=err.stdout, stderr=err.stderr)
@@ -409,17 +421,18 @@ def converge(runner, selected, discovered=None, state="reset", level="auto", onl
         else:
             ok.append((st, entry))
 
-    present = present_after(runner, [st["device"] for st, _entry in ok])
-    check = []
-    for st, entry in ok:
+    # The PCI bus and every reset card are read at the same time; a card lspci no longer lists
+    # is reported as gone (whatever its own re-read said).
+    present, verified = _all_at_once([
+        lambda: present_after(runner, [st["device"] for st, _entry in ok]),
+        lambda: parallel(lambda item: verify(runner, query, item[0], chosen), ok),
+    ])
+    for (st, entry), after, err in verified:
         if present is not None and devices_.is_pci(st["device"]) and st["device"] not in present:
             entry["after"] = None
             result["failed"][st["device"]] = ("%s: disappeared after the level %s reset (lspci no longer lists it)"
                                               % (st["device"], chosen))
-        else:
-            check.append((st, entry))
-    for (st, entry), after, err in parallel(lambda item: verify(runner, query, item[0], chosen), check):
-        if err is not None:
+        elif err is not None:
             entry["after"] = None
             result["failed"][st["device"]] = str(err)
         else:

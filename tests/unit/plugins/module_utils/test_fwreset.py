@@ -408,7 +408,10 @@ def test_card_missing_after_reset_is_named(host):
     fake = host({A: Card(burned=NEW, running=OLD), B: Card(burned=NEW, running=OLD, vanish=True)})
     result = fr.converge(make_runner(fake), [A, B])
     assert list(result["failed"]) == [B] and "disappeared after the level 3 reset" in result["failed"][B]
-    assert ("/usr/bin/mstflint", "-d", B, "q") in fake.calls and fake.count()[("/usr/bin/mstflint", "-d", B, "q")] == 1
+    # The bus and the cards are re-read at the same time: lspci's word wins over the card's own re-read.
+    assert "does not answer" not in result["failed"][B]
+    assert fake.count()[("/usr/bin/mstflint", "-d", B, "q")] == 2
+    assert by_device(result)[A]["after"]["pending"]["firmware"] is False
 
 
 def test_still_pending_after_reset_is_a_failure(host):
@@ -432,3 +435,20 @@ def test_query_without_levels_names_the_device():
     with pytest.raises(MlnxError) as err:
         fr.read_levels(make_runner(fake), A)
     assert err.value.device == A and "printed no reset levels" in err.value.msg
+
+
+def test_the_reads_of_a_card_run_at_the_same_time(host):
+    """mlxfwreset q, flint q and the -e q of each function wait for each other: one after the other they would
+    time out on the barrier (and the card be unreadable); at the same time they all pass it."""
+    fake = host({A: Card(burned=NEW, running=OLD, functions=2)})
+    barrier = threading.Barrier(4, timeout=5)
+    answer = fake.__call__
+
+    def meeting(argv, env, timeout, data):
+        if argv[-1] == "q":
+            barrier.wait()
+        return answer(argv, env, timeout, data)
+
+    result = fr.converge(make_runner(meeting), [A, A1], state="query")
+    assert by_device(result)[A]["pending"]["firmware"] is True
+    assert sorted(by_device(result)[A]["functions"]) == [A, A1]
