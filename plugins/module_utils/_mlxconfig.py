@@ -198,16 +198,41 @@ def write(runner, device, changes):
 
 # ---------------------------------------------------------------- the whole job
 
+def per_device(configs, select):
+    """``[{"name", "devices", "params"}]`` -> ``{device: (name, normalised params)}``, in order.
+
+    ``select(config)`` gives the devices of one config (the task's device/part_number rules).
+    A device in two configs is refused naming both: one device gets one set of values.
+    """
+    out = {}
+    for index, config in enumerate(configs):
+        name = config.get("name") or "configs[%d]" % index
+        for device in select(config):
+            if device in out:
+                raise InvalidValue("%s is selected by both %s and %s; a device takes one config" % (
+                    device, out[device][0], name), device=device, parameter="configs",
+                    allowed=[out[device][0], name])
+            out[device] = (name, normalize_desired(config.get("params")))
+    return out
+
+
 def converge(runner, devices, desired, check_mode=False, output_format="auto"):
-    """Bring ``devices`` to ``desired`` (already normalised). Returns per-device results.
+    """Bring ``devices`` to ``desired`` (already normalised). Returns per-device results."""
+    return converge_each(runner, {device: (None, desired) for device in devices}, check_mode, output_format)
+
+
+def converge_each(runner, wanted, check_mode=False, output_format="auto"):
+    """Bring every device of ``wanted`` (``{device: (config name, normalised params)}``) to its values.
 
     Phase 1 reads and plans every device in parallel; any bad input or unreadable device
     raises before phase 2 writes anything. Phase 2 writes and re-reads, in parallel; a device
     whose write fails is reported with the tool's words, the others finish.
     """
     query = Query(runner, output_format)
+    devices = list(wanted)
 
     def read_and_plan(device):
+        desired = wanted[device][1]
         parsed = query.read(device)
         params = parsed["params"]
         extra = expand_arrays(params, desired)
@@ -227,6 +252,7 @@ def converge(runner, devices, desired, check_mode=False, output_format="auto"):
 
     def apply(item):
         device, (parsed, params, decision) = item
+        name, desired = wanted[device]
         out = {
             "device": device,
             "device_type": parsed.get("device_type"),
@@ -237,6 +263,8 @@ def converge(runner, devices, desired, check_mode=False, output_format="auto"):
             "after": decision["after"],
             "current": {n: params[n].get("current") for n in desired if n in params},
         }
+        if name is not None:
+            out["config"] = name
         after_params = params
         if decision["set"] and not check_mode:
             write(runner, device, decision["set"])

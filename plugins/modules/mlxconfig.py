@@ -53,8 +53,33 @@ options:
         (case-insensitive), port parameters with C(_P1)/C(_P2), array elements as C(NAME[3]), or C(NAME[0..7])
         for one value on a range.
       - Values as YAML booleans, numbers, names (any case) or the printed form C(NAME(n\)).
+      - Required unless O(configs) is given.
     type: dict
-    required: true
+  configs:
+    description:
+      - Several sets of values in ONE task, each for its own devices (for example one per NV profile), so every
+        device of the host is read and written at the same time. Instead of O(device)/O(part_number)/O(params).
+      - A device selected by two entries is refused before anything is written.
+    type: list
+    elements: dict
+    suboptions:
+      name:
+        description: A name for the set (a profile name), returned as RV(devices[].config) and used in errors.
+        type: str
+      device:
+        description: As O(device).
+        type: list
+        elements: str
+        aliases: [devices]
+      part_number:
+        description: As O(part_number).
+        type: list
+        elements: str
+        aliases: [part_numbers]
+      params:
+        description: As O(params).
+        type: dict
+        required: true
   output_format:
     description:
       - How to read the query. V(json) uses mlxconfig's C(-j FILE) (MFT only), V(text) parses the table,
@@ -85,6 +110,16 @@ EXAMPLES = r"""
   ansible.builtin.debug:
     msg: "{{ nv.devices | selectattr('pending_reset') | map(attribute='device') | list }}"
 
+- name: Every NV profile of the host in one task (all devices read and written at the same time)
+  gpufabric.mlnx.mlxconfig:
+    configs:
+      - name: roce_compute
+        part_number: [MCX75310AAS-NEAT]
+        params: {LINK_TYPE_P1: ETH, SRIOV_EN: false}
+      - name: storage
+        device: ["0000:29:00.0", "0000:aa:00.0"]
+        params: {LINK_TYPE_P1: ETH, LINK_TYPE_P2: ETH}
+
 - name: One device by PCI address, with the inbox mstflint tools
   gpufabric.mlnx.mlxconfig:
     device: ["0000:18:00.0"]
@@ -113,6 +148,11 @@ devices:
       description: The device name (part number, or an OEM name) as the tool prints it.
       type: str
       sample: MCX75310AAS-NEA_Ax
+    config:
+      description: The O(configs[].name) that selected this device (the entry's position when it has no name).
+      type: str
+      returned: when O(configs) is used
+      sample: roce_compute
     changed:
       description: Whether a C(set) was (or in check mode would be) run on this device.
       type: bool
@@ -158,8 +198,15 @@ from ansible.module_utils.basic import AnsibleModule
 
 from ansible_collections.gpufabric.mlnx.plugins.module_utils import _devices as devices_
 from ansible_collections.gpufabric.mlnx.plugins.module_utils._errors import MlnxError
-from ansible_collections.gpufabric.mlnx.plugins.module_utils._mlxconfig import converge, normalize_desired
+from ansible_collections.gpufabric.mlnx.plugins.module_utils._mlxconfig import converge_each, per_device
 from ansible_collections.gpufabric.mlnx.plugins.module_utils._runner import TOOL_ARGSPEC, Runner
+
+CONFIG_SPEC = dict(
+    name=dict(type="str"),
+    device=dict(type="list", elements="str", aliases=["devices"]),
+    part_number=dict(type="list", elements="str", aliases=["part_numbers"]),
+    params=dict(type="dict", required=True),
+)
 
 
 def main():
@@ -167,21 +214,29 @@ def main():
         argument_spec=dict(
             device=dict(type="list", elements="str", aliases=["devices"]),
             part_number=dict(type="list", elements="str", aliases=["part_numbers"]),
-            params=dict(type="dict", required=True),
+            params=dict(type="dict"),
+            configs=dict(type="list", elements="dict", options=CONFIG_SPEC,
+                         required_one_of=[("device", "part_number")]),
             output_format=dict(type="str", default="auto", choices=["auto", "json", "text"]),
             **TOOL_ARGSPEC
         ),
-        required_one_of=[("device", "part_number")],
+        required_one_of=[("device", "part_number", "configs")],
+        required_by={"device": "params", "part_number": "params"},
+        mutually_exclusive=[("configs", "device"), ("configs", "part_number"), ("configs", "params")],
         supports_check_mode=True,
     )
-    runner = Runner(tool=module.params["tool"], timeout=module.params["timeout"])
+    params = module.params
+    configs = params["configs"] if params["configs"] is not None else [
+        dict(name=None, device=params["device"], part_number=params["part_number"], params=params["params"])]
+    runner = Runner(tool=params["tool"], timeout=params["timeout"])
     try:
-        desired = normalize_desired(module.params["params"])
         found = None
-        if devices_.needs_discovery(module.params["device"], module.params["part_number"]):
+        if any(devices_.needs_discovery(c["device"], c["part_number"]) for c in configs):
             found = devices_.discover(runner)
-        selected = devices_.select(module.params["device"], module.params["part_number"], found)
-        results = converge(runner, selected, desired, module.check_mode, module.params["output_format"])
+        wanted = per_device(configs, lambda c: devices_.select(c["device"], c["part_number"], found))
+        if params["configs"] is None:
+            wanted = {device: (None, desired) for device, (_name, desired) in wanted.items()}
+        results = converge_each(runner, wanted, module.check_mode, params["output_format"])
     except MlnxError as err:
         module.fail_json(**err.fail_kwargs())
 

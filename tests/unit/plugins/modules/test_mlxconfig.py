@@ -100,3 +100,55 @@ def test_mstflint_family(sim_host, capsys):
     assert {c["tool"] for c in host.calls()} <= {"lspci", "mstconfig"}
     failed, out = run_module(capsys, {"device": ["all"], "tool": "mstflint", "params": {"SRIOV_EN": True, "NUM_OF_VFS": 8}})
     assert not failed and not out["changed"]
+
+
+STORAGE = {"LINK_TYPE_P1": "ETH", "LINK_TYPE_P2": "ETH", "SRIOV_EN": True}
+HEAT = ["0000:29:00.0", "0000:aa:00.0"]
+
+
+def test_configs_every_profile_in_one_task(sim_host, capsys):
+    """Two profiles at once: one discovery, each card read, written and re-read once with its own values."""
+    host = sim_host("dgx-h100")
+    args = {"configs": [{"name": "roce_compute", "part_number": COMPUTE, "params": PROFILE},
+                        {"name": "storage", "device": HEAT, "params": STORAGE}]}
+    failed, out = run_module(capsys, args, check=True)
+    assert not failed and sets(host) == [] and len(out["devices"]) == 10
+
+    host.clear_calls()
+    failed, out = run_module(capsys, args)
+    assert not failed and out["changed"], out
+    by_dev = {d["device"]: d for d in out["devices"]}
+    assert sorted(d for d in by_dev if by_dev[d]["config"] == "storage") == HEAT
+    assert by_dev["0000:29:00.0"]["after"]["LINK_TYPE_P2"] == "ETH(2)"
+    assert "LINK_TYPE_P2" not in by_dev["0000:18:00.0"]["after"]
+    assert by_dev["0000:18:00.0"]["after"]["SRIOV_EN"] == "False(0)"
+    tools = [c["tool"] for c in host.calls()]
+    assert tools.count("lspci") == 1 and tools.count("mlxconfig") == 10 * 3
+
+    failed, out = run_module(capsys, args)
+    assert not failed and not out["changed"]
+
+
+def test_configs_device_in_two_is_refused_and_nothing_written(sim_host, capsys):
+    host = sim_host("dgx-h100")
+    args = {"configs": [{"name": "roce_compute", "part_number": COMPUTE, "params": PROFILE},
+                        {"name": "storage", "device": ["0000:18:00.0"] + HEAT, "params": STORAGE}]}
+    failed, out = run_module(capsys, args)
+    assert failed and "0000:18:00.0" in out["msg"] and "roce_compute" in out["msg"] and "storage" in out["msg"]
+    assert out["parameter"] == "configs" and sets(host) == []
+
+
+def test_configs_bad_value_in_one_profile_writes_no_device(sim_host, capsys):
+    host = sim_host("dgx-h100")
+    args = {"configs": [{"name": "roce_compute", "part_number": COMPUTE, "params": PROFILE},
+                        {"name": "storage", "device": HEAT, "params": {"SRIOV_EN": "maybe"}}]}
+    failed, out = run_module(capsys, args)
+    assert failed and out["parameter"] == "SRIOV_EN" and sets(host) == []
+
+
+def test_configs_and_params_together_are_refused(sim_host, capsys):
+    sim_host("dgx-h100")
+    failed, out = run_module(capsys, {"params": PROFILE, "configs": [{"device": ["all"], "params": PROFILE}]})
+    assert failed and "mutually exclusive" in out["msg"]
+    failed, out = run_module(capsys, {"device": ["all"]})
+    assert failed and "params" in out["msg"]
