@@ -22,6 +22,7 @@ from __future__ import annotations
 import hashlib
 import os
 import re
+import shutil
 
 from ansible_collections.gpufabric.mlnx.plugins.module_utils._devices import (
     base_part_number,
@@ -80,7 +81,7 @@ def normalize_images(images):
         for key in ("psid", "version", "path", "sha256"):
             if raw.get(key) in (None, ""):
                 raise InvalidParameter("%s.%s is required" % (where, key), parameter="%s.%s" % (where, key),
-                                       allowed=["psid", "version", "path", "sha256", "part_numbers", "from_psids"])
+                                       allowed=["psid", "version", "path", "sha256", "part_numbers", "from_psids", "copy_from"])
         version = str(raw["version"]).strip()
         if not VERSION_RE.match(version):
             raise InvalidValue("%s.version %r is not a firmware version (allowed: numbers separated by dots, "
@@ -250,7 +251,7 @@ def decide(device, state, image, allow_downgrade=False, allow_psid_change=False)
     return {"action": BURN, "psid_change": psid_change}
 
 
-def image_problems(image, digest, info):
+def image_problems(image, digest, info, path=None):
     """Why a file is not the image the task describes (empty when it is). Pure.
 
     ``digest``: sha256 of the file. ``info``: ``parse('flint', ...)`` of ``flint -i FILE q``, or
@@ -258,7 +259,7 @@ def image_problems(image, digest, info):
     """
     problems = []
     if digest != image["sha256"]:
-        problems.append("sha256 of %s is %s, the task expects %s" % (image["path"], digest, image["sha256"]))
+        problems.append("sha256 of %s is %s, the task expects %s" % (path or image["path"], digest, image["sha256"]))
     if info is not None:
         psid = _psid(info.get("psid") or "")
         if psid != image["psid"]:
@@ -270,14 +271,15 @@ def image_problems(image, digest, info):
     return problems
 
 
-def verify_image(runner, image):
-    """Checksum, then ``flint -i FILE q``: raises Refused unless the file is what the task says."""
-    path = image["path"]
+def verify_image(runner, image, path=None):
+    """Checksum, then ``flint -i FILE q``: raises Refused unless the file (``path``, by default the
+    image's own) is what the task says."""
+    path = path or image["path"]
     if not os.path.isfile(path):
         raise Refused("%s: %s is not a file on this host" % (_describe(image), path),
                       parameter="images[%d].path" % image["index"])
     digest = sha256_file(path)
-    problems = image_problems(image, digest, None)
+    problems = image_problems(image, digest, None, path)
     if not problems:
         try:
             result = runner.run("flint", image_query_args(path))
@@ -285,11 +287,29 @@ def verify_image(runner, image):
             raise Refused("%s: flint cannot read the image: %s" % (_describe(image), err.msg),
                           parameter="images[%d].path" % image["index"], cmd=err.cmd, rc=err.rc,
                           stdout=err.stdout, stderr=err.stderr)
-        problems = image_problems(image, digest, parse_query(_describe(image), result))
+        problems = image_problems(image, digest, parse_query(_describe(image), result), path)
     if problems:
         raise Refused("%s is refused: %s" % (_describe(image), "; ".join(problems)),
                       parameter="images[%d]" % image["index"])
     return {"sha256": digest}
+
+
+def install(image, source):
+    """Put a verified copy (``source``) at the image's path unless that file already has its sha256.
+
+    The folder is created (0750) when missing; the file is written next to its place and renamed
+    over it (0640), so a burn never reads a half-written image. Returns True when it wrote.
+    """
+    path = image["path"]
+    if os.path.isfile(path) and sha256_file(path) == image["sha256"]:
+        return False
+    folder = os.path.dirname(path) or "."
+    os.makedirs(folder, mode=0o750, exist_ok=True)
+    partial = path + ".gpufabric-partial"
+    shutil.copyfile(source, partial)
+    os.chmod(partial, 0o640)
+    os.replace(partial, path)
+    return True
 
 
 def _raise_all(errors):
@@ -321,10 +341,13 @@ def _entry(device, state, image, decision, reason):
 
 
 def converge(runner, devices, images, check_mode=False, allow_downgrade=False, allow_psid_change=False,
-             require_image=False, part_numbers=None):
+             require_image=False, part_numbers=None, staged=None, installed=None):
     """Bring ``devices`` to the firmware in ``images`` (from ``normalize_images``).
 
     ``part_numbers``: ``{device: VPD part number}`` from discovery, used when flint prints none.
+    ``staged``: ``{image path: a copy sent with the task}``; for an image to burn the copy is
+    verified and, unless in check mode, put at the image's path (``install``); the paths written
+    are appended to ``installed``.
     Phase 1 reads every device and decides (parallel); phase 2 verifies every image a device
     will be burned with, once each. Any refusal in either phase raises before anything is
     burned. Phase 3 burns and re-reads in parallel. Returns ``[(device, result, error)]``: a
@@ -353,7 +376,15 @@ def converge(runner, devices, images, check_mode=False, allow_downgrade=False, a
         if decision["action"] == BURN and image not in to_burn:
             to_burn.append(image)
 
+    staged = staged or {}
+
     def check(image):
+        copy = staged.get(image["path"])
+        if copy:
+            verified = verify_image(runner, image, copy)
+            if not check_mode and install(image, copy) and installed is not None:
+                installed.append(image["path"])
+            return verified
         # In check mode an image not yet staged on the host (a role copies it only for real)
         # cannot be verified here: it is reported, and verified before the real burn.
         if check_mode and not os.path.isfile(image["path"]):

@@ -83,6 +83,23 @@ options:
           - Burning such a device changes its PSID and needs O(allow_psid_change=true).
         type: list
         elements: str
+      copy_from:
+        description:
+          - A copy of the image on the host (a shared file system, or the copy O(src) sent, which sets this). When a
+            device is burned with this image, the copy is verified and put at O(images[].path) if that file is
+            missing or differs.
+        type: path
+  src:
+    description:
+      - A folder on the Ansible controller holding the image files (relative paths are looked up in a role's or
+        playbook's C(files/), as with M(ansible.builtin.copy)). The file of each O(images) entry is
+        C(src/<file name of its path>); the task sends every image to the host with the module, verifies the copy
+        and puts it at O(images[].path) (folder created 0750, file 0640) when that file is missing or differs -
+        only for images some device is burned with, never in check mode.
+      - Without it the images must already be on the host at O(images[].path).
+      - Every listed image is sent on every run of the task, so list only the images of the PSIDs to burn, as the
+        P(gpufabric.mlnx.firmware#role) role does.
+    type: path
   device:
     description:
       - Devices to update. Each is a PCI address (V(18:00.0) or V(0000:18:00.0)), an C(/dev/mst) path or RDMA device
@@ -110,7 +127,7 @@ options:
     type: bool
     default: false
 notes:
-  - Images are verified on the managed host; stage them there first (for a C(--check) run too).
+  - Images are verified on the managed host, as sent with O(src) or already there.
   - The burn runs C(flint -d DEV -i IMAGE -y burn); a burn that fails on one device does not stop the others,
     the task fails at the end listing RV(failed_devices).
 seealso:
@@ -222,6 +239,12 @@ pending_reset:
   description: True when any device needs a firmware reset or reboot to run its burned firmware.
   returned: always
   type: bool
+images_installed:
+  description: The image paths written on the host from the copies sent with O(src) (missing or different before).
+  returned: always
+  type: list
+  elements: str
+  sample: [/var/lib/gpufabric/firmware/fw-ConnectX7-rel-28_43_1014.bin]
 failed_devices:
   description: Devices whose burn failed, with the tool's words (rc and C(-E-) lines).
   returned: when a device failed
@@ -243,6 +266,7 @@ IMAGE_SPEC = dict(
     sha256=dict(type="str", required=True),
     part_numbers=dict(type="list", elements="str"),
     from_psids=dict(type="list", elements="str"),
+    copy_from=dict(type="path"),
 )
 
 
@@ -254,6 +278,7 @@ def main():
             allow_downgrade=dict(type="bool", default=False),
             allow_psid_change=dict(type="bool", default=False),
             require_image=dict(type="bool", default=False),
+            src=dict(type="path"),
             **TOOL_ARGSPEC
         ),
         supports_check_mode=True,
@@ -266,19 +291,22 @@ def main():
         if devices_.needs_discovery(params["device"], None) or any(im["part_numbers"] for im in images):
             found = devices_.discover(runner)
         selected = firmware.one_per_card(devices_.select(params["device"], None, found))
+        installed = []
         results = firmware.converge(
             runner, selected, images, check_mode=module.check_mode, allow_downgrade=params["allow_downgrade"],
             allow_psid_change=params["allow_psid_change"], require_image=params["require_image"],
-            part_numbers={d["address"]: d.get("part_number") for d in found or []})
+            part_numbers={d["address"]: d.get("part_number") for d in found or []},
+            staged={im["path"]: im["copy_from"] for im in params["images"] if im.get("copy_from")}, installed=installed)
     except MlnxError as err:
         module.fail_json(**err.fail_kwargs())
 
     done = [res for _dev, res, err in results if err is None]
     failed = {dev: str(err) for dev, _res, err in results if err is not None}
     out = dict(
-        changed=any(r["changed"] for r in done),
+        changed=any(r["changed"] for r in done) or bool(installed),
         devices=done,
         pending_reset=any(r["pending_reset"] for r in done),
+        images_installed=installed,
         diff=dict(before={r["device"]: r["before"]["burned"] for r in done},
                   after={r["device"]: r["after"]["burned"] for r in done}),
     )

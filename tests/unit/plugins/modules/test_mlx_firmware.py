@@ -5,6 +5,7 @@ The Runner is replaced by one with a fake flint (the real captures as output); d
 import collections
 import hashlib
 import json
+import os
 
 import pytest
 from ansible.module_utils.testing import patch_module_args
@@ -217,3 +218,64 @@ def test_module_against_the_simulator(sim_host, capsys):
     failed, second = _module(args, capsys)
     assert not failed and not second["changed"] and second["pending_reset"]
     assert len(host.burns("mstflint")) == 2
+
+
+# ---------------------------------------------------------------- images sent with the task (src)
+
+def _sent(tmp_path, content=b"cx7 firmware"):
+    """What the action plugin leaves for the module: the image's place on the host (not there yet) and the copy
+    it sent into the task's temporary folder."""
+    place = tmp_path / "staging" / "fw" / "fw-ConnectX7-rel-28_43_1014.bin"
+    copy = tmp_path / "ansible-tmp" / "image-0-fw-ConnectX7-rel-28_43_1014.bin"
+    copy.parent.mkdir()
+    copy.write_bytes(content)
+    return str(place), str(copy), hashlib.sha256(b"cx7 firmware").hexdigest()
+
+
+def test_sent_image_verified_put_in_place_and_burned(run, tmp_path):
+    place, copy, sha = _sent(tmp_path)
+    fake = FakeFlint({A: dev()}, {place: (CX7_PSID, TARGET), copy: (CX7_PSID, TARGET)})
+    args = {"images": [{"psid": CX7_PSID, "version": TARGET, "path": place, "sha256": sha, "copy_from": copy}],
+            "device": [A]}
+    failed, out = run(args, fake)
+    assert not failed and out["changed"] and out["images_installed"] == [place]
+    assert open(place, "rb").read() == b"cx7 firmware"
+    assert oct(os.stat(place).st_mode & 0o777) == "0o640"
+    assert oct(os.stat(os.path.dirname(place)).st_mode & 0o777) == "0o750"
+    assert ["/usr/bin/flint", "-i", copy, "q"] in fake.calls
+    assert ["/usr/bin/flint", "-d", A, "-i", place, "-y", "burn"] in fake.calls
+
+    # The same file already in place: verified, not written again.
+    fake.devices[A]["burned"] = CX7_FW
+    before = os.stat(place).st_mtime_ns
+    failed, out = run(args, fake)
+    assert not failed and out["images_installed"] == [] and os.stat(place).st_mtime_ns == before
+
+
+def test_sent_image_in_check_mode_is_verified_not_written(run, tmp_path):
+    place, copy, sha = _sent(tmp_path)
+    fake = FakeFlint({A: dev()}, {copy: (CX7_PSID, TARGET)})
+    failed, out = run({"images": [{"psid": CX7_PSID, "version": TARGET, "path": place, "sha256": sha,
+                                  "copy_from": copy}], "device": [A]}, fake, check=True)
+    assert not failed and out["changed"] and out["images_installed"] == []
+    assert not os.path.exists(os.path.dirname(place))
+    assert ["/usr/bin/flint", "-i", copy, "q"] in fake.calls
+    assert "image_staged" not in out["devices"][0]
+
+
+def test_sent_image_with_another_sha256_is_refused_and_nothing_written(run, tmp_path):
+    place, copy, sha = _sent(tmp_path, content=b"tampered")
+    fake = FakeFlint({A: dev()}, {copy: (CX7_PSID, TARGET)})
+    failed, out = run({"images": [{"psid": CX7_PSID, "version": TARGET, "path": place, "sha256": sha,
+                                  "copy_from": copy}], "device": [A]}, fake)
+    assert failed and out["parameter"] == "images[0]" and "sha256 of %s is" % copy in out["msg"]
+    assert not os.path.exists(place) and not [c for c in fake.calls if c[-1] == "burn"]
+
+
+def test_sent_image_no_device_needs_is_not_written(run, tmp_path):
+    place, copy, sha = _sent(tmp_path)
+    fake = FakeFlint({A: dev(burned=TARGET, running=TARGET)}, {copy: (CX7_PSID, TARGET)})
+    failed, out = run({"images": [{"psid": CX7_PSID, "version": TARGET, "path": place, "sha256": sha,
+                                  "copy_from": copy}], "device": [A]}, fake)
+    assert not failed and not out["changed"] and out["images_installed"] == []
+    assert not os.path.exists(place) and fake.calls == [["/usr/bin/flint", "-d", A, "q"]]
