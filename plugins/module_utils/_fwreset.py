@@ -40,6 +40,7 @@ from ansible_collections.gpufabric.mlnx.plugins.module_utils._errors import (
 from ansible_collections.gpufabric.mlnx.plugins.module_utils._firmware import read_device
 from ansible_collections.gpufabric.mlnx.plugins.module_utils._mlxconfig import Query
 from ansible_collections.gpufabric.mlnx.plugins.module_utils._mlxconfig import pending as nv_pending
+from ansible_collections.gpufabric.mlnx.plugins.module_utils._ofed import mgmt_state
 from ansible_collections.gpufabric.mlnx.plugins.module_utils._parse import parse
 from ansible_collections.gpufabric.mlnx.plugins.module_utils._runner import parallel
 
@@ -50,6 +51,7 @@ EVERYTHING = frozenset((FIRMWARE, NV_CONFIG))
 RESET = "reset"
 NONE = "none"
 UNSUPPORTED = "unsupported"
+MGMT = "management"
 
 # level -> what it is, what it activates, whether the whole host restarts.
 LEVELS = {
@@ -213,24 +215,48 @@ def read_unit(runner, query, unit):
     }
 
 
+def mgmt_cards(reader, interface=None, address=None):
+    """``({card: [interfaces]}, mgmt)``: the NVIDIA cards the management connection runs over.
+
+    ``mgmt`` is the ofed role's finding (``_ofed.mgmt_state``: the interface named, else the one
+    holding ``address`` and the default route's, down to the physical ports under bonds, VLANs and
+    bridges). Each port's PCI function comes from sysfs, else from ``ibdev2netdev -v``.
+    """
+    mgmt = mgmt_state(reader, {"mgmt_interface": interface, "mgmt_address": address})
+    cards, rdma = {}, None
+    for port in mgmt["evidence"]:
+        pci = reader.pci_of(port)
+        if pci is None:
+            if rdma is None:
+                rdma = reader.netdev_pci()
+            pci = rdma.get(port)
+        if pci and devices_.is_pci(pci):
+            cards.setdefault(devices_.card_of(pci) + ".0", []).append(port)
+    return cards, mgmt
+
+
 # ---------------------------------------------------------------- deciding
 
 def _describe_kinds(needed):
     return " and ".join(("firmware" if k == FIRMWARE else "NV configuration") for k in sorted(needed))
 
 
-def decide(states, level="auto", only_if_pending=True):
+def decide(states, level="auto", only_if_pending=True, protected=None):
     """Pure decision for one host.
 
     ``states``: ``[{"device", "supported_levels", "pending": {"firmware": bool, "nv_config": [...]}}]``.
-    Returns ``{"level", "reset_supported", "reboot_required", "unsupported": [...],
+    ``protected``: ``{card: [interfaces]}``, the cards the management connection runs over; a reset
+    that takes the link down (any level but live-patch) is never run on them - the host needs a
+    reboot instead, and no card is reset.
+    Returns ``{"level", "reset_supported", "reboot_required", "unsupported": [...], "management": [...],
     "actions": {device: (action, reason)}}``. ``level`` is the level used (or that would be
     needed when ``reset_supported`` is false), None when nothing is to be reset.
     Raises InvalidValue when an explicitly named level cannot activate what is pending.
     """
+    protected = protected or {}
     targets = [s for s in states if kinds(s["pending"]) or not only_if_pending]
     actions = {s["device"]: (NONE, "nothing pending") for s in states}
-    plan = {"level": None, "reset_supported": True, "reboot_required": False, "unsupported": [],
+    plan = {"level": None, "reset_supported": True, "reboot_required": False, "unsupported": [], "management": [],
             "actions": actions}
     if not targets:
         return plan
@@ -252,6 +278,21 @@ def decide(states, level="auto", only_if_pending=True):
                                device=bad, parameter="level", allowed=["auto"] + allowed)
         chosen = level
     plan["level"] = chosen
+
+    guarded = [s for s in targets if s["device"] in protected and chosen != 0]
+    if guarded:
+        plan["reboot_required"] = True
+        plan["management"] = [{"device": s["device"], "interfaces": list(protected[s["device"]])} for s in guarded]
+        names = ", ".join("%s (%s)" % (s["device"], ", ".join(protected[s["device"]])) for s in guarded)
+        for s in targets:
+            if s in guarded:
+                actions[s["device"]] = (MGMT, "carries the management connection (%s): a level %d reset (%s) would "
+                                        "cut this host off; activation needs a reboot" % (
+                                            ", ".join(protected[s["device"]]), chosen, LEVELS[chosen]["name"]))
+            else:
+                actions[s["device"]] = (NONE, "not reset: %s carries the management connection, so the host needs "
+                                        "a reboot, which activates this device too" % names)
+        return plan
 
     missing = [s for s in targets if chosen not in s["supported_levels"]]
     if missing:
@@ -287,6 +328,11 @@ def after_predicted(state):
 def summary(result, check_mode=False):
     devices = result["devices"]
     reset = [d["device"] for d in devices if d["action"] == RESET]
+    if result.get("management"):
+        return "no reset: %s carries the management connection and a level %s reset takes its link down; the host " \
+               "needs a reboot to activate %s" % (
+                   ", ".join("%s (%s)" % (m["device"], ", ".join(m["interfaces"])) for m in result["management"]),
+                   result["level"], ", ".join(d["device"] for d in devices if kinds(d["pending"])))
     if result["unsupported"]:
         return "reset not supported on %s at level %s: the host needs a reboot to activate %s" % (
             ", ".join(u["device"] for u in result["unsupported"]), result["level"],
@@ -371,14 +417,16 @@ def _entry(state, action, reason, level):
         "pending": dict(state["pending"]),
         "action": action,
         "reason": reason,
-        "level": level if action in (RESET, UNSUPPORTED) else None,
+        "level": level if action in (RESET, UNSUPPORTED, MGMT) else None,
         "after": {"firmware": dict(state["firmware"]), "pending": dict(state["pending"])},
     }
 
 
 def converge(runner, selected, discovered=None, state="reset", level="auto", only_if_pending=True,
-             check_mode=False, output_format="auto"):
+             check_mode=False, output_format="auto", protected=None):
     """Query (and with ``state=reset`` activate) the pending changes of ``selected`` devices.
+
+    ``protected``: ``{card: [interfaces]}`` of the management connection (``mgmt_cards``), see ``decide``.
 
     Returns ``{"devices", "level", "reset_supported", "reboot_required", "unsupported",
     "changed", "failed"}``; ``failed`` maps a device to what went wrong after its reset (the
@@ -392,7 +440,7 @@ def converge(runner, selected, discovered=None, state="reset", level="auto", onl
     if errors:
         _raise_all(errors)
     states = [res for _unit, res, _err in read]
-    plan = decide(states, level, only_if_pending)
+    plan = decide(states, level, only_if_pending, protected)
 
     entries = []
     for st in states:
@@ -400,7 +448,7 @@ def converge(runner, selected, discovered=None, state="reset", level="auto", onl
         entries.append(_entry(st, action, reason, plan["level"]))
     result = {"state": state, "devices": entries, "level": plan["level"],
               "reset_supported": plan["reset_supported"], "reboot_required": plan["reboot_required"],
-              "unsupported": plan["unsupported"], "changed": False, "failed": {}}
+              "unsupported": plan["unsupported"], "management": plan["management"], "changed": False, "failed": {}}
     to_reset = [(st, entry) for st, entry in zip(states, entries) if entry["action"] == RESET]
     if state == "query" or not to_reset:
         return result

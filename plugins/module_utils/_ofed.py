@@ -984,6 +984,26 @@ class HostReader:
         except OSError:
             return None
 
+    def pci_of(self, ifname):
+        """The PCI function under a network interface (sysfs ``device`` link), None for a virtual one."""
+        try:
+            name = os.path.basename(os.path.realpath(self.path("/sys/class/net", ifname, "device")))
+        except OSError:
+            return None
+        return name if re.match(r"^[0-9a-fA-F]{4}:[0-9a-fA-F]{2}:[0-9a-fA-F]{2}\.[0-7]$", name) else None
+
+    def netdev_pci(self):
+        """``{netdev: PCI function}`` from ``ibdev2netdev -v`` (empty when it is missing or unreadable)."""
+        if not self.which("ibdev2netdev"):
+            return {}
+        rc, out, _err = self.run(["ibdev2netdev", "-v"], check=False)
+        if rc != 0:
+            return {}
+        try:
+            return {row["netdev"]: row["pci"] for row in parse_ibdev2netdev(out) if row.get("netdev") and row.get("pci")}
+        except ParseError:
+            return {}
+
     def rdma_netdevs(self):
         if not self.which("ibdev2netdev"):
             return {}

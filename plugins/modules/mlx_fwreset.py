@@ -83,9 +83,25 @@ options:
       - By default the module succeeds and returns RV(reboot_required=true) instead.
     type: bool
     default: false
+  mgmt_interface:
+    description:
+      - The interface that carries the management connection (a bond, VLAN or bridge is followed down to its ports).
+      - By default it is found as the ofed role does it - the interface holding O(mgmt_address) or the address SSH
+        connected to, and the interface of the default route.
+    type: str
+  mgmt_address:
+    description: The address Ansible reaches the host on (the role passes C(ansible_host)), to find O(mgmt_interface).
+    type: str
+  allow_mgmt_reset:
+    description:
+      - Reset a card that carries the management connection. By default such a card is never reset at a level that
+        takes its link down (every level but V(0)); the host gets RV(reboot_required) instead.
+    type: bool
+    default: false
 notes:
-  - Activating firmware with a reset drops the card's links for a few seconds and restarts its driver instances; do not
-    activate the NIC that carries the connection Ansible uses unless that outage is acceptable.
+  - A reset drops the card's links for a few seconds and restarts its driver instances. The card that carries the
+    management connection is found (O(mgmt_interface)) and never reset unless O(allow_mgmt_reset=true); when the
+    management interface cannot be found the module warns and resets.
 seealso:
   - module: gpufabric.mlnx.mlx_firmware
   - module: gpufabric.mlnx.mlxconfig
@@ -168,8 +184,10 @@ devices:
         - V(reset) - the card was (in check mode and with O(state=query) would be) reset.
         - V(none) - not reset (nothing pending, or the host needs a reboot because of another card; see RV(devices[].reason)).
         - V(unsupported) - the card needs a reset at RV(level) but does not support it.
+        - V(management) - the card carries the management connection and RV(level) takes its link down (see
+          O(allow_mgmt_reset)).
       type: str
-      choices: [reset, none, unsupported]
+      choices: [reset, none, unsupported, management]
     reason:
       description: Why the card gets this action.
       type: str
@@ -197,6 +215,19 @@ reboot_required:
   description: Something is pending that only a reboot can activate on this host (no card was reset).
   returned: always
   type: bool
+management:
+  description:
+    - The cards that need a reset but carry the management connection, with its interfaces on them; none of the
+      host's cards is reset and RV(reboot_required) is true.
+  returned: always
+  type: list
+  elements: dict
+  sample: [{device: "0000:29:00.0", interfaces: [enp41s0f0np0]}]
+mgmt:
+  description: Which interfaces carry the management connection, how they were found, and their physical ports.
+  returned: unless O(allow_mgmt_reset=true)
+  type: dict
+  sample: {interfaces: [bond0], source: the default route, on_mlx5: true, evidence: {enp41s0f0np0: driver mlx5_core}}
 unsupported:
   description: The cards that need a reset but do not support RV(level), with the levels they do support.
   returned: always
@@ -219,7 +250,8 @@ from ansible.module_utils.basic import AnsibleModule
 
 from ansible_collections.gpufabric.mlnx.plugins.module_utils import _devices as devices_
 from ansible_collections.gpufabric.mlnx.plugins.module_utils._errors import MlnxError, ToolNotFound
-from ansible_collections.gpufabric.mlnx.plugins.module_utils._fwreset import converge, normalize_level, summary
+from ansible_collections.gpufabric.mlnx.plugins.module_utils._fwreset import converge, mgmt_cards, normalize_level, summary
+from ansible_collections.gpufabric.mlnx.plugins.module_utils._ofed import HostReader
 from ansible_collections.gpufabric.mlnx.plugins.module_utils._runner import TOOL_ARGSPEC, Runner
 
 
@@ -231,6 +263,9 @@ def main():
             level=dict(type="raw", default="auto"),
             only_if_pending=dict(type="bool", default=True),
             fail_if_unsupported=dict(type="bool", default=False),
+            mgmt_interface=dict(type="str"),
+            mgmt_address=dict(type="str"),
+            allow_mgmt_reset=dict(type="bool", default=False),
             **TOOL_ARGSPEC
         ),
         supports_check_mode=True,
@@ -248,8 +283,16 @@ def main():
                 if devices_.needs_discovery(names, None):
                     raise
         selected = devices_.select(names, None, found)
+        protected, mgmt = {}, None
+        if not params["allow_mgmt_reset"]:
+            protected, mgmt = mgmt_cards(HostReader(timeout=params["timeout"]), params["mgmt_interface"],
+                                         params["mgmt_address"])
+            if not mgmt["interfaces"]:
+                module.warn("cannot tell which interface carries the management connection (no default route, and "
+                            "no interface holds the address Ansible connects to); resetting without that guard - "
+                            "set mgmt_interface")
         result = converge(runner, selected, found, params["state"], level, params["only_if_pending"],
-                          module.check_mode)
+                          module.check_mode, protected=protected)
     except MlnxError as err:
         module.fail_json(**err.fail_kwargs())
 
@@ -260,8 +303,11 @@ def main():
         reset_supported=result["reset_supported"],
         reboot_required=result["reboot_required"],
         unsupported=result["unsupported"],
+        management=result["management"],
         msg=summary(result, module.check_mode),
     )
+    if mgmt is not None:
+        out["mgmt"] = mgmt
     if result["failed"]:
         out["failed_devices"] = result["failed"]
         out["msg"] = "activation failed on %d of %d devices: %s" % (

@@ -452,3 +452,71 @@ def test_the_reads_of_a_card_run_at_the_same_time(host):
     result = fr.converge(make_runner(meeting), [A, A1], state="query")
     assert by_device(result)[A]["pending"]["firmware"] is True
     assert sorted(by_device(result)[A]["functions"]) == [A, A1]
+
+
+# ---------------------------------------------------------------- the management connection
+
+def test_card_carrying_management_is_not_reset_the_host_needs_a_reboot():
+    plan = fr.decide([st(A, (0, 3, 4), nv=["SRIOV_EN"]), st(B, (0, 3, 4), firmware=True), st(C)],
+                     protected={B: ["enp64s0f0np0"]})
+    assert plan["reboot_required"] and plan["level"] == 3
+    assert plan["management"] == [{"device": B, "interfaces": ["enp64s0f0np0"]}]
+    assert plan["actions"][B][0] == "management" and "enp64s0f0np0" in plan["actions"][B][1]
+    assert plan["actions"][A][0] == "none" and "carries the management connection" in plan["actions"][A][1]
+    assert plan["actions"][C] == ("none", "nothing pending")
+
+
+def test_live_patch_keeps_the_link_so_a_management_card_is_patched():
+    plan = fr.decide([st(B, (0, 3, 4), firmware=True)], protected={B: ["enp64s0f0np0"]})
+    assert plan["level"] == 0 and not plan["reboot_required"] and plan["actions"][B][0] == "reset"
+
+
+def test_management_card_with_nothing_pending_changes_nothing():
+    plan = fr.decide([st(A, (3, 4), firmware=True), st(B, (3, 4))], protected={B: ["eth0"]})
+    assert plan["level"] == 3 and not plan["reboot_required"] and plan["actions"][A][0] == "reset"
+
+
+def test_converge_resets_no_card_when_one_carries_management(host):
+    fake = host({A: Card(burned=NEW, running=OLD), B: Card(burned=NEW, running=OLD)})
+    result = fr.converge(make_runner(fake), [A, B], protected={B: ["bond0 port enp64s0f0np0"]})
+    assert fake.resets() == [] and not result["changed"] and result["reboot_required"]
+    assert by_device(result)[B]["action"] == "management" and by_device(result)[B]["level"] == 3
+    assert fr.summary(result).startswith("no reset: %s (bond0 port enp64s0f0np0) carries the management" % B)
+
+
+class Reader:
+    """What mgmt_state and mgmt_cards read: bond0 (the default route) over two ConnectX ports, one of them
+    with no sysfs device link (found through ibdev2netdev -v), and eth9, a virtual interface."""
+
+    def __init__(self):
+        self.calls = []
+
+    def addresses(self):
+        return [("bond0", "198.18.0.10"), ("eth9", "10.0.0.1")]
+
+    def default_route_interfaces(self):
+        return ["bond0"]
+
+    def lower(self, ifname):
+        return {"bond0": ["enp24s0np0", "enp64s0np0"]}.get(ifname, [ifname])
+
+    def driver_of(self, ifname):
+        return "mlx5_core" if ifname.startswith("enp") else None
+
+    def rdma_netdevs(self):
+        return {"enp24s0np0": "mlx5_0", "enp64s0np0": "mlx5_1"}
+
+    def pci_of(self, ifname):
+        return {"enp24s0np0": "0000:18:00.0"}.get(ifname)
+
+    def netdev_pci(self):
+        self.calls.append("ibdev2netdev -v")
+        return {"enp24s0np0": "0000:18:00.0", "enp64s0np0": "0000:40:00.1"}
+
+
+def test_mgmt_cards_follows_the_bond_down_to_the_cards():
+    cards, mgmt = fr.mgmt_cards(Reader(), address="198.18.0.10")
+    assert mgmt["interfaces"] == ["bond0"] and mgmt["on_mlx5"]
+    assert cards == {A: ["enp24s0np0"], B: ["enp64s0np0"]}
+    cards, _mgmt = fr.mgmt_cards(Reader(), interface="eth9")
+    assert cards == {}

@@ -11,7 +11,7 @@ from ansible.module_utils.testing import patch_module_args
 from ansible_collections.gpufabric.mlnx.plugins.module_utils import _devices as devices_
 from ansible_collections.gpufabric.mlnx.plugins.module_utils._runner import Runner
 from ansible_collections.gpufabric.mlnx.plugins.modules import mlx_fwreset
-from unit.plugins.module_utils.test_fwreset import MSTFLINT, NEW, OLD, Card, FakeHost
+from unit.plugins.module_utils.test_fwreset import MSTFLINT, NEW, OLD, Card, FakeHost, Reader
 
 A, A1, B = "0000:18:00.0", "0000:18:00.1", "0000:40:00.0"
 
@@ -38,9 +38,17 @@ def run(monkeypatch, capsys):
 
         monkeypatch.setattr(mlx_fwreset, "Runner", runner)
         monkeypatch.setattr(devices_, "discover", fake.discover)
+        monkeypatch.setattr(mlx_fwreset, "HostReader", lambda timeout=None: VethReader())
         failed, out = call_module(args, capsys, check)
         return failed, out, fake
     return _run
+
+
+class VethReader(Reader):
+    """Management on eth9, a virtual interface: no card carries it."""
+
+    def default_route_interfaces(self):
+        return ["eth9"]
 
 
 # ---------------------------------------------------------------- fake tools
@@ -203,3 +211,16 @@ def test_sim_mstflint_all_cards(sim_host, capsys):
     assert dev["0000:d8:00.0"]["functions"] == ["0000:d8:00.0", "0000:d8:00.1"]
     assert set(dev["0000:d8:00.0"]["pending"]["nv_config"]) >= {"SRIOV_EN"}
     assert dev["0000:3b:00.0"]["action"] == "none"
+
+
+def test_sim_card_carrying_management_is_not_reset(sim_host, capsys):
+    """ibp24s0 (card 18:00, found through the simulated ibdev2netdev -v) carries the management connection: no card
+    of the host is reset, the host needs a reboot; allowed explicitly, the cards are reset."""
+    host = sim_host("dgx-h100")
+    burn(host, ["18:00.0", "40:00.0"])
+    failed, out = call_module({"mgmt_interface": "ibp24s0"}, capsys)
+    assert not failed and not out["changed"] and out["reboot_required"] and resets(host) == []
+    assert out["management"] == [{"device": "0000:18:00.0", "interfaces": ["ibp24s0"]}]
+    assert out["mgmt"]["on_mlx5"] and "ibp24s0" in out["msg"]
+    failed, out = call_module({"mgmt_interface": "ibp24s0", "allow_mgmt_reset": True}, capsys)
+    assert not failed and out["changed"] and len(resets(host)) == 2 and "mgmt" not in out
