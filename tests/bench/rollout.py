@@ -28,6 +28,7 @@ import time
 from pathlib import Path
 
 import yaml
+from _report import publish
 
 REPO = Path(__file__).resolve().parents[2]
 LAB = REPO / "tests" / "lab" / "labs" / "bench.yml"
@@ -60,12 +61,13 @@ def activations(before, after):
 
 
 def images(scenario, dest):
-    """The firmware images of releases v1 and v3 on the controller (mlxsim mkimage, deterministic)."""
+    """The firmware images of releases v1, v2 and v3 on the controller (mlxsim mkimage, deterministic).
+
+    v3 is a template in the scenario vars (v2 with the ConnectX-7 image of molecule_fw_cx7_v3)."""
     dest.mkdir(parents=True, exist_ok=True)
-    entries = list(scenario["molecule_firmware"]["v1"].items()) + [("MT_0000000838", scenario["molecule_fw_cx7_v3"])]
-    for entry in scenario["molecule_firmware"]["v2"].items():
-        entries.append(entry)
-    for psid, fw in entries:
+    releases = [scenario["molecule_firmware"]["v1"], scenario["molecule_firmware"]["v2"],
+                {"MT_0000000838": scenario["molecule_fw_cx7_v3"]}]
+    for psid, fw in [entry for release in releases for entry in release.items()]:
         run([sys.executable, REPO / "tests" / "sim" / "bin" / "mlxsim", "mkimage", "--psid", psid,
              "--version", fw["version"], "--device-id", scenario["molecule_device_ids"][psid],
              "-o", dest / fw["image"]])
@@ -135,11 +137,7 @@ def main():
     finally:
         lab("down")
         shutil.rmtree(work, ignore_errors=True)
-    text = json.dumps(out, indent=2)
-    print(text)
-    dest = REPO / "tests" / "output" / "bench-rollout.json"
-    dest.parent.mkdir(parents=True, exist_ok=True)
-    dest.write_text(text + "\n")
+    publish("bench-rollout", out)
 
 
 if __name__ == "__main__":

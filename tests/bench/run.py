@@ -10,7 +10,6 @@ for people to read and compare with the targets in the issues.
                time as a multiple of ONE burn; and the same 8 burns by one mlxfwmanager -u call
                (it burns one device after another) for comparison.
 """
-import json
 import os
 import sys
 import tempfile
@@ -21,6 +20,7 @@ HERE = Path(__file__).resolve().parent
 sys.path[:0] = [str(HERE.parent), str(HERE.parent / "unit")]
 from conftest import REPO  # noqa: E402  (importing it makes ansible_collections.gpufabric.mlnx importable)
 from _simhost import SimHost  # noqa: E402
+from _report import publish  # noqa: E402
 
 from ansible_collections.gpufabric.mlnx.plugins.module_utils import _devices, _firmware, _info  # noqa: E402
 from ansible_collections.gpufabric.mlnx.plugins.module_utils._mlxconfig import converge  # noqa: E402
@@ -120,11 +120,7 @@ def main():
     fw, base = out["firmware"], out["firmware_at_latency_0"]
     for key in ("mlx_firmware", "mlxfwmanager_sequential"):
         fw[key]["ratio_net_of_simulator_startup"] = _net(fw, base, key, "one_burn_s", "one_burn_s")
-    text = json.dumps(out, indent=2)
-    print(text)
-    dest = REPO / "tests" / "output" / "bench.json"
-    dest.parent.mkdir(parents=True, exist_ok=True)
-    dest.write_text(text + "\n")
+    publish("bench", out)
 
 
 if __name__ == "__main__":
