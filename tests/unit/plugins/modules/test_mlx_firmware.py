@@ -13,7 +13,7 @@ from ansible.module_utils.testing import patch_module_args
 from ansible_collections.gpufabric.mlnx.plugins.module_utils import _devices as devices_
 from ansible_collections.gpufabric.mlnx.plugins.module_utils._runner import Runner
 from ansible_collections.gpufabric.mlnx.plugins.modules import mlx_firmware
-from unit.plugins.module_utils.test_firmware import (
+from unit.plugins.module_utils.fake_flint import (
     CX6LX_FW, CX6LX_PSID, CX7_FW, CX7_PSID, MFT, MSTFLINT, FakeFlint, dev, which_from)
 
 A, A1, B, C = "0000:18:00.0", "0000:18:00.1", "0000:29:00.0", "0000:3a:00.0"

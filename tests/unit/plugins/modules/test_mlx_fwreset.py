@@ -11,7 +11,7 @@ from ansible.module_utils.testing import patch_module_args
 from ansible_collections.gpufabric.mlnx.plugins.module_utils import _devices as devices_
 from ansible_collections.gpufabric.mlnx.plugins.module_utils._runner import Runner
 from ansible_collections.gpufabric.mlnx.plugins.modules import mlx_fwreset
-from unit.plugins.module_utils.test_fwreset import MSTFLINT, NEW, OLD, Card, FakeHost, Reader
+from unit.plugins.module_utils.fake_fwreset import MSTFLINT, NEW, OLD, Card, FakeHost, Reader
 
 A, A1, B = "0000:18:00.0", "0000:18:00.1", "0000:40:00.0"
 
