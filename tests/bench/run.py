@@ -18,7 +18,8 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 sys.path[:0] = [str(HERE.parent), str(HERE.parent / "unit")]
-from conftest import REPO  # noqa: E402  (importing it makes ansible_collections.gpufabric.mlnx importable)
+# importing conftest makes ansible_collections.gpufabric.mlnx importable
+from conftest import REPO  # noqa: E402,F401  # pylint: disable=unused-import
 from _simhost import SimHost  # noqa: E402
 from _report import publish  # noqa: E402
 
