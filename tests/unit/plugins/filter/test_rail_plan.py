@@ -1,6 +1,9 @@
 """The rail plan filters (rail_plan, rail_cabling): thin shells over module_utils/_rail_plan through
-FilterModule().filters(), and their YAML docs."""
+FilterModule().filters(), their YAML docs, and playbooks/cabling_plan.yml run for real on a small
+inventory (Ansible's own templating of hostvars, the report filters, the files it writes)."""
 import copy
+import csv
+import io
 import os
 import subprocess
 import sys
@@ -111,3 +114,64 @@ def test_ansible_doc_renders(name, tmp_path):
     assert out.returncode == 0, out.stderr
     assert out.stdout.splitlines()[0].endswith("/plugins/filter/%s.yml)" % name)
     assert "RETURN VALUES" in out.stdout and "EXAMPLES" in out.stdout
+
+
+INVENTORY = """
+all:
+  children:
+    servers:
+      children:
+        rack_r01:
+          vars: {rack: r01}
+          hosts:
+            srv-r01-01: {position: 1}
+            srv-r01-02: {position: 2}
+        rack_r02:
+          vars: {rack: r02}
+          hosts:
+            srv-r02-01: {position: 1, su: 7}
+"""
+
+
+def run_cabling_plan(tmp_path, fabric):
+    inventory = tmp_path / "inventory"
+    (inventory / "group_vars").mkdir(parents=True)
+    (inventory / "hosts.yml").write_text(INVENTORY)
+    (inventory / "group_vars" / "all.yml").write_text(yaml.safe_dump({"gpufabric_fabric": fabric}))
+    out = subprocess.run([str(_tool("ansible-playbook")), "-i", str(inventory), str(REPO / "playbooks/cabling_plan.yml"),
+                          "-e", "gpufabric_report_dir=%s" % (tmp_path / "reports")],
+                         env=_env(tmp_path), capture_output=True, text=True, timeout=300, check=False, cwd=str(tmp_path))
+    return out, tmp_path / "reports"
+
+
+def test_cabling_plan_playbook_writes_csv_and_markdown(tmp_path):
+    fabric = dict(FABRIC, pools={"rail0": "198.18.0.0/22", "rail1": "198.18.4.0/22"})
+    out, reports = run_cabling_plan(tmp_path, fabric)
+    assert out.returncode == 0, out.stdout + out.stderr
+    rows = list(csv.DictReader(io.StringIO((reports / "cabling.csv").read_text())))
+    assert list(rows[0]) == list(rp.CABLE_COLUMNS)
+    assert [(r["leaf"], r["leaf_port"], r["host"], r["interface"], r["address"]) for r in rows] == [
+        ("su01-leaf-rail0", "swp1", "srv-r01-01", "enp24s0np0", "198.18.0.2"),
+        ("su01-leaf-rail0", "swp2", "srv-r01-02", "enp24s0np0", "198.18.0.3"),
+        ("su01-leaf-rail1", "swp1", "srv-r01-01", "enp64s0np0", "198.18.4.2"),
+        ("su01-leaf-rail1", "swp2", "srv-r01-02", "enp64s0np0", "198.18.4.3"),
+        ("su07-leaf-rail0", "swp1", "srv-r02-01", "enp24s0np0", "198.18.1.130"),   # su: 7 from the inventory
+        ("su07-leaf-rail1", "swp1", "srv-r02-01", "enp64s0np0", "198.18.5.130")]
+    assert rows[4]["pci"] == "0000:18:00.0" and rows[4]["su"] == "7"
+    markdown = (reports / "cabling.md").read_text()
+    assert "6 cables from 3 servers to 4 leaves (2 rails)" in markdown
+    assert "| leaf | leaf port | server | interface | rail | SU | PCI | address | cable label |" in markdown
+    assert "| su07-leaf-rail1 | swp1 | srv-r02-01 | enp64s0np0 | 1 | 7 | 0000:40:00.0 | 198.18.5.130 | " \
+           "srv-r02-01:enp64s0np0 -> su07-leaf-rail1:swp1 |" in markdown
+
+
+def test_cabling_plan_playbook_fails_listing_the_problems(tmp_path):
+    fabric = dict(FABRIC, pools={"rail0": "198.18.0.0/22"}, interface_names=None)
+    out, reports = run_cabling_plan(tmp_path, fabric)
+    text = out.stdout + out.stderr
+    assert out.returncode == 2, text
+    assert "the rail plan cannot be made (2 problems)" in text, text
+    assert "gpufabric_fabric.pools.rail1: required: the pool of rail 1" in text
+    assert "gpufabric_fabric.interface_names: required: 3 hosts carry no devices facts (srv-r01-01, srv-r01-02, " \
+           "srv-r02-01)" in text
+    assert not (reports / "cabling.csv").exists()
