@@ -4,6 +4,7 @@ every problem listed at once and named by its path, the example inventory, and h
 JSON-like input gives a plan or MlnxError, and generated valid fabrics give unique addresses inside
 their rail's pool, never in a management network, each leaf port used once."""
 import copy
+import re
 
 import netaddr
 import pytest
@@ -580,6 +581,41 @@ def test_the_example_inventory_plans_10000_ports():
     assert (last["address"], last["gateway"], last["network"], last["table"], last["leaf"], last["leaf_port"]) == (
         "198.18.121.195", "198.18.121.193", "198.18.121.192/26", 107, "su40-leaf-rail7", "swp2")
     assert len(rp.cabling(result)) == 10000
+
+
+DOCS = REPO / "docs" / "rails.md"
+
+
+def docs_blocks(kind):
+    return re.findall(r"```%s\n(.*?)```" % kind, DOCS.read_text(), re.S)
+
+
+def test_the_docs_example_is_the_inventory_example():
+    blocks = [yaml.safe_load(b) for b in docs_blocks("yaml") if b.startswith("gpufabric_fabric:")]
+    assert len(blocks) == 1 and blocks[0]["gpufabric_fabric"] == example_fabric()
+
+
+def test_the_docs_plan_is_the_real_plan():
+    result = rp.plan(example_hosts(), example_fabric())
+    blocks = {b.splitlines()[0]: yaml.safe_load(b) for b in docs_blocks("yaml") if b.startswith("# plan.")}
+    assert blocks['# plan.hosts["srv-r01-01"][0]'] == result["hosts"]["srv-r01-01"][0]
+    leaf = blocks['# plan.leaves["su01-leaf-rail0"], ports swp5 to swp32 left out here']
+    real = result["leaves"]["su01-leaf-rail0"]
+    assert dict(leaf, ports=None) == dict(real, ports=None) and len(real["ports"]) == 32
+    assert leaf["ports"] == {port: real["ports"][port] for port in ("swp1", "swp2", "swp3", "swp4")}
+
+
+def test_the_docs_problems_are_the_real_problems():
+    fab = example_fabric()
+    fab["nics"] = {"part_numbers": [COMPUTE_PN]}
+    fab["pools"]["rail5"] = ["198.18.80.0/21", "198.18.36.0/22"]
+    hosts = [dict(dgx_host("dgx01"), name="srv-r07-01", rack="r07"),
+             dict(dgx_host("dgx02", drop=["0000:9a:00.0"]), name="srv-r07-02", rack="r07"),
+             {"name": "srv-r07-03", "position": 3},
+             dict(dgx_host("dgx01"), name="srv-r07-04", rack="r07")]
+    with pytest.raises(rp.RailPlanError) as err:
+        rp.plan(hosts, fab)
+    assert str(err.value) + "\n" in docs_blocks("text")
 
 
 # ---------------------------------------------------------------- hypothesis: never a traceback
