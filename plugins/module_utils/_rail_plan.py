@@ -815,8 +815,10 @@ def _su_blocks(problems, groups, fab):
                 blocks[(rail, su)] = first
         if short:
             held = sum(2 ** (fab.su_prefix - net.prefix) for net in nets)
-            problems.add(path, "exhausted: %s holds %d /%d blocks, one per SU (SU s takes the s-th); SU %s needs %d" % (
-                pool, held, fab.su_prefix, ", ".join("%d" % su for su in short), max(short)))
+            problems.add(path, "exhausted: %s holds %d /%d blocks, one per SU (SU s takes the s-th): SU %s do%s not "
+                               "fit - %d needed, %d available" % (
+                                   pool, held, fab.su_prefix, ", ".join("%d" % su for su in short),
+                                   "es" if len(short) == 1 else "", max(short), held))
     return blocks
 
 

@@ -333,7 +333,10 @@ def test_exhausted_pool_names_rail_pool_su_needed_and_held():
     hosts = [{"name": "h%d" % su, "rack": "r1", "position": su, "su": su} for su in (1, 4, 5)]
     problems = problems_of(hosts, fabric(pools={"rail0": "10.0.0.0/16", "rail1": ["10.1.0.0/24", "10.1.8.0/23"]}))
     assert problems == ["gpufabric_fabric.pools.rail1: exhausted: 10.1.0.0/24 + 10.1.8.0/23 holds 3 /24 blocks, one "
-                        "per SU (SU s takes the s-th); SU 4, 5 needs 5"]
+                        "per SU (SU s takes the s-th): SU 4, 5 do not fit - 5 needed, 3 available"]
+    problems = problems_of(hosts[:2], fabric(pools={"rail0": "10.0.0.0/16", "rail1": "10.1.0.0/23"}))
+    assert problems == ["gpufabric_fabric.pools.rail1: exhausted: 10.1.0.0/23 holds 2 /24 blocks, one per SU (SU s "
+                        "takes the s-th): SU 4 does not fit - 4 needed, 2 available"]
 
 
 def test_an_su_with_more_hosts_than_its_subnet_holds():
