@@ -104,12 +104,17 @@ def _kind(value):
     if isinstance(value, float):
         return "the number %r" % value
     if isinstance(value, str):
-        return "the string %s" % json.dumps(value if len(value) <= 60 else value[:57] + "...")
+        return "the string %s" % _quoted(value)
     if isinstance(value, dict):
         return "a mapping"
     if isinstance(value, (list, tuple)):
         return "a list"
     return "a %s" % type(value).__name__
+
+
+def _quoted(text):
+    """A string for a message: in double quotes, at most 60 characters."""
+    return json.dumps(text if len(text) <= 60 else text[:57] + "...")
 
 
 def _key_text(key):
@@ -176,7 +181,7 @@ def _text(problems, path, value, what, pattern=None):
         problems.add(path, "must be a non-empty string (%s), not %s" % (what, _kind(value)))
         return None
     if pattern is not None and not pattern.match(value):
-        problems.add(path, "%s is not %s" % (json.dumps(value[:60]), what))
+        problems.add(path, "%s is not %s" % (_quoted(value), what))
         return None
     return value
 
@@ -203,7 +208,7 @@ def _cidr(problems, path, value, what):
         return None
     text = value.strip()
     if ":" in text:
-        problems.add(path, "%s is IPv6: the rail plan is IPv4 only" % json.dumps(text[:60]))
+        problems.add(path, "%s is IPv6: the rail plan is IPv4 only" % _quoted(text))
         return None
     net = None
     if CIDR_RE.match(text):
@@ -214,7 +219,7 @@ def _cidr(problems, path, value, what):
     if net is None:
         hint = "; add the prefix length, e.g. /20" if "/" not in text else ""
         problems.add(path, "%s is not an IPv4 network in CIDR notation, e.g. 198.18.0.0/20%s"
-                     % (json.dumps(text[:60]), hint))
+                     % (_quoted(text), hint))
         return None
     if net.ip != net.network:
         problems.add(path, "%s has host bits set: the network is %s" % (text, net.cidr))
@@ -308,7 +313,7 @@ def _template(problems, path, value, name, addressing):
     try:
         parsed = list(string.Formatter().parse(text))
     except ValueError as err:
-        problems.add(path, "%s is not a valid template: %s (write a literal brace as {{ or }})" % (json.dumps(text), err))
+        problems.add(path, "%s is not a valid template: %s (write a literal brace as {{ or }})" % (_quoted(text), err))
         return None
     used, before = set(), len(problems)
     for _literal, field, fmt, conversion in parsed:
@@ -318,10 +323,10 @@ def _template(problems, path, value, name, addressing):
             extra = (" ({rack}: only with addressing p2p31 - with su_subnet the leaf is the gateway of its SU's "
                      "subnet, one leaf per rail per SU)" if field == "rack" else "")
             problems.add(path, "{%s} is not a field of %s (allowed: %s)%s" % (
-                field, json.dumps(text), ", ".join("{%s}" % f for f in fields), extra))
+                field, _quoted(text), ", ".join("{%s}" % f for f in fields), extra))
         elif conversion or (fmt and (field == "rack" or not INT_SPEC_RE.match(fmt))):
             problems.add(path, "{%s} in %s: only a zero-padded width such as {%s:02d} is allowed" % (
-                field, json.dumps(text), field))
+                field, _quoted(text), field))
         used.add(field)
     _template_fields(problems, path, name, text, used)
     return text if len(problems) == before else None
@@ -329,10 +334,10 @@ def _template(problems, path, value, name, addressing):
 
 def _template_fields(problems, path, name, text, used):
     if name == "leaf_port" and "port" not in used:
-        problems.add(path, "%s must contain {port} (the host's index in its SU + leaf_port_base)" % json.dumps(text))
+        problems.add(path, "%s must contain {port} (the host's index in its SU + leaf_port_base)" % _quoted(text))
     if name == "leaf_name" and ("rail" not in used or not used & {"su", "rack"}):
         problems.add(path, "%s must contain {rail} and {su} (one leaf per rail per SU), or {rack} instead of {su} "
-                           "with p2p31" % json.dumps(text))
+                           "with p2p31" % _quoted(text))
 
 
 def _read_templates(problems, fabric, fab):
