@@ -76,8 +76,8 @@ class RailPlanError(InvalidValue):
 
     def __init__(self, problems, subject):
         count = len(problems)
-        super().__init__("%s (%d problem%s):\n%s" % (subject, count, "" if count == 1 else "s",
-                                                    "\n".join("- " + p for p in problems)), parameter=ROOT)
+        lines = "\n".join("- " + problem for problem in problems)
+        super().__init__("%s (%d problem%s):\n%s" % (subject, count, "" if count == 1 else "s", lines), parameter=ROOT)
         self.problems = list(problems)
 
 
@@ -368,8 +368,8 @@ def _read_pools(problems, fabric, fab):
             out[int(match.group(1))] = nets
     for rail in range(fab.rails or 0):
         if rail not in out and ("rail%d" % rail) not in pools:
-            problems.add(join_path(path, "rail%d" % rail), "required: the pool of rail %d (a CIDR or a list of "
-                                                             "CIDRs)" % rail)
+            problems.add(join_path(path, "rail%d" % rail),
+                         "required: the pool of rail %d (a CIDR or a list of CIDRs)" % rail)
     return out
 
 
@@ -488,9 +488,8 @@ def _read_interface_names(problems, fabric, fab):
     if not _list(problems, path, value, "the network interface of rail k at index k, e.g. ibp24s0"):
         return None
     before = len(problems)
-    names = [_text(problems, join_path(path, i), item, "a Linux interface name (at most 15 characters, no "
-                                                          "spaces, / or :)", IFNAME_RE)
-             for i, item in enumerate(value)]
+    what = "a Linux interface name (at most 15 characters, no spaces, / or :)"
+    names = [_text(problems, join_path(path, i), item, what, IFNAME_RE) for i, item in enumerate(value)]
     for index, name in enumerate(names):
         if name is not None and name in names[:index]:
             problems.add(join_path(path, index), "%s is already rail %d's interface" % (name, names.index(name)))
@@ -689,7 +688,7 @@ def read_hosts(problems, hosts, fab):
         names[host.name] = index
         place = (host.rack, host.position)
         if place in places:
-            problems.add(host.path, "rack %s position %d is also %s's" % (host.rack, host.position, places[place]))
+            problems.add(host.path, "rack %s position %s is also %s's" % (host.rack, host.position, places[place]))
             continue
         places[place] = host.name
         out.append(host)

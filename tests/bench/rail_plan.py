@@ -16,7 +16,8 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 sys.path[:0] = [str(HERE.parent), str(HERE.parent / "unit")]
-from conftest import REPO  # noqa: E402,F401  (importing it makes ansible_collections.gpufabric.mlnx importable)
+# importing conftest makes ansible_collections.gpufabric.mlnx importable
+from conftest import REPO  # noqa: E402,F401  # pylint: disable=unused-import
 from _report import publish  # noqa: E402
 
 from ansible_collections.gpufabric.mlnx.plugins.module_utils._rail_plan import cabling, plan  # noqa: E402
@@ -45,7 +46,7 @@ def servers(count, per_rack=4):
 def timed(count):
     hosts = servers(count)
     best = None
-    for _ in range(REPEAT):
+    for _run in range(REPEAT):
         start = time.perf_counter()
         result = plan(hosts, FABRIC)
         planned = time.perf_counter()

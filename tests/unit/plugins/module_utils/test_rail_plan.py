@@ -212,8 +212,9 @@ def test_rails_from_devices(nics):
     result = rp.plan([dgx_host()], dgx_fabric(**nics))
     entries = result["hosts"]["dgx01"]
     assert [e["pci"] for e in entries] == DGX_PCI
-    assert [e["interface"] for e in entries] == ["enp24s0np0", "enp64s0np0", "enp79s0np0", "enp94s0np0",
-                                                  "enp154s0np0", "enp192s0np0", "enp206s0np0", "enp220s0np0"]
+    assert [e["interface"] for e in entries] == [
+        "enp24s0np0", "enp64s0np0", "enp79s0np0", "enp94s0np0", "enp154s0np0", "enp192s0np0", "enp206s0np0",
+        "enp220s0np0"]
     assert entries[4]["address"] == "198.18.64.2" and entries[4]["gateway"] == "198.18.64.1"
 
 
@@ -345,8 +346,8 @@ def test_an_su_with_more_hosts_than_its_subnet_holds():
     assert problems == [
         "gpufabric_fabric.pools.rail%d: SU 1 needs 14 host addresses but its subnet 10.%d.0.0/28 holds 13 (the "
         "network, the leaf and the broadcast address are not for hosts)" % (rail, rail) for rail in (0, 1)]
-    problems = problems_of(hosts[:9], fabric(addressing="p2p31", su_prefix=28,
-                                              pools={"rail0": "10.0.0.0/24", "rail1": "10.1.0.0/27"}))
+    small = fabric(addressing="p2p31", su_prefix=28, pools={"rail0": "10.0.0.0/24", "rail1": "10.1.0.0/27"})
+    problems = problems_of(hosts[:9], small)
     assert named(problems, "gpufabric_fabric.pools.rail1", "SU 1 needs 9 host addresses but its block 10.1.0.0/28 "
                                                            "holds 8 /31 links")
     assert rp.plan(hosts[:8], fabric(addressing="p2p31", su_prefix=28))["hosts"]["h07"][0]["address"] == "198.18.0.15"
@@ -699,8 +700,8 @@ def valid_inputs(draw):
         if draw(st.booleans()):
             pools["rail%d" % rail] = str(next(SLOTS[next(taken)].subnet(su_prefix - 4)))
         else:
-            pools["rail%d" % rail] = [str(next(SLOTS[next(taken)].subnet(su_prefix - 3))) for _ in range(2)]
-    mgmt = [str(SLOTS[next(taken)]) for _ in range(draw(st.integers(min_value=0, max_value=3)))]
+            pools["rail%d" % rail] = [str(next(SLOTS[next(taken)].subnet(su_prefix - 3))) for _half in range(2)]
+    mgmt = [str(SLOTS[next(taken)]) for _net in range(draw(st.integers(min_value=0, max_value=3)))]
     fab = {"rails": rails, "addressing": addressing, "su_prefix": su_prefix,
            "racks_per_su": draw(st.integers(min_value=1, max_value=4)), "pools": pools,
            "nics": {"part_numbers": [COMPUTE_PN]}, "interface_names": ["eth%d" % r for r in range(rails)],
