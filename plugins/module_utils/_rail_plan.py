@@ -707,7 +707,7 @@ def _uplink(dev):
     return uplinks[0] if len(uplinks) == 1 else None
 
 
-def _interface(problems, host, dev, rail, fab):
+def _interface(problems, dev, rail, fab):
     name = _uplink(dev)
     if name is None and fab.interface_names is not None:
         name = fab.interface_names[rail]
@@ -751,7 +751,7 @@ def _host_nics(problems, host, fab):
     compute = _compute_devices(problems, host, fab)
     if compute is None:
         return None
-    names = [_interface(problems, host, dev, rail, fab) for rail, dev in enumerate(compute)]
+    names = [_interface(problems, dev, rail, fab) for rail, dev in enumerate(compute)]
     if None in names:
         return None
     return [(dev.address, name) for dev, name in zip(compute, names)]
