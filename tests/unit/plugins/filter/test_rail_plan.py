@@ -1,0 +1,177 @@
+"""The rail plan filters (rail_plan, rail_cabling): thin shells over module_utils/_rail_plan through
+FilterModule().filters(), their YAML docs, and playbooks/cabling_plan.yml run for real on a small
+inventory (Ansible's own templating of hostvars, the report filters, the files it writes)."""
+import copy
+import csv
+import io
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import yaml
+from ansible.errors import AnsibleFilterError
+
+from _paths import REPO
+from ansible_collections.gpufabric.mlnx.plugins.filter import rail_plan as plugin
+from ansible_collections.gpufabric.mlnx.plugins.module_utils import _rail_plan as rp
+
+FILTERS = plugin.FilterModule().filters()
+PLUGIN_DIR = REPO / "plugins" / "filter"
+
+FABRIC = {
+    "rails": 2, "su_prefix": 26, "racks_per_su": 1,
+    "pools": {"rail0": "198.18.0.0/24", "rail1": "198.18.1.0/24"},
+    "nics": {"pci": ["0000:18:00.0", "0000:40:00.0"]}, "interface_names": ["enp24s0np0", "enp64s0np0"],
+    "leaf_name": "su{su:02d}-leaf-rail{rail}",
+}
+HOSTS = [{"name": "srv-r02-01", "rack": "r02", "position": 1},
+         {"name": "srv-r01-02", "rack": "r01", "position": 2},
+         {"name": "srv-r01-01", "rack": "r01", "position": 1}]
+
+
+def test_the_file_registers_both_filters():
+    assert sorted(FILTERS) == ["rail_cabling", "rail_plan"]
+
+
+def test_rail_plan_is_the_core_plan():
+    result = FILTERS["rail_plan"](HOSTS, FABRIC)
+    assert result == rp.plan(HOSTS, FABRIC)
+    assert result["hosts"]["srv-r02-01"][1]["address"] == "198.18.1.66"
+    assert result["hosts"]["srv-r02-01"][1]["cable_label"] == "srv-r02-01:enp64s0np0 -> su02-leaf-rail1:swp1"
+
+
+def test_rail_plan_fails_with_the_cores_words():
+    hosts = copy.deepcopy(HOSTS) + [{"name": "srv-r01-03", "rack": "r01", "position": 1}]
+    fabric = dict(FABRIC, pools={"rail0": "198.18.0.0/24", "rail1": "198.18.0.128/25"})
+    with pytest.raises(rp.RailPlanError) as core:
+        rp.plan(hosts, fabric)
+    with pytest.raises(AnsibleFilterError) as err:
+        FILTERS["rail_plan"](hosts, fabric)
+    assert err.value.message == str(core.value)
+    assert err.value.message == "\n".join([
+        "the rail plan cannot be made (2 problems):",
+        "- gpufabric_fabric.pools.rail1: 198.18.0.128/25 overlaps gpufabric_fabric.pools.rail0 (198.18.0.0/24): "
+        "they share 198.18.0.128/25",
+        "- hosts.srv-r01-03: rack r01 position 1 is also srv-r01-01's"])
+
+
+def test_rail_cabling_rows():
+    rows = FILTERS["rail_cabling"](FILTERS["rail_plan"](HOSTS, FABRIC))
+    assert rows == rp.cabling(rp.plan(HOSTS, FABRIC))
+    assert [(r["leaf"], r["leaf_port"], r["host"]) for r in rows] == [
+        ("su01-leaf-rail0", "swp1", "srv-r01-01"), ("su01-leaf-rail0", "swp2", "srv-r01-02"),
+        ("su01-leaf-rail1", "swp1", "srv-r01-01"), ("su01-leaf-rail1", "swp2", "srv-r01-02"),
+        ("su02-leaf-rail0", "swp1", "srv-r02-01"), ("su02-leaf-rail1", "swp1", "srv-r02-01")]
+
+
+@pytest.mark.parametrize("bad", [None, "plan", {"hosts": []}])
+def test_rail_cabling_of_something_else(bad):
+    with pytest.raises(AnsibleFilterError) as err:
+        FILTERS["rail_cabling"](bad)
+    assert "rail_cabling: the input must be the result of gpufabric.mlnx.rail_plan" in err.value.message
+
+
+@pytest.mark.parametrize("name", ["rail_plan", "rail_cabling"])
+def test_docs(name):
+    doc = yaml.safe_load((PLUGIN_DIR / (name + ".yml")).read_text())
+    assert doc["DOCUMENTATION"]["name"] == name and doc["DOCUMENTATION"]["short_description"]
+    assert doc["DOCUMENTATION"]["options"]["_input"]["required"] is True
+    assert "gpufabric.mlnx.%s" % name in doc["EXAMPLES"]
+    assert "_value" in doc["RETURN"]
+
+
+def test_the_documented_return_samples_are_real():
+    """The samples in the docs are what the example inventory's first server gets."""
+    fabric = yaml.safe_load((REPO / "inventory/example-1250/group_vars/all/rails.yml").read_text())["gpufabric_fabric"]
+    hosts = [{"name": "srv-r01-01", "rack": "r01", "position": 1}, {"name": "srv-r01-02", "rack": "r01", "position": 2}]
+    result = FILTERS["rail_plan"](hosts, fabric)
+    plan_doc = yaml.safe_load((PLUGIN_DIR / "rail_plan.yml").read_text())["RETURN"]["_value"]["contains"]
+    assert plan_doc["hosts"]["sample"]["srv-r01-01"][0] == result["hosts"]["srv-r01-01"][0]
+    assert plan_doc["leaves"]["sample"]["su01-leaf-rail0"] == result["leaves"]["su01-leaf-rail0"]
+    cabling_doc = yaml.safe_load((PLUGIN_DIR / "rail_cabling.yml").read_text())["RETURN"]["_value"]
+    assert cabling_doc["sample"][0] == FILTERS["rail_cabling"](result)[0]
+
+
+def _tool(name):
+    tool = Path(sys.executable).with_name(name)
+    if not tool.exists():
+        pytest.skip("%s not beside this python" % name)
+    return tool
+
+
+def _env(tmp_path):
+    collections = Path(os.path.abspath(plugin.__file__)).parents[5]
+    return dict(os.environ, ANSIBLE_COLLECTIONS_PATH=str(collections), ANSIBLE_LOCAL_TEMP=str(tmp_path),
+                ANSIBLE_HOME=str(tmp_path), NO_COLOR="1", ANSIBLE_CONFIG=str(REPO / "ansible.cfg"))
+
+
+@pytest.mark.parametrize("name", ["rail_plan", "rail_cabling"])
+def test_ansible_doc_renders(name, tmp_path):
+    out = subprocess.run([str(_tool("ansible-doc")), "-t", "filter", "gpufabric.mlnx." + name], env=_env(tmp_path),
+                         capture_output=True, text=True, timeout=120, check=False)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.splitlines()[0].endswith("/plugins/filter/%s.yml)" % name)
+    assert "RETURN VALUES" in out.stdout and "EXAMPLES" in out.stdout
+
+
+INVENTORY = """
+all:
+  children:
+    servers:
+      children:
+        rack_r01:
+          vars: {rack: r01}
+          hosts:
+            srv-r01-01: {position: 1}
+            srv-r01-02: {position: 2}
+        rack_r02:
+          vars: {rack: r02}
+          hosts:
+            srv-r02-01: {position: 1, su: 7}
+"""
+
+
+def run_cabling_plan(tmp_path, fabric):
+    inventory = tmp_path / "inventory"
+    (inventory / "group_vars").mkdir(parents=True)
+    (inventory / "hosts.yml").write_text(INVENTORY)
+    (inventory / "group_vars" / "all.yml").write_text(yaml.safe_dump({"gpufabric_fabric": fabric}))
+    out = subprocess.run([str(_tool("ansible-playbook")), "-i", str(inventory), str(REPO / "playbooks/cabling_plan.yml"),
+                          "-e", "gpufabric_report_dir=%s" % (tmp_path / "reports")],
+                         env=_env(tmp_path), capture_output=True, text=True, timeout=300, check=False, cwd=str(tmp_path))
+    return out, tmp_path / "reports"
+
+
+def test_cabling_plan_playbook_writes_csv_and_markdown(tmp_path):
+    fabric = dict(FABRIC, pools={"rail0": "198.18.0.0/22", "rail1": "198.18.4.0/22"})
+    out, reports = run_cabling_plan(tmp_path, fabric)
+    assert out.returncode == 0, out.stdout + out.stderr
+    rows = list(csv.DictReader(io.StringIO((reports / "cabling.csv").read_text())))
+    assert list(rows[0]) == list(rp.CABLE_COLUMNS)
+    assert [(r["leaf"], r["leaf_port"], r["host"], r["interface"], r["address"]) for r in rows] == [
+        ("su01-leaf-rail0", "swp1", "srv-r01-01", "enp24s0np0", "198.18.0.2"),
+        ("su01-leaf-rail0", "swp2", "srv-r01-02", "enp24s0np0", "198.18.0.3"),
+        ("su01-leaf-rail1", "swp1", "srv-r01-01", "enp64s0np0", "198.18.4.2"),
+        ("su01-leaf-rail1", "swp2", "srv-r01-02", "enp64s0np0", "198.18.4.3"),
+        ("su07-leaf-rail0", "swp1", "srv-r02-01", "enp24s0np0", "198.18.1.130"),   # su: 7 from the inventory
+        ("su07-leaf-rail1", "swp1", "srv-r02-01", "enp64s0np0", "198.18.5.130")]
+    assert rows[4]["pci"] == "0000:18:00.0" and rows[4]["su"] == "7"
+    markdown = (reports / "cabling.md").read_text()
+    assert "6 cables from 3 servers to 4 leaves (2 rails)" in markdown
+    assert "| leaf | leaf port | server | interface | rail | SU | PCI | address | cable label |" in markdown
+    assert "| su07-leaf-rail1 | swp1 | srv-r02-01 | enp64s0np0 | 1 | 7 | 0000:40:00.0 | 198.18.5.130 | " \
+           "srv-r02-01:enp64s0np0 -> su07-leaf-rail1:swp1 |" in markdown
+
+
+def test_cabling_plan_playbook_fails_listing_the_problems(tmp_path):
+    fabric = dict(FABRIC, pools={"rail0": "198.18.0.0/22"}, interface_names=None)
+    out, reports = run_cabling_plan(tmp_path, fabric)
+    text = out.stdout + out.stderr
+    assert out.returncode == 2, text
+    assert "the rail plan cannot be made (2 problems)" in text, text
+    assert "gpufabric_fabric.pools.rail1: required: the pool of rail 1" in text
+    assert "gpufabric_fabric.interface_names: required: 3 hosts carry no devices facts (srv-r01-01, srv-r01-02, " \
+           "srv-r02-01)" in text
+    assert not (reports / "cabling.csv").exists()
