@@ -68,6 +68,7 @@ molecule: venv collection image
 bench: venv collection image
 	$(BIN)/python tests/bench/run.py
 	$(BIN)/python tests/bench/rollout.py
+	$(BIN)/python tests/bench/rail_plan.py
 
 test: unit sanity lint docs molecule
 

@@ -107,13 +107,16 @@ def path_of(*keys):
     return path
 
 
-def _kind(value):
-    """What a value is, for messages: ``the string "x"``, ``the number 24.1``, ``a list``."""
+def kind_of(value):
+    """What a value is, for messages: ``the string "x"``, ``the number 24.1``, ``a list``; safe for any input
+    (a huge number is described by its size)."""
     if value is None:
         return "nothing (null)"
     if isinstance(value, bool):
         return "the boolean %s" % ("true" if value else "false")
-    if isinstance(value, (int, float)):
+    if isinstance(value, int):
+        return "the number %d" % value if value.bit_length() < 64 else "a %d-bit number" % value.bit_length()
+    if isinstance(value, float):
         return "the number %r" % (value,)
     if isinstance(value, str):
         text = value if len(value) <= 60 else value[:57] + "..."
@@ -123,6 +126,9 @@ def _kind(value):
     if isinstance(value, (list, tuple)):
         return "a list"
     return "a %s" % type(value).__name__
+
+
+_kind = kind_of
 
 
 def _quoted(text):

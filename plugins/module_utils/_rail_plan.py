@@ -34,6 +34,7 @@ from ansible_collections.gpufabric.mlnx.plugins.module_utils._devices import bas
 from ansible_collections.gpufabric.mlnx.plugins.module_utils._errors import InvalidValue, MlnxError
 from ansible_collections.gpufabric.mlnx.plugins.module_utils._info import UPLINK_RE
 from ansible_collections.gpufabric.mlnx.plugins.module_utils._matrix import join_path
+from ansible_collections.gpufabric.mlnx.plugins.module_utils._matrix import kind_of as _kind
 
 ROOT = "gpufabric_fabric"
 HOSTS = "hosts"
@@ -92,25 +93,6 @@ def _need_netaddr():
 
 
 # ---------------------------------------------------------------- words
-
-def _kind(value):
-    """What a value is, for messages; safe for any input (huge numbers, odd types)."""
-    if value is None:
-        return "nothing (null)"
-    if isinstance(value, bool):
-        return "the boolean %s" % ("true" if value else "false")
-    if isinstance(value, int):
-        return "the number %d" % value if value.bit_length() < 64 else "a %d-bit number" % value.bit_length()
-    if isinstance(value, float):
-        return "the number %r" % value
-    if isinstance(value, str):
-        return "the string %s" % _quoted(value)
-    if isinstance(value, dict):
-        return "a mapping"
-    if isinstance(value, (list, tuple)):
-        return "a list"
-    return "a %s" % type(value).__name__
-
 
 def _quoted(text):
     """A string for a message: in double quotes, at most 60 characters."""
