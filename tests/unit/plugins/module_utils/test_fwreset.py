@@ -14,7 +14,7 @@ from ansible_collections.gpufabric.mlnx.plugins.module_utils import _fwreset as 
 from ansible_collections.gpufabric.mlnx.plugins.module_utils._errors import InvalidValue, MlnxError, ToolFailed
 from ansible_collections.gpufabric.mlnx.plugins.module_utils._parse import parse
 from unit.plugins.module_utils.fake_fwreset import (
-    MFT, NEW, OLD, RESET_OK, A, A1, B, C, Card, FakeHost, Reader, fwreset_query, make_runner, nv_query)
+    NEW, OLD, RESET_OK, A, A1, B, C, Card, FakeHost, Reader, fwreset_query, make_runner, nv_query)
 
 
 def test_built_query_parses_as_format_facts_describe():
