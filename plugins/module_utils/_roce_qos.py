@@ -332,8 +332,8 @@ def run_tool(reader, argv, interface):
     rc, out, err = reader.run(list(argv), check=False)
     if rc != 0:
         words = [line.strip() for line in ((err or "") + "\n" + (out or "")).splitlines() if line.strip()]
-        raise ToolFailed("%s: %s failed (rc=%s): %s" % (interface, " ".join(argv), rc,
-                                                       words[0] if words else "no output"),
+        raise ToolFailed("%s: %s failed (rc=%s): %s" % (
+            interface, " ".join(argv), rc, words[0] if words else "no output"),
                          device=interface, cmd=list(argv), rc=rc, stdout=out, stderr=err)
     return out
 
@@ -478,9 +478,9 @@ def run_steps(reader, interface, steps):
             try:
                 reader.write_sys(step["write"], step["value"])
             except OSError as err:
-                raise MlnxError("%s: writing %s to %s failed: %s" % (interface, step["value"], step["write"],
-                                                                      err.strerror or err), device=interface,
-                                parameter=step["write"])
+                raise MlnxError("%s: writing %s to %s failed: %s" % (
+                    interface, step["value"], step["write"], err.strerror or err), device=interface,
+                    parameter=step["write"])
 
 
 # ---------------------------------------------------------------------------------- the whole job

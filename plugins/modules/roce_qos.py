@@ -134,7 +134,7 @@ notes:
     sub-directory for the attributes, which the mlx5 driver's layout in use does not have. A missing attribute fails the
     task naming its path.
   - The RDMA-CM default ToS lives in configfs, C(/sys/kernel/config/rdma_cm/DEV/ports/PORT/default_roce_tos), values
-    0-255 (kernel ABI document configfs-rdma_cm). The directory exists only while someone created it: C(cma_roce_tos)
+    0-255 (kernel ABI document configfs-rdma_cm). The directory exists only while someone created it - C(cma_roce_tos)
     creates it, writes, prints only the value, and removes it again when it made it (the value stays with the device).
     So this module reads the configfs file when the directory is there, else runs C(cma_roce_tos -d DEV -p PORT) (no
     C(-t)), which only shows the value. C(cma_roce_tos) exits 0 even when the write fails, so the printed value is

@@ -31,7 +31,7 @@ TOS_ECHO = [line for line in (REAL / "mlnx_qos_trust_pfc_cma_roce_tos_1.txt").re
 IBDEV_LINE = [line for line in (REAL / "mlnx_qos_pcp_and_show_gids_1.txt").read_text().splitlines()
               if line.startswith("mlx5_2 port 1 ==>")][0]   # "mlx5_2 port 1 ==> ens6 (Up)"
 
-DEFAULT_PRIO_TC = [1, 0, 2, 3, 4, 5, 6, 7]   # the firmware default: priority 0 in tc1, priority 1 in tc0
+DEFAULT_PRIO_TC = (1, 0, 2, 3, 4, 5, 6, 7)   # the firmware default: priority 0 in tc1, priority 1 in tc0
 
 
 def render_qos(trust="pcp", pfc=(0,) * 8, prio_tc=DEFAULT_PRIO_TC, tsa=("vendor",) * 8, tc_bw=(0,) * 8):

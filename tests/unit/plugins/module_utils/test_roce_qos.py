@@ -31,7 +31,7 @@ def section(name, start, stop):
 def test_parser_on_the_pcp_capture():
     text = section("mlnx_qos_pcp_and_show_gids_1.txt", "# mlnx_qos -i ens6", "root@")
     state = rq.qos_state(parse_mlnx_qos(text))
-    assert state == {"trust": "pcp", "pfc": [0] * 8, "prio_tc": DEFAULT_PRIO_TC, "tsa": ["vendor"] * 8,
+    assert state == {"trust": "pcp", "pfc": [0] * 8, "prio_tc": list(DEFAULT_PRIO_TC), "tsa": ["vendor"] * 8,
                      "tc_bw": [0] * 8}
     dscp = parse_mlnx_qos(section("mlnx_qos_pcp_and_show_gids_1.txt", "# mlnx_qos -i ens6 --trust dscp", "root@"))
     assert dscp["trust"] == "dscp" and dscp["dscp2prio"][26] == 3 and dscp["dscp2prio"][48] == 6
@@ -129,7 +129,7 @@ def test_any_input_gives_a_clean_failure_or_a_desired_state(params):
         assert err.parameter and err.msg
         return
     assert ifaces and all(rq.IFNAME_RE.match(i) for i in ifaces)
-    current = {"trust": "pcp", "pfc": [0] * 8, "prio_tc": DEFAULT_PRIO_TC, "tsa": ["vendor"] * 8, "tc_bw": [0] * 8,
+    current = {"trust": "pcp", "pfc": [0] * 8, "prio_tc": list(DEFAULT_PRIO_TC), "tsa": ["vendor"] * 8, "tc_bw": [0] * 8,
                "ecn_np": {p: 0 for p in range(8)}, "ecn_rp": {p: 0 for p in range(8)}, "cnp_dscp": 0,
                "cnp_802p_prio": 0, "cma_roce_tos": 0, "traffic_class": None}
     try:
@@ -179,7 +179,7 @@ def test_one_ets_option_differing_sends_every_managed_ets_option():
                                         + ["ets"] + ["vendor"] * 2 + ["strict", "vendor"],
                                         tc_bw=[50, 0, 0, 50, 0, 0, 0, 0], trust=None, pfc_priorities=None,
                                         cnp_dscp=None, cnp_802p_prio=None, cma_roce_tos=None, traffic_class=None))
-    current = {"prio_tc": DEFAULT_PRIO_TC, "tsa": desired["tsa"], "tc_bw": desired["tc_bw"]}
+    current = {"prio_tc": list(DEFAULT_PRIO_TC), "tsa": desired["tsa"], "tc_bw": desired["tc_bw"]}
     changes = rq.plan(current, desired, A)
     assert list(changes) == ["prio_tc"]
     assert rq.commands(A, changes, desired) == [{"argv": [
