@@ -332,8 +332,8 @@ def run_tool(reader, argv, interface):
     rc, out, err = reader.run(list(argv), check=False)
     if rc != 0:
         words = [line.strip() for line in ((err or "") + "\n" + (out or "")).splitlines() if line.strip()]
-        raise ToolFailed("%s: %s failed (rc=%s): %s" % (
-            interface, " ".join(argv), rc, words[0] if words else "no output"),
+        reason = words[0] if words else "no output"
+        raise ToolFailed("%s: %s failed (rc=%s): %s" % (interface, " ".join(argv), rc, reason),
                          device=interface, cmd=list(argv), rc=rc, stdout=out, stderr=err)
     return out
 
