@@ -496,7 +496,12 @@ def converge(reader, params, check_mode=False):
     where = resolve(reader, interfaces, params)
 
     def read_and_plan(name):
-        current = read_interface(reader, name, where[name], desired)
+        try:
+            current = read_interface(reader, name, where[name], desired)
+        except MlnxError:
+            raise
+        except Exception as exc:  # pylint: disable=broad-except  # a tool that cannot even start, named per interface
+            raise MlnxError("%s: cannot read its QoS state: %s" % (name, exc), device=name) from exc
         changes = plan(current, desired, name)
         return current, changes, commands(name, changes, desired, where[name]["rdma"], where[name]["port"])
 

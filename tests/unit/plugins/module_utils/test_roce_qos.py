@@ -362,6 +362,20 @@ def test_unreadable_interface_stops_every_write(host):
     assert fake.writes == [] and fake.ports[A].trust == "pcp"
 
 
+def test_a_tool_that_cannot_start_is_a_clean_failure_naming_the_interface(host):
+    fake = _fresh(host)
+
+    def cannot_exec(argv, env=None, timeout=None, data=None):
+        if argv[0].endswith("mlnx_qos"):
+            raise PermissionError(13, "Permission denied", argv[0])
+        return fake(argv, env, timeout, data)
+
+    with pytest.raises(MlnxError) as exc:
+        rq.converge(fake.reader(execute=cannot_exec), ALL)
+    assert exc.value.msg.startswith(A + ": cannot read") and "Permission denied" in exc.value.msg
+    assert fake.writes == []
+
+
 def test_ets_settings_are_applied_and_idempotent(host):
     fake = _fresh(host)
     params = dict(ALL, prio_tc=[0, 0, 0, 3, 0, 0, 6, 0], tsa=["ets", "vendor", "vendor", "ets", "vendor", "vendor",
