@@ -1004,6 +1004,42 @@ class HostReader:
         except ParseError:
             return {}
 
+    def rdma_ports(self):
+        """``{netdev: (rdma device, port)}`` from ``ibdev2netdev`` (empty when it is missing or unreadable)."""
+        if not self.which("ibdev2netdev"):
+            return {}
+        rc, out, _err = self.run(["ibdev2netdev"], check=False)
+        if rc != 0:
+            return {}
+        try:
+            return {row["netdev"]: (row["rdma"], row["port"]) for row in parse_ibdev2netdev(out) if row.get("netdev")}
+        except ParseError:
+            return {}
+
+    def netdevs(self):
+        """The network interfaces in /sys/class/net, sorted."""
+        try:
+            return sorted(os.listdir(self.path("/sys/class/net")))
+        except OSError:
+            return []
+
+    def read_sys(self, path):
+        """The text of a sysfs/configfs file (``path`` under ``root``) without its trailing newline; None when
+        the file is not there or cannot be read."""
+        try:
+            with open(self.path(path)) as stream:
+                return stream.read().rstrip("\n")
+        except OSError:
+            return None
+
+    def write_sys(self, path, value):
+        """Write ``value`` to an existing sysfs/configfs attribute (never creates one). Raises OSError."""
+        full = self.path(path)
+        if not os.path.isfile(full):
+            raise FileNotFoundError(2, "no such attribute", path)
+        with open(full, "w") as stream:
+            stream.write("%s\n" % value)
+
     def rdma_netdevs(self):
         if not self.which("ibdev2netdev"):
             return {}

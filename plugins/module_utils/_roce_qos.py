@@ -1,0 +1,566 @@
+# -*- coding: utf-8 -*-
+# Copyright: gpufabric.mlnx contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+"""The host side of lossless RoCE, per network interface: read, plan, write, prove.
+
+Read (every interface at once): ONE ``mlnx_qos -i IF`` (trust state, PFC, priority -> traffic
+class, TSA and ETS bandwidth), the ECN sysfs attributes of the mlx5 driver
+(``/sys/class/net/IF/ecn/roce_np|roce_rp/enable/P``, ``.../roce_np/cnp_dscp`` and
+``.../roce_np/cnp_802p_prio``), the RDMA-CM default ToS (configfs
+``/sys/kernel/config/rdma_cm/DEV/ports/PORT/default_roce_tos`` when the directory exists, else
+``cma_roce_tos -d DEV -p PORT``, which prints only the value) and the MLNX_OFED/DOCA-OFED
+traffic class ``/sys/class/infiniband/DEV/tc/PORT/traffic_class`` (``Global tclass=N``, or
+nothing when never set).
+
+Decide (pure): ``desired_state`` checks and normalises the options (every problem raises
+InvalidValue naming the interfaces, the option and what is allowed); ``plan(current, desired)``
+gives per setting ``{"before", "after"}`` for what differs; ``commands(interface, plan, ...)``
+turns a plan into argv lists and sysfs writes - the same list a udev rule or a boot-time unit
+can replay.
+
+Write (guarded by check mode): one ``mlnx_qos`` with every differing QoS option, the sysfs
+writes, ``cma_roce_tos -t``; then read the interface again and fail naming the interface and
+the setting when a value did not take.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+
+from ansible_collections.gpufabric.mlnx.plugins.module_utils._errors import (
+    DeviceNotFound,
+    InvalidValue,
+    MlnxError,
+    Refused,
+    ToolFailed,
+    ToolNotFound,
+)
+from ansible_collections.gpufabric.mlnx.plugins.module_utils._ofed import MLX5_DRIVERS, mgmt_state
+from ansible_collections.gpufabric.mlnx.plugins.module_utils._parse_common import ParseError
+from ansible_collections.gpufabric.mlnx.plugins.module_utils._parse_mlnx_qos import parse_mlnx_qos
+from ansible_collections.gpufabric.mlnx.plugins.module_utils._runner import parallel
+
+# The tools this module runs, with the package that ships them.
+TOOLS = {
+    "mlnx_qos": "mlnx-tools (installed with DOCA-OFED / MLNX_OFED)",
+    "cma_roce_tos": "mlnx-tools (installed with DOCA-OFED / MLNX_OFED)",
+}
+TRUST = ("dscp", "pcp")
+TSA = ("ets", "strict", "vendor")
+DEFAULTS = {
+    "trust": "dscp",
+    "pfc_priorities": [3],
+    "ecn_priorities": None,     # = pfc_priorities
+    "cnp_dscp": 48,
+    "cnp_802p_prio": 6,
+    "cma_roce_tos": 106,
+    "traffic_class": 106,
+    "prio_tc": None,
+    "tsa": None,
+    "tc_bw": None,
+}
+# Settings in the order they are reported and written.
+QOS_KEYS = ("trust", "pfc", "prio_tc", "tsa", "tc_bw")
+ETS_KEYS = ("prio_tc", "tsa", "tc_bw")
+MLNX_QOS_FLAG = {"trust": "--trust", "pfc": "--pfc", "prio_tc": "--prio_tc", "tsa": "--tsa", "tc_bw": "--tcbw"}
+# Linux interface names: at most 15 bytes, no '/', no whitespace, not '.' or '..'.
+IFNAME_RE = re.compile(r"^(?!\.{1,2}$)[^/\s:]{1,15}$")
+RDMA_RE = re.compile(r"^[A-Za-z0-9_.-]{1,64}$")
+TCLASS_RE = re.compile(r"^\s*(?:Global tclass\s*=\s*)?(\d{1,3})\s*$")
+
+
+# ---------------------------------------------------------------------------------- sysfs paths
+
+def ecn_path(interface, point, priority):
+    """``point``: ``roce_np`` (notification point) or ``roce_rp`` (reaction point)."""
+    return "/sys/class/net/%s/ecn/%s/enable/%d" % (interface, point, priority)
+
+
+def cnp_path(interface, name):
+    return "/sys/class/net/%s/ecn/roce_np/%s" % (interface, name)
+
+
+def configfs_tos_path(rdma, port):
+    return "/sys/kernel/config/rdma_cm/%s/ports/%d/default_roce_tos" % (rdma, port)
+
+
+def traffic_class_path(rdma, port):
+    return "/sys/class/infiniband/%s/tc/%d/traffic_class" % (rdma, port)
+
+
+# ---------------------------------------------------------------------------------- the options
+
+def _who(interfaces):
+    names = [str(i) for i in interfaces or []] if isinstance(interfaces, (list, tuple)) else [str(interfaces)]
+    return ", ".join(names) or "(no interface)"
+
+
+def _bad(interfaces, option, value, why, allowed):
+    return InvalidValue("roce_qos on %s: %s=%r %s (allowed: %s). Nothing was changed." % (
+        _who(interfaces), option, value, why, allowed), device=list(interfaces or []) or None,
+        parameter=option, allowed=allowed)
+
+
+def _int(interfaces, option, value, low, high):
+    """An int from an int or a decimal string, in [low, high]; bools, floats and words raise."""
+    allowed = "an integer %d-%d" % (low, high)
+    if isinstance(value, bool) or value is None:
+        raise _bad(interfaces, option, value, "is not an integer", allowed)
+    if isinstance(value, int):
+        number = value
+    elif isinstance(value, str) and re.match(r"^\s*\d{1,9}\s*$", value):
+        number = int(value)
+    else:
+        raise _bad(interfaces, option, value, "is not an integer", allowed)
+    if not low <= number <= high:
+        raise _bad(interfaces, option, value, "is outside %d-%d" % (low, high), allowed)
+    return number
+
+
+def _int_list(interfaces, option, value, low, high, length=None):
+    if isinstance(value, (str, bytes)) and length is not None and "," in str(value):
+        value = str(value).split(",")
+    if not isinstance(value, (list, tuple)):
+        raise _bad(interfaces, option, value, "is not a list", "a list of integers %d-%d" % (low, high)
+                   + (" with %d items" % length if length else ""))
+    if length is not None and len(value) != length:
+        raise _bad(interfaces, option, value, "has %d items, not %d" % (len(value), length),
+                   "%d integers %d-%d, one per %s" % (length, low, high,
+                                                      "priority 0-7" if option == "prio_tc" else "traffic class 0-7"))
+    return [_int(interfaces, "%s[%d]" % (option, i), v, low, high) for i, v in enumerate(value)]
+
+
+def _priorities(interfaces, option, value):
+    if isinstance(value, (int, str)) and not isinstance(value, bool):
+        value = [value]
+    return sorted(set(_int_list(interfaces, option, value, 0, 7)))
+
+
+def _interfaces(value):
+    if isinstance(value, str):
+        value = [value]
+    if not isinstance(value, (list, tuple)) or not value:
+        raise InvalidValue("roce_qos: interfaces=%r must be a non-empty list of network interface names "
+                           "(allowed: names like enp24s0np0). Nothing was changed." % (value,),
+                           parameter="interfaces", allowed="a list of interface names")
+    out = []
+    for index, name in enumerate(value):
+        if not isinstance(name, str) or not IFNAME_RE.match(name):
+            raise InvalidValue("roce_qos: interfaces[%d]=%r is not a network interface name (allowed: 1-15 "
+                               "characters, no '/', ':' or spaces). Nothing was changed." % (index, name),
+                               device=name if isinstance(name, str) else None, parameter="interfaces",
+                               allowed="a Linux interface name")
+        if name not in out:
+            out.append(name)
+    return out
+
+
+def desired_state(params):
+    """The options (``interfaces`` + the settings of DEFAULTS) -> ``(interfaces, desired)``.
+
+    ``desired`` holds only the settings to manage: ``trust``, ``pfc`` (8 flags), ``ecn_np`` and
+    ``ecn_rp`` ({priority: 1}), ``cnp_dscp``, ``cnp_802p_prio``, ``cma_roce_tos``,
+    ``traffic_class`` and, when given, ``prio_tc``, ``tsa``, ``tc_bw`` (8 each). A setting given as
+    None is left alone. Raises InvalidValue (interfaces, option, allowed) for any bad value.
+    """
+    if not isinstance(params, dict):
+        raise InvalidValue("roce_qos: the options must be a mapping, not %r" % (params,), parameter="options")
+    ifaces = _interfaces(params.get("interfaces"))
+    opts = dict(DEFAULTS)
+    opts.update({k: v for k, v in params.items() if k in DEFAULTS})
+    desired = {}
+    trust = opts["trust"]
+    if trust is not None:
+        if not isinstance(trust, str) or trust.strip().lower() not in TRUST:
+            raise _bad(ifaces, "trust", trust, "is not a trust mode", "dscp, pcp")
+        desired["trust"] = trust.strip().lower()
+    pfc = None
+    if opts["pfc_priorities"] is not None:
+        pfc = _priorities(ifaces, "pfc_priorities", opts["pfc_priorities"])
+        desired["pfc"] = [1 if p in pfc else 0 for p in range(8)]
+    ecn = opts["ecn_priorities"] if opts["ecn_priorities"] is not None else pfc
+    if ecn is not None:
+        ecn = _priorities(ifaces, "ecn_priorities", ecn)
+        desired["ecn_np"] = {p: 1 for p in ecn}
+        desired["ecn_rp"] = {p: 1 for p in ecn}
+    for key, high in (("cnp_dscp", 63), ("cnp_802p_prio", 7), ("cma_roce_tos", 255), ("traffic_class", 255)):
+        if opts[key] is not None:
+            desired[key] = _int(ifaces, key, opts[key], 0, high)
+    if opts["prio_tc"] is not None:
+        desired["prio_tc"] = _int_list(ifaces, "prio_tc", opts["prio_tc"], 0, 7, 8)
+    if opts["tsa"] is not None:
+        tsa = opts["tsa"]
+        if isinstance(tsa, str):
+            tsa = tsa.split(",")
+        if not isinstance(tsa, (list, tuple)) or len(tsa) != 8:
+            raise _bad(ifaces, "tsa", opts["tsa"], "is not 8 algorithms", "8 of ets, strict, vendor - one per traffic class")
+        for index, word in enumerate(tsa):
+            if not isinstance(word, str) or word.strip().lower() not in TSA:
+                raise _bad(ifaces, "tsa[%d]" % index, word, "is not a transmission selection algorithm",
+                           "ets, strict, vendor")
+        desired["tsa"] = [w.strip().lower() for w in tsa]
+    if opts["tc_bw"] is not None:
+        desired["tc_bw"] = _int_list(ifaces, "tc_bw", opts["tc_bw"], 0, 100, 8)
+        if "tsa" in desired:
+            check_bandwidth(ifaces, desired["tsa"], desired["tc_bw"])
+    return ifaces, desired
+
+
+def check_bandwidth(interfaces, tsa, tc_bw):
+    """mlnx_qos: bandwidth of a strict/vendor class must be 0; the ETS classes must add up to 100."""
+    for tc, (algo, bw) in enumerate(zip(tsa, tc_bw)):
+        if algo != "ets" and bw:
+            raise _bad(interfaces, "tc_bw[%d]" % tc, bw, "is set for traffic class %d, whose tsa is %s" % (tc, algo),
+                       "0 for a strict or vendor class")
+    ets = [bw for algo, bw in zip(tsa, tc_bw) if algo == "ets"]
+    if ets and sum(ets) != 100:
+        raise _bad(interfaces, "tc_bw", list(tc_bw), "gives the ets classes %s %d%%, not 100%%" % (
+            ", ".join("tc%d" % tc for tc, algo in enumerate(tsa) if algo == "ets"), sum(ets)),
+            "percentages of the ets classes adding up to 100")
+
+
+# ---------------------------------------------------------------------------------- reading
+
+def check_tools(reader, desired):
+    needed = ["mlnx_qos"] if any(k in desired for k in QOS_KEYS) else []
+    if "cma_roce_tos" in desired:
+        needed.append("cma_roce_tos")
+    for tool in needed:
+        if not reader.which(tool):
+            raise ToolNotFound("%s not found on PATH or in the sbin directories: it is provided by %s"
+                               % (tool, TOOLS[tool]), parameter=tool)
+
+
+def mlx5_interfaces(reader, ports):
+    """The interfaces of the host that sit on an mlx5 device (driver mlx5_core, or listed by ibdev2netdev)."""
+    return sorted(set(n for n in reader.netdevs() if reader.driver_of(n) in MLX5_DRIVERS) | set(ports))
+
+
+def resolve(reader, interfaces, params=None):
+    """``{interface: {"rdma", "port"}}``; refuses interfaces that are not there, not on mlx5, or carry management."""
+    params = params or {}
+    ports = reader.rdma_ports()
+    present = set(reader.netdevs())
+    mlx5 = mlx5_interfaces(reader, ports)
+    missing = [i for i in interfaces if i not in present and i not in ports]
+    if missing:
+        raise DeviceNotFound("roce_qos: interface%s %s %s not on this host; the mlx5 interfaces are: %s. Nothing "
+                             "was changed." % ("s" if len(missing) > 1 else "", ", ".join(missing),
+                                               "are" if len(missing) > 1 else "is", ", ".join(mlx5) or "none"),
+                             device=missing, parameter="interfaces", allowed=mlx5)
+    foreign = [i for i in interfaces if i not in mlx5]
+    if foreign:
+        raise DeviceNotFound("roce_qos: %s %s not on an NVIDIA mlx5 device (driver %s); the mlx5 interfaces are: %s. "
+                             "Nothing was changed." % (", ".join(foreign), "is" if len(foreign) == 1 else "are",
+                                                       ", ".join(str(reader.driver_of(i)) for i in foreign),
+                                                       ", ".join(mlx5) or "none"),
+                             device=foreign, parameter="interfaces", allowed=mlx5)
+    if not params.get("allow_mgmt"):
+        mgmt = mgmt_state(reader, {"mgmt_interface": params.get("mgmt_interface"),
+                                   "mgmt_address": params.get("mgmt_address")})
+        carrying = set(mgmt["interfaces"]) | set(mgmt["evidence"])
+        hit = [i for i in interfaces if i in carrying]
+        if hit:
+            raise Refused("roce_qos: %s carries the management connection (%s: %s); changing its trust, PFC or "
+                          "buffers can cut this host off. Leave it out of interfaces, or set allow_mgmt. Nothing "
+                          "was changed." % (", ".join(hit), mgmt["source"] or "mgmt_interface",
+                                            ", ".join(mgmt["interfaces"])),
+                          device=hit, parameter="interfaces", allowed=[i for i in mlx5 if i not in carrying])
+    out = {}
+    for name in interfaces:
+        if name in ports:
+            rdma, port = ports[name]
+        else:
+            rdma, port = _rdma_from_sysfs(reader, name)
+        out[name] = {"rdma": rdma, "port": port}
+    return out
+
+
+def _rdma_from_sysfs(reader, name):
+    try:
+        devs = sorted(os.listdir(reader.path("/sys/class/net", name, "device", "infiniband")))
+    except OSError:
+        devs = []
+    if not devs:
+        return None, None
+    rdma = devs[0]
+    try:
+        ports = sorted(int(p) for p in os.listdir(reader.path("/sys/class/infiniband", rdma, "ports")) if p.isdigit())
+    except OSError:
+        ports = []
+    return rdma, (ports[0] if len(ports) == 1 else 1)
+
+
+def _sys_int(reader, path):
+    text = reader.read_sys(path)
+    if text is None:
+        return None
+    text = text.strip()
+    return int(text) if re.match(r"^\d{1,9}$", text) else text
+
+
+def parse_traffic_class(text):
+    """``Global tclass=106`` (what mlx5_ib prints once set) or a bare ``106`` -> 106; empty (never set) -> None."""
+    if text is None:
+        return None
+    first = text.strip().splitlines()[0] if text.strip() else ""
+    match = TCLASS_RE.match(first)
+    return int(match.group(1)) if match else None
+
+
+def qos_state(parsed):
+    """The parsed ``mlnx_qos`` output -> trust, pfc, prio_tc, tsa and tc_bw lists (None where not printed)."""
+    prio_tc, tsa, tc_bw = [None] * 8, [None] * 8, [None] * 8
+    for row in parsed["tcs"]:
+        tc = row["tc"]
+        if not 0 <= tc <= 7:
+            continue
+        tsa[tc] = row["tsa"]
+        bw = (row.get("bw") or "").rstrip("%")
+        tc_bw[tc] = int(bw) if bw.isdigit() else (0 if row["tsa"] != "ets" else None)
+        for prio in row["priorities"]:
+            if 0 <= prio <= 7:
+                prio_tc[prio] = tc
+    pfc = parsed["pfc"]["enabled"]
+    return {"trust": parsed["trust"], "pfc": list(pfc) if pfc and len(pfc) == 8 else pfc,
+            "prio_tc": prio_tc, "tsa": tsa, "tc_bw": tc_bw}
+
+
+def run_tool(reader, argv, interface):
+    """Run ``argv`` (tool name first); a non-zero exit raises ToolFailed naming the interface and the tool's words."""
+    rc, out, err = reader.run(list(argv), check=False)
+    if rc != 0:
+        words = [line.strip() for line in ((err or "") + "\n" + (out or "")).splitlines() if line.strip()]
+        reason = words[0] if words else "no output"
+        raise ToolFailed("%s: %s failed (rc=%s): %s" % (interface, " ".join(argv), rc, reason),
+                         device=interface, cmd=list(argv), rc=rc, stdout=out, stderr=err)
+    return out
+
+
+def read_interface(reader, interface, where, desired):
+    """The current value of every setting ``desired`` names, for one interface."""
+    state = {}
+    rdma, port = where["rdma"], where["port"]
+    if any(k in desired for k in QOS_KEYS):
+        out = run_tool(reader, ["mlnx_qos", "-i", interface], interface)
+        try:
+            qos = qos_state(parse_mlnx_qos(out))
+        except ParseError as err:
+            raise ToolFailed("%s: cannot read the output of mlnx_qos -i %s: %s" % (interface, interface, err),
+                             device=interface, cmd=["mlnx_qos", "-i", interface], stdout=out)
+        state.update({k: qos[k] for k in QOS_KEYS if k in desired})
+    for point in ("ecn_np", "ecn_rp"):
+        if point in desired:
+            state[point] = {p: _sys_int(reader, ecn_path(interface, "roce_" + point[4:], p)) for p in desired[point]}
+    for key in ("cnp_dscp", "cnp_802p_prio"):
+        if key in desired:
+            state[key] = _sys_int(reader, cnp_path(interface, key))
+    if ("cma_roce_tos" in desired or "traffic_class" in desired) and rdma is None:
+        raise DeviceNotFound("%s: no RDMA device found for it (ibdev2netdev, /sys/class/net/%s/device/infiniband): "
+                             "cma_roce_tos and traffic_class need one - is mlx5_ib loaded?" % (interface, interface),
+                             device=interface, parameter="interfaces")
+    if "cma_roce_tos" in desired:
+        text = reader.read_sys(configfs_tos_path(rdma, port))
+        if text is None:  # cma_roce_tos without -t shows the value (it makes and removes the configfs directory)
+            text = run_tool(reader, ["cma_roce_tos", "-d", rdma, "-p", str(port)], interface)
+        state["cma_roce_tos"] = _tos(text)
+    if "traffic_class" in desired:
+        text = reader.read_sys(traffic_class_path(rdma, port))
+        state["traffic_class"] = parse_traffic_class(text) if text is not None else "missing"
+    return state
+
+
+def _tos(text):
+    words = (text or "").split()
+    return int(words[-1]) if words and words[-1].isdigit() else None
+
+
+# ---------------------------------------------------------------------------------- deciding
+
+def _same_list(current, wanted):
+    """Compare the positions the device reports (None = a traffic class mlnx_qos does not print)."""
+    if not isinstance(current, list) or len(current) != len(wanted):
+        return False
+    return all(c is None or c == w for c, w in zip(current, wanted))
+
+
+def plan(current, desired, interface=None):
+    """Pure: ``{setting: {"before", "after"}}`` for every setting whose current value differs.
+
+    ``current``: ``read_interface`` output. ECN settings are keyed ``ecn_np[3]`` / ``ecn_rp[3]``.
+    A sysfs attribute the driver does not have (None) raises Refused naming interface and path.
+    tc_bw given without tsa is checked here against the device's tsa (before anything is written).
+    """
+    changes = {}
+    for key in QOS_KEYS:
+        if key not in desired:
+            continue
+        have, want = current.get(key), desired[key]
+        same = _same_list(have, want) if isinstance(want, list) else have == want
+        if not same:
+            changes[key] = {"before": have, "after": want}
+    if "tc_bw" in desired and "tsa" not in desired:
+        tsa = [t or "ets" for t in current.get("tsa") or [None] * 8]
+        check_bandwidth([interface] if interface else [], tsa, desired["tc_bw"])
+    for point, sub in (("ecn_np", "roce_np"), ("ecn_rp", "roce_rp")):
+        for prio, want in sorted((desired.get(point) or {}).items()):
+            have = (current.get(point) or {}).get(prio)
+            if have is None:
+                raise Refused("%s: the driver has no %s - ECN needs the mlx5 driver's ecn sysfs (DOCA-OFED / "
+                              "MLNX_OFED)" % (interface, ecn_path(interface, sub, prio)), device=interface,
+                              parameter="ecn_priorities")
+            if have != want:
+                changes["%s[%d]" % (point, prio)] = {"before": have, "after": want}
+    for key in ("cnp_dscp", "cnp_802p_prio"):
+        if key in desired:
+            have = current.get(key)
+            if have is None:
+                raise Refused("%s: the driver has no %s" % (interface, cnp_path(interface, key)), device=interface,
+                              parameter=key)
+            if have != desired[key]:
+                changes[key] = {"before": have, "after": desired[key]}
+    if "traffic_class" in desired and current.get("traffic_class") == "missing":
+        raise Refused("%s: there is no traffic_class attribute for its RDMA device (mlx5_ib of DOCA-OFED / "
+                      "MLNX_OFED provides /sys/class/infiniband/<dev>/tc/<port>/traffic_class; the inbox driver does "
+                      "not): set traffic_class to null to leave it" % interface, device=interface,
+                      parameter="traffic_class")
+    for key in ("cma_roce_tos", "traffic_class"):
+        if key in desired and current.get(key) != desired[key]:
+            changes[key] = {"before": current.get(key), "after": desired[key]}
+    return changes
+
+
+def _csv(values):
+    return ",".join(str(v) for v in values)
+
+
+def commands(interface, changes, desired, rdma=None, port=None):
+    """Pure: the steps that carry out ``changes`` - ``{"argv": [...]}`` or ``{"write": path, "value": text}``.
+
+    One mlnx_qos call with every differing QoS option (when any of prio_tc/tsa/tc_bw differs, all of
+    them that are managed go together: mlnx_qos sets the three at once). A unit run from udev at
+    boot can replay the list as it is.
+    """
+    steps = []
+    argv = ["mlnx_qos", "-i", interface]
+    for key in QOS_KEYS:
+        send = key in changes or (key in ETS_KEYS and key in desired and any(k in changes for k in ETS_KEYS))
+        if send:
+            value = desired[key]
+            argv += [MLNX_QOS_FLAG[key], value if isinstance(value, str) else _csv(value)]
+    if len(argv) > 3:
+        steps.append({"argv": argv})
+    for key in sorted(changes):
+        match = re.match(r"^ecn_(np|rp)\[(\d)\]$", key)
+        if match:
+            steps.append({"write": ecn_path(interface, "roce_" + match.group(1), int(match.group(2))),
+                          "value": str(changes[key]["after"])})
+    for key in ("cnp_dscp", "cnp_802p_prio"):
+        if key in changes:
+            steps.append({"write": cnp_path(interface, key), "value": str(changes[key]["after"])})
+    if "traffic_class" in changes:
+        steps.append({"write": traffic_class_path(rdma, port), "value": str(changes["traffic_class"]["after"])})
+    if "cma_roce_tos" in changes:
+        steps.append({"argv": ["cma_roce_tos", "-d", rdma, "-p", str(port), "-t", str(changes["cma_roce_tos"]["after"])]})
+    return steps
+
+
+def run_steps(reader, interface, steps):
+    for step in steps:
+        if "argv" in step:
+            out = run_tool(reader, step["argv"], interface)
+            if step["argv"][0] == "cma_roce_tos" and _tos(out) != int(step["argv"][-1]):
+                raise MlnxError("%s: cma_roce_tos -t %s did not take: it reports %s" % (
+                    interface, step["argv"][-1], (out or "").strip() or "nothing"), device=interface,
+                    parameter="cma_roce_tos", cmd=step["argv"], stdout=out)
+        else:
+            try:
+                reader.write_sys(step["write"], step["value"])
+            except OSError as err:
+                raise MlnxError("%s: writing %s to %s failed: %s" % (
+                    interface, step["value"], step["write"], err.strerror or err), device=interface,
+                    parameter=step["write"])
+
+
+# ---------------------------------------------------------------------------------- the whole job
+
+def converge(reader, params, check_mode=False):
+    """Everything the module does. Returns ``{"changed", "interfaces": [...], "failed": {interface: msg}}``.
+
+    Bad options, unknown or non-mlx5 or management interfaces, missing tools, unreadable
+    interfaces and settings the driver lacks all raise before anything is written.
+    """
+    interfaces, desired = desired_state(params)
+    check_tools(reader, desired)
+    where = resolve(reader, interfaces, params)
+
+    def read_and_plan(name):
+        try:
+            current = read_interface(reader, name, where[name], desired)
+        except MlnxError:
+            raise
+        except Exception as exc:  # pylint: disable=broad-except  # a tool that cannot even start, named per interface
+            raise MlnxError("%s: cannot read its QoS state: %s" % (name, exc), device=name) from exc
+        changes = plan(current, desired, name)
+        return current, changes, commands(name, changes, desired, where[name]["rdma"], where[name]["port"])
+
+    planned = parallel(read_and_plan, interfaces)
+    errors = [(name, err) for name, _res, err in planned if err is not None]
+    if errors:
+        if len(errors) == 1:
+            raise errors[0][1]
+        raise MlnxError("; ".join(str(err) for _n, err in errors), device=[n for n, _e in errors],
+                        parameter=getattr(errors[0][1], "parameter", None))
+
+    def apply(item):
+        name, (current, changes, steps) = item
+        after = dict(current)
+        for key, change in changes.items():
+            match = re.match(r"^(ecn_np|ecn_rp)\[(\d)\]$", key)
+            if match:
+                after[match.group(1)] = dict(after[match.group(1)])
+                after[match.group(1)][int(match.group(2))] = change["after"]
+            else:
+                after[key] = change["after"]
+        if changes and not check_mode:
+            run_steps(reader, name, steps)
+            after = read_interface(reader, name, where[name], desired)
+            still = plan(after, desired, name)
+            if still:
+                raise MlnxError("%s: %s did not take (now %s)" % (
+                    name, ", ".join("%s=%s" % (k, _show(v["after"])) for k, v in sorted(still.items())),
+                    ", ".join("%s=%s" % (k, _show(v["before"])) for k, v in sorted(still.items()))),
+                    device=name, parameter=sorted(still)[0])
+        return {"interface": name, "rdma_device": where[name]["rdma"], "port": where[name]["port"],
+                "changed": bool(changes), "changes": changes, "before": _public(current),
+                "after": _public(after), "commands": steps}
+
+    done = parallel(apply, [(name, res) for name, res, _err in planned])
+    results = [res for _item, res, err in done if err is None]
+    failed = {item[0]: str(err) for item, _res, err in done if err is not None}
+    return {"changed": any(r["changed"] for r in results) or bool(failed), "interfaces": results, "failed": failed,
+            "errors": [err for _n, _r, err in done if err is not None]}
+
+
+def _show(value):
+    return _csv(value) if isinstance(value, list) else value
+
+
+def _public(state):
+    """ECN dicts keyed by priority as strings (for JSON), everything else as read."""
+    out = {}
+    for key, value in state.items():
+        out[key] = {str(p): v for p, v in value.items()} if isinstance(value, dict) else value
+    return out
+
+
+def summary(result, check_mode):
+    changed = [r for r in result["interfaces"] if r["changed"]]
+    if result["failed"]:
+        return "RoCE QoS failed on %d of %d interfaces: %s" % (
+            len(result["failed"]), len(result["interfaces"]) + len(result["failed"]), "; ".join(result["failed"].values()))
+    if not changed:
+        return "RoCE QoS already as wanted on %s" % ", ".join(r["interface"] for r in result["interfaces"])
+    return "%s %s" % ("would change" if check_mode else "changed", "; ".join(
+        "%s: %s" % (r["interface"], ", ".join(sorted(r["changes"]))) for r in changed))

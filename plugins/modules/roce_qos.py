@@ -1,0 +1,304 @@
+#!/usr/bin/python
+# -*- coding: utf-8 -*-
+# Copyright: gpufabric.mlnx contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+
+from __future__ import annotations
+
+DOCUMENTATION = r"""
+module: roce_qos
+short_description: Bring the host side of lossless RoCE to the wanted state on NVIDIA mlx5 interfaces
+version_added: 0.1.0
+description:
+  - Per network interface of an NVIDIA ConnectX/BlueField (mlx5) device, sets the priority trust mode and PFC with
+    C(mlnx_qos), optionally the priority to traffic class mapping and ETS, enables ECN (DCQCN) for the RoCE
+    priority on the notification and reaction point, sets the DSCP and 802.1p priority of CNPs, the RDMA-CM default
+    ToS (C(cma_roce_tos)) and the traffic class of the RDMA device for verbs traffic.
+  - Every interface is read first (all at the same time), then a pure plan says per interface which settings differ
+    (RV(interfaces[].changes)); only those are written - one C(mlnx_qos) call, the sysfs writes, one
+    C(cma_roce_tos) call - and the interface is read again. A value that did not take fails the task, naming the
+    interface and the setting.
+  - Bad input (a priority outside 0-7, a DSCP outside 0-63, a ToS outside 0-255, a O(prio_tc) that is not 8 values
+    0-7, O(tc_bw) whose ETS classes do not add up to 100, an interface that is not there or not on an mlx5 device, the
+    management interface) fails the task before anything is changed on any interface.
+  - A setting given as V(null) is left as it is.
+  - These settings do not survive a reboot or a driver reload. Re-applying them at boot (a udev rule or systemd unit
+    that replays RV(interfaces[].commands)) is the job of the gpufabric.mlnx.roce_qos role.
+author:
+  - gpufabric.mlnx contributors (@gpufabric)
+extends_documentation_fragment:
+  - gpufabric.mlnx._attributes
+attributes:
+  check_mode:
+    support: full
+  diff_mode:
+    support: full
+  idempotent:
+    support: full
+options:
+  interfaces:
+    description:
+      - The network interfaces to configure, for example the compute rails V(enp24s0np0), V(enp41s0np0).
+      - Each must exist and sit on an mlx5 device; the error lists the mlx5 interfaces the host has.
+    type: list
+    elements: str
+    required: true
+  trust:
+    description:
+      - Priority trust state (C(mlnx_qos --trust)). V(dscp) classifies by the IP DSCP (routed RoCE, the usual choice),
+        V(pcp) by the VLAN 802.1p priority.
+    type: str
+    choices: [dscp, pcp]
+    default: dscp
+  pfc_priorities:
+    description:
+      - The priorities with priority flow control; all others get none (C(mlnx_qos --pfc 0,0,0,1,0,0,0,0) for V([3])).
+        Each 0-7.
+      - With the default dscp to priority map, DSCP 26 (ToS 106) is priority 3.
+    type: list
+    elements: int
+    default: [3]
+  ecn_priorities:
+    description:
+      - The priorities whose ECN is enabled on both the notification point (C(ecn/roce_np/enable/P)) and the reaction
+        point (C(ecn/roce_rp/enable/P)). Other priorities are not touched. Default is O(pfc_priorities).
+    type: list
+    elements: int
+  cnp_dscp:
+    description: DSCP of the congestion notification packets this host sends (C(ecn/roce_np/cnp_dscp)), 0-63.
+    type: int
+    default: 48
+  cnp_802p_prio:
+    description: 802.1p priority of the congestion notification packets (C(ecn/roce_np/cnp_802p_prio)), 0-7.
+    type: int
+    default: 6
+  cma_roce_tos:
+    description:
+      - Default ToS of RDMA-CM connections of the interface's RDMA device and port, 0-255 (C(cma_roce_tos -t)).
+        V(106) is DSCP 26 with ECN capable transport (26 << 2 | 2).
+    type: int
+    default: 106
+  traffic_class:
+    description:
+      - The global traffic class (ToS) of verbs traffic of the RDMA device and port, 0-255
+        (C(/sys/class/infiniband/DEV/tc/PORT/traffic_class), provided by the mlx5_ib of DOCA-OFED / MLNX_OFED, not by
+        the inbox driver; set V(null) there).
+    type: int
+    default: 106
+  prio_tc:
+    description:
+      - Priority to traffic class map, 8 values 0-7, one per priority (C(mlnx_qos --prio_tc)). Left alone when not given.
+    type: list
+    elements: int
+  tsa:
+    description:
+      - Transmission selection algorithm per traffic class, 8 of V(ets), V(strict), V(vendor) (C(mlnx_qos --tsa)).
+        Left alone when not given.
+    type: list
+    elements: str
+  tc_bw:
+    description:
+      - Minimal bandwidth share per traffic class in percent, 8 values (C(mlnx_qos --tcbw)). The ETS classes must add
+        up to 100 and a strict or vendor class must have 0. Left alone when not given.
+    type: list
+    elements: int
+  mgmt_interface:
+    description:
+      - The interface that carries the management connection (a bond, VLAN or bridge is followed down to its ports).
+        By default it is found as the ofed role does - the interface holding O(mgmt_address) or the address SSH
+        connected to, and the interface of the default route.
+      - Naming it in O(interfaces) is refused unless O(allow_mgmt=true).
+    type: str
+  mgmt_address:
+    description: The address Ansible reaches the host on (the role passes C(ansible_host)), to find O(mgmt_interface).
+    type: str
+  allow_mgmt:
+    description: Change the QoS of the interface that carries the management connection.
+    type: bool
+    default: false
+  timeout:
+    description: Seconds one tool invocation may run before it is stopped.
+    type: int
+    default: 60
+notes:
+  - Facts this module relies on, checked against NVIDIA's documentation and tools; where they disagree, the tools'
+    behaviour wins.
+  - C(mlnx_qos) (mlnx-tools) takes C(--trust dscp|pcp), C(--pfc) with exactly 8 flags 0/1, C(--prio_tc) with 8
+    traffic classes 0-7, C(--tsa) with 8 of C(strict), C(ets), C(vendor), and C(--tcbw) with 8 percentages 0-100 where
+    a strict/vendor class must have 0; options it is not given keep their value; it prints the resulting state (which
+    this module parses) and exits 1 with a message on bad input. See NVIDIA's doRoCE script and the mlnx-tools
+    source linked below.
+  - ECN is enabled per priority in C(/sys/class/net/IF/ecn/roce_np/enable/P) and C(/sys/class/net/IF/ecn/roce_rp/enable/P)
+    (NVIDIA DOCA / MLNX_OFED "Explicit Congestion Notification"). The CNP attributes are read and written as
+    C(/sys/class/net/IF/ecn/roce_np/cnp_dscp) and C(.../cnp_802p_prio); NVIDIA's page also shows a C(params/)
+    sub-directory for the attributes, which the mlx5 driver's layout in use does not have. A missing attribute fails the
+    task naming its path.
+  - The RDMA-CM default ToS lives in configfs, C(/sys/kernel/config/rdma_cm/DEV/ports/PORT/default_roce_tos), values
+    0-255 (kernel ABI document configfs-rdma_cm). The directory exists only while someone created it - C(cma_roce_tos)
+    creates it, writes, prints only the value, and removes it again when it made it (the value stays with the device).
+    So this module reads the configfs file when the directory is there, else runs C(cma_roce_tos -d DEV -p PORT) (no
+    C(-t)), which only shows the value. C(cma_roce_tos) exits 0 even when the write fails, so the printed value is
+    compared with the one asked for.
+  - C(/sys/class/infiniband/DEV/tc/PORT/traffic_class) accepts a number and then reads back as C(Global tclass=N) (it
+    reads empty until set; further lines are per-address rules). Both forms are understood.
+  - The RDMA device and port of an interface come from C(ibdev2netdev), else from C(/sys/class/net/IF/device/infiniband/).
+  - Tools are run with argument lists (never a shell) and C(LANG=C), found on PATH and in the usual sbin directories.
+requirements:
+  - mlnx-tools (C(mlnx_qos), C(cma_roce_tos), C(ibdev2netdev)), installed with DOCA-OFED or MLNX_OFED.
+  - The mlx5 driver of DOCA-OFED / MLNX_OFED for the ECN and traffic_class attributes.
+seealso:
+  - module: gpufabric.mlnx.ofed_driver
+  - name: Explicit Congestion Notification (NVIDIA DOCA documentation)
+    description: The ECN sysfs attributes, per interface and priority, for the notification and reaction point.
+    link: https://docs.nvidia.com/doca/sdk/Explicit+Congestion+Notification
+  - name: Explicit Congestion Notification (NVIDIA MLNX_OFED 5.8 documentation)
+    description: The same attributes in MLNX_OFED.
+    link: https://docs.nvidia.com/networking/display/mlnxofedv587061lts/explicit+congestion+notification+(ecn)
+  - name: Quality of Service (NVIDIA MLNX_EN documentation)
+    description: Priorities, traffic classes and mlnx_qos.
+    link: https://docs.nvidia.com/networking/display/mlnxenv495100/quality+of+service+(qos)
+  - name: doRoCE (NVIDIA)
+    description: NVIDIA's script for lossless RoCE on a host - mlnx_qos --trust --pfc, traffic_class, RDMA-CM ToS 106.
+    link: https://github.com/NVIDIA/doroce-linux
+  - name: mlnx-tools (mlnx_qos, cma_roce_tos, ibdev2netdev)
+    description: The tools this module runs.
+    link: https://github.com/Mellanox/mlnx-tools
+  - name: configfs-rdma_cm (Linux kernel ABI)
+    description: default_roce_tos, 0-255, per RDMA device and port.
+    link: https://www.kernel.org/doc/Documentation/ABI/testing/configfs-rdma_cm
+"""
+
+EXAMPLES = r"""
+- name: Lossless RoCE on the eight compute rails (DSCP trust, PFC and ECN on priority 3, ToS 106)
+  gpufabric.mlnx.roce_qos:
+    interfaces: [enp24s0np0, enp41s0np0, enp59s0np0, enp75s0np0, enp152s0np0, enp169s0np0, enp187s0np0, enp203s0np0]
+    mgmt_address: "{{ ansible_host }}"
+  register: qos
+
+- name: Also RoCE in TC3 (50 %), CNPs strict in TC6, the rest in TC0 (50 %)
+  gpufabric.mlnx.roce_qos:
+    interfaces: [enp24s0np0]
+    prio_tc: [0, 0, 0, 3, 0, 0, 6, 0]
+    tsa: [ets, vendor, vendor, ets, vendor, vendor, strict, vendor]
+    tc_bw: [50, 0, 0, 50, 0, 0, 0, 0]
+
+- name: Inbox driver - no traffic_class attribute, leave it
+  gpufabric.mlnx.roce_qos:
+    interfaces: [ens1np0]
+    traffic_class: null
+"""
+
+RETURN = r"""
+interfaces:
+  description: One entry per interface, in the order given.
+  returned: always
+  type: list
+  elements: dict
+  contains:
+    interface:
+      description: The network interface.
+      type: str
+      sample: enp24s0np0
+    rdma_device:
+      description: Its RDMA device (null when it has none).
+      type: str
+      sample: mlx5_0
+    port:
+      description: Its port on the RDMA device.
+      type: int
+      sample: 1
+    changed:
+      description: Whether anything was (in check mode would be) changed on this interface.
+      type: bool
+    changes:
+      description: Per setting that differs, the value before and the value wanted. ECN settings are named
+        C(ecn_np[P]) / C(ecn_rp[P]).
+      type: dict
+      sample: {trust: {before: pcp, after: dscp}, "ecn_np[3]": {before: 0, after: 1}}
+    before:
+      description: The managed settings as read before the task.
+      type: dict
+      sample: {trust: pcp, pfc: [0, 0, 0, 0, 0, 0, 0, 0], ecn_np: {"3": 0}, ecn_rp: {"3": 0}, cnp_dscp: 0,
+               cnp_802p_prio: 0, cma_roce_tos: 0, traffic_class: null}
+    after:
+      description: The managed settings as read again after the writes (in check mode, what they would be).
+      type: dict
+      sample: {trust: dscp, pfc: [0, 0, 0, 1, 0, 0, 0, 0], ecn_np: {"3": 1}, ecn_rp: {"3": 1}, cnp_dscp: 48,
+               cnp_802p_prio: 6, cma_roce_tos: 106, traffic_class: 106}
+    commands:
+      description: What was (would be) run or written, in order - C(argv) lists and sysfs C(write)/C(value) pairs.
+      type: list
+      elements: dict
+      sample: [{argv: [mlnx_qos, -i, enp24s0np0, --trust, dscp, --pfc, "0,0,0,1,0,0,0,0"]},
+               {write: /sys/class/net/enp24s0np0/ecn/roce_np/enable/3, value: "1"}]
+failed_interfaces:
+  description: Interfaces whose write or check failed, with the reason.
+  returned: when an interface failed
+  type: dict
+  sample: {enp24s0np0: "enp24s0np0: trust=dscp did not take (now trust=pcp)"}
+msg:
+  description: One line saying what was (would be) changed.
+  returned: always
+  type: str
+  sample: "changed enp24s0np0: cnp_dscp, ecn_np[3], ecn_rp[3], pfc, trust"
+parameter:
+  description: The option or setting a failure is about.
+  returned: on failure, when known
+  type: str
+  sample: pfc_priorities[1]
+allowed:
+  description: What the option accepts, or the interfaces that may be named.
+  returned: on failure, when known
+  type: raw
+  sample: an integer 0-7
+"""
+
+from ansible.module_utils.basic import AnsibleModule
+
+from ansible_collections.gpufabric.mlnx.plugins.module_utils._errors import MlnxError
+from ansible_collections.gpufabric.mlnx.plugins.module_utils._ofed import HostReader
+from ansible_collections.gpufabric.mlnx.plugins.module_utils._roce_qos import converge, summary
+
+
+def main():
+    module = AnsibleModule(
+        argument_spec=dict(
+            interfaces=dict(type="list", elements="str", required=True),
+            trust=dict(type="str", default="dscp", choices=["dscp", "pcp"]),
+            pfc_priorities=dict(type="list", elements="int", default=[3]),
+            ecn_priorities=dict(type="list", elements="int"),
+            cnp_dscp=dict(type="int", default=48),
+            cnp_802p_prio=dict(type="int", default=6),
+            cma_roce_tos=dict(type="int", default=106),
+            traffic_class=dict(type="int", default=106),
+            prio_tc=dict(type="list", elements="int"),
+            tsa=dict(type="list", elements="str"),
+            tc_bw=dict(type="list", elements="int"),
+            mgmt_interface=dict(type="str"),
+            mgmt_address=dict(type="str"),
+            allow_mgmt=dict(type="bool", default=False),
+            timeout=dict(type="int", default=60),
+        ),
+        supports_check_mode=True,
+    )
+    try:
+        result = converge(HostReader(timeout=module.params["timeout"]), module.params, module.check_mode)
+    except MlnxError as err:
+        module.fail_json(**err.fail_kwargs())
+    out = dict(
+        changed=result["changed"],
+        interfaces=result["interfaces"],
+        msg=summary(result, module.check_mode),
+        diff=dict(before={r["interface"]: r["before"] for r in result["interfaces"]},
+                  after={r["interface"]: r["after"] for r in result["interfaces"]}),
+    )
+    if result["failed"]:
+        first = result["errors"][0]
+        details = {k: v for k, v in first.fail_kwargs().items() if k in ("parameter", "cmd", "rc", "stdout", "stderr")} \
+            if isinstance(first, MlnxError) else {}
+        module.fail_json(failed_interfaces=result["failed"], **dict(out, **details))
+    module.exit_json(**out)
+
+
+if __name__ == "__main__":
+    main()
