@@ -1041,15 +1041,8 @@ class HostReader:
             stream.write("%s\n" % value)
 
     def rdma_netdevs(self):
-        if not self.which("ibdev2netdev"):
-            return {}
-        rc, out, _err = self.run(["ibdev2netdev"], check=False)
-        if rc != 0:
-            return {}
-        try:
-            return {row["netdev"]: row["rdma"] for row in parse_ibdev2netdev(out) if row.get("netdev")}
-        except ParseError:
-            return {}
+        """``{netdev: rdma device}`` from ``ibdev2netdev``."""
+        return {netdev: rdma for netdev, (rdma, _port) in self.rdma_ports().items()}
 
     # -- boot identity and the marker
     def boot_id(self, command=None):
