@@ -145,8 +145,10 @@ def run(tool, args):
             _step("Stopping Driver")
             st.sim_sleep(20)
             from .admin import reboot_state
+            from .. import sysfs
             with st.transaction() as s:
                 reboot_state(s)
+            sysfs.build(st.load(), reset=True)
             _step("Sending reboot command to machine")
             return 0
         _step("Sending Reset Command To Fw")
