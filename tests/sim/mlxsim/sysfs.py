@@ -41,7 +41,7 @@ def root_path():
 
 
 def ports(state):
-    """[{"netdev", "rdma", "port", "eth"}] of every mlx5 netdev of the present cards."""
+    """[{"netdev", "rdma", "port", "eth", "card"}] of every mlx5 netdev of the present cards."""
     out = []
     for card, fidx in model.Host(state).functions():
         f = card["functions"][fidx]
@@ -49,7 +49,7 @@ def ports(state):
             continue
         pidx = min(f.get("port", 1), model.num_ports(card)) - 1
         out.append({"netdev": model.netdev(card, fidx), "rdma": f["rdma"], "port": 1,
-                    "eth": model.link_layer(card, pidx) == "Ethernet"})
+                    "eth": model.link_layer(card, pidx) == "Ethernet", "card": card["id"]})
     return out
 
 
@@ -80,6 +80,21 @@ def _link(path, target):
     if os.path.islink(path) or os.path.exists(path):
         return
     os.symlink(target, path)
+
+
+def reset_card(state, card_id, root=None):
+    """One card's driver instance restarted (mlxfwreset level 3): its ports' runtime settings are lost.
+    ``state`` is changed in place (the caller saves it); the card's files are re-created afterwards."""
+    root = root or root_path()
+    mine = [p for p in ports(state) if p["card"] == card_id]
+    rt = state.get("runtime") or {}
+    for p in mine:
+        (rt.get("qos") or {}).pop(p["netdev"], None)
+        for key in [k for k in (rt.get("cma_roce_tos") or {}) if k.split("/")[0] == p["rdma"]]:
+            rt["cma_roce_tos"].pop(key)
+        shutil.rmtree(os.path.join(root, "sys", "class", "net", p["netdev"]), ignore_errors=True)
+        shutil.rmtree(os.path.join(root, "sys", "class", "infiniband", p["rdma"]), ignore_errors=True)
+        shutil.rmtree(os.path.join(root, "sys", "kernel", "config", "rdma_cm", p["rdma"]), ignore_errors=True)
 
 
 def build(state, reset=False, root=None):

@@ -305,3 +305,19 @@ def test_roce_qos_converges_on_the_simulator(sim, monkeypatch):
     assert third["changed"]
     assert sorted(r["interface"] for r in third["interfaces"] if r["changed"]) == sorted([ETH, ETH2])
     assert not converge(reader, params)["changed"]
+
+
+def test_mlxfwreset_level_3_restarts_only_that_cards_driver(sim):
+    sim.init("cx6dx-roce", cli=True)
+    fresh = qos(sim, ETH)
+    for iface in (ETH, ETH2):
+        qos(sim, iface, "--trust", "dscp")
+    sim.out("cma_roce_tos", "-d", "mlx5_0", "-t", "106")
+    sim.out("cma_roce_tos", "-d", "mlx5_3", "-t", "106")
+    (root(sim) / "sys/class/net" / ETH / "ecn/roce_np/cnp_dscp").write_text("26\n")
+    sim.run("mlxfwreset", "-d", "3b:00.0", "-y", "--level", "3", "reset", check_rc=0)
+    assert qos(sim, ETH) == fresh                                   # card 3b:00: driver restarted
+    assert sim.out("cma_roce_tos", "-d", "mlx5_0") == "0\n"
+    assert read(root(sim) / "sys/class/net" / ETH / "ecn/roce_np/cnp_dscp") == "48\n"
+    assert "Priority trust state: dscp" in qos(sim, ETH2)            # card d8:00 untouched
+    assert sim.out("cma_roce_tos", "-d", "mlx5_3") == "106\n"
