@@ -67,19 +67,30 @@ def find_rdma(state, name):
     return None
 
 
+def _replace(path, text):
+    """Atomic: a reader running in parallel (the module reads while another tool runs) never sees a
+    half-written attribute."""
+    tmp = "%s.%d.tmp" % (path, os.getpid())
+    with open(tmp, "w") as fh:
+        fh.write(text)
+    os.replace(tmp, path)
+
+
 def _put(path, text, reset):
     if not reset and os.path.exists(path):
         return
     os.makedirs(os.path.dirname(path), exist_ok=True)
-    with open(path, "w") as fh:
-        fh.write(text)
+    _replace(path, text)
 
 
 def _link(path, target):
     os.makedirs(os.path.dirname(path), exist_ok=True)
     if os.path.islink(path) or os.path.exists(path):
         return
-    os.symlink(target, path)
+    try:
+        os.symlink(target, path)
+    except FileExistsError:     # a tool running in parallel made it first
+        pass
 
 
 def reset_card(state, card_id, root=None):
@@ -142,8 +153,7 @@ def normalise(state, root=None):
             continue
         m = TCLASS_RE.match(text)
         if m and text.strip():
-            with open(path, "w") as fh:
-                fh.write("Global tclass=%d\n" % int(m.group(1)))
+            _replace(path, "Global tclass=%d\n" % int(m.group(1)))
 
 
 def ensure(state, root=None):

@@ -429,7 +429,7 @@ def cma_roce_tos(state, args):
             outln("Failed to create configuration for %s" % device)
             return 1
         tpath = os.path.join(dev_dir, "ports", str(where["port"]))
-        os.makedirs(tpath)
+        os.makedirs(tpath, exist_ok=True)
         with open(os.path.join(tpath, "default_roce_tos"), "w") as fh:
             fh.write("%d\n" % tos.get("%s/%d" % (device, where["port"]), 0))
         with open(os.path.join(tpath, "default_roce_mode"), "w") as fh:
