@@ -7,11 +7,13 @@ completed (never reset) by the QoS tools when something is missing.
 Per mlx5 netdev (every RDMA function of a present card):
   sys/class/net/IF/device/driver -> ../../../../bus/pci/drivers/mlx5_core   (symlink)
   sys/class/net/IF/device/power/control           auto (runtime PM on)
+  sys/class/net/IF/device/infiniband/DEV/         (directory: the RDMA device of the netdev)
   sys/class/net/IF/ecn/roce_np/enable/0..7        1  (Ethernet ports only; DCQCN is enabled on
   sys/class/net/IF/ecn/roce_rp/enable/0..7        1   every priority by default, NVIDIA DCQCN docs)
   sys/class/net/IF/ecn/roce_np/cnp_dscp           48
   sys/class/net/IF/ecn/roce_np/cnp_802p_prio      6
 Per RDMA device:
+  sys/class/infiniband/DEV/ports/1/               (directory)
   sys/class/infiniband/DEV/tc/1/traffic_class     empty until written (mlx5_ib then shows
                                                   "Global tclass=N"; the tools rewrite a bare N so)
 Host:
@@ -138,6 +140,8 @@ def build(state, reset=False, root=None):
             _put(os.path.join(nd, "ecn", "roce_np", "cnp_dscp"), "%d\n" % CNP_DSCP_DEFAULT, reset)
             _put(os.path.join(nd, "ecn", "roce_np", "cnp_802p_prio"), "%d\n" % CNP_802P_DEFAULT, reset)
         _put(os.path.join(ib, p["rdma"], "tc", str(p["port"]), "traffic_class"), "", reset)
+        os.makedirs(os.path.join(nd, "device", "infiniband", p["rdma"]), exist_ok=True)
+        os.makedirs(os.path.join(ib, p["rdma"], "ports", str(p["port"])), exist_ok=True)
     return root
 
 

@@ -207,6 +207,8 @@ def test_init_creates_the_tree(sim):
     assert read(net / ETH / "ecn/roce_np/cnp_802p_prio") == "6\n"
     assert read(net / ETH / "device/power/control") == "auto\n"
     assert os.path.basename(os.readlink(net / ETH / "device/driver")) == "mlx5_core"
+    assert os.listdir(net / ETH2 / "device/infiniband") == ["mlx5_3"]
+    assert os.listdir(r / "sys/class/infiniband/mlx5_3/ports") == ["1"]
     assert read(r / "sys/class/infiniband/mlx5_3/tc/1/traffic_class") == ""
     assert os.path.isdir(r / "sys/kernel/config/rdma_cm")
     assert read(r / "sys/module/pcie_aspm/parameters/policy") == "[default] performance powersave powersupersave\n"
