@@ -169,6 +169,15 @@ def test_not_an_mlx5_ethernet_netdev(sim, iface):
                         "Buffers commands are not supported on your system\n"
                         "Rate limit is not supported on your system!\n"
                         "ETS features are not supported on your system\n")
+    p = sim.run("mlnx_qos", "-i", iface, "--trust", "dscp")          # the script exits after the trust block
+    assert (p.returncode, p.stdout) == (1, "Priority trust state is not supported on your system\n")
+    p = sim.run("mlnx_qos", "-i", iface, "--cable_len", "7")           # outside the script's try: a traceback
+    assert p.returncode == 1 and p.stdout == ""
+    assert p.stderr.splitlines()[-1] == ("OSError: Netlink error: No such device (19)" if iface == "eth9"
+                                         else "OSError: Netlink error: Operation not supported (95)")
+    p = sim.run("mlnx_qos", "-i", iface, "--pfc", "0,0,0,1,0,0,0,0")   # 'Error setting pfc:' + e -> TypeError
+    assert p.returncode == 1 and p.stdout == ""
+    assert p.stderr.splitlines()[-1] == 'TypeError: can only concatenate str (not "OSError") to str'
 
 
 def test_cma_roce_tos_errors(sim):

@@ -151,12 +151,50 @@ def _pretty(port, printall):
             outln("\t priority:  %s" % up)
 
 
-def _not_supported():
+def _no_dcb(options, parser, exists):
+    """The script on an interface whose DCB netlink answers with an error: ENODEV for a name the host
+    does not have, EOPNOTSUPP for a netdev without DCB (lo, IPoIB). The calls outside the script's
+    try blocks (dcbx, cable_len, the pfc options) die with a traceback; the rest print their
+    "not supported" line and carry on until ETS, which exits 1."""
+    err = "Netlink error: Operation not supported (95)" if exists else "Netlink error: No such device (19)"
+    if options.dcbx not in (None, "os", "fw", "get"):
+        _fail("Invalid dcbx mode command. Refer to the help.")
+    last = None
+    if options.dcbx in ("os", "fw") or options.cable_len or options.get_pfc or options.specific_pfc:
+        if options.dcbx not in ("os", "fw") and options.cable_len:
+            _parse_int(options.cable_len, 0, 0xffff, "cable_len", parser)
+        last = "OSError: " + err
+    elif options.pfc:
+        items = options.pfc.split(",")
+        for i, t in enumerate(items):
+            if i >= 8:
+                _fail("Too many items for PFC")
+            _parse_int(t, 0, 1, "PFC", parser)
+        if len(items) != 8:
+            _fail("pfc list must have 8 items")
+        # print('mlnx_qos: Error setting pfc:' + e) in the except clause
+        last = 'TypeError: can only concatenate str (not "OSError") to str'
+    if last:
+        errln("Traceback (most recent call last):")
+        errln('  File "/usr/bin/mlnx_qos", line 1, in <module>')
+        errln(last)
+        raise Exit(1)
+    if options.dscp2prio and options.trust:
+        _fail("trust and dscp2prio commands cannot be used at the same time.")
+    if options.dscp2prio:
+        _fail("dscp2prio command failed")
+    if options.trust and options.trust not in ("dscp", "pcp"):
+        _fail("Invalid trust state command. Refer to the help.")
     outln("Priority trust state is not supported on your system")
+    if options.trust:
+        raise Exit(1)
     outln("Buffers commands are not supported on your system")
+    if options.buffer_size or options.prio2buffer:
+        raise Exit(1)
+    if options.ratelimit:
+        outln("Rate limit is not supported on your system!")
     outln("Rate limit is not supported on your system!")
-    outln("ETS features are not supported on your system")
-    raise Exit(1)
+    _fail("ETS features are not supported on your system")
 
 
 def _validate_ets(prio_tc, tsa, tc_bw):
@@ -179,7 +217,7 @@ def mlnx_qos(state, args):
         _fail("Interface name is required", parser)
     where = sysfs.find_netdev(state, options.intf)
     if where is None or not where["eth"]:
-        _not_supported()
+        _no_dcb(options, parser, where is not None or options.intf == "lo")
     port = port_state(state, options.intf)
 
     def save():
