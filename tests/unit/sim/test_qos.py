@@ -82,13 +82,17 @@ def test_cma_roce_tos_prints_only_the_value(sim):
 # ---------------------------------------------------------------------------- options
 
 
+def _prio_tc_0_3(out):
+    """--prio_tc 0,0,0,3,0,0,0,0: priority 3 alone in tc 3, the others in tc 0, tc 1 not printed (it holds none)."""
+    tc0 = "tc: 0 ratelimit: unlimited, tsa: vendor\n\t priority:  0\n\t priority:  1\n\t priority:  2\n\t priority:  4\n"
+    tc3 = "tc: 3 ratelimit: unlimited, tsa: vendor\n\t priority:  3\n"
+    return tc0 in out and tc3 in out and "tc: 1 " not in out
+
+
 @pytest.mark.parametrize("args, check", [
     (["--trust", "dscp"], lambda o: "Priority trust state: dscp" in o and "\tprio:3 dscp:31,30,29,28,27,26,25,24," in o),
     (["--pfc", "0,0,0,1,0,0,1,0"], lambda o: "\tenabled     0   0   0   1   0   0   1   0   \n" in o),
-    (["--prio_tc", "0,0,0,3,0,0,0,0"], lambda o: "tc: 0 ratelimit: unlimited, tsa: vendor\n\t priority:  0\n\t priority:  1\n"
-                                                  "\t priority:  2\n\t priority:  4\n" in o
-                                                  and "tc: 3 ratelimit: unlimited, tsa: vendor\n\t priority:  3\n" in o
-                                                  and "tc: 1 " not in o),
+    (["--prio_tc", "0,0,0,3,0,0,0,0"], lambda o: _prio_tc_0_3(o)),
     (["--tsa", "ets,ets,ets,strict,ets,ets,ets,ets", "--tcbw", "10,10,20,0,20,20,10,10"],
      lambda o: "tc: 0 ratelimit: unlimited, tsa: ets, bw: 10%\n" in o and "tc: 3 ratelimit: unlimited, tsa: strict\n" in o
      and "tc: 4 ratelimit: unlimited, tsa: ets, bw: 20%\n" in o),
