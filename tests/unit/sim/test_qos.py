@@ -92,7 +92,7 @@ def _prio_tc_0_3(out):
 @pytest.mark.parametrize("args, check", [
     (["--trust", "dscp"], lambda o: "Priority trust state: dscp" in o and "\tprio:3 dscp:31,30,29,28,27,26,25,24," in o),
     (["--pfc", "0,0,0,1,0,0,1,0"], lambda o: "\tenabled     0   0   0   1   0   0   1   0   \n" in o),
-    (["--prio_tc", "0,0,0,3,0,0,0,0"], lambda o: _prio_tc_0_3(o)),
+    (["--prio_tc", "0,0,0,3,0,0,0,0"], _prio_tc_0_3),
     (["--tsa", "ets,ets,ets,strict,ets,ets,ets,ets", "--tcbw", "10,10,20,0,20,20,10,10"],
      lambda o: "tc: 0 ratelimit: unlimited, tsa: ets, bw: 10%\n" in o and "tc: 3 ratelimit: unlimited, tsa: strict\n" in o
      and "tc: 4 ratelimit: unlimited, tsa: ets, bw: 20%\n" in o),
