@@ -33,7 +33,7 @@ else:
 from ansible_collections.gpufabric.mlnx.plugins.module_utils._devices import base_part_number, is_pci, pci_full
 from ansible_collections.gpufabric.mlnx.plugins.module_utils._errors import InvalidValue, MlnxError
 from ansible_collections.gpufabric.mlnx.plugins.module_utils._info import UPLINK_RE
-from ansible_collections.gpufabric.mlnx.plugins.module_utils._matrix import join_path
+from ansible_collections.gpufabric.mlnx.plugins.module_utils._matrix import _list, _Problems, join_path
 from ansible_collections.gpufabric.mlnx.plugins.module_utils._matrix import kind_of as _kind
 
 ROOT = "gpufabric_fabric"
@@ -80,11 +80,6 @@ class RailPlanError(InvalidValue):
         lines = "\n".join("- " + problem for problem in problems)
         super().__init__("%s (%d problem%s):\n%s" % (subject, count, "" if count == 1 else "s", lines), parameter=ROOT)
         self.problems = list(problems)
-
-
-class _Problems(list):
-    def add(self, path, message):
-        self.append("%s: %s" % (path, message))
 
 
 def _need_netaddr():
@@ -166,13 +161,6 @@ def _text(problems, path, value, what, pattern=None):
         problems.add(path, "%s is not %s" % (_quoted(value), what))
         return None
     return value
-
-
-def _list(problems, path, value, what):
-    if isinstance(value, list):
-        return True
-    problems.add(path, "must be a list (%s), not %s" % (what, _kind(value)))
-    return False
 
 
 class _Net:
