@@ -23,6 +23,8 @@ TOOLS = {
     "ibdev2netdev": ("netinfo", "ibdev2netdev"),
     "ibstat": ("netinfo", "ibstat"),
     "ofed_info": ("netinfo", "ofed_info"),
+    "mlnx_qos": ("qos", "mlnx_qos"),
+    "cma_roce_tos": ("qos", "cma_roce_tos"),
     "mlxsim": ("admin", "mlxsim"),
 }
 

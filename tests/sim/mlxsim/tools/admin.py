@@ -4,10 +4,10 @@ import json
 import os
 import sys
 
-from .. import faults, image, model, profiles, versions
+from .. import faults, image, model, profiles, sysfs, versions
 from .. import state as st
 
-USAGE = "mlxsim {init,reboot,boot-id,activity,show,fault,mkimage,calls,profiles} ..."
+USAGE = "mlxsim {init,reboot,driver-reload,boot-id,activity,show,fault,mkimage,calls,profiles} ..."
 
 
 def _parser():
@@ -27,6 +27,11 @@ def _parser():
 
     r = sub.add_parser("reboot", help="simulated power cycle")
     r.add_argument("--state", dest="state2")
+
+    d = sub.add_parser("driver-reload", help="what /etc/init.d/openibd restart does: the runtime settings "
+                                             "(mlnx_qos, cma_roce_tos, ECN/CNP, traffic_class) are lost, "
+                                             "NV config and firmware untouched")
+    d.add_argument("--state", dest="state2")
 
     b = sub.add_parser("boot-id", help="print an id that changes on every simulated power cycle "
                                        "(as /proc/sys/kernel/random/boot_id does on a real host)")
@@ -98,6 +103,7 @@ def cmd_init(a):
     data = build_state(a.profile, a.hostname, a.mft_version, a.mstflint_version, a.ofed, a.mst_started)
     cards = data["cards"]
     st.save(data)
+    sysfs.build(data, reset=True)
     print("mlxsim: %s initialised from profile %s (%d cards, %d PCI functions) at %s" % (
         a.hostname, a.profile, len(cards), sum(len(c["functions"]) for c in cards), st.state_path()))
     return 0
@@ -112,12 +118,29 @@ def reboot_state(s):
             card["missing"] = True
     s["mst_started"] = False
     s["boot_count"] = s.get("boot_count", 0) + 1
+    driver_reload_state(s)
+
+
+def driver_reload_state(s):
+    """The mlx5 driver comes up afresh: every runtime QoS setting is back to its default
+    (the sysfs/configfs tree is re-created by the caller, after the state is saved)."""
+    s.pop("runtime", None)
+    s["driver_loads"] = s.get("driver_loads", 0) + 1
 
 
 def cmd_reboot(a):
     with st.transaction() as s:
         reboot_state(s)
+    sysfs.build(st.load(), reset=True)
     print("mlxsim: %s power cycled" % st.load().get("hostname"))
+    return 0
+
+
+def cmd_driver_reload(a):
+    with st.transaction() as s:
+        driver_reload_state(s)
+    sysfs.build(st.load(), reset=True)
+    print("mlxsim: %s driver reloaded (runtime QoS settings back to defaults)" % st.load().get("hostname"))
     return 0
 
 
@@ -240,6 +263,8 @@ def run(tool, args):
         return cmd_init(a)
     if a.cmd == "reboot":
         return cmd_reboot(a)
+    if a.cmd == "driver-reload":
+        return cmd_driver_reload(a)
     if a.cmd == "boot-id":
         return cmd_boot_id(a)
     if a.cmd == "activity":

@@ -8,7 +8,7 @@ power cycles the whole simulated host.
 import argparse
 import sys
 
-from .. import faults, model, versions
+from .. import faults, model, sysfs, versions
 from .. import state as st
 from ..common import out, outln, read_answer
 
@@ -147,6 +147,7 @@ def run(tool, args):
             from .admin import reboot_state
             with st.transaction() as s:
                 reboot_state(s)
+            sysfs.build(st.load(), reset=True)
             _step("Sending reboot command to machine")
             return 0
         _step("Sending Reset Command To Fw")
@@ -161,9 +162,13 @@ def run(tool, args):
             c2 = next(c for c in s["cards"] if c["id"] == card["id"])
             model.activate_card(c2)
             model.count(c2, "fwresets")
+            if level == 3:                 # the driver of this card restarts: its runtime QoS is lost
+                sysfs.reset_card(s, card["id"])
             if faults.find(s, "missing_after_reset", c2):
                 c2["missing"] = True
             started = bool(s.get("mst_started"))
+        if level == 3:
+            sysfs.build(st.load())
         if mft and level == 3:
             _step("Restarting MST", "Done" if started else "Skipped")
         outln("-I- FW was loaded successfully.")
