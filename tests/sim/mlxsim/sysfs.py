@@ -20,6 +20,8 @@ Host:
   sys/kernel/config/rdma_cm/                      configfs of rdma_cm (cma_roce_tos mkdirs DEV there)
   sys/module/pcie_aspm/parameters/policy          [default] performance powersave powersupersave
 """
+import contextlib
+import fcntl
 import os
 import re
 import shutil
@@ -69,6 +71,21 @@ def find_rdma(state, name):
     return None
 
 
+@contextlib.contextmanager
+def locked(root):
+    """Exclusive lock of the tree: a level-3 reset of one card removes and re-creates its files while
+    another card of the same host resets or a QoS tool completes the tree (mlx_fwreset resets the
+    cards of a host at the same time). Lock order: the state's lock first, then this one."""
+    os.makedirs(os.path.dirname(os.path.abspath(root)) or ".", exist_ok=True)
+    fd = os.open(os.path.abspath(root) + ".lock", os.O_RDWR | os.O_CREAT, 0o644)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        yield root
+    finally:
+        fcntl.flock(fd, fcntl.LOCK_UN)
+        os.close(fd)
+
+
 def _replace(path, text):
     """Atomic: a reader running in parallel (the module reads while another tool runs) never sees a
     half-written attribute."""
@@ -101,6 +118,11 @@ def reset_card(state, card_id, root=None):
     root = root or root_path()
     mine = [p for p in ports(state) if p["card"] == card_id]
     rt = state.get("runtime") or {}
+    with locked(root):
+        _forget(root, rt, mine)
+
+
+def _forget(root, rt, mine):
     for p in mine:
         (rt.get("qos") or {}).pop(p["netdev"], None)
         for key in [k for k in (rt.get("cma_roce_tos") or {}) if k.split("/")[0] == p["rdma"]]:
@@ -114,6 +136,12 @@ def build(state, reset=False, root=None):
     """Create the tree; ``reset``: every runtime attribute back to its boot default, netdevs of cards
     that are gone removed, the rdma_cm configfs emptied."""
     root = root or root_path()
+    with locked(root):
+        _build(state, reset, root)
+    return root
+
+
+def _build(state, reset, root):
     sysd = os.path.join(root, "sys")
     net = os.path.join(sysd, "class", "net")
     ib = os.path.join(sysd, "class", "infiniband")
@@ -162,6 +190,8 @@ def normalise(state, root=None):
 
 def ensure(state, root=None):
     """Complete the tree (nothing is reset) and normalise what was written to it."""
-    root = build(state, reset=False, root=root)
-    normalise(state, root)
+    root = root or root_path()
+    with locked(root):
+        _build(state, False, root)
+        normalise(state, root)
     return root

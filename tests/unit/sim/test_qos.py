@@ -336,3 +336,23 @@ def test_mlxfwreset_level_3_restarts_only_that_cards_driver(sim):
     assert read(root(sim) / "sys/class/net" / ETH / "ecn/roce_np/cnp_dscp") == "48\n"
     assert "Priority trust state: dscp" in qos(sim, ETH2)            # card d8:00 untouched
     assert sim.out("cma_roce_tos", "-d", "mlx5_3") == "106\n"
+
+
+def test_level_3_resets_of_all_cards_at_once_keep_the_tree_whole(sim):
+    """mlx_fwreset resets the cards of a host at the same time: each removes and re-creates its
+    files while the others do the same (the tree is locked; without it a reset failed with rc 1)."""
+    import subprocess
+    sim.init("dgx-h100", cli=True)
+    cards = [c["functions"][0]["pci"] for c in sim.state_data()["cards"]]
+    assert len(cards) >= 8
+    for _round in range(3):
+        procs = [subprocess.Popen(["mlxfwreset", "-d", card, "-y", "--level", "3", "reset"], env=sim.env,
+                                  stdout=subprocess.PIPE, stderr=subprocess.PIPE) for card in cards]
+        results = [(p.wait(timeout=60), p.stdout.read().decode(), p.stderr.read().decode()) for p in procs]
+        assert [rc for rc, _o, _e in results] == [0] * len(cards), results
+    from mlxsim import sysfs
+    for port in sysfs.ports(sim.state_data()):
+        net = root(sim) / "sys/class/net" / port["netdev"]
+        assert (net / "device/power/control").read_text() == "auto\n"
+        assert (net / "device/infiniband" / port["rdma"]).is_dir()
+        assert (root(sim) / "sys/class/infiniband" / port["rdma"] / "tc/1/traffic_class").exists()
