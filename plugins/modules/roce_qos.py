@@ -22,8 +22,8 @@ description:
     0-7, O(tc_bw) whose ETS classes do not add up to 100, an interface that is not there or not on an mlx5 device, the
     management interface) fails the task before anything is changed on any interface.
   - A setting given as V(null) is left as it is.
-  - These settings do not survive a reboot or a driver reload. Re-applying them at boot (a udev rule or systemd unit
-    that replays RV(interfaces[].commands)) is the job of the gpufabric.mlnx.roce_qos role.
+  - These settings do not survive a reboot or a driver reload. RV(interfaces[].replay) lists what sets all of them;
+    the gpufabric.mlnx.roce_qos role installs it as a script a udev rule runs when the interface appears.
 author:
   - gpufabric.mlnx contributors (@gpufabric)
 extends_documentation_fragment:
@@ -116,6 +116,12 @@ options:
     description: Change the QoS of the interface that carries the management connection.
     type: bool
     default: false
+  root:
+    description:
+      - Where sysfs and configfs are, as a prefix of V(/sys) - V(/) on a real host. Tests and the simulated lab
+        point it at the simulator's tree (V(/var/lib/mlxsim/root) in the lab's containers).
+    type: path
+    default: /
   timeout:
     description: Seconds one tool invocation may run before it is stopped.
     type: int
@@ -231,6 +237,18 @@ interfaces:
       elements: dict
       sample: [{argv: [mlnx_qos, -i, enp24s0np0, --trust, dscp, --pfc, "0,0,0,1,0,0,0,0"]},
                {write: /sys/class/net/enp24s0np0/ecn/roce_np/enable/3, value: "1"}]
+    replay:
+      description:
+        - What sets every managed setting of the interface (not only what differs now), in the shape of
+          RV(interfaces[].commands) - what must run again after a reboot or a driver reload.
+          P(gpufabric.mlnx.roce_qos_script#filter) turns the list into the script the gpufabric.mlnx.roce_qos
+          role installs.
+      type: list
+      elements: dict
+      sample: [{argv: [mlnx_qos, -i, enp24s0np0, --trust, dscp, --pfc, "0,0,0,1,0,0,0,0"]},
+               {write: /sys/class/net/enp24s0np0/ecn/roce_np/enable/3, value: "1"},
+               {write: /sys/class/infiniband/mlx5_0/tc/1/traffic_class, value: "106"},
+               {argv: [cma_roce_tos, -d, mlx5_0, -p, "1", -t, "106"]}]
 failed_interfaces:
   description: Interfaces whose write or check failed, with the reason.
   returned: when an interface failed
@@ -277,12 +295,13 @@ def main():
             mgmt_interface=dict(type="str"),
             mgmt_address=dict(type="str"),
             allow_mgmt=dict(type="bool", default=False),
+            root=dict(type="path", default="/"),
             timeout=dict(type="int", default=60),
         ),
         supports_check_mode=True,
     )
     try:
-        result = converge(HostReader(timeout=module.params["timeout"]), module.params, module.check_mode)
+        result = converge(HostReader(root=module.params["root"], timeout=module.params["timeout"]), module.params, module.check_mode)
     except MlnxError as err:
         module.fail_json(**err.fail_kwargs())
     out = dict(

@@ -26,7 +26,7 @@ import os
 import re
 import shutil
 
-from . import model
+from . import model, udev
 from . import state as st
 
 ROOT_ENV = "MLXSIM_ROOT"
@@ -170,6 +170,16 @@ def _build(state, reset, root):
         _put(os.path.join(ib, p["rdma"], "tc", str(p["port"]), "traffic_class"), "", reset)
         os.makedirs(os.path.join(nd, "device", "infiniband", p["rdma"]), exist_ok=True)
         os.makedirs(os.path.join(ib, p["rdma"], "ports", str(p["port"])), exist_ok=True)
+    return root
+
+
+def come_up(reset=True, card_id=None, root=None):
+    """The mlx5 driver registers its netdevs again (reboot, driver reload: every card, runtime settings
+    back to defaults; level-3 reset: one card, whose files ``reset_card`` removed): the tree is built
+    from the saved state, then the "add" uevent of each of those netdevs runs the udev rules (udev.py)."""
+    state = st.load()
+    root = build(state, reset=reset, root=root)
+    udev.add_netdevs([p["netdev"] for p in ports(state) if card_id is None or p["card"] == card_id])
     return root
 
 

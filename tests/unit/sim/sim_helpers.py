@@ -42,7 +42,8 @@ class Sim:
         env["MLXSIM_STATE"] = self.state
         env["MLXSIM_TIME_SCALE"] = "0"
         env["LANG"] = "C"
-        for k in ("MLXSIM_MFT_VERSION", "MLXSIM_MSTFLINT_VERSION", "MLXSIM_FAULTS", "MLXSIM_LOG"):
+        for k in ("MLXSIM_MFT_VERSION", "MLXSIM_MSTFLINT_VERSION", "MLXSIM_FAULTS", "MLXSIM_LOG", "MLXSIM_UDEV_RULES",
+                  "MLXSIM_ROOT"):
             env.pop(k, None)
         self.env = env
 

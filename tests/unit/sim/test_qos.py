@@ -356,3 +356,99 @@ def test_level_3_resets_of_all_cards_at_once_keep_the_tree_whole(sim):
         assert (net / "device/power/control").read_text() == "auto\n"
         assert (net / "device/infiniband" / port["rdma"]).is_dir()
         assert (root(sim) / "sys/class/infiniband" / port["rdma"] / "tc/1/traffic_class").exists()
+
+
+# ---------------------------------------------------------------------------- uevents and the udev rule subset
+
+
+def test_udev_rule_subset():
+    from mlxsim import udev
+    rules = udev.parse_rules(
+        '# comment\n'
+        'ACTION=="add", SUBSYSTEM=="net", KERNEL=="enp24s0np0|enp41s0np*", RUN+="/x $name"\n'
+        'ACTION=="add", SUBSYSTEM=="net", DRIVERS!="mlx5_core", RUN+="/never %k"\n'
+        'ACTION=="add", SUBSYSTEM=="net", ATTR{type}=="1", RUN+="/unknown-key"\n'
+        'ACTION=="remove", RUN+="/remove"\n'
+        'broken line\n'
+        'SUBSYSTEM=="net", \\\n  KERNEL=="enp41s0np0", RUN+="/y %k $$HOME"\n')
+    assert len(rules) == 5
+    ev = {"ACTION": "add", "SUBSYSTEM": "net", "KERNEL": "enp41s0np0", "NAME": "enp41s0np0", "DRIVERS": "mlx5_core"}
+    import tempfile
+    with tempfile.NamedTemporaryFile("w", suffix=".rules", delete=False) as fh:
+        fh.write('KERNEL=="enp41s0np0", RUN+="/a"\nKERNEL=="enp41s0np0", RUN="/b $kernel"\n'
+                 'KERNEL=="enp24s0np0", RUN+="/c"\n')
+    try:
+        assert udev.programs(ev, [fh.name]) == ["/b enp41s0np0"]           # RUN= drops what came before
+    finally:
+        os.unlink(fh.name)
+    matched = [p for pairs in rules if udev._matches(pairs, ev) for k, _o, p in pairs if k == "RUN"]
+    assert matched == ["/x $name", "/y %k $$HOME"]
+    assert udev._expand("/y %k $$HOME $name", ev) == "/y enp41s0np0 $HOME enp41s0np0"
+
+
+def _core_env(sim, monkeypatch, rules=None):
+    for key in ("PATH", "MLXSIM_STATE", "MLXSIM_TIME_SCALE", "PYTHONPYCACHEPREFIX"):
+        monkeypatch.setenv(key, sim.env[key])
+    monkeypatch.delenv("MLXSIM_ROOT", raising=False)
+    monkeypatch.delenv("SSH_CONNECTION", raising=False)
+    if rules:
+        monkeypatch.setenv("MLXSIM_UDEV_RULES", str(rules))
+        sim.env["MLXSIM_UDEV_RULES"] = str(rules)
+
+
+@pytest.mark.parametrize("event", [("mlxsim", "driver-reload"), ("mlxsim", "reboot"),
+                                   ("mlxfwreset", "-d", "d8:00.0", "-y", "--level", "3", "reset")])
+def test_the_replay_script_run_by_udev_restores_everything(sim, monkeypatch, tmp_path, event):
+    """The role's persistence, end to end on the simulator: the module's replay list rendered by the
+    roce_qos_script filter, run by the udev rule on the "add" uevent of a driver reload, a reboot or
+    a level-3 reset; the module then finds nothing to change. Without the rule it would."""
+    from ansible_collections.gpufabric.mlnx.plugins.module_utils._ofed import HostReader
+    from ansible_collections.gpufabric.mlnx.plugins.module_utils._roce_qos import converge, replay_script
+
+    sim.init("cx6dx-roce", cli=True)
+    rules = tmp_path / "rules.d"
+    rules.mkdir()
+    _core_env(sim, monkeypatch, rules)
+    reader = HostReader(root=str(root(sim)), timeout=60)
+    params = {"interfaces": [ETH, ETH2], "mgmt_interface": "eth-mgmt", "cnp_dscp": 40, "tc_bw": None,
+              "prio_tc": [0, 0, 0, 3, 0, 0, 0, 0]}
+    first = converge(reader, params)
+    assert first["changed"] and not first["failed"]
+
+    sim.run(*event, check_rc=0)                                  # no rule yet: the settings are gone
+    lost = converge(reader, params, check_mode=True)
+    changed = sorted(r["interface"] for r in lost["interfaces"] if r["changed"])
+    assert changed == ([ETH2] if event[0] == "mlxfwreset" else sorted([ETH, ETH2]))
+    converge(reader, params)
+
+    script = tmp_path / "gpufabric-roce-qos"
+    script.write_text(replay_script(first["interfaces"], root=str(root(sim)), path=str(script)))
+    (rules / "90-gpufabric-roce-qos.rules").write_text(
+        'ACTION=="add", SUBSYSTEM=="net", KERNEL=="%s|%s", RUN+="/bin/sh %s $name"\n' % (ETH, ETH2, script))
+    sim.run(*event, check_rc=0)
+    after = converge(reader, params, check_mode=True)
+    assert [r["changes"] for r in after["interfaces"]] == [{}, {}]
+    assert read(root(sim) / "sys/class/net" / ETH2 / "ecn/roce_np/cnp_dscp") == "40\n"
+    log = (tmp_path / "uevents.log").read_text().splitlines()
+    assert log and all(line.endswith("rc=0") for line in log)
+    assert {line.split(":")[0] for line in log} == ({"add " + ETH2} if event[0] == "mlxfwreset"
+                                                   else {"add " + ETH, "add " + ETH2})
+
+
+def test_the_replay_script_reports_a_setting_that_fails(sim, monkeypatch, tmp_path):
+    import subprocess
+    from ansible_collections.gpufabric.mlnx.plugins.module_utils._ofed import HostReader
+    from ansible_collections.gpufabric.mlnx.plugins.module_utils._roce_qos import converge, replay_script
+
+    sim.init("cx6dx-roce", cli=True)
+    _core_env(sim, monkeypatch)
+    reader = HostReader(root=str(root(sim)), timeout=60)
+    first = converge(reader, {"interfaces": [ETH], "mgmt_interface": "eth-mgmt"})
+    text = replay_script(first["interfaces"], root=str(root(sim)))
+    cnp = root(sim) / "sys/class/net" / ETH / "ecn/roce_np/cnp_dscp"
+    cnp.unlink()
+    cnp.mkdir()                                      # a write to it fails (as root, permissions would not)
+    p = subprocess.run(["/bin/sh", "-s", ETH], input=text, capture_output=True, text=True, env=sim.env, check=False)
+    assert p.returncode == 1
+    assert "gpufabric-roce-qos: %s: cannot write 48 to /sys/class/net/%s/ecn/roce_np/cnp_dscp" % (ETH, ETH) in p.stderr
+    assert subprocess.run(["/bin/sh", "-s", "eth-other"], input=text, text=True, env=sim.env, check=False).returncode == 0

@@ -131,7 +131,7 @@ def driver_reload_state(s):
 def cmd_reboot(a):
     with st.transaction() as s:
         reboot_state(s)
-    sysfs.build(st.load(), reset=True)
+    sysfs.come_up()
     print("mlxsim: %s power cycled" % st.load().get("hostname"))
     return 0
 
@@ -139,7 +139,7 @@ def cmd_reboot(a):
 def cmd_driver_reload(a):
     with st.transaction() as s:
         driver_reload_state(s)
-    sysfs.build(st.load(), reset=True)
+    sysfs.come_up()
     print("mlxsim: %s driver reloaded (runtime QoS settings back to defaults)" % st.load().get("hostname"))
     return 0
 

@@ -147,7 +147,7 @@ def run(tool, args):
             from .admin import reboot_state
             with st.transaction() as s:
                 reboot_state(s)
-            sysfs.build(st.load(), reset=True)
+            sysfs.come_up()
             _step("Sending reboot command to machine")
             return 0
         _step("Sending Reset Command To Fw")
@@ -168,7 +168,7 @@ def run(tool, args):
                 c2["missing"] = True
             started = bool(s.get("mst_started"))
         if level == 3:
-            sysfs.build(st.load())
+            sysfs.come_up(reset=False, card_id=card["id"])
         if mft and level == 3:
             _step("Restarting MST", "Done" if started else "Skipped")
         outln("-I- FW was loaded successfully.")

@@ -400,3 +400,42 @@ def test_the_reads_of_two_interfaces_run_at_the_same_time(host):
 
     result = rq.converge(fake.reader(execute=meeting), {"interfaces": [A, B]})
     assert [r["interface"] for r in result["interfaces"]] == [A, B] and not result["changed"]
+
+
+# ---------------------------------------------------------------------------------- replay (persistence)
+
+
+def test_replay_sets_everything_even_when_nothing_differs():
+    _ifaces, desired = rq.desired_state({"interfaces": ["enp24s0np0"], "ecn_priorities": [3, 4]})
+    steps = rq.replay("enp24s0np0", desired, "mlx5_0", 1)
+    assert steps[0] == {"argv": ["mlnx_qos", "-i", "enp24s0np0", "--trust", "dscp", "--pfc", "0,0,0,1,0,0,0,0"]}
+    writes = {s["write"]: s["value"] for s in steps if "write" in s}
+    assert writes == {
+        "/sys/class/net/enp24s0np0/ecn/roce_np/enable/3": "1", "/sys/class/net/enp24s0np0/ecn/roce_np/enable/4": "1",
+        "/sys/class/net/enp24s0np0/ecn/roce_rp/enable/3": "1", "/sys/class/net/enp24s0np0/ecn/roce_rp/enable/4": "1",
+        "/sys/class/net/enp24s0np0/ecn/roce_np/cnp_dscp": "48", "/sys/class/net/enp24s0np0/ecn/roce_np/cnp_802p_prio": "6",
+        "/sys/class/infiniband/mlx5_0/tc/1/traffic_class": "106"}
+    assert steps[-1] == {"argv": ["cma_roce_tos", "-d", "mlx5_0", "-p", "1", "-t", "106"]}
+    # a setting left alone (null) is not replayed either
+    _ifaces, desired = rq.desired_state({"interfaces": ["enp24s0np0"], "traffic_class": None, "cma_roce_tos": None,
+                                         "trust": None})
+    steps = rq.replay("enp24s0np0", desired, "mlx5_0", 1)
+    assert steps[0]["argv"] == ["mlnx_qos", "-i", "enp24s0np0", "--pfc", "0,0,0,1,0,0,0,0"]
+    assert not [s for s in steps if "infiniband" in s.get("write", "") or s.get("argv", [""])[0] == "cma_roce_tos"]
+
+
+def test_replay_script_looks_the_rdma_device_up_and_quotes_every_word():
+    _ifaces, desired = rq.desired_state({"interfaces": ["enp24s0np0"]})
+    entry = {"interface": "enp24s0np0", "rdma_device": "mlx5_0", "replay": rq.replay("enp24s0np0", desired, "mlx5_0", 1)}
+    text = rq.replay_script([entry], root="/var/lib/mlxsim/root/")
+    assert text.startswith("#!/bin/sh\n")
+    assert "\nROOT=/var/lib/mlxsim/root\n" in text
+    assert "        rdma=$(rdma_of enp24s0np0) ||" in text
+    assert "        put /sys/class/infiniband/\"$rdma\"/tc/1/traffic_class 106\n" in text
+    assert "        tos cma_roce_tos -d \"$rdma\" -p 1 -t 106\n" in text
+    assert "mlx5_0" not in text                       # the name is looked up when the script runs
+    assert "    for i in enp24s0np0; do apply \"$i\"; done\n" in text
+    assert "\nROOT=''\n" in rq.replay_script([entry])
+    assert rq._sh("a'b", None) == "'a'\"'\"'b'"
+    with pytest.raises(rq.InvalidValue, match="interface and replay"):
+        rq.replay_script([{"rdma_device": "mlx5_0"}])

@@ -15,7 +15,11 @@ def run(monkeypatch, capsys, tmp_path):
     """run(args, ports, check=False, **host) -> (failed?, result, fake)."""
     def _run(args, ports, check=False, fake=None, **kwargs):
         fake = fake or FakeHost(tmp_path, ports, **kwargs)
-        monkeypatch.setattr(roce_qos, "HostReader", lambda timeout=None: fake.reader())
+        def reader(root="/", timeout=None):
+            fake.roots.append(root)
+            return fake.reader()
+        fake.roots = []
+        monkeypatch.setattr(roce_qos, "HostReader", reader)
         args = dict(args)
         if check:
             args["_ansible_check_mode"] = True
@@ -31,6 +35,16 @@ def test_compliant_host(run):
     assert not failed and out["changed"] is False and fake.writes == []
     assert out["msg"] == "RoCE QoS already as wanted on %s, %s" % (A, B)
     assert out["diff"]["before"] == out["diff"]["after"]
+
+
+def test_root_reaches_the_host_reader_and_replay_sets_everything(run):
+    failed, out, fake = run({"interfaces": [A], "root": "/var/lib/mlxsim/root"}, {A: compliant_port("mlx5_0")},
+                            compliant=True)
+    assert not failed and fake.roots == ["/var/lib/mlxsim/root"]
+    replay = out["interfaces"][0]["replay"]
+    assert replay[0] == {"argv": ["mlnx_qos", "-i", A, "--trust", "dscp", "--pfc", "0,0,0,1,0,0,0,0"]}
+    assert replay[-1] == {"argv": ["cma_roce_tos", "-d", "mlx5_0", "-p", "1", "-t", "106"]}
+    assert out["interfaces"][0]["commands"] == []
 
 
 def test_fresh_host_then_idempotent(run):
