@@ -64,6 +64,7 @@ molecule: venv collection image
 	$(BIN)/molecule test
 	$(BIN)/molecule test -s ofed
 	$(BIN)/molecule test -s driver_firmware
+	$(BIN)/molecule test -s roce_qos
 
 bench: venv collection image
 	$(BIN)/python tests/bench/run.py
