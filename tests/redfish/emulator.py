@@ -46,6 +46,7 @@ USER = "admin"
 DEFAULT_MODEL = "PowerEdge XE9680"
 # werkzeug's request log line: "PATCH /redfish/v1/Systems/x/BIOS/Settings HTTP/1.1" 204 -
 REQUEST_RE = re.compile(r'"(?P<method>[A-Z]+) (?P<path>\S+) HTTP/[\d.]+" (?P<status>\d{3})')
+ANSI_RE = re.compile(r"\x1b\[[0-9;]*m")  # werkzeug colours the method
 WRITES = ("PATCH", "POST", "PUT", "DELETE")
 
 
@@ -247,7 +248,7 @@ class Emulator:
             text = self.log_path.read_text(errors="replace")
         except OSError:
             return []
-        return [(m["method"], m["path"], int(m["status"])) for m in REQUEST_RE.finditer(text)]
+        return [(m["method"], m["path"], int(m["status"])) for m in REQUEST_RE.finditer(ANSI_RE.sub("", text))]
 
     def writes(self):
         return [request for request in self.requests() if request[0] in WRITES]
