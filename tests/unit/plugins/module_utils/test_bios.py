@@ -6,7 +6,11 @@ attribute and what is allowed - with the attribute tables of the Redfish emulato
 traceback, and a generated valid plan applied by a reset leaves every wanted attribute current."""
 import copy
 import json
+import os
 import re
+import subprocess
+import sys
+from pathlib import Path
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -318,6 +322,20 @@ def test_the_filter_documents_every_argument():
     arguments = set(inspect.signature(plugin.bios_plan).parameters) - {"spec"}
     assert documented == arguments | {"_input"}
     assert set(yaml.safe_load(plugin.RETURN)["_value"]["contains"]) == set(plan_of())
+
+
+@pytest.mark.parametrize("kind, name", [("filter", "gpufabric.mlnx.bios_plan"), ("role", "gpufabric.mlnx.platform")])
+def test_ansible_doc_renders(kind, name, tmp_path):
+    tool = Path(sys.executable).with_name("ansible-doc")
+    if not tool.exists():
+        pytest.skip("ansible-doc not beside this python")
+    collections = Path(os.path.abspath(plugin.__file__)).parents[5]
+    env = dict(os.environ, ANSIBLE_COLLECTIONS_PATH=str(collections), ANSIBLE_HOME=str(tmp_path), NO_COLOR="1",
+               ANSIBLE_CONFIG=str(REPO / "ansible.cfg"))
+    out = subprocess.run([str(tool), "-t", kind, name], env=env, capture_output=True, text=True, timeout=120,
+                         check=False)
+    assert out.returncode == 0, out.stderr
+    assert "gpufabric_platform_bios" in out.stdout and "[WARNING]" not in out.stderr
 
 
 # ---------------------------------------------------------------- hypothesis
