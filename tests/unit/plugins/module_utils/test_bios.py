@@ -1,4 +1,4 @@
-"""The BIOS plan core (plugins/module_utils/_bios.py) and its filter bios_plan: which attributes are set
+"""The BIOS plan core (plugins/module_utils/_bios.py): which attributes are set
 (only those neither current nor already pending), what is pending after, whether a reset is needed,
 the per-model set / default / switches / overrides, every problem at once naming host, inventory entry,
 attribute and what is allowed - with the attribute tables of the Redfish emulator's models
@@ -6,18 +6,13 @@ attribute and what is allowed - with the attribute tables of the Redfish emulato
 traceback, and a generated valid plan applied by a reset leaves every wanted attribute current."""
 import copy
 import json
-import os
 import re
-import subprocess
-import sys
-from pathlib import Path
 
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from _paths import REPO
-from ansible_collections.gpufabric.mlnx.plugins.filter import bios_plan as plugin
 from ansible_collections.gpufabric.mlnx.plugins.module_utils import _bios as bios
 
 MODELS = json.loads((REPO / "tests" / "redfish" / "bios_models.json").read_text())
@@ -303,39 +298,6 @@ def test_bad_bmc_answers():
     assert result["problems"][:2] == [
         "%s: Bios: the BMC's current BIOS attributes must be a mapping, not a list" % HOST,
         "%s: Bios/Settings: the BMC's pending BIOS attributes must be a mapping, not the string \"none\"" % HOST]
-
-
-# ---------------------------------------------------------------- the filter
-
-def test_the_filter_is_the_core():
-    filters = plugin.FilterModule().filters()
-    assert sorted(filters) == ["bios_plan"]
-    args = dict(host=HOST, model=DELL, current=factory(DELL), pending={"SysProfile": "PerfOptimized"},
-                registry=registry(DELL), sriov=True, iommu=False, overrides={"LogicalProc": "Disabled"})
-    assert filters["bios_plan"](SPEC, **args) == bios.plan(SPEC, **args)
-
-
-def test_the_filter_documents_every_argument():
-    import inspect
-    import yaml
-    documented = set(yaml.safe_load(plugin.DOCUMENTATION)["options"])
-    arguments = set(inspect.signature(plugin.bios_plan).parameters) - {"spec"}
-    assert documented == arguments | {"_input"}
-    assert set(yaml.safe_load(plugin.RETURN)["_value"]["contains"]) == set(plan_of())
-
-
-@pytest.mark.parametrize("kind, name", [("filter", "gpufabric.mlnx.bios_plan"), ("role", "gpufabric.mlnx.platform")])
-def test_ansible_doc_renders(kind, name, tmp_path):
-    tool = Path(sys.executable).with_name("ansible-doc")
-    if not tool.exists():
-        pytest.skip("ansible-doc not beside this python")
-    collections = Path(os.path.abspath(plugin.__file__)).parents[5]
-    env = dict(os.environ, ANSIBLE_COLLECTIONS_PATH=str(collections), ANSIBLE_HOME=str(tmp_path), NO_COLOR="1",
-               ANSIBLE_CONFIG=str(REPO / "ansible.cfg"))
-    out = subprocess.run([str(tool), "-t", kind, name], env=env, capture_output=True, text=True, timeout=120,
-                         check=False)
-    assert out.returncode == 0, out.stderr
-    assert "gpufabric_platform_bios" in out.stdout and "[WARNING]" not in out.stderr
 
 
 # ---------------------------------------------------------------- hypothesis
