@@ -1,0 +1,229 @@
+"""The platform role's BIOS tasks run for real: ansible-playbook (tests/redfish/bios_play.yml) against
+Redfish BMC emulators on 127.0.0.1 (tests/redfish: sushy-emulator with BIOS settings pending until a
+reset), one per server - a Dell PowerEdge XE9680 and an HPE ProLiant XL675d Gen10 Plus.
+
+Every step is checked on the emulators' state (GET Bios, GET Bios/Settings, the requests they
+answered), not only on what Ansible reports: check mode writes nothing; a run stages exactly the
+differing attributes and resets nothing; a second run changes nothing and still reports them
+pending; after a ComputerSystem.Reset they are current and nothing is pending; an unknown attribute,
+a value not allowed (found in the registry, or refused by the BMC itself) and a model without an
+attribute set fail naming host and attribute, and nothing is written. The BMC password never shows."""
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import yaml
+
+from _paths import REPO
+
+pytest.importorskip("sushy_tools", reason="sushy-tools (requirements.txt) runs the Redfish emulator")
+sys.path.insert(0, str(REPO / "tests" / "redfish"))
+from emulator import Emulator  # noqa: E402  pylint: disable=wrong-import-position
+
+PLAY = REPO / "tests" / "redfish" / "bios_play.yml"
+MODELS = json.loads((REPO / "tests" / "redfish" / "bios_models.json").read_text())
+DELL, HPE = "PowerEdge XE9680", "ProLiant XL675d Gen10 Plus"
+SERVERS = {"srv-r01-01": DELL, "srv-r01-02": HPE}
+SPEC = {"models": {DELL: {"SysProfile": "PerfOptimized", "ProcCStates": "Disabled"},
+                   HPE: {"WorkloadProfile": "HighPerformanceCompute(HPC)", "PowerRegulator": "StaticHighPerf"}}}
+# What a converge stages: the model's set plus SR-IOV on (the vendor's attribute), all differing from the factory.
+STAGED = {"srv-r01-01": {"SysProfile": "PerfOptimized", "ProcCStates": "Disabled", "SriovGlobalEnable": "Enabled"},
+          "srv-r01-02": {"WorkloadProfile": "HighPerformanceCompute(HPC)", "PowerRegulator": "StaticHighPerf",
+                         "Sriov": "Enabled"}}
+RECORD = "Record whether the BIOS waits for a reset"
+
+
+def factory(model):
+    return {entry["name"]: entry["value"] for entry in MODELS[model]["attributes"]}
+
+
+@pytest.fixture
+def bmcs(tmp_path):
+    """One emulated BMC per server, stopped after the test whatever happened."""
+    started = {}
+    try:
+        for host, model in SERVERS.items():
+            started[host] = Emulator(tmp_path / ("bmc-" + host), systems=[{"name": host, "model": model}]).start()
+        yield started
+    finally:
+        for bmc in started.values():
+            bmc.stop()
+
+
+def pending_of(bmc):
+    """The attributes pending on the BMC: those of Bios/Settings whose value differs from Bios (an iLO lists all)."""
+    current = bmc.bios()
+    return {name: value for name, value in bmc.pending().items() if current.get(name) != value}
+
+
+class Run:
+    def __init__(self, proc, passwords):
+        self.proc = proc
+        for password in passwords:  # no_log: the BMC password shows nowhere
+            assert password not in proc.stdout and password not in proc.stderr
+        try:
+            self.data = json.loads(proc.stdout)
+        except ValueError:
+            raise AssertionError("ansible-playbook printed no JSON:\n%s\n%s" % (proc.stdout, proc.stderr))
+
+    def __repr__(self):
+        return "rc=%s stats=%s failures=%s" % (self.proc.returncode, self.stats, self.failures())
+
+    @property
+    def stats(self):
+        return self.data["stats"]
+
+    def changed(self, host):
+        return self.stats[host]["changed"]
+
+    def task(self, name, host):
+        for play in self.data["plays"]:
+            for task in play["tasks"]:
+                if task["task"]["name"].split(" : ")[-1] == name and host in task["hosts"]:
+                    return task["hosts"][host]
+        raise AssertionError("task %r did not run on %s" % (name, host))
+
+    def facts(self, host):
+        return self.task(RECORD, host)["ansible_facts"]
+
+    def failures(self):
+        return {host: result.get("msg") for play in self.data["plays"] for task in play["tasks"]
+                for host, result in task["hosts"].items() if result.get("failed") and "censored" not in result}
+
+
+def run_play(tmp_path, bmcs, check=False, spec=None, **host_vars):
+    servers = {host: {"gpufabric_platform_bmc_address": bmc.baseuri, "gpufabric_platform_bmc_user": bmc.user,
+                      "gpufabric_platform_bmc_password": bmc.password, "gpufabric_platform_bmc_ca_path": str(bmc.ca_path)}
+               for host, bmc in bmcs.items()}
+    group = dict({"ansible_connection": "local", "ansible_python_interpreter": sys.executable,
+                  "gpufabric_platform_bios": SPEC if spec is None else spec,
+                  "gpufabric_platform_bios_sriov": True}, **host_vars)
+    inventory = tmp_path / "inventory.yml"
+    inventory.write_text(yaml.safe_dump({"all": {"children": {"servers": {"hosts": servers, "vars": group}}}}))
+    tool = Path(sys.executable).with_name("ansible-playbook")
+    if not tool.exists():
+        pytest.skip("ansible-playbook not beside this python")
+    collections = REPO.parents[2] if "ansible_collections" in REPO.parts else REPO / ".collections"
+    env = dict(os.environ, ANSIBLE_COLLECTIONS_PATH=str(collections), ANSIBLE_CONFIG=str(REPO / "ansible.cfg"),
+               ANSIBLE_LOCAL_TEMP=str(tmp_path / "tmp"), ANSIBLE_HOME=str(tmp_path / "home"), NO_COLOR="1",
+               ANSIBLE_STDOUT_CALLBACK="ansible.posix.json", ANSIBLE_FORKS="2")
+    argv = [str(tool), "-i", str(inventory), str(PLAY)] + (["--check"] if check else [])
+    proc = subprocess.run(argv, env=env, capture_output=True, text=True, timeout=600, check=False, cwd=str(tmp_path))
+    return Run(proc, [bmc.password for bmc in bmcs.values()])
+
+
+# ---------------------------------------------------------------- check, converge, again, reset, again
+
+def test_check_converge_rerun_reset(tmp_path, bmcs):
+    # Check mode: the plan is reported as a change, nothing is written.
+    run = run_play(tmp_path, bmcs, check=True)
+    assert run.proc.returncode == 0, run
+    for host, bmc in bmcs.items():
+        assert run.changed(host) == 1
+        assert run.facts(host)["gpufabric_platform_bios_pending_reset"] is True
+        assert run.facts(host)["gpufabric_platform_bios_pending"] == STAGED[host]
+        assert bmc.writes() == [] and pending_of(bmc) == {} and bmc.bios() == factory(SERVERS[host])
+
+    # Converge: exactly the differing attributes are staged, nothing current changes, no reset.
+    run = run_play(tmp_path, bmcs)
+    assert run.proc.returncode == 0, run
+    for host, bmc in bmcs.items():
+        assert run.changed(host) == 1
+        assert run.facts(host)["gpufabric_platform_bios_pending_reset"] is True
+        assert pending_of(bmc) == STAGED[host]
+        assert bmc.bios() == factory(SERVERS[host])
+        assert [(method, path.rsplit("/", 2)[-2:]) for method, path, _status in bmc.writes()] == [
+            ("PATCH", ["BIOS", "Settings"])]
+    assert any("PerfPerWattOptimizedDapc -> PerfOptimized" in line
+               for line in run.facts("srv-r01-01")["gpufabric_platform_bios_summary"])
+
+    # Again: nothing written, still pending.
+    run = run_play(tmp_path, bmcs)
+    assert run.proc.returncode == 0, run
+    for host, bmc in bmcs.items():
+        assert run.changed(host) == 0
+        assert run.facts(host)["gpufabric_platform_bios_pending_reset"] is True
+        assert run.facts(host)["gpufabric_platform_bios_pending"] == STAGED[host]
+        assert len(bmc.writes()) == 1 and pending_of(bmc) == STAGED[host]
+
+    # The server resets (the activate role's business, done here by hand): the settings are current.
+    for host, bmc in bmcs.items():
+        assert bmc.reset(reset_type="ForceRestart")[0] == 204
+        assert pending_of(bmc) == {}
+        assert bmc.bios() == dict(factory(SERVERS[host]), **STAGED[host])
+
+    run = run_play(tmp_path, bmcs)
+    assert run.proc.returncode == 0, run
+    for host, bmc in bmcs.items():
+        assert run.changed(host) == 0
+        assert run.facts(host)["gpufabric_platform_bios_pending_reset"] is False
+        assert run.facts(host)["gpufabric_platform_bios_pending"] == {}
+        assert [method for method, _path, _status in bmc.writes()] == ["PATCH", "POST"]  # ours, and our reset
+
+
+# ---------------------------------------------------------------- failures name host and attribute, write nothing
+
+def _only(bmcs, host):
+    return {host: bmcs[host]}
+
+
+def test_an_unknown_attribute_fails_naming_host_and_attribute(tmp_path, bmcs):
+    spec = {"models": {DELL: {"SysProfile": "PerfOptimized", "ProcCstates": "Disabled"}}}
+    run = run_play(tmp_path, _only(bmcs, "srv-r01-01"), spec=spec)
+    assert run.proc.returncode != 0
+    assert run.failures() == {"srv-r01-01": (
+        'srv-r01-01: gpufabric_platform_bios.models["PowerEdge XE9680"].ProcCstates: BIOS attribute ProcCstates is '
+        "unknown to this BIOS (PowerEdge XE9680); close names: ProcCStates")}
+    bmc = bmcs["srv-r01-01"]
+    assert bmc.writes() == [] and pending_of(bmc) == {} and bmc.bios() == factory(DELL)
+
+
+def test_a_value_not_in_the_registry_fails_before_writing(tmp_path, bmcs):
+    run = run_play(tmp_path, _only(bmcs, "srv-r01-02"), gpufabric_platform_bios_overrides={"PowerRegulator": "Max"})
+    assert run.proc.returncode != 0
+    assert run.failures() == {"srv-r01-02": (
+        'srv-r01-02: gpufabric_platform_bios_overrides.PowerRegulator: "Max" is not an allowed value of BIOS attribute '
+        "PowerRegulator on this BIOS (ProLiant XL675d Gen10 Plus) (allowed: DynamicPowerSavings, StaticLowPower, "
+        "StaticHighPerf, OsControl)")}
+    bmc = bmcs["srv-r01-02"]
+    assert bmc.writes() == [] and pending_of(bmc) == {}
+
+
+def test_a_value_the_bmc_refuses_fails_with_the_bmcs_words(tmp_path, bmcs):
+    """Without the registry the plan cannot know the values: the BMC refuses the PATCH (HTTP 400), nothing is staged."""
+    run = run_play(tmp_path, _only(bmcs, "srv-r01-01"), gpufabric_platform_bios_registry=False,
+                   gpufabric_platform_bios_overrides={"ProcCStates": "Off"})
+    assert run.proc.returncode != 0
+    message = run.failures()["srv-r01-01"]
+    bmc = bmcs["srv-r01-01"]
+    assert message.startswith("srv-r01-01: BMC %s refused the BIOS attributes ProcCStates=Off, SriovGlobalEnable=Enabled, "
+                              "SysProfile=PerfOptimized: HTTP Error 400 on PATCH request to " % bmc.baseuri), message
+    assert "The value 'Off' for the property ProcCStates is not in the list of acceptable values." in message
+    assert [(method, status) for method, _path, status in bmc.writes()] == [("PATCH", 400)]
+    assert pending_of(bmc) == {} and bmc.bios() == factory(DELL)
+
+
+def test_a_model_without_an_attribute_set_fails(tmp_path, bmcs):
+    spec = {"models": {"PowerEdge R760": {"SysProfile": "PerfOptimized"}}}
+    run = run_play(tmp_path, _only(bmcs, "srv-r01-01"), spec=spec)
+    assert run.failures() == {"srv-r01-01": (
+        'srv-r01-01: gpufabric_platform_bios.models["PowerEdge XE9680"]: model "PowerEdge XE9680" has no BIOS '
+        "attribute set and there is no gpufabric_platform_bios.default (models with a set: PowerEdge R760)")}
+    assert bmcs["srv-r01-01"].writes() == []
+
+
+def test_a_wrong_password_fails_without_showing_it(tmp_path, bmcs):
+    bmc = bmcs["srv-r01-01"]
+    real = bmc.password
+    bmc.password = "not-" + real  # what the inventory gets; Run checks neither shows
+    try:
+        run = run_play(tmp_path, _only(bmcs, "srv-r01-01"))
+    finally:
+        bmc.password = real
+    assert real not in run.proc.stdout
+    message = run.failures()["srv-r01-01"]
+    assert message.startswith("srv-r01-01: BMC %s: " % bmc.baseuri) and "401" in message, message
+    assert bmc.writes() == []
