@@ -431,8 +431,8 @@ def test_the_replay_script_run_by_udev_restores_everything(sim, monkeypatch, tmp
     assert read(root(sim) / "sys/class/net" / ETH2 / "ecn/roce_np/cnp_dscp") == "40\n"
     log = (tmp_path / "uevents.log").read_text().splitlines()
     assert log and all(line.endswith("rc=0") for line in log)
-    assert {line.split(":")[0] for line in log} == ({"add " + ETH2} if event[0] == "mlxfwreset"
-                                                   else {"add " + ETH, "add " + ETH2})
+    expected = {"add " + ETH2} if event[0] == "mlxfwreset" else {"add " + ETH, "add " + ETH2}
+    assert {line.split(":")[0] for line in log} == expected
 
 
 def test_the_replay_script_reports_a_setting_that_fails(sim, monkeypatch, tmp_path):

@@ -15,6 +15,7 @@ def run(monkeypatch, capsys, tmp_path):
     """run(args, ports, check=False, **host) -> (failed?, result, fake)."""
     def _run(args, ports, check=False, fake=None, **kwargs):
         fake = fake or FakeHost(tmp_path, ports, **kwargs)
+
         def reader(root="/", timeout=None):
             fake.roots.append(root)
             return fake.reader()
