@@ -424,7 +424,7 @@ def plan(current, desired, interface=None):
     if "traffic_class" in desired and current.get("traffic_class") == "missing":
         raise Refused("%s: there is no traffic_class attribute for its RDMA device (mlx5_ib of DOCA-OFED / "
                       "MLNX_OFED provides /sys/class/infiniband/<dev>/tc/<port>/traffic_class; the inbox driver does "
-                      "not): set traffic_class to null to leave it" % interface, device=interface,
+                      "not): leave it with leave: [traffic_class]" % interface, device=interface,
                       parameter="traffic_class")
     for key in ("cma_roce_tos", "traffic_class"):
         if key in desired and current.get(key) != desired[key]:

@@ -21,7 +21,8 @@ description:
   - Bad input (a priority outside 0-7, a DSCP outside 0-63, a ToS outside 0-255, a O(prio_tc) that is not 8 values
     0-7, O(tc_bw) whose ETS classes do not add up to 100, an interface that is not there or not on an mlx5 device, the
     management interface) fails the task before anything is changed on any interface.
-  - A setting given as V(null) is left as it is.
+  - A setting named in O(leave) is left as it is (neither compared nor written); O(ecn_priorities), O(prio_tc),
+    O(tsa) and O(tc_bw) are left when not given.
   - These settings do not survive a reboot or a driver reload. RV(interfaces[].replay) lists what sets all of them;
     the gpufabric.mlnx.roce_qos role installs it as a script a udev rule runs when the interface appears.
 author:
@@ -116,6 +117,14 @@ options:
     description: Change the QoS of the interface that carries the management connection.
     type: bool
     default: false
+  leave:
+    description:
+      - Settings to leave as they are, for example V(traffic_class) on the inbox driver, which has no such attribute.
+        Ansible cannot pass V(null) for a setting with a default, so this is how one is switched off.
+    type: list
+    elements: str
+    choices: [trust, pfc_priorities, cnp_dscp, cnp_802p_prio, cma_roce_tos, traffic_class]
+    default: []
   root:
     description:
       - Where sysfs and configfs are, as a prefix of V(/sys) - V(/) on a real host. Tests and the simulated lab
@@ -295,13 +304,17 @@ def main():
             mgmt_interface=dict(type="str"),
             mgmt_address=dict(type="str"),
             allow_mgmt=dict(type="bool", default=False),
+            leave=dict(type="list", elements="str", default=[],
+                       choices=["trust", "pfc_priorities", "cnp_dscp", "cnp_802p_prio", "cma_roce_tos", "traffic_class"]),
             root=dict(type="path", default="/"),
             timeout=dict(type="int", default=60),
         ),
         supports_check_mode=True,
     )
+    params = dict(module.params)
+    params.update((key, None) for key in module.params["leave"])
     try:
-        result = converge(HostReader(root=module.params["root"], timeout=module.params["timeout"]), module.params, module.check_mode)
+        result = converge(HostReader(root=params["root"], timeout=params["timeout"]), params, module.check_mode)
     except MlnxError as err:
         module.fail_json(**err.fail_kwargs())
     out = dict(

@@ -94,3 +94,13 @@ def test_value_that_does_not_take_fails_the_task(run):
     assert failed and list(out["failed_interfaces"]) == [A]
     assert "trust=dscp did not take (now trust=pcp)" in out["failed_interfaces"][A]
     assert out["parameter"] == "trust" and [r["interface"] for r in out["interfaces"]] == [B]
+
+
+def test_leave_switches_a_setting_off(run):
+    failed, out, fake = run({"interfaces": [A], "leave": ["traffic_class", "cma_roce_tos"]}, {A: Port("mlx5_0")})
+    assert not failed and out["changed"]
+    changes = out["interfaces"][0]["changes"]
+    assert "traffic_class" not in changes and "cma_roce_tos" not in changes and "trust" in changes
+    assert not [s for s in out["interfaces"][0]["replay"] if s.get("argv", [""])[0] == "cma_roce_tos"]
+    failed, out, _fake = run({"interfaces": [A], "leave": ["mtu"]}, {}, fake=fake)
+    assert failed and "leave" in out["msg"] and "traffic_class" in out["msg"]

@@ -1,0 +1,288 @@
+# -*- coding: utf-8 -*-
+# Copyright: gpufabric.mlnx contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Power policy of a GPU server, the parts Linux owns: PCIe ASPM, NIC runtime power management,
+CPU frequency governor, and the kernel command line the running kernel booted with.
+
+Read (sysfs and procfs through ``HostReader``, whose ``root`` tests point at a simulated tree):
+
+- ``/sys/module/pcie_aspm/parameters/policy`` - ``[default] performance powersave powersupersave``,
+  the active policy in brackets (drivers/pci/pcie/aspm.c ``pcie_aspm_get_policy``);
+- every PCI function of NVIDIA networking (``vendor`` 0x15b3, ``class`` 0x02xxxx: Ethernet 0x020000,
+  InfiniBand 0x020700) under ``/sys/bus/pci/devices``, its ``power/control`` (``auto``: runtime PM
+  may suspend it; ``on``: never - Documentation/ABI/testing/sysfs-devices-power);
+- every CPU's ``cpufreq/scaling_governor`` and ``scaling_available_governors``;
+- ``/proc/cmdline``.
+
+Decide (pure): ``desired_state`` checks the options (bad input raises InvalidValue naming the option
+and what is allowed); ``plan(current, desired)`` lists each setting that differs with the sysfs writes
+that change it. Write only those, read again, fail naming the path when a value did not take.
+
+With ``pcie_aspm=off`` on the running kernel's command line ASPM is off for every link and the
+kernel refuses policy writes (EPERM): the policy is then left alone. A write refused otherwise means
+the firmware kept ASPM control (ACPI FADT/_OSC): the BIOS setting is the fix - reported, not failed.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+
+from ansible_collections.gpufabric.mlnx.plugins.module_utils._errors import InvalidValue, MlnxError, Refused
+
+NVIDIA_VENDOR = "0x15b3"
+ASPM_POLICIES = ("default", "performance", "powersave", "powersupersave")
+ASPM_POLICY_PATH = "/sys/module/pcie_aspm/parameters/policy"
+PCI_DEVICES = "/sys/bus/pci/devices"
+CPU_DIR = "/sys/devices/system/cpu"
+CMDLINE = "/proc/cmdline"
+GOVERNOR_RE = re.compile(r"^[a-z][a-z0-9_-]{0,31}$")
+KERNEL_ARG_RE = re.compile(r"^[A-Za-z0-9_.-]+(=[^\s\"']+)?$")
+CPU_RE = re.compile(r"^cpu(\d+)$")
+
+
+def _bad(option, value, why, allowed):
+    return InvalidValue("platform_power: %s=%r %s; allowed: %s. Nothing was changed." % (option, value, why, allowed),
+                        parameter=option, allowed=allowed)
+
+
+def desired_state(params):
+    """The options -> ``{"aspm_policy", "nic_power_control", "cpu_governor", "kernel_args"}`` (None: leave)."""
+    if not isinstance(params, dict):
+        raise InvalidValue("platform_power: the options must be a mapping, not %r" % (params,), parameter="options")
+    out = {"aspm_policy": None, "nic_power_control": None, "cpu_governor": None, "kernel_args": []}
+    policy = params.get("aspm_policy")
+    if policy is not None:
+        if not isinstance(policy, str) or policy.strip().lower() not in ASPM_POLICIES:
+            raise _bad("aspm_policy", policy, "is not a PCIe ASPM policy", ", ".join(ASPM_POLICIES))
+        out["aspm_policy"] = policy.strip().lower()
+    runtime_pm = params.get("nic_runtime_pm")
+    if runtime_pm is not None:
+        if not isinstance(runtime_pm, bool):
+            raise _bad("nic_runtime_pm", runtime_pm, "is not a boolean", "true (power/control auto), "
+                       "false (power/control on: never suspended)")
+        out["nic_power_control"] = "auto" if runtime_pm else "on"
+    governor = params.get("cpu_governor")
+    if governor is not None:
+        if not isinstance(governor, str) or not GOVERNOR_RE.match(governor.strip()):
+            raise _bad("cpu_governor", governor, "is not a cpufreq governor name", "a governor the CPUs list in "
+                       "scaling_available_governors, e.g. performance")
+        out["cpu_governor"] = governor.strip()
+    args = params.get("kernel_args") or []
+    if not isinstance(args, (list, tuple)):
+        raise _bad("kernel_args", args, "is not a list", "a list of kernel parameters such as pcie_aspm=off")
+    for index, arg in enumerate(args):
+        if not isinstance(arg, str) or not KERNEL_ARG_RE.match(arg):
+            raise _bad("kernel_args[%d]" % index, arg, "is not one kernel parameter",
+                       "name or name=value without spaces or quotes, e.g. pcie_aspm=off")
+    out["kernel_args"] = list(args)
+    return out
+
+
+# ---------------------------------------------------------------------------------- read
+
+def parse_aspm_policy(text):
+    """``[default] performance powersave powersupersave`` -> ``("default", [all four])``; (None, []) unread."""
+    if not text:
+        return None, []
+    words = text.split()
+    active = [w.strip("[]") for w in words if w.startswith("[") and w.endswith("]")]
+    return (active[0] if active else None), [w.strip("[]") for w in words]
+
+
+def _listdir(reader, path):
+    try:
+        return sorted(os.listdir(reader.path(path)))
+    except OSError:
+        return []
+
+
+def nic_functions(reader):
+    """``[{"pci", "class", "power_control"}]`` of every NVIDIA network PCI function, in PCI order."""
+    out = []
+    for pci in _listdir(reader, PCI_DEVICES):
+        base = "%s/%s" % (PCI_DEVICES, pci)
+        if (reader.read_sys(base + "/vendor") or "").strip().lower() != NVIDIA_VENDOR:
+            continue
+        klass = (reader.read_sys(base + "/class") or "").strip().lower()
+        if not klass.startswith("0x02"):
+            continue
+        out.append({"pci": pci, "class": klass, "power_control": reader.read_sys(base + "/power/control")})
+    return out
+
+
+def cpus(reader):
+    """``[{"cpu", "governor", "available"}]`` of every CPU with cpufreq, in CPU order."""
+    out = []
+    names = [n for n in _listdir(reader, CPU_DIR) if CPU_RE.match(n)]
+    for name in sorted(names, key=lambda n: int(CPU_RE.match(n).group(1))):
+        base = "%s/%s/cpufreq" % (CPU_DIR, name)
+        governor = reader.read_sys(base + "/scaling_governor")
+        if governor is None:
+            continue
+        out.append({"cpu": name, "governor": governor.strip(),
+                    "available": (reader.read_sys(base + "/scaling_available_governors") or "").split()})
+    return out
+
+
+def read_state(reader):
+    policy, available = parse_aspm_policy(reader.read_sys(ASPM_POLICY_PATH))
+    cmdline = (reader.read_sys(CMDLINE) or "").split()
+    return {"aspm_policy": policy, "aspm_available": available, "cmdline": cmdline,
+            "nics": nic_functions(reader), "cpus": cpus(reader)}
+
+
+# ---------------------------------------------------------------------------------- decide
+
+def aspm_off_by_cmdline(cmdline):
+    return "pcie_aspm=off" in (cmdline or [])
+
+
+def missing_kernel_args(cmdline, wanted):
+    """The wanted kernel parameters the running kernel did not boot with (``name=value`` exact, ``name`` alone
+    present in any form)."""
+    have = set(cmdline or [])
+    names = {arg.split("=", 1)[0] for arg in have}
+    return [arg for arg in wanted if (arg not in have if "=" in arg else arg not in names)]
+
+
+def plan(current, desired):
+    """Pure: ``{"changes": {setting: {"before", "after"}}, "writes": [{"write", "value"}], "notes": [...]}``.
+
+    Settings: ``aspm_policy``, ``power/control <pci>`` per NIC function, ``scaling_governor <cpuN>`` per CPU.
+    Raises Refused (nothing written) for a governor or policy this host does not offer.
+    """
+    changes, writes, notes = {}, [], []
+    policy = desired.get("aspm_policy")
+    if policy is not None:
+        if current.get("aspm_policy") is None:
+            notes.append("%s is not there: the kernel has no PCIe ASPM support (CONFIG_PCIEASPM), nothing to set"
+                         % ASPM_POLICY_PATH)
+        elif aspm_off_by_cmdline(current.get("cmdline")):
+            notes.append("ASPM is off by the kernel command line (pcie_aspm=off); the policy is left as it is")
+        elif policy not in current.get("aspm_available", []):
+            raise Refused("platform_power: aspm_policy=%s is not offered by this kernel; %s lists: %s. Nothing was "
+                          "changed." % (policy, ASPM_POLICY_PATH, ", ".join(current["aspm_available"])),
+                          parameter="aspm_policy", allowed=current["aspm_available"])
+        elif current["aspm_policy"] != policy:
+            changes["aspm_policy"] = {"before": current["aspm_policy"], "after": policy}
+            writes.append({"write": ASPM_POLICY_PATH, "value": policy})
+    control = desired.get("nic_power_control")
+    if control is not None:
+        for nic in current.get("nics", []):
+            path = "%s/%s/power/control" % (PCI_DEVICES, nic["pci"])
+            if nic["power_control"] is None:
+                raise Refused("platform_power: %s is not there (no runtime PM control for %s). Nothing was changed."
+                              % (path, nic["pci"]), device=nic["pci"], parameter="nic_runtime_pm")
+            if nic["power_control"] != control:
+                changes["power/control %s" % nic["pci"]] = {"before": nic["power_control"], "after": control}
+                writes.append({"write": path, "value": control})
+    governor = desired.get("cpu_governor")
+    if governor is not None:
+        lacking = [c["cpu"] for c in current.get("cpus", []) if governor not in c["available"]]
+        if lacking:
+            offered = sorted({g for c in current["cpus"] if c["cpu"] in lacking for g in c["available"]})
+            raise Refused("platform_power: cpu_governor=%s is not offered by %s (scaling_available_governors: %s). "
+                          "Nothing was changed." % (governor, _span(lacking), ", ".join(offered) or "none"),
+                          device=lacking, parameter="cpu_governor", allowed=offered)
+        if not current.get("cpus"):
+            notes.append("no CPU has cpufreq (no scaling_governor): the governor is left to the firmware")
+        for cpu in current.get("cpus", []):
+            if cpu["governor"] != governor:
+                changes["scaling_governor %s" % cpu["cpu"]] = {"before": cpu["governor"], "after": governor}
+                writes.append({"write": "%s/%s/cpufreq/scaling_governor" % (CPU_DIR, cpu["cpu"]), "value": governor})
+    return {"changes": changes, "writes": writes, "notes": notes}
+
+
+def _span(names):
+    """cpu0, cpu1, cpu2, cpu5 -> 'cpu0-cpu2, cpu5'."""
+    nums = sorted(int(CPU_RE.match(n).group(1)) for n in names if CPU_RE.match(n))
+    parts, start = [], None
+    for index, num in enumerate(nums):
+        if start is None:
+            start = num
+        if index + 1 == len(nums) or nums[index + 1] != num + 1:
+            parts.append("cpu%d" % start if start == num else "cpu%d-cpu%d" % (start, num))
+            start = None
+    return ", ".join(parts)
+
+
+# ---------------------------------------------------------------------------------- converge
+
+def _public(state):
+    governors = sorted({c["governor"] for c in state["cpus"]})
+    return {"aspm_policy": state["aspm_policy"],
+            "nic_power_control": {n["pci"]: n["power_control"] for n in state["nics"]},
+            "cpu_governors": governors, "cmdline": " ".join(state["cmdline"])}
+
+
+def converge(reader, params, check_mode=False):
+    """Everything the module does. Returns ``{"changed", "changes", "writes", "before", "after", "nics",
+    "kernel_args_missing", "reboot_required", "notes", "warnings"}``."""
+    desired = desired_state(params)
+    current = read_state(reader)
+    decided = plan(current, desired)
+    warnings = []
+    after = current
+    if decided["writes"] and not check_mode:
+        for step in decided["writes"]:
+            try:
+                reader.write_sys(step["write"], step["value"])
+            except PermissionError as exc:
+                if step["write"] != ASPM_POLICY_PATH:
+                    raise MlnxError("platform_power: cannot write %s to %s: %s" % (step["value"], step["write"], exc),
+                                    parameter=step["write"]) from exc
+                warnings.append("the kernel refuses to change the PCIe ASPM policy (%s): the firmware kept ASPM "
+                                "control - disable ASPM in the BIOS (platform role, Redfish) or boot with "
+                                "pcie_aspm=off" % exc)
+            except OSError as exc:
+                raise MlnxError("platform_power: cannot write %s to %s: %s" % (step["value"], step["write"], exc),
+                                parameter=step["write"]) from exc
+        after = read_state(reader)
+        still = plan(after, desired)["changes"]
+        if warnings:
+            still.pop("aspm_policy", None)
+        if still:
+            raise MlnxError("platform_power: did not take: %s" % "; ".join(
+                "%s is %s, not %s" % (k, v["before"], v["after"]) for k, v in sorted(still.items())),
+                parameter=sorted(still)[0])
+    elif decided["writes"]:
+        after = dict(current)
+        after["aspm_policy"] = decided["changes"].get("aspm_policy", {}).get("after", current["aspm_policy"])
+        control = desired.get("nic_power_control")
+        after["nics"] = [dict(n, power_control=control or n["power_control"]) for n in current["nics"]]
+        governor = desired.get("cpu_governor")
+        after["cpus"] = [dict(c, governor=governor or c["governor"]) for c in current["cpus"]]
+    missing = missing_kernel_args(current["cmdline"], desired["kernel_args"])
+    return {"changed": bool(decided["changes"]), "changes": decided["changes"], "writes": decided["writes"],
+            "before": _public(current), "after": _public(after), "nics": [n["pci"] for n in current["nics"]],
+            "kernel_args_missing": missing, "reboot_required": bool(missing), "notes": decided["notes"],
+            "warnings": warnings}
+
+
+def _grouped(changes):
+    """Change keys grouped: ``aspm_policy``, ``power/control of 0000:18:00.0, ...``, ``scaling_governor of cpu0-cpu7``."""
+    groups = {}
+    for key in sorted(changes):
+        kind, _sep, what = key.partition(" ")
+        groups.setdefault(kind, []).append(what)
+    out = []
+    for kind, whats in sorted(groups.items()):
+        if not whats[0]:
+            out.append(kind)
+        elif kind == "scaling_governor":
+            out.append("%s of %s" % (kind, _span(whats)))
+        else:
+            out.append("%s of %s" % (kind, ", ".join(whats)))
+    return out
+
+
+def summary(result, check_mode):
+    parts = []
+    if result["changes"]:
+        parts.append("%s %s" % ("would change" if check_mode else "changed", "; ".join(_grouped(result["changes"]))))
+    else:
+        parts.append("power policy already as wanted")
+    if result["kernel_args_missing"]:
+        parts.append("the running kernel lacks %s: a reboot is needed" % " ".join(result["kernel_args_missing"]))
+    return "; ".join(parts + result["notes"] + result["warnings"])
