@@ -98,7 +98,9 @@ def run_play(tmp_path, bmcs, check=False, spec=None, **host_vars):
     servers = {host: {"gpufabric_platform_bmc_address": bmc.baseuri, "gpufabric_platform_bmc_user": bmc.user,
                       "gpufabric_platform_bmc_password": bmc.password, "gpufabric_platform_bmc_ca_path": str(bmc.ca_path)}
                for host, bmc in bmcs.items()}
+    # the host side (kernel command line, sysfs) must never run on this machine: BIOS tasks only
     group = dict({"ansible_connection": "local", "ansible_python_interpreter": sys.executable,
+                  "gpufabric_platform_host_enabled": False,
                   "gpufabric_platform_bios": SPEC if spec is None else spec,
                   "gpufabric_platform_bios_sriov": True}, **host_vars)
     inventory = tmp_path / "inventory.yml"
