@@ -1,0 +1,292 @@
+# -*- coding: utf-8 -*-
+# Copyright: gpufabric.mlnx contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+"""The compute rails of one host, from its entries of the rail plan (_rail_plan.plan()["hosts"][host]):
+address, MTU, one routing table per rail with its connected and default routes, ``ip rule from
+<address> table <n>``, and the ARP/reverse-path sysctls multi-NIC same-subnet hosts need.
+
+Read with iproute2's JSON output (``ip -j addr show``, ``ip -j rule show``, ``ip -j route show table
+N`` - a table without routes does not exist: exit 2, ``FIB table does not exist``) and
+``/proc/sys/net/ipv4/conf/IF/*``. ``plan`` (pure) gives the ``ip`` argv lists and sysctl writes that
+bring the running system to the plan without a network restart; only the rail interfaces are ever
+named. ``netplan``, ``nm_keyfile`` and ``ifupdown`` (pure) render the same state for the host's
+network stack so it comes back at boot.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import json
+
+from ansible_collections.gpufabric.mlnx.plugins.module_utils._errors import InvalidValue, MlnxError, Refused
+
+SYSCTLS = {"arp_ignore": 1, "arp_announce": 2, "rp_filter": 2}
+SYSCTL_PATH = "/proc/sys/net/ipv4/conf/%s/%s"
+RULE_PRIORITY_BASE = 1000        # rail k: priority 1000 + k, before main (32766)
+ENTRY_KEYS = ("rail", "interface", "address", "prefix", "gateway", "table")
+
+
+def _bad(host, where, why, allowed):
+    return InvalidValue("rails: %s: %s %s; allowed: %s. Nothing was changed." % (host, where, why, allowed),
+                        parameter=where, allowed=allowed)
+
+
+def desired_state(host, entries, mtu=9000, sysctls=None, mgmt_interfaces=()):
+    """The host's plan entries -> ``[{rail, interface, address, prefix, network, gateway, table, priority}]``.
+
+    Raises InvalidValue for a malformed entry, a duplicated interface/table/address, an MTU outside
+    68-9216, a sysctl outside its values, or a rail on a management interface (naming the host and entry).
+    """
+    if not isinstance(entries, list) or not entries:
+        raise _bad(host, "rails", "is %r, not the host's list of rail plan entries" % (entries,),
+                   "gpufabric_rail_plan.hosts[<host>]")
+    if not isinstance(mtu, int) or isinstance(mtu, bool) or not 68 <= mtu <= 9216:
+        raise _bad(host, "mtu", "is %r" % (mtu,), "an integer 68-9216 (9000 for RoCE)")
+    wanted_sysctls = dict(SYSCTLS if sysctls is None else sysctls)
+    for name, value in wanted_sysctls.items():
+        allowed = {"arp_ignore": range(0, 9), "arp_announce": range(0, 3), "rp_filter": range(0, 3)}.get(name)
+        if allowed is None:
+            raise _bad(host, "sysctls.%s" % name, "is not managed", ", ".join(SYSCTLS))
+        if not isinstance(value, int) or isinstance(value, bool) or value not in allowed:
+            raise _bad(host, "sysctls.%s" % name, "is %r" % (value,), "%d-%d" % (allowed[0], allowed[-1]))
+    out, seen = [], {}
+    for index, entry in enumerate(entries):
+        where = "rails[%d]" % index
+        if not isinstance(entry, dict) or any(entry.get(k) is None for k in ENTRY_KEYS):
+            raise _bad(host, where, "lacks %s" % ", ".join(k for k in ENTRY_KEYS if not isinstance(entry, dict)
+                                                          or entry.get(k) is None),
+                       "an entry of gpufabric_rail_plan.hosts[<host>] (%s)" % ", ".join(ENTRY_KEYS))
+        try:
+            iface = ipaddress.IPv4Interface("%s/%s" % (entry["address"], entry["prefix"]))
+            gateway = ipaddress.IPv4Address(entry["gateway"])
+        except (ValueError, TypeError) as exc:
+            raise _bad(host, where, "has a bad address, prefix or gateway (%s)" % exc, "IPv4") from exc
+        if gateway not in iface.network:
+            raise _bad(host, where, "gateway %s is outside %s" % (gateway, iface.network), "an address of the rail's "
+                       "network")
+        name = str(entry["interface"])
+        if name in mgmt_interfaces:
+            raise Refused("rails: %s: %s puts rail %s on %s, the management interface. Nothing was changed."
+                          % (host, where, entry["rail"], name), device=name, parameter=where)
+        for key, value in (("interface", name), ("table", entry["table"]), ("address", str(iface.ip))):
+            if (key, value) in seen:
+                raise _bad(host, where, "repeats %s %s of %s" % (key, value, seen[(key, value)]), "one rail per "
+                           "interface, table and address")
+            seen[(key, value)] = where
+        out.append({"rail": entry["rail"], "interface": name, "address": str(iface.ip), "prefix": iface.network.prefixlen,
+                    "network": str(iface.network), "gateway": str(gateway), "table": int(entry["table"]),
+                    "priority": RULE_PRIORITY_BASE + int(entry["rail"])})
+    return {"rails": out, "mtu": mtu, "sysctls": wanted_sysctls}
+
+
+# ---------------------------------------------------------------------------------- read (iproute2 JSON)
+
+def parse_json(text, what):
+    try:
+        data = json.loads(text or "[]")
+    except ValueError as exc:
+        raise MlnxError("rails: cannot parse %s output: %s" % (what, exc), stdout=text) from exc
+    if not isinstance(data, list):
+        raise MlnxError("rails: %s output is not a list" % what, stdout=text)
+    return data
+
+
+def links(addr_json):
+    """``ip -j addr show`` -> ``{ifname: {"mtu", "up", "inet": ["a.b.c.d/p", ...] (global scope)}}``."""
+    out = {}
+    for link in addr_json:
+        out[link.get("ifname")] = {
+            "mtu": link.get("mtu"), "up": "UP" in (link.get("flags") or []),
+            "inet": ["%s/%s" % (a["local"], a["prefixlen"]) for a in link.get("addr_info") or []
+                     if a.get("family") == "inet" and a.get("scope", "global") == "global"]}
+    return out
+
+
+def rules(rule_json):
+    """``ip -j rule show`` -> ``[{"priority", "src", "table"}]`` (IPv4 rules; src 'all' or an address[/len])."""
+    out = []
+    for rule in rule_json:
+        src = rule.get("src", "all")
+        if rule.get("srclen") not in (None, 32):
+            src = "%s/%s" % (src, rule["srclen"])
+        out.append({"priority": rule.get("priority"), "src": src, "table": str(rule.get("table"))})
+    return out
+
+
+def routes(route_json):
+    """``ip -j route show table N`` -> ``{dst: {"dev", "gateway", "prefsrc"}}``."""
+    return {r.get("dst"): {"dev": r.get("dev"), "gateway": r.get("gateway"), "prefsrc": r.get("prefsrc")}
+            for r in route_json}
+
+
+# ---------------------------------------------------------------------------------- decide
+
+def plan(current, desired):
+    """Pure: ``{"changes": {rail interface: [what, ...]}, "steps": [{"argv": [...]} | {"write", "value"}]}``.
+
+    ``current``: ``{"links", "rules", "routes": {table: routes()}, "sysctls": {interface: {name: int|None}}}``.
+    A rail interface that is not there raises Refused (nothing is written). Other interfaces are never named.
+    """
+    changes, steps = {}, []
+    missing = [r["interface"] for r in desired["rails"] if r["interface"] not in current["links"]]
+    if missing:
+        raise Refused("rails: %s not on this host (interfaces: %s). Nothing was changed." % (
+            ", ".join(missing), ", ".join(sorted(n for n in current["links"] if n)) or "none"),
+            device=missing, parameter="rails", allowed=sorted(n for n in current["links"] if n))
+    for rail in desired["rails"]:
+        name, what = rail["interface"], []
+        link = current["links"][name]
+        if link["mtu"] != desired["mtu"]:
+            what.append("mtu %s -> %s" % (link["mtu"], desired["mtu"]))
+            steps.append({"argv": ["ip", "link", "set", "dev", name, "mtu", str(desired["mtu"])]})
+        if not link["up"]:
+            what.append("up")
+            steps.append({"argv": ["ip", "link", "set", "dev", name, "up"]})
+        want = "%s/%s" % (rail["address"], rail["prefix"])
+        for stale in link["inet"]:
+            if stale != want:
+                what.append("address %s removed" % stale)
+                steps.append({"argv": ["ip", "addr", "del", stale, "dev", name]})
+        if want not in link["inet"]:
+            what.append("address %s" % want)
+            steps.append({"argv": ["ip", "addr", "replace", want, "dev", name]})
+        table = current["routes"].get(rail["table"], {})
+        connected = {"dev": name, "gateway": None, "prefsrc": rail["address"]}
+        if table.get(rail["network"]) != connected:
+            what.append("table %d route %s" % (rail["table"], rail["network"]))
+            steps.append({"argv": ["ip", "route", "replace", rail["network"], "dev", name, "src", rail["address"],
+                                   "table", str(rail["table"])]})
+        default = {"dev": name, "gateway": rail["gateway"], "prefsrc": None}
+        if table.get("default") != default:
+            what.append("table %d default via %s" % (rail["table"], rail["gateway"]))
+            steps.append({"argv": ["ip", "route", "replace", "default", "via", rail["gateway"], "dev", name,
+                                   "table", str(rail["table"])]})
+        for stale in table:
+            if stale not in (rail["network"], "default"):
+                what.append("table %d route %s removed" % (rail["table"], stale))
+                steps.append({"argv": ["ip", "route", "del", stale, "table", str(rail["table"])]})
+        wanted_rule = {"priority": rail["priority"], "src": rail["address"], "table": str(rail["table"])}
+        ours = [r for r in current["rules"] if r["priority"] == rail["priority"] or r["table"] == str(rail["table"])]
+        for stale in ours:
+            if stale != wanted_rule:
+                what.append("rule %s from %s table %s removed" % (stale["priority"], stale["src"], stale["table"]))
+                steps.append({"argv": ["ip", "rule", "del", "priority", str(stale["priority"]), "from", stale["src"],
+                                       "table", stale["table"]]})
+        if wanted_rule not in ours:
+            what.append("rule %d from %s table %d" % (rail["priority"], rail["address"], rail["table"]))
+            steps.append({"argv": ["ip", "rule", "add", "priority", str(rail["priority"]), "from", rail["address"],
+                                   "table", str(rail["table"])]})
+        for key, value in sorted(desired["sysctls"].items()):
+            have = current["sysctls"].get(name, {}).get(key)
+            if have != value:
+                what.append("%s %s -> %s" % (key, have, value))
+                steps.append({"write": SYSCTL_PATH % (name, key), "value": str(value)})
+        if what:
+            changes[name] = what
+    return {"changes": changes, "steps": steps}
+
+
+# ---------------------------------------------------------------------------------- persist (pure renderers)
+
+def netplan(desired):
+    """netplan YAML (as a dict) for /etc/netplan/90-gpufabric-rails.yaml: the rails only, matched by name."""
+    ethernets = {}
+    for rail in desired["rails"]:
+        ethernets[rail["interface"]] = {
+            "mtu": desired["mtu"], "dhcp4": False, "dhcp6": False, "link-local": [], "optional": True,
+            "addresses": ["%s/%s" % (rail["address"], rail["prefix"])],
+            "routes": [{"to": rail["network"], "scope": "link", "from": rail["address"], "table": rail["table"]},
+                       {"to": "default", "via": rail["gateway"], "table": rail["table"]}],
+            "routing-policy": [{"from": rail["address"], "table": rail["table"], "priority": rail["priority"]}]}
+    return {"network": {"version": 2, "ethernets": ethernets}}
+
+
+def nm_keyfile(desired, rail):
+    """NetworkManager keyfile text of one rail (/etc/NetworkManager/system-connections/gpufabric-railK.nmconnection)."""
+    lines = [
+        "# gpufabric.mlnx rails - managed by Ansible, local changes are overwritten.",
+        "[connection]", "id=gpufabric-rail%s" % rail["rail"], "type=ethernet", "interface-name=%s" % rail["interface"],
+        "autoconnect=true", "", "[ethernet]", "mtu=%d" % desired["mtu"], "",
+        "[ipv4]", "method=manual", "address1=%s/%s" % (rail["address"], rail["prefix"]),
+        "route1=%s" % rail["network"], "route1_options=table=%d,src=%s" % (rail["table"], rail["address"]),
+        "route2=0.0.0.0/0,%s" % rail["gateway"], "route2_options=table=%d" % rail["table"],
+        "routing-rule1=priority %d from %s table %d" % (rail["priority"], rail["address"], rail["table"]),
+        "never-default=true", "", "[ipv6]", "method=disabled", ""]
+    return "\n".join(lines)
+
+
+def ifupdown(desired):
+    """/etc/network/interfaces.d/gpufabric-rails (Debian's ifupdown): static address, MTU, table and rule."""
+    out = ["# gpufabric.mlnx rails - managed by Ansible, local changes are overwritten."]
+    for rail in desired["rails"]:
+        table = str(rail["table"])
+        out += ["", "auto %s" % rail["interface"], "iface %s inet static" % rail["interface"],
+                "    address %s/%s" % (rail["address"], rail["prefix"]), "    mtu %d" % desired["mtu"],
+                "    post-up ip route replace %s dev %s src %s table %s" % (rail["network"], rail["interface"],
+                                                                            rail["address"], table),
+                "    post-up ip route replace default via %s dev %s table %s" % (rail["gateway"], rail["interface"], table),
+                "    post-up ip rule add priority %d from %s table %s || true" % (rail["priority"], rail["address"], table),
+                "    pre-down ip rule del priority %d from %s table %s || true" % (rail["priority"], rail["address"], table)]
+    return "\n".join(out) + "\n"
+
+
+def sysctl_conf(desired):
+    """/etc/sysctl.d/90-gpufabric-rails.conf: the ARP and rp_filter settings of each rail interface."""
+    out = ["# gpufabric.mlnx rails - managed by Ansible, local changes are overwritten.",
+           "# Several NICs in one host answer ARP only for their own address and route by source (arp_ignore=1,",
+           "# arp_announce=2, loose rp_filter=2)."]
+    for rail in desired["rails"]:
+        for key, value in sorted(desired["sysctls"].items()):
+            out.append("net.ipv4.conf.%s.%s = %d" % (rail["interface"].replace(".", "/"), key, value))
+    return "\n".join(out) + "\n"
+
+
+# ---------------------------------------------------------------------------------- converge
+
+def _ip_json(reader, argv, what, missing_ok=False):
+    rc, out, err = reader.run(argv, check=False)
+    if rc != 0:
+        if missing_ok and "FIB table does not exist" in (err or ""):
+            return []
+        raise MlnxError("rails: %s failed (rc=%d): %s" % (" ".join(argv), rc, (err or out or "").strip()),
+                        cmd=argv, rc=rc, stdout=out, stderr=err)
+    return parse_json(out, what)
+
+
+def read_state(reader, desired):
+    state = {"links": links(_ip_json(reader, ["ip", "-j", "addr", "show"], "ip -j addr show")),
+             "rules": rules(_ip_json(reader, ["ip", "-4", "-j", "rule", "show"], "ip -j rule show")),
+             "routes": {}, "sysctls": {}}
+    for rail in desired["rails"]:
+        state["routes"][rail["table"]] = routes(_ip_json(
+            reader, ["ip", "-4", "-j", "route", "show", "table", str(rail["table"])], "ip -j route show",
+            missing_ok=True))
+        values = {}
+        for key in desired["sysctls"]:
+            text = reader.read_sys(SYSCTL_PATH % (rail["interface"], key))
+            values[key] = int(text) if text is not None and text.strip().isdigit() else None
+        state["sysctls"][rail["interface"]] = values
+    return state
+
+
+def converge(reader, host, entries, mtu=9000, sysctls=None, mgmt_interfaces=(), check_mode=False):
+    """Everything the module does: ``{"changed", "changes", "steps", "desired"}``; raises before any write on
+    bad input or a missing interface, and after the writes when something did not take."""
+    desired = desired_state(host, entries, mtu, sysctls, mgmt_interfaces)
+    decided = plan(read_state(reader, desired), desired)
+    if decided["steps"] and not check_mode:
+        for step in decided["steps"]:
+            if "argv" in step:
+                reader.run(step["argv"])
+            else:
+                try:
+                    reader.write_sys(step["write"], step["value"])
+                except OSError as exc:
+                    raise MlnxError("rails: %s: cannot write %s to %s: %s" % (host, step["value"], step["write"], exc),
+                                    parameter=step["write"]) from exc
+        still = plan(read_state(reader, desired), desired)["changes"]
+        if still:
+            raise MlnxError("rails: %s: did not take: %s" % (host, "; ".join(
+                "%s: %s" % (k, ", ".join(v)) for k, v in sorted(still.items()))), device=sorted(still))
+    return {"changed": bool(decided["changes"]), "changes": decided["changes"], "steps": decided["steps"],
+            "desired": desired}

@@ -1,0 +1,149 @@
+"""The rails core on real iproute2 JSON output (data/iproute2, captured in a network namespace)."""
+import json
+import os
+
+import pytest
+
+from ansible_collections.gpufabric.mlnx.plugins.module_utils import _rails as rl
+from ansible_collections.gpufabric.mlnx.plugins.module_utils._errors import InvalidValue, Refused
+
+DATA = os.path.join(os.path.dirname(__file__), "data", "iproute2")
+RAIL0 = {"rail": 0, "interface": "enp24s0np0", "address": "198.18.0.2", "prefix": 26, "gateway": "198.18.0.1",
+         "table": 100, "network": "198.18.0.0/26"}
+RAIL1 = {"rail": 1, "interface": "enp64s0np0", "address": "198.18.16.9", "prefix": 26, "gateway": "198.18.16.1",
+         "table": 101, "network": "198.18.16.0/26"}
+
+
+def _load(name):
+    with open(os.path.join(DATA, name)) as fh:
+        return json.load(fh)
+
+
+def captured(sysctls=None):
+    return {"links": rl.links(_load("addr.json")), "rules": rl.rules(_load("rule.json")),
+            "routes": {100: rl.routes(_load("route_table100.json")), 101: {}},
+            "sysctls": sysctls or {"enp24s0np0": {"arp_ignore": 0, "arp_announce": 0, "rp_filter": 0},
+                                   "enp64s0np0": {"arp_ignore": 0, "arp_announce": 0, "rp_filter": 0}}}
+
+
+def test_parsers_on_the_capture():
+    links = rl.links(_load("addr.json"))
+    assert links["enp24s0np0"] == {"mtu": 9000, "up": True, "inet": ["198.18.0.2/26"]}
+    assert links["enp64s0np0"] == {"mtu": 1500, "up": True, "inet": ["198.18.16.9/26", "198.18.99.9/24"]}
+    assert links["lo"]["inet"] == []                                     # 127.0.0.1 is scope host; lo is down
+    assert {"priority": 1000, "src": "198.18.0.2", "table": "100"} in rl.rules(_load("rule.json"))
+    assert rl.routes(_load("route_table100.json")) == {
+        "default": {"dev": "enp24s0np0", "gateway": "198.18.0.1", "prefsrc": None},
+        "198.18.0.0/26": {"dev": "enp24s0np0", "gateway": None, "prefsrc": "198.18.0.2"}}
+
+
+def test_plan_on_the_capture():
+    desired = rl.desired_state("srv-a", [RAIL0, RAIL1])
+    result = rl.plan(captured(), desired)
+    assert result["changes"]["enp24s0np0"] == ["arp_announce 0 -> 2", "arp_ignore 0 -> 1", "rp_filter 0 -> 2"]
+    assert result["changes"]["enp64s0np0"][:6] == [
+        "mtu 1500 -> 9000", "address 198.18.99.9/24 removed", "table 101 route 198.18.16.0/26",
+        "table 101 default via 198.18.16.1", "rule 1001 from 198.18.16.9 table 101", "arp_announce 0 -> 2"]
+    argvs = [s["argv"] for s in result["steps"] if "argv" in s]
+    assert argvs == [
+        ["ip", "link", "set", "dev", "enp64s0np0", "mtu", "9000"],
+        ["ip", "addr", "del", "198.18.99.9/24", "dev", "enp64s0np0"],
+        ["ip", "route", "replace", "198.18.16.0/26", "dev", "enp64s0np0", "src", "198.18.16.9", "table", "101"],
+        ["ip", "route", "replace", "default", "via", "198.18.16.1", "dev", "enp64s0np0", "table", "101"],
+        ["ip", "rule", "add", "priority", "1001", "from", "198.18.16.9", "table", "101"]]
+    assert {"write": "/proc/sys/net/ipv4/conf/enp64s0np0/arp_ignore", "value": "1"} in result["steps"]
+    assert all("lo" not in s.get("argv", []) and "p0" not in s.get("argv", []) for s in result["steps"])
+    done = captured({"enp24s0np0": dict(rl.SYSCTLS), "enp64s0np0": dict(rl.SYSCTLS)})
+    assert rl.plan(done, rl.desired_state("srv-a", [RAIL0]))["steps"] == []
+
+
+def test_stale_rule_of_the_table_is_replaced():
+    state = captured({"enp24s0np0": dict(rl.SYSCTLS)})
+    state["rules"].append({"priority": 1000, "src": "198.18.0.7", "table": "100"})
+    state["rules"] = [r for r in state["rules"] if r["src"] != "198.18.0.2"]
+    steps = rl.plan(state, rl.desired_state("srv-a", [RAIL0]))["steps"]
+    assert [s["argv"] for s in steps] == [["ip", "rule", "del", "priority", "1000", "from", "198.18.0.7", "table", "100"],
+                                          ["ip", "rule", "add", "priority", "1000", "from", "198.18.0.2", "table", "100"]]
+
+
+def test_missing_interface_refused_listing_what_is_there():
+    with pytest.raises(Refused, match=r"enp99s0np0 not on this host \(interfaces: enp24s0np0, enp64s0np0, lo, p0, p1\)"):
+        rl.plan(captured(), rl.desired_state("srv-a", [dict(RAIL0, interface="enp99s0np0")]))
+
+
+@pytest.mark.parametrize("entries, kwargs, words", [
+    ([], {}, ["srv-a: rails", "gpufabric_rail_plan.hosts"]),
+    ([dict(RAIL0, gateway=None)], {}, ["rails[0]", "lacks gateway"]),
+    ([dict(RAIL0, gateway="198.18.1.1")], {}, ["gateway 198.18.1.1 is outside 198.18.0.0/26"]),
+    ([RAIL0, dict(RAIL1, table=100)], {}, ["rails[1]", "repeats table 100 of rails[0]"]),
+    ([RAIL0], {"mtu": 9500}, ["mtu", "68-9216"]),
+    ([RAIL0], {"sysctls": {"arp_ignore": 9}}, ["sysctls.arp_ignore", "0-8"]),
+    ([RAIL0], {"sysctls": {"forwarding": 1}}, ["sysctls.forwarding", "is not managed"]),
+])
+def test_bad_input_names_host_entry_and_allowed(entries, kwargs, words):
+    with pytest.raises(InvalidValue) as err:
+        rl.desired_state("srv-a", entries, **kwargs)
+    for word in words:
+        assert word in str(err.value)
+
+
+def test_a_rail_on_the_management_interface_is_refused():
+    with pytest.raises(Refused, match="rail 0 on enp24s0np0, the management interface"):
+        rl.desired_state("srv-a", [RAIL0], mgmt_interfaces=["enp24s0np0"])
+
+
+def test_renderers():
+    desired = rl.desired_state("srv-a", [RAIL0, RAIL1])
+    plan = rl.netplan(desired)["network"]["ethernets"]["enp64s0np0"]
+    assert plan["addresses"] == ["198.18.16.9/26"] and plan["mtu"] == 9000
+    assert plan["routing-policy"] == [{"from": "198.18.16.9", "table": 101, "priority": 1001}]
+    assert {"to": "default", "via": "198.18.16.1", "table": 101} in plan["routes"]
+    key = rl.nm_keyfile(desired, desired["rails"][0])
+    assert "interface-name=enp24s0np0\n" in key and "routing-rule1=priority 1000 from 198.18.0.2 table 100\n" in key
+    assert "route2=0.0.0.0/0,198.18.0.1\nroute2_options=table=100\n" in key
+    text = rl.ifupdown(desired)
+    assert "iface enp64s0np0 inet static\n    address 198.18.16.9/26\n    mtu 9000\n" in text
+    assert "net.ipv4.conf.enp24s0np0.arp_ignore = 1\n" in rl.sysctl_conf(desired)
+
+
+@pytest.fixture
+def netns():
+    """A network namespace with two veth rails, as the capture was made (needs root and iproute2)."""
+    import shutil
+    import subprocess
+    if os.geteuid() != 0 or not shutil.which("ip"):
+        pytest.skip("needs root and iproute2")
+    name = "gfrails%d" % os.getpid()
+    if subprocess.run(["ip", "netns", "add", name], capture_output=True, check=False).returncode != 0:
+        pytest.skip("cannot create a network namespace here")
+    try:
+        for iface, peer in (("enp24s0np0", "p0"), ("enp64s0np0", "p1")):
+            subprocess.run(["ip", "-n", name, "link", "add", iface, "type", "veth", "peer", "name", peer], check=True)
+            subprocess.run(["ip", "-n", name, "link", "set", peer, "up"], check=True)
+        subprocess.run(["ip", "-n", name, "addr", "add", "198.18.99.9/24", "dev", "enp64s0np0"], check=True)
+        yield name
+    finally:
+        subprocess.run(["ip", "netns", "del", name], check=False)
+
+
+def test_converge_with_real_iproute2_then_idempotent(netns, monkeypatch):
+    import subprocess
+    from ansible_collections.gpufabric.mlnx.plugins.module_utils._ofed import HostReader
+
+    def execute(cmd, env=None, timeout=None):
+        proc = subprocess.run(["ip", "netns", "exec", netns] + list(cmd), capture_output=True, text=True,
+                              timeout=timeout, check=False)
+        return proc.returncode, proc.stdout, proc.stderr
+    sysctls = {}
+    reader = HostReader(execute=execute)
+    monkeypatch.setattr(reader, "read_sys", lambda path: sysctls.get(path, "0"))
+    monkeypatch.setattr(reader, "write_sys", lambda path, value: sysctls.__setitem__(path, str(value)))
+    check = rl.converge(reader, "srv-a", [RAIL0, RAIL1], check_mode=True)
+    first = rl.converge(reader, "srv-a", [RAIL0, RAIL1])
+    assert check["steps"] == first["steps"] and first["changed"]
+    assert "address 198.18.99.9/24 removed" in first["changes"]["enp64s0np0"]
+    again = rl.converge(reader, "srv-a", [RAIL0, RAIL1])
+    assert not again["changed"] and again["steps"] == []
+    out = subprocess.run(["ip", "-n", netns, "route", "get", "198.18.50.1", "from", "198.18.16.9"],
+                         capture_output=True, text=True, check=True).stdout
+    assert "via 198.18.16.1 dev enp64s0np0 table 101" in out
