@@ -1,0 +1,50 @@
+"""The rail_interfaces module in a network namespace with real iproute2 (test_rails' netns fixture)."""
+import json
+import subprocess
+
+import pytest
+from ansible.module_utils.testing import patch_module_args
+
+from ansible_collections.gpufabric.mlnx.plugins.module_utils._ofed import HostReader
+from ansible_collections.gpufabric.mlnx.plugins.modules import rail_interfaces
+from unit.plugins.module_utils.test_rails import RAIL0, RAIL1, netns  # noqa: F401  pylint: disable=unused-import
+
+
+@pytest.fixture
+def run(monkeypatch, capsys, netns):  # noqa: F811  pylint: disable=redefined-outer-name
+    sysctls = {}
+
+    def reader(root="/"):
+        def execute(cmd, env=None, timeout=None):
+            proc = subprocess.run(["ip", "netns", "exec", netns] + list(cmd), capture_output=True, text=True,
+                                  timeout=timeout, check=False)
+            return proc.returncode, proc.stdout, proc.stderr
+        host = HostReader(execute=execute, root=root)
+        host.read_sys = lambda path: sysctls.get(path, "0")
+        host.write_sys = lambda path, value: sysctls.__setitem__(path, str(value))
+        return host
+    monkeypatch.setattr(rail_interfaces, "HostReader", reader)
+
+    def _run(args, check=False):
+        args = dict(args, mgmt_interface="eth-mgmt")
+        if check:
+            args["_ansible_check_mode"] = True
+        with patch_module_args(args), pytest.raises(SystemExit) as exc:
+            rail_interfaces.main()
+        return exc.value.code != 0, json.loads(capsys.readouterr().out)
+    return _run
+
+
+def test_check_converge_idempotent(run):
+    failed, out = run({"rails": [RAIL0, RAIL1], "host": "srv-a"}, check=True)
+    assert not failed and out["changed"] and out["msg"].startswith("would change enp24s0np0: mtu 1500 -> 9000, up, address 198.18.0.2/26")
+    assert "gpufabric-rail1.nmconnection" in out["nm_keyfiles"]
+    failed, out = run({"rails": [RAIL0, RAIL1], "host": "srv-a"})
+    assert not failed and out["changed"]
+    failed, out = run({"rails": [RAIL0, RAIL1], "host": "srv-a"})
+    assert not failed and not out["changed"] and out["msg"] == "rails already as planned on enp24s0np0, enp64s0np0"
+
+
+def test_bad_entry_fails_naming_host_and_entry(run):
+    failed, out = run({"rails": [RAIL0, dict(RAIL1, table=100)], "host": "srv-a"})
+    assert failed and "srv-a: rails[1] repeats table 100 of rails[0]" in out["msg"]
