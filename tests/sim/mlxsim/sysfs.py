@@ -32,7 +32,8 @@ Host:
   sys/kernel/config/rdma_cm/                      configfs of rdma_cm (cma_roce_tos mkdirs DEV there)
   sys/module/pcie_aspm/parameters/policy          "[default] performance powersave powersupersave " (the
                                                   boot's pcie_aspm.policy= selects another; a written
-                                                  bare name is shown bracketed by the next tool run)
+                                                  bare name is shown bracketed after the next ensure/build:
+                                                  mlnx_qos, cma_roce_tos, driver-reload, level-3 reset)
   sys/devices/system/cpu/{online,possible,present} 0-N-1
   sys/devices/system/cpu/cpufreq/policyK/{scaling_governor,scaling_available_governors,scaling_driver}
   sys/devices/system/cpu/cpuK/cpufreq -> ../cpufreq/policyK   (one policy per CPU, as with
@@ -236,6 +237,7 @@ def build(state, reset=False, root=None, boot=False):
     root = root or root_path()
     with locked(root):
         _build(state, reset or boot, root, boot)
+        normalise(state, root)
     return root
 
 
