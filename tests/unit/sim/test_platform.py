@@ -6,8 +6,9 @@ texts come from the sources: the kernel (drivers/pci/probe.c pci_speed_string, d
 pcie_aspm_get_policy, drivers/cpufreq/cpufreq.c show_scaling_available_governors), Debian's grub2
 2.06-13+deb12u2 (/usr/sbin/grub-mkconfig, update-grub, /etc/grub.d/10_linux,
 /usr/share/grub/default/grub) and RHEL's grubby-bls (grubby 8.40, the script the grubby package
-installs as /usr/sbin/grubby), whose --info layout matches the public grubby outputs quoted in the
-module docstring of mlxsim/tools/boot.py.
+installs as /usr/sbin/grubby; its display_info_values gives the --info layout, which public outputs
+from RHEL 8/9 and Fedora hosts show the same way, e.g. the --info=ALL test data of the
+linux-system-roles bootloader role's unit tests).
 """
 import os
 import re
@@ -205,6 +206,9 @@ def test_aspm_policy_from_the_command_line_and_after_a_write(sim):
     policy.write_text("performance")                      # what `echo performance > policy` leaves in a plain file
     sim.out("mlnx_qos", "-i", "enp59s0f0np0")             # the next tool run shows it as the kernel does
     assert read(policy) == "default [performance] powersave powersupersave \n"
+    policy.write_text("powersupersave\n")
+    sim.run("mlxsim", "driver-reload", check_rc=0)
+    assert read(policy) == "default performance powersave [powersupersave] \n"
     sim.run("mlxsim", "reboot", check_rc=0)
     assert read(policy) == "[default] performance powersave powersupersave \n"
     grub_d(sim, "90-aspm.cfg", 'GRUB_CMDLINE_LINUX="$GRUB_CMDLINE_LINUX pcie_aspm.policy=powersave"\n')
