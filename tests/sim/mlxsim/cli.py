@@ -25,6 +25,10 @@ TOOLS = {
     "ofed_info": ("netinfo", "ofed_info"),
     "mlnx_qos": ("qos", "mlnx_qos"),
     "cma_roce_tos": ("qos", "cma_roce_tos"),
+    "update-grub": ("boot", "update-grub"),
+    "update-grub2": ("boot", "update-grub2"),
+    "grub-mkconfig": ("boot", "grub-mkconfig"),
+    "grubby": ("boot", "grubby"),
     "mlxsim": ("admin", "mlxsim"),
 }
 

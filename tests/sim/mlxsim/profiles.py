@@ -172,6 +172,26 @@ PROFILES = {
 }
 
 
+# The host around the cards (optional keys, defaults in HOST_DEFAULTS): logical CPUs and the cpufreq
+# driver. A DGX H100 has 2 x Intel Xeon Platinum 8480C (56 cores, 2 threads each: 224 logical CPUs;
+# DGX H100 User Guide, "Hardware Overview"), run by intel_pstate (Intel CPUs since Sandy Bridge with
+# HWP; Documentation/admin-guide/pm/intel_pstate.rst). ``mixed`` stands for an AMD host whose kernel
+# uses acpi-cpufreq (the second driver the platform role must handle).
+HOST_DEFAULTS = {"cpus": 8, "cpufreq_driver": "intel_pstate"}
+HOSTS = {
+    "dgx-h100": {"cpus": 224, "cpufreq_driver": "intel_pstate"},
+    "dgx-h100-noreset": {"cpus": 224, "cpufreq_driver": "intel_pstate"},
+    "mixed": {"cpus": 16, "cpufreq_driver": "acpi-cpufreq"},
+}
+
+
+def host_spec(name):
+    """The host keys of a profile, defaults filled in (unknown profile: the defaults)."""
+    spec = dict(HOST_DEFAULTS)
+    spec.update(HOSTS.get(name, {}))
+    return spec
+
+
 def card_specs(name):
     if name not in PROFILES:
         raise KeyError(name)

@@ -4,7 +4,7 @@ import json
 import os
 import sys
 
-from .. import faults, image, model, profiles, sysfs, versions
+from .. import faults, image, model, platform, profiles, sysfs, versions
 from .. import state as st
 
 USAGE = "mlxsim {init,reboot,driver-reload,boot-id,activity,show,fault,mkimage,calls,profiles} ..."
@@ -22,10 +22,15 @@ def _parser():
     i.add_argument("--mstflint-version", default=versions.DEFAULT_MSTFLINT)
     i.add_argument("--ofed", default="MLNX_OFED_LINUX-24.10-2.1.8.0")
     i.add_argument("--mst-started", action="store_true", help="start with the MST modules loaded")
+    i.add_argument("--cpus", type=int, help="logical CPUs (default: the profile's, else 8)")
+    i.add_argument("--cpufreq-driver", choices=sorted(platform.CPUFREQ),
+                   help="cpufreq driver (default: the profile's, else intel_pstate)")
+    i.add_argument("--bootloader", choices=["grub", "bls"], default="grub",
+                   help="boot configuration of the sysroot: grub (Debian 12, update-grub) or bls (RHEL 9, grubby)")
     i.add_argument("--state", dest="state2")
     i.add_argument("--force", action="store_true", help="overwrite an existing state")
 
-    r = sub.add_parser("reboot", help="simulated power cycle")
+    r = sub.add_parser("reboot", help="simulated power cycle (the kernel command line comes from the boot loader)")
     r.add_argument("--state", dest="state2")
 
     d = sub.add_parser("driver-reload", help="what /etc/init.d/openibd restart does: the runtime settings "
@@ -78,10 +83,12 @@ def _parser():
 
 
 def build_state(profile, hostname, mft_version=versions.DEFAULT_MFT, mstflint_version=versions.DEFAULT_MSTFLINT,
-                ofed="MLNX_OFED_LINUX-24.10-2.1.8.0", mst_started=False):
+                ofed="MLNX_OFED_LINUX-24.10-2.1.8.0", mst_started=False, cpus=None, cpufreq_driver=None,
+                bootloader="grub"):
     """The initial state dict of a host (what `mlxsim init` writes)."""
     specs = profiles.card_specs(profile)
     return {
+        "platform": platform.build_host(profile, hostname, cpus, cpufreq_driver, bootloader),
         "version": st.STATE_VERSION,
         "hostname": hostname,
         "profile": profile,
@@ -100,10 +107,16 @@ def cmd_init(a):
     if st.exists() and not a.force:
         sys.stderr.write("mlxsim: state %s exists (use --force)\n" % st.state_path())
         return 1
-    data = build_state(a.profile, a.hostname, a.mft_version, a.mstflint_version, a.ofed, a.mst_started)
+    if a.cpus is not None and a.cpus < 1:
+        sys.stderr.write("mlxsim: --cpus must be at least 1\n")
+        return 2
+    data = build_state(a.profile, a.hostname, a.mft_version, a.mstflint_version, a.ofed, a.mst_started,
+                       a.cpus, a.cpufreq_driver, a.bootloader)
     cards = data["cards"]
     st.save(data)
-    sysfs.build(data, reset=True)
+    root = sysfs.root_path()
+    platform.install(data["platform"], root)
+    sysfs.build(data, reset=True, root=root, boot=True)
     print("mlxsim: %s initialised from profile %s (%d cards, %d PCI functions) at %s" % (
         a.hostname, a.profile, len(cards), sum(len(c["functions"]) for c in cards), st.state_path()))
     return 0
@@ -131,7 +144,7 @@ def driver_reload_state(s):
 def cmd_reboot(a):
     with st.transaction() as s:
         reboot_state(s)
-    sysfs.come_up()
+    sysfs.come_up(boot=True)
     print("mlxsim: %s power cycled" % st.load().get("hostname"))
     return 0
 
@@ -181,6 +194,7 @@ def cmd_fault(a):
         fault.update(faults.parse_kv(a.opts))
         with st.transaction() as s:
             s.setdefault("faults", []).append(fault)
+        sysfs.refresh_links(st.load())
         print("mlxsim: fault added: %s" % json.dumps(fault, sort_keys=True))
         return 0
     if a.fcmd == "clear":
@@ -193,6 +207,7 @@ def cmd_fault(a):
             if not a.type or a.type == "missing_after_reset":
                 for c in s["cards"]:
                     c["missing"] = False
+        sysfs.refresh_links(st.load())
         print("mlxsim: faults cleared")
         return 0
     s = st.load()

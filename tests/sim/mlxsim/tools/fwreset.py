@@ -147,7 +147,7 @@ def run(tool, args):
             from .admin import reboot_state
             with st.transaction() as s:
                 reboot_state(s)
-            sysfs.come_up()
+            sysfs.come_up(boot=True)
             _step("Sending reboot command to machine")
             return 0
         _step("Sending Reset Command To Fw")
