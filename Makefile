@@ -65,6 +65,7 @@ molecule: venv collection image
 	$(BIN)/molecule test -s ofed
 	$(BIN)/molecule test -s driver_firmware
 	$(BIN)/molecule test -s roce_qos
+	$(BIN)/molecule test -s platform
 
 bench: venv collection image
 	$(BIN)/python tests/bench/run.py

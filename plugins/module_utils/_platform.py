@@ -87,6 +87,8 @@ def parse_aspm_policy(text):
         return None, []
     words = text.split()
     active = [w.strip("[]") for w in words if w.startswith("[") and w.endswith("]")]
+    if not active and len(words) == 1:     # a tree of plain files (tests, the simulator) keeps the name written
+        active = words
     return (active[0] if active else None), [w.strip("[]") for w in words]
 
 

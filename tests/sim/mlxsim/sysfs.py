@@ -342,7 +342,14 @@ def come_up(reset=True, card_id=None, root=None, boot=False):
     if boot:
         platform.power_cycle(root)
     root = build(state, reset=reset, root=root, boot=boot)
+    # PCI devices: "add" when they are enumerated (boot, a level-3 reset re-enumerates the card), "bind" when
+    # only the driver comes back (driver reload); udev applies the ATTR{} assignments of matching rules.
+    functions = [f for f in pci_functions(state) if card_id is None or f["card"] == card_id]
+    udev.add_pci({f["pci"]: os.path.join(root, "sys", "devices", PCI_HOST, f["pci"]) for f in functions},
+                 action="add" if boot or card_id is not None else "bind")
     udev.add_netdevs([p["netdev"] for p in ports(state) if card_id is None or p["card"] == card_id])
+    if boot:
+        udev.boot_units(platform.sysroot())
     return root
 
 

@@ -60,3 +60,36 @@ def test_boot_runs_the_enabled_oneshot_units(tmp_path, monkeypatch):
     done = udev.boot_units(str(tmp_path))
     assert [(unit, rc) for unit, _cmd, rc in done] == [("gov.service", 0)]
     assert out.read_text() == "performance\n"
+
+
+def test_reboot_driver_reload_and_reset_run_the_pci_rule_and_boot_units(sim, tmp_path):
+    """The platform role's persistence on the simulator: power/control back to auto on a power cycle and a
+    level-3 reset, set to on again by the udev rule; the governor unit run at boot."""
+    sim.init("cx6dx-roce", cli=True)
+    rules = tmp_path / "rules.d"
+    rules.mkdir()
+    sim.env["MLXSIM_UDEV_RULES"] = str(rules)
+    root = sim.dir / "root"
+    sysroot = root                                                 # tests: the sysroot is the tree's root
+    devices = sorted(p.name for p in (root / "sys/bus/pci/devices").iterdir())
+
+    def control():
+        return {d: (root / "sys/bus/pci/devices" / d / "power/control").read_text().strip() for d in devices}
+    sim.run("mlxsim", "reboot", check_rc=0)
+    assert set(control().values()) == {"auto"}                     # no rule: the boot default
+    (rules / "90-nic-power.rules").write_text(RULE)
+    wants = sysroot / "etc/systemd/system/multi-user.target.wants"
+    wants.mkdir(parents=True, exist_ok=True)
+    unit = sysroot / "etc/systemd/system/gov.service"
+    unit.write_text("[Service]\nType=oneshot\nExecStart=/bin/sh -c 'for g in %s/sys/devices/system/cpu/cpu*/cpufreq/"
+                    "scaling_governor; do echo performance > \"$g\"; done'\n" % root)
+    os.symlink(str(unit), str(wants / "gov.service"))
+    sim.run("mlxsim", "reboot", check_rc=0)
+    assert set(control().values()) == {"on"} and devices
+    governors = {p.read_text().strip() for p in root.glob("sys/devices/system/cpu/cpu*/cpufreq/scaling_governor")}
+    assert governors == {"performance"}
+    (root / "sys/bus/pci/devices" / devices[0] / "power/control").write_text("auto\n")
+    sim.run("mlxsim", "driver-reload", check_rc=0)                 # "bind" events: the rule runs again
+    assert set(control().values()) == {"on"}
+    log = (sim.dir / "uevents.log").read_text()
+    assert "bind %s: ATTR{power/control}=\"on\" ok" % devices[0] in log and "boot gov.service:" in log

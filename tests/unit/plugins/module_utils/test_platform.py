@@ -189,6 +189,7 @@ def test_helpers():
     assert pp.parse_aspm_policy("default [performance] powersave") == (
         "performance", ["default", "performance", "powersave"])
     assert pp.parse_aspm_policy(None) == (None, [])
+    assert pp.parse_aspm_policy("performance") == ("performance", ["performance"])   # a plain file, as written
     assert pp.missing_kernel_args(["pcie_aspm=force", "iommu=pt"], ["pcie_aspm", "iommu=pt", "intel_iommu=on"]) == [
         "intel_iommu=on"]
     assert pp._span(["cpu0", "cpu1", "cpu2", "cpu5", "cpu7", "cpu8"]) == "cpu0-cpu2, cpu5, cpu7-cpu8"
