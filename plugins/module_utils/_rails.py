@@ -53,8 +53,8 @@ def desired_state(host, entries, mtu=9000, sysctls=None, mgmt_interfaces=()):
     for index, entry in enumerate(entries):
         where = "rails[%d]" % index
         if not isinstance(entry, dict) or any(entry.get(k) is None for k in ENTRY_KEYS):
-            raise _bad(host, where, "lacks %s" % ", ".join(k for k in ENTRY_KEYS if not isinstance(entry, dict)
-                                                          or entry.get(k) is None),
+            lacking = [k for k in ENTRY_KEYS if not isinstance(entry, dict) or entry.get(k) is None]
+            raise _bad(host, where, "lacks %s" % ", ".join(lacking),
                        "an entry of gpufabric_rail_plan.hosts[<host>] (%s)" % ", ".join(ENTRY_KEYS))
         try:
             iface = ipaddress.IPv4Interface("%s/%s" % (entry["address"], entry["prefix"]))

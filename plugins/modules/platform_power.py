@@ -42,7 +42,7 @@ options:
   nic_runtime_pm:
     description:
       - Runtime power management of the NVIDIA NIC functions. V(false) writes V(on) to C(power/control) (the device is
-        never runtime-suspended: no wake-up latency), V(true) writes V(auto).
+        never runtime-suspended, so no wake-up latency), V(true) writes V(auto).
     type: bool
     default: false
   cpu_governor:

@@ -27,8 +27,8 @@ def test_attr_rules_write_only_the_matching_devices(tmp_path, monkeypatch):
                "0000:a0:00.0": _device(tmp_path, "0000:a0:00.0", "0x15b3", "0x060400"),     # a bridge
                "0000:01:00.0": _device(tmp_path, "0000:01:00.0", "0x8086", "0x020000")}     # Intel
     done = udev.add_pci(devices)
-    assert [(a, w, r) for a, w, r in done] == [("0000:18:00.0", "ATTR{power/control}=on", "ok"),
-                                               ("0000:40:00.0", "ATTR{power/control}=on", "ok")]
+    assert list(done) == [("0000:18:00.0", "ATTR{power/control}=on", "ok"),
+                          ("0000:40:00.0", "ATTR{power/control}=on", "ok")]
     control = {a: open(os.path.join(d, "power/control")).read() for a, d in devices.items()}
     assert control == {"0000:18:00.0": "on\n", "0000:40:00.0": "on\n", "0000:a0:00.0": "auto\n",
                        "0000:01:00.0": "auto\n"}
