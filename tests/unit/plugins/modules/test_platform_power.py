@@ -5,7 +5,7 @@ import pytest
 from ansible.module_utils.testing import patch_module_args
 
 from ansible_collections.gpufabric.mlnx.plugins.modules import platform_power
-from unit.plugins.module_utils.test_platform import Kernel, host  # noqa: F401  pylint: disable=unused-import
+from unit.plugins.module_utils.test_power_policy import Kernel, host  # noqa: F401  pylint: disable=unused-import
 
 
 @pytest.fixture
