@@ -66,6 +66,7 @@ molecule: venv collection image
 	$(BIN)/molecule test -s driver_firmware
 	$(BIN)/molecule test -s roce_qos
 	$(BIN)/molecule test -s platform
+	$(BIN)/molecule test -s rails
 
 bench: venv collection image
 	$(BIN)/python tests/bench/run.py

@@ -52,7 +52,8 @@ PROC_SYS_GLOBAL = ("abi", "crypto", "debug", "dev", "fs", "kernel", "user", "vm"
 _NAME = re.compile(r"^[a-z]([a-z0-9-]*[a-z0-9])?$")
 _HOST = re.compile(r"^[a-z0-9]([a-z0-9-]*[a-z0-9])?$")
 _ENV = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
-_TOP_KEYS = {"name", "image", "mgmt", "rails", "racks", "leaves", "time_scale", "rail_mtu",
+_IFNAME = re.compile(r"^[A-Za-z][A-Za-z0-9_.-]{0,14}$")
+_TOP_KEYS = {"name", "image", "mgmt", "rails", "racks", "leaves", "time_scale", "rail_mtu", "rail_names",
              "nic_mtu", "ipv6", "env"}
 
 
@@ -93,6 +94,11 @@ class Lab:
     nic_mtu: int = 1500
     ipv6: bool = False
     env: dict[str, str] = field(default_factory=dict)
+    rail_names: tuple[str, ...] = ()  # servers' rail interface names; empty: eth1..ethN
+
+    def rail_name(self, index: int) -> str:
+        """The name of rail ``index``'s interface in a server (eth1.. unless the lab file names them)."""
+        return self.rail_names[index] if self.rail_names else f"eth{index + 1}"
 
     @property
     def nodes(self) -> tuple[Node, ...]:
@@ -182,6 +188,14 @@ def load_lab(data: Any, source: str = "lab file") -> Lab:
         _need(isinstance(value, (str, int, float, bool)), f"{source}: env.{key}", "must be a scalar")
         env[key] = str(value).lower() if isinstance(value, bool) else str(value)
 
+    rail_names = top.get("rail_names") or []
+    _need(isinstance(rail_names, list) and (not rail_names or len(rail_names) == rails), f"{source}: rail_names",
+          f"must be a list of {rails} interface names (one per rail), got {rail_names!r}")
+    for i, rname in enumerate(rail_names):
+        _need(isinstance(rname, str) and bool(_IFNAME.match(rname)) and rname != "eth0", f"{source}: rail_names[{i}]",
+              f"{rname!r} is not an interface name (1-15 of letters, digits, '_', '-', '.'; not eth0, the mgmt)")
+    _need(len(set(rail_names)) == len(rail_names), f"{source}: rail_names", "names a rail interface twice")
+
     prefix = f"{name}-"
     mgmt_network = prefix + mgmt_net
     rail_networks = tuple(f"{prefix}rail{i}" for i in range(rails))
@@ -245,7 +259,7 @@ def load_lab(data: Any, source: str = "lab file") -> Lab:
     return Lab(name=name, image=image, mgmt_network=mgmt_network, mgmt_subnet=str(subnet),
                rails=rails, rail_networks=rail_networks, servers=tuple(servers),
                leaves=tuple(leaves), time_scale=float(scale), rail_mtu=rail_mtu,
-               nic_mtu=nic_mtu, ipv6=ipv6, env=env)
+               nic_mtu=nic_mtu, ipv6=ipv6, env=env, rail_names=tuple(rail_names))
 
 
 def read_lab(path: str | os.PathLike) -> Lab:
@@ -314,7 +328,8 @@ def container_run_argv(lab: Lab, node: Node, mask_dirs: Sequence[str] = PROC_SYS
       the container's own network namespace - can be written (sysctl net.ipv4.conf.ethN.*).
     - --init (catatonit) as PID 1 reaps zombies and forwards signals to `sleep infinity`.
     - --dns none and internal networks: no resolver or route to anything outside the lab.
-    - eth0 is mgmt, eth1..ethN are rail0..rail(N-1): interface_name= pins the names.
+    - eth0 is mgmt, eth1..ethN are rail0..rail(N-1) (or the lab's rail_names on servers, e.g. the
+      simulated NICs' Ethernet netdevs enp24s0np0...): interface_name= pins the names.
     """
     argv = [
         "podman", "run", "--detach", "--pull", "never", "--init",
@@ -337,7 +352,8 @@ def container_run_argv(lab: Lab, node: Node, mask_dirs: Sequence[str] = PROC_SYS
     for key, value in container_env(lab).items():
         argv += ["--env", f"{key}={value}"]
     for i, net in enumerate(node.networks):
-        opts = [f"interface_name=eth{i}"]
+        iface = lab.rail_name(i - 1) if node.role == "server" and i > 0 else f"eth{i}"
+        opts = [f"interface_name={iface}"]
         if net == lab.mgmt_network:
             opts.insert(0, f"ip={node.mgmt_ip}")
         argv += ["--network", f"{net}:{','.join(opts)}"]
@@ -347,16 +363,17 @@ def container_run_argv(lab: Lab, node: Node, mask_dirs: Sequence[str] = PROC_SYS
 
 # Runs inside each container after the simulator was copied to SIM_DIR. Values come in as
 # positional parameters, never pasted into the script: $1 profile ("" = none), $2 hostname,
-# $3 NIC MTU, $4 number of rail interfaces to set it on.
+# $3 NIC MTU, then the rail interfaces to set it on.
 PROVISION_SCRIPT = """set -eu
 if [ -d {sim}/bin ]; then
   for f in {sim}/bin/*; do
     if [ -f "$f" ] && [ -x "$f" ]; then ln -sfn "$f" /usr/local/sbin/; fi
   done
 fi
-i=1
-while [ "$i" -le "$4" ]; do ip link set dev "eth$i" mtu "$3"; i=$((i + 1)); done
-if [ -n "$1" ]; then mlxsim init --profile "$1" --hostname "$2"; fi
+profile=$1 host=$2 mtu=$3
+shift 3
+for nic in "$@"; do ip link set dev "$nic" mtu "$mtu"; done
+if [ -n "$profile" ]; then mlxsim init --profile "$profile" --hostname "$host"; fi
 """.format(sim=SIM_DIR)
 
 
@@ -367,9 +384,9 @@ def sim_copy_argv(node: Node, sim: Path) -> list[str]:
 def provision_argv(lab: Lab, node: Node, with_sim: bool = True) -> list[str]:
     """`podman exec` that links the simulator's tools, sets the NIC MTU and runs mlxsim init."""
     profile = node.profile if (with_sim and node.profile) else ""
-    nic_ports = lab.rails if node.role == "server" else 0  # leaves are switch ports: fabric MTU
+    nics = [lab.rail_name(i) for i in range(lab.rails)] if node.role == "server" else []  # leaves: fabric MTU
     return ["podman", "exec", node.container, "sh", "-c", PROVISION_SCRIPT, "provision",
-            profile, node.name, str(lab.nic_mtu), str(nic_ports)]
+            profile, node.name, str(lab.nic_mtu), *nics]
 
 
 def remove_containers_argv(names: Iterable[str]) -> list[str]:

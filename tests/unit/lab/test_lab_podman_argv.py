@@ -91,10 +91,24 @@ def test_sim_copy_and_provision(lab, t):
     argv = lab.provision_argv(t, t.servers[0])
     assert argv[:6] == ["podman", "exec", "t-s1", "sh", "-c", lab.PROVISION_SCRIPT]
     # values travel as positional parameters, never inside the script text
-    assert argv[6:] == ["provision", "dgx-h100", "s1", "1500", "2"]
+    assert argv[6:] == ["provision", "dgx-h100", "s1", "1500", "eth1", "eth2"]
     assert lab.provision_argv(t, t.servers[0], with_sim=False)[7] == ""
     # leaves keep the fabric MTU and, without a profile, skip mlxsim init
-    assert lab.provision_argv(t, t.leaves[0])[6:] == ["provision", "", "leaf-rail0", "1500", "0"]
+    assert lab.provision_argv(t, t.leaves[0])[6:] == ["provision", "", "leaf-rail0", "1500"]
+
+
+def test_rail_names_pin_the_servers_rail_interfaces(lab):
+    data = {"name": "t", "mgmt": {"subnet": "198.19.30.0/24"}, "rails": 2, "rail_names": ["enp24s0np0", "enp64s0np0"],
+            "racks": [{"name": "r1", "servers": [{"name": "s1", "profile": "dgx-h100"}]}]}
+    t = lab.load_lab(data)
+    nets = [a for a in lab.container_run_argv(t, t.servers[0]) if a.startswith("t-") and ":" in a]
+    assert nets == ["t-mgmt:ip=198.19.30.11,interface_name=eth0", "t-rail0:interface_name=enp24s0np0",
+                    "t-rail1:interface_name=enp64s0np0"]
+    assert lab.provision_argv(t, t.servers[0])[-2:] == ["enp24s0np0", "enp64s0np0"]
+    for bad, words in ((["enp24s0np0"], "must be a list of 2"), (["eth0", "x1"], "not eth0"),
+                       (["a", "a"], "twice"), (["a" * 16, "b"], "is not an interface name")):
+        with pytest.raises(lab.LabError, match=words):
+            lab.load_lab(dict(data, rail_names=bad))
 
 
 def test_provision_script_is_valid_sh(lab):
