@@ -103,16 +103,22 @@ def _matches(pairs, event):
     return True
 
 
-def assignments(event, files=None):
-    """``[(attribute, value)]``: the ``ATTR{name}="value"`` of the rules matching ``event``, in order."""
-    out = []
+def load_rules(files=None):
+    """Every rule of ``files`` (default: ``rule_files()``), in order - read and parsed once per batch of events."""
+    rules = []
     for path in rule_files() if files is None else files:
         with open(path) as fh:
-            text = fh.read()
-        for pairs in parse_rules(text):
-            if _matches(pairs, event):
-                out.extend((ATTR_RE.match(k).group(1), _expand(v, event)) for k, op, v in pairs
-                           if op in ("=", ":=") and ATTR_RE.match(k))
+            rules.extend(parse_rules(fh.read()))
+    return rules
+
+
+def assignments(event, files=None, rules=None):
+    """``[(attribute, value)]``: the ``ATTR{name}="value"`` of the rules matching ``event``, in order."""
+    out = []
+    for pairs in load_rules(files) if rules is None else rules:
+        if _matches(pairs, event):
+            out.extend((ATTR_RE.match(k).group(1), _expand(v, event)) for k, op, v in pairs
+                       if op in ("=", ":=") and ATTR_RE.match(k))
     return out
 
 
@@ -121,20 +127,17 @@ def _expand(program, event):
             .replace("$name", event["NAME"]).replace("\0", "$"))
 
 
-def programs(event, files=None):
+def programs(event, files=None, rules=None):
     """The RUN programs of the rules matching ``event`` (ACTION, SUBSYSTEM, KERNEL, NAME, DRIVERS)."""
     run = []
-    for path in rule_files() if files is None else files:
-        with open(path) as fh:
-            text = fh.read()
-        for pairs in parse_rules(text):
-            if not _matches(pairs, event):
-                continue
-            for key, op, value in pairs:
-                if key == "RUN":
-                    if op in ("=", ":="):
-                        run = []
-                    run.append(_expand(value, event))
+    for pairs in load_rules(files) if rules is None else rules:
+        if not _matches(pairs, event):
+            continue
+        for key, op, value in pairs:
+            if key == "RUN":
+                if op in ("=", ":="):
+                    run = []
+                run.append(_expand(value, event))
     return run
 
 
@@ -152,10 +155,11 @@ def add_pci(devices, action="add"):
     files = rule_files()
     if not files:
         return done
+    rules = load_rules(files)
     for address, devdir in sorted(devices.items()):
         event = {"ACTION": action, "SUBSYSTEM": "pci", "KERNEL": address, "NAME": "", "DRIVERS": "mlx5_core",
                  "DEVDIR": devdir}
-        for name, value in assignments(event, files):
+        for name, value in assignments(event, rules=rules):
             try:
                 with open(os.path.join(devdir, name), "w") as fh:
                     fh.write(value + "\n")
@@ -165,7 +169,7 @@ def add_pci(devices, action="add"):
             done.append((address, "ATTR{%s}=%s" % (name, value), result))
             _log("%s %s: ATTR{%s}=\"%s\" %s" % (action, address, name, value, result))
         env = dict(os.environ, ACTION=action, SUBSYSTEM="pci", PCI_SLOT_NAME=address)
-        for program in programs(event, files):
+        for program in programs(event, rules=rules):
             done.append((address, program, _run(program, env)))
             _log("%s %s: %s rc=%s" % (action, address, program, done[-1][2]))
     return done
@@ -215,10 +219,11 @@ def add_netdevs(netdevs):
     files = rule_files()
     if not files:
         return done
+    rules = load_rules(files)
     for name in netdevs:
         event = {"ACTION": "add", "SUBSYSTEM": "net", "KERNEL": name, "NAME": name, "DRIVERS": "mlx5_core"}
         env = dict(os.environ, ACTION="add", SUBSYSTEM="net", INTERFACE=name, DEVPATH="/class/net/" + name)
-        for program in programs(event, files):
+        for program in programs(event, rules=rules):
             done.append((name, program, _run(program, env)))
             _log("add %s: %s rc=%s" % (name, program, done[-1][2]))
     return done
