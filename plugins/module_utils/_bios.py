@@ -24,7 +24,7 @@ from __future__ import annotations
 import difflib
 import json
 
-from ansible_collections.gpufabric.mlnx.plugins.module_utils._matrix import join_path
+from ansible_collections.gpufabric.mlnx.plugins.module_utils._matrix import _Problems as _MatrixProblems, join_path
 from ansible_collections.gpufabric.mlnx.plugins.module_utils._matrix import kind_of as _kind
 
 ROOT = "gpufabric_platform_bios"
@@ -52,7 +52,7 @@ _SCALARS = (str, int, bool)
 _YAML_BOOL_WORDS = ("On", "Off", "Yes", "No", "True", "False")
 
 
-class _Problems(list):
+class _Problems(_MatrixProblems):
     """Problems of one host, each ``host: where: what``."""
 
     def __init__(self, host):
@@ -60,7 +60,7 @@ class _Problems(list):
         self.host = host
 
     def add(self, where, message):
-        self.append("%s: %s: %s" % (self.host, where, message))
+        super().add("%s: %s" % (self.host, where), message)
 
 
 def _quoted(text):

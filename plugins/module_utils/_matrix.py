@@ -162,12 +162,14 @@ def _list(problems, path, value, what):
     return False
 
 
-def _unknown_keys(problems, mapping, base, allowed):
+def _unknown_keys(problems, mapping, base, allowed, key_text=None):
+    """A problem per key of ``mapping`` not in ``allowed``, with the closest allowed name; ``key_text(key)`` is how a
+    key shows in the path (default: as it is)."""
     for key in mapping:
         if key in allowed:
             continue
-        guess = difflib.get_close_matches(str(key), allowed, n=1)
-        problems.add(join_path(base, key), "unknown key%s (allowed: %s)" % (
+        guess = difflib.get_close_matches(key, allowed, n=1) if isinstance(key, str) else []
+        problems.add(join_path(base, key_text(key) if key_text else key), "unknown key%s (allowed: %s)" % (
             "; did you mean %s?" % guess[0] if guess else "", ", ".join(allowed)))
 
 

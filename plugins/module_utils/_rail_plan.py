@@ -17,7 +17,6 @@ and turns each address into text once.
 
 from __future__ import annotations
 
-import difflib
 import json
 import re
 import string
@@ -33,7 +32,8 @@ else:
 from ansible_collections.gpufabric.mlnx.plugins.module_utils._devices import base_part_number, is_pci, pci_full
 from ansible_collections.gpufabric.mlnx.plugins.module_utils._errors import InvalidValue, MlnxError
 from ansible_collections.gpufabric.mlnx.plugins.module_utils._info import UPLINK_RE
-from ansible_collections.gpufabric.mlnx.plugins.module_utils._matrix import _list, _Problems, join_path
+from ansible_collections.gpufabric.mlnx.plugins.module_utils._matrix import (
+    _list, _Problems, _unknown_keys as _matrix_unknown_keys, join_path)
 from ansible_collections.gpufabric.mlnx.plugins.module_utils._matrix import kind_of as _kind
 
 ROOT = "gpufabric_fabric"
@@ -130,12 +130,7 @@ def _span(first, last):
 # ---------------------------------------------------------------- small readers (each adds problems)
 
 def _unknown_keys(problems, mapping, base, allowed):
-    for key in mapping:
-        if key in allowed:
-            continue
-        guess = difflib.get_close_matches(str(key), allowed, n=1) if isinstance(key, str) else []
-        problems.add(join_path(base, _key_text(key)), "unknown key%s (allowed: %s)" % (
-            "; did you mean %s?" % guess[0] if guess else "", ", ".join(allowed)))
+    _matrix_unknown_keys(problems, mapping, base, allowed, key_text=_key_text)
 
 
 def _whole(problems, path, value, low, high, what):
@@ -920,8 +915,8 @@ def _can_build(fab):
                         fab.leaf_port, fab.port_base)
 
 
-def plan(hosts, fabric):
-    """The rail plan of ``hosts`` on ``fabric`` (docs/rails.md), or RailPlanError listing every problem."""
+def _plan(hosts, fabric):
+    """``(problems, builder)``: every problem of the inputs, and the plan's builder (None when it cannot be built)."""
     _need_netaddr()
     problems = _Problems()
     fab = read_fabric(problems, fabric)
@@ -929,9 +924,21 @@ def plan(hosts, fabric):
     match_nics(problems, servers, fab)
     builder = _build(problems, servers, fab) if _can_build(fab) else None
     _check_mgmt(problems, servers, fab, builder)
+    return list(problems), builder
+
+
+def plan(hosts, fabric):
+    """The rail plan of ``hosts`` on ``fabric`` (docs/rails.md), or RailPlanError listing every problem."""
+    problems, builder = _plan(hosts, fabric)
     if problems:
         raise RailPlanError(problems, "the rail plan cannot be made")
     return {"hosts": builder.hosts, "leaves": builder.leaves}
+
+
+def plan_problems(hosts, fabric):
+    """Every problem :func:`plan` would raise for ``hosts`` on ``fabric``, as sentences; [] when the plan can be made
+    (the preflight joins them with its own)."""
+    return _plan(hosts, fabric)[0]
 
 
 # ---------------------------------------------------------------- the cabling table

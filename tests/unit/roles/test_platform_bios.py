@@ -9,14 +9,13 @@ pending; after a ComputerSystem.Reset they are current and nothing is pending; a
 a value not allowed (found in the registry, or refused by the BMC itself) and a model without an
 attribute set fail naming host and attribute, and nothing is written. The BMC password never shows."""
 import json
-import os
 import subprocess
 import sys
-from pathlib import Path
 
 import pytest
 import yaml
 
+from _ansible import env as ansible_env, tool
 from _paths import REPO
 
 pytest.importorskip("sushy_tools", reason="sushy-tools (requirements.txt) runs the Redfish emulator")
@@ -105,14 +104,8 @@ def run_play(tmp_path, bmcs, check=False, spec=None, **host_vars):
                   "gpufabric_platform_bios_sriov": True}, **host_vars)
     inventory = tmp_path / "inventory.yml"
     inventory.write_text(yaml.safe_dump({"all": {"children": {"servers": {"hosts": servers, "vars": group}}}}))
-    tool = Path(sys.executable).with_name("ansible-playbook")
-    if not tool.exists():
-        pytest.skip("ansible-playbook not beside this python")
-    collections = REPO.parents[2] if "ansible_collections" in REPO.parts else REPO / ".collections"
-    env = dict(os.environ, ANSIBLE_COLLECTIONS_PATH=str(collections), ANSIBLE_CONFIG=str(REPO / "ansible.cfg"),
-               ANSIBLE_LOCAL_TEMP=str(tmp_path / "tmp"), ANSIBLE_HOME=str(tmp_path / "home"), NO_COLOR="1",
-               ANSIBLE_STDOUT_CALLBACK="ansible.posix.json", ANSIBLE_FORKS="2")
-    argv = [str(tool), "-i", str(inventory), str(PLAY)] + (["--check"] if check else [])
+    env = ansible_env(tmp_path, ANSIBLE_STDOUT_CALLBACK="ansible.posix.json", ANSIBLE_FORKS="2")
+    argv = [str(tool("ansible-playbook")), "-i", str(inventory), str(PLAY)] + (["--check"] if check else [])
     proc = subprocess.run(argv, env=env, capture_output=True, text=True, timeout=600, check=False, cwd=str(tmp_path))
     return Run(proc, [bmc.password for bmc in bmcs.values()])
 

@@ -4,15 +4,14 @@ simulated tools, the report written, the run failed after it)."""
 import csv
 import io
 import json
-import os
 import subprocess
 import sys
-from pathlib import Path
 
 import pytest
 import yaml
 from ansible.errors import AnsibleFilterError
 
+from _ansible import env, tool
 from _paths import REPO
 from ansible_collections.gpufabric.mlnx.plugins.filter import delivery_findings as plugin
 
@@ -77,31 +76,18 @@ def test_docs_parse():
     assert "_value" in yaml.safe_load(plugin.RETURN)
 
 
-def _tool(name):
-    tool = Path(sys.executable).with_name(name)
-    if not tool.exists():
-        pytest.skip("%s not beside this python" % name)
-    return tool
-
-
-def _env(tmp_path, **extra):
-    collections = Path(os.path.abspath(plugin.__file__)).parents[5]
-    env = dict(os.environ, ANSIBLE_COLLECTIONS_PATH=str(collections), ANSIBLE_LOCAL_TEMP=str(tmp_path / "tmp"),
-               ANSIBLE_HOME=str(tmp_path / "home"), NO_COLOR="1", ANSIBLE_CONFIG=str(REPO / "ansible.cfg"))
-    env.update(extra)
-    return env
 
 
 def test_ansible_doc_renders(tmp_path):
-    out = subprocess.run([str(_tool("ansible-doc")), "-t", "filter", "gpufabric.mlnx.delivery_findings"],
-                         env=_env(tmp_path), capture_output=True, text=True, timeout=120, check=False)
+    out = subprocess.run([str(tool("ansible-doc")), "-t", "filter", "gpufabric.mlnx.delivery_findings"],
+                         env=env(tmp_path), capture_output=True, text=True, timeout=120, check=False)
     assert out.returncode == 0, out.stderr
     assert "RETURN VALUES" in out.stdout and "EXAMPLES" in out.stdout and "oem_psid_on_retail_part" in out.stdout
 
 
 def test_ansible_doc_renders_the_role(tmp_path):
-    out = subprocess.run([str(_tool("ansible-doc")), "-t", "role", "gpufabric.mlnx.delivery_check"],
-                         env=_env(tmp_path), capture_output=True, text=True, timeout=120, check=False)
+    out = subprocess.run([str(tool("ansible-doc")), "-t", "role", "gpufabric.mlnx.delivery_check"],
+                         env=env(tmp_path), capture_output=True, text=True, timeout=120, check=False)
     assert out.returncode == 0, out.stderr
     assert "gpufabric_delivery_check_assets" in out.stdout
 
@@ -137,13 +123,13 @@ def sim_delivery(sim_host, tmp_path):
     (tmp_path / "matrix.yml").write_text(yaml.safe_dump({"gpufabric_matrix": MATRIX}))
 
     def run(*extra):
-        argv = [str(_tool("ansible-playbook")), "-i", str(tmp_path / "hosts.yml"),
+        argv = [str(tool("ansible-playbook")), "-i", str(tmp_path / "hosts.yml"),
                 "-e", "@%s" % (tmp_path / "matrix.yml"),
                 "-e", "gpufabric_delivery_check_assets=%s" % (tmp_path / "assets.csv"),
                 "-e", "gpufabric_delivery_check_report_dir=%s" % (tmp_path / "report"),
                 str(REPO / "playbooks" / "delivery_check.yml")] + list(extra)
-        env = _env(tmp_path, **host.env)
-        return subprocess.run(argv, env=env, capture_output=True, text=True, timeout=600, check=False,
+        run_env = env(tmp_path, **host.env)
+        return subprocess.run(argv, env=run_env, capture_output=True, text=True, timeout=600, check=False,
                               cwd=str(tmp_path))
     return run, tmp_path
 

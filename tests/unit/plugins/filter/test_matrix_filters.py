@@ -3,15 +3,14 @@ module_utils/_matrix, through FilterModule().filters(), their docs, and one real
 the example inventory (Ansible's own templating, tagged values and all)."""
 import copy
 import json
-import os
 import subprocess
 import sys
-from pathlib import Path
 
 import pytest
 import yaml
 from ansible.errors import AnsibleFilterError
 
+from _ansible import env, tool
 from _paths import REPO
 from ansible_collections.gpufabric.mlnx.plugins.filter import fw_targets as fw_targets_plugin
 from ansible_collections.gpufabric.mlnx.plugins.filter import matrix_check as matrix_check_plugin
@@ -153,22 +152,11 @@ def test_docs_parse(name):
     assert "_value" in yaml.safe_load(plugin.RETURN)
 
 
-def _tool(name):
-    tool = Path(sys.executable).with_name(name)
-    if not tool.exists():
-        pytest.skip("%s not beside this python" % name)
-    return tool
-
-
-def _env(tmp_path):
-    collections = Path(os.path.abspath(matrix_check_plugin.__file__)).parents[5]
-    return dict(os.environ, ANSIBLE_COLLECTIONS_PATH=str(collections), ANSIBLE_LOCAL_TEMP=str(tmp_path),
-                ANSIBLE_HOME=str(tmp_path), NO_COLOR="1", ANSIBLE_CONFIG=str(REPO / "ansible.cfg"))
 
 
 @pytest.mark.parametrize("name", sorted(PLUGINS))
 def test_ansible_doc_renders(name, tmp_path):
-    out = subprocess.run([str(_tool("ansible-doc")), "-t", "filter", "gpufabric.mlnx." + name], env=_env(tmp_path),
+    out = subprocess.run([str(tool("ansible-doc")), "-t", "filter", "gpufabric.mlnx." + name], env=env(tmp_path),
                          capture_output=True, text=True, timeout=120, check=False)
     assert out.returncode == 0, out.stderr
     assert "RETURN VALUES" in out.stdout and "EXAMPLES" in out.stdout
@@ -201,9 +189,9 @@ def test_real_playbook_on_the_example_inventory(tmp_path):
     """Ansible's own templating (2.19 tagged values, lazy containers) through the filters."""
     play = tmp_path / "play.yml"
     play.write_text(PLAYBOOK.format(devices=json.dumps(devices())))
-    out = subprocess.run([str(_tool("ansible-playbook")), "-i", str(INVENTORY), "-c", "local",
+    out = subprocess.run([str(tool("ansible-playbook")), "-i", str(INVENTORY), "-c", "local",
                           "-e", "ansible_python_interpreter=%s" % sys.executable, str(play)],
-                         env=_env(tmp_path), capture_output=True, text=True, timeout=300, check=False, cwd=str(tmp_path))
+                         env=env(tmp_path), capture_output=True, text=True, timeout=300, check=False, cwd=str(tmp_path))
     text = out.stdout + out.stderr
     assert out.returncode == 2, text
     assert "ok=1" in text and "failed=1" in text, text

@@ -4,15 +4,13 @@ inventory (Ansible's own templating of hostvars, the report filters, the files i
 import copy
 import csv
 import io
-import os
 import subprocess
-import sys
-from pathlib import Path
 
 import pytest
 import yaml
 from ansible.errors import AnsibleFilterError
 
+from _ansible import env, tool
 from _paths import REPO
 from ansible_collections.gpufabric.mlnx.plugins.filter import rail_plan as plugin
 from ansible_collections.gpufabric.mlnx.plugins.module_utils import _rail_plan as rp
@@ -31,8 +29,8 @@ HOSTS = [{"name": "srv-r02-01", "rack": "r02", "position": 1},
          {"name": "srv-r01-01", "rack": "r01", "position": 1}]
 
 
-def test_the_file_registers_both_filters():
-    assert sorted(FILTERS) == ["rail_cabling", "rail_plan"]
+def test_the_file_registers_its_filters():
+    assert sorted(FILTERS) == ["rail_cabling", "rail_plan", "rail_plan_problems"]
 
 
 def test_rail_plan_is_the_core_plan():
@@ -57,6 +55,21 @@ def test_rail_plan_fails_with_the_cores_words():
         "- hosts.srv-r01-03: rack r01 position 1 is also srv-r01-01's"])
 
 
+def test_rail_plan_problems_are_the_plans_problems_as_a_list():
+    hosts = copy.deepcopy(HOSTS) + [{"name": "srv-r01-03", "rack": "r01", "position": 1}]
+    fabric = dict(FABRIC, pools={"rail0": "198.18.0.0/24", "rail1": "198.18.0.128/25"})
+    with pytest.raises(rp.RailPlanError) as core:
+        rp.plan(hosts, fabric)
+    assert FILTERS["rail_plan_problems"](hosts, fabric) == core.value.problems
+    assert len(core.value.problems) == 2
+    assert FILTERS["rail_plan_problems"](HOSTS, FABRIC) == []
+
+
+def test_rail_plan_problems_of_no_fabric_at_all():
+    problems = FILTERS["rail_plan_problems"](HOSTS, None)
+    assert problems and problems[0].startswith("gpufabric_fabric: ")
+
+
 def test_rail_cabling_rows():
     rows = FILTERS["rail_cabling"](FILTERS["rail_plan"](HOSTS, FABRIC))
     assert rows == rp.cabling(rp.plan(HOSTS, FABRIC))
@@ -73,7 +86,7 @@ def test_rail_cabling_of_something_else(bad):
     assert "rail_cabling: the input must be the result of gpufabric.mlnx.rail_plan" in err.value.message
 
 
-@pytest.mark.parametrize("name", ["rail_plan", "rail_cabling"])
+@pytest.mark.parametrize("name", ["rail_plan", "rail_plan_problems", "rail_cabling"])
 def test_docs(name):
     doc = yaml.safe_load((PLUGIN_DIR / (name + ".yml")).read_text())
     assert doc["DOCUMENTATION"]["name"] == name and doc["DOCUMENTATION"]["short_description"]
@@ -94,22 +107,11 @@ def test_the_documented_return_samples_are_real():
     assert cabling_doc["sample"][0] == FILTERS["rail_cabling"](result)[0]
 
 
-def _tool(name):
-    tool = Path(sys.executable).with_name(name)
-    if not tool.exists():
-        pytest.skip("%s not beside this python" % name)
-    return tool
 
 
-def _env(tmp_path):
-    collections = Path(os.path.abspath(plugin.__file__)).parents[5]
-    return dict(os.environ, ANSIBLE_COLLECTIONS_PATH=str(collections), ANSIBLE_LOCAL_TEMP=str(tmp_path),
-                ANSIBLE_HOME=str(tmp_path), NO_COLOR="1", ANSIBLE_CONFIG=str(REPO / "ansible.cfg"))
-
-
-@pytest.mark.parametrize("name", ["rail_plan", "rail_cabling"])
+@pytest.mark.parametrize("name", ["rail_plan", "rail_plan_problems", "rail_cabling"])
 def test_ansible_doc_renders(name, tmp_path):
-    out = subprocess.run([str(_tool("ansible-doc")), "-t", "filter", "gpufabric.mlnx." + name], env=_env(tmp_path),
+    out = subprocess.run([str(tool("ansible-doc")), "-t", "filter", "gpufabric.mlnx." + name], env=env(tmp_path),
                          capture_output=True, text=True, timeout=120, check=False)
     assert out.returncode == 0, out.stderr
     assert out.stdout.splitlines()[0].endswith("/plugins/filter/%s.yml)" % name)
@@ -138,9 +140,9 @@ def run_cabling_plan(tmp_path, fabric):
     (inventory / "group_vars").mkdir(parents=True)
     (inventory / "hosts.yml").write_text(INVENTORY)
     (inventory / "group_vars" / "all.yml").write_text(yaml.safe_dump({"gpufabric_fabric": fabric}))
-    out = subprocess.run([str(_tool("ansible-playbook")), "-i", str(inventory), str(REPO / "playbooks/cabling_plan.yml"),
+    out = subprocess.run([str(tool("ansible-playbook")), "-i", str(inventory), str(REPO / "playbooks/cabling_plan.yml"),
                           "-e", "gpufabric_report_dir=%s" % (tmp_path / "reports")],
-                         env=_env(tmp_path), capture_output=True, text=True, timeout=300, check=False, cwd=str(tmp_path))
+                         env=env(tmp_path), capture_output=True, text=True, timeout=300, check=False, cwd=str(tmp_path))
     return out, tmp_path / "reports"
 
 
