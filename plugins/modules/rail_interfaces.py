@@ -41,9 +41,8 @@ options:
     elements: dict
     required: true
   host:
-    description: The host's name in messages (C(inventory_hostname)).
+    description: The host's name in messages (C(inventory_hostname)); when not given, the machine's host name.
     type: str
-    default: this host
   mtu:
     description: MTU of every rail interface (68-9216).
     type: int
@@ -101,6 +100,8 @@ msg:
   type: str
 """
 
+import socket
+
 from ansible.module_utils.basic import AnsibleModule
 
 from ansible_collections.gpufabric.mlnx.plugins.module_utils._errors import MlnxError
@@ -112,7 +113,7 @@ def main():
     module = AnsibleModule(
         argument_spec=dict(
             rails=dict(type="list", elements="dict", required=True),
-            host=dict(type="str", default="this host"),
+            host=dict(type="str"),
             mtu=dict(type="int", default=9000),
             sysctls=dict(type="dict", default=dict(_rails.SYSCTLS)),
             mgmt_interface=dict(type="str"),
@@ -124,7 +125,7 @@ def main():
     reader = HostReader(root=params["root"])
     try:
         mgmt = mgmt_state(reader, {"mgmt_interface": params["mgmt_interface"], "mgmt_address": None})
-        result = _rails.converge(reader, params["host"], params["rails"], params["mtu"], params["sysctls"],
+        result = _rails.converge(reader, params["host"] or socket.gethostname(), params["rails"], params["mtu"], params["sysctls"],
                                  set(mgmt["interfaces"]) | set(mgmt["evidence"]), module.check_mode)
     except MlnxError as err:
         module.fail_json(**err.fail_kwargs())

@@ -48,3 +48,9 @@ def test_check_converge_idempotent(run):
 def test_bad_entry_fails_naming_host_and_entry(run):
     failed, out = run({"rails": [RAIL0, dict(RAIL1, table=100)], "host": "srv-a"})
     assert failed and "srv-a: rails[1] repeats table 100 of rails[0]" in out["msg"]
+
+
+def test_without_host_the_messages_name_the_machine(run, monkeypatch):
+    monkeypatch.setattr(rail_interfaces.socket, "gethostname", lambda: "gpu-node-17")
+    failed, out = run({"rails": [RAIL0, dict(RAIL1, table=100)]})
+    assert failed and "gpu-node-17: rails[1] repeats table 100 of rails[0]" in out["msg"]
