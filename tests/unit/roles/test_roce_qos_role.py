@@ -1,0 +1,56 @@
+"""The roce_qos role in a check run of a rollout that would change the driver (playbooks/site.yml runs the
+ofed role first): the new driver's QoS tools and sysfs may not exist yet, so the role reads nothing and
+reports every rail as to be configured; with the driver unchanged the module itself runs and reads."""
+import json
+import subprocess
+import sys
+
+import yaml
+
+from _ansible import env, tool
+
+PLAY = """
+- hosts: servers
+  gather_facts: false
+  roles:
+    - gpufabric.mlnx.roce_qos
+"""
+
+
+def run(tmp_path, **host_vars):
+    hostvars = dict({"ansible_connection": "local", "ansible_python_interpreter": sys.executable,
+                     "gpufabric_roce_qos_interfaces": ["enp24s0np0", "enp64s0np0"],
+                     "gpufabric_sysfs_root": str(tmp_path / "no-such-root")}, **host_vars)
+    (tmp_path / "hosts.yml").write_text(yaml.safe_dump({"all": {"children": {"servers": {"hosts": {"srv-r01-01": hostvars}}}}}))
+    (tmp_path / "play.yml").write_text(PLAY)
+    proc = subprocess.run([str(tool("ansible-playbook")), "-i", str(tmp_path / "hosts.yml"), str(tmp_path / "play.yml"),
+                           "--check"], env=env(tmp_path, ANSIBLE_STDOUT_CALLBACK="ansible.posix.json"),
+                          capture_output=True, text=True, timeout=300, check=False, cwd=str(tmp_path))
+    return proc, json.loads(proc.stdout)
+
+
+def task(data, name):
+    found = [t for play in data["plays"] for t in play["tasks"]
+             if t["task"]["name"] in (name, "gpufabric.mlnx.roce_qos : " + name)]
+    assert found, "no task %r ran" % name
+    return found[0]["hosts"]["srv-r01-01"]
+
+
+def test_check_run_before_a_driver_install_reports_every_rail(tmp_path):
+    proc, data = run(tmp_path, gpufabric_ofed_result={"action": "install"})
+    assert proc.returncode == 0, proc.stdout[-3000:]
+    fact = task(data, "Remember what would be done")["ansible_facts"]["gpufabric_roce_qos"]
+    assert fact == {"changed": True, "interfaces": ["enp24s0np0", "enp64s0np0"],
+                    "drift": ["enp24s0np0", "enp64s0np0"], "waiting_for_driver": True}
+    assert "would be set on the new driver" in task(data, "Report")["msg"]
+    assert data["stats"]["srv-r01-01"]["failures"] == 0
+
+
+def test_check_run_with_the_driver_unchanged_reads_the_host(tmp_path):
+    """The same run with the driver as pinned: the module reads the host - which, like a host before its driver
+    install, has no mlnx_qos (or, with one on PATH, no such interface)."""
+    proc, data = run(tmp_path, gpufabric_ofed_result={"action": "none"})
+    assert proc.returncode != 0
+    result = task(data, "RoCE QoS of the compute rails (in check mode, the drift)")
+    assert result["failed"]
+    assert "mlnx_qos not found on PATH" in result["msg"] or "enp24s0np0" in result["msg"], result["msg"]
