@@ -59,8 +59,8 @@ class _Problems(_MatrixProblems):
         super().__init__()
         self.host = host
 
-    def add(self, where, message):
-        super().add("%s: %s" % (self.host, where), message)
+    def add(self, path, message):
+        super().add("%s: %s" % (self.host, path), message)
 
 
 def _quoted(text):

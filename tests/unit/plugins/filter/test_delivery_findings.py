@@ -76,8 +76,6 @@ def test_docs_parse():
     assert "_value" in yaml.safe_load(plugin.RETURN)
 
 
-
-
 def test_ansible_doc_renders(tmp_path):
     out = subprocess.run([str(tool("ansible-doc")), "-t", "filter", "gpufabric.mlnx.delivery_findings"],
                          env=env(tmp_path), capture_output=True, text=True, timeout=120, check=False)

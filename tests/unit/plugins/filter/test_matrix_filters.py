@@ -152,8 +152,6 @@ def test_docs_parse(name):
     assert "_value" in yaml.safe_load(plugin.RETURN)
 
 
-
-
 @pytest.mark.parametrize("name", sorted(PLUGINS))
 def test_ansible_doc_renders(name, tmp_path):
     out = subprocess.run([str(tool("ansible-doc")), "-t", "filter", "gpufabric.mlnx." + name], env=env(tmp_path),

@@ -107,8 +107,6 @@ def test_the_documented_return_samples_are_real():
     assert cabling_doc["sample"][0] == FILTERS["rail_cabling"](result)[0]
 
 
-
-
 @pytest.mark.parametrize("name", ["rail_plan", "rail_plan_problems", "rail_cabling"])
 def test_ansible_doc_renders(name, tmp_path):
     out = subprocess.run([str(tool("ansible-doc")), "-t", "filter", "gpufabric.mlnx." + name], env=env(tmp_path),
