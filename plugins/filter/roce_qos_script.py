@@ -1,14 +1,14 @@
 # -*- coding: utf-8 -*-
 # Copyright: gpufabric.mlnx contributors
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
-"""The roce_qos_script filter (docs in roce_qos_script.yml beside)."""
+"""The roce_qos_script and roce_qos_problems filters (docs in the .yml files beside)."""
 
 from __future__ import annotations
 
 from ansible.errors import AnsibleFilterError
 
 from ansible_collections.gpufabric.mlnx.plugins.module_utils._errors import MlnxError
-from ansible_collections.gpufabric.mlnx.plugins.module_utils._roce_qos import replay_script
+from ansible_collections.gpufabric.mlnx.plugins.module_utils._roce_qos import replay_script, settings_problems
 
 
 def roce_qos_script(interfaces, root="/", path="/usr/local/sbin/gpufabric-roce-qos"):
@@ -18,6 +18,13 @@ def roce_qos_script(interfaces, root="/", path="/usr/local/sbin/gpufabric-roce-q
         raise AnsibleFilterError(str(err))
 
 
+def roce_qos_problems(settings, host, leave=None):
+    try:
+        return settings_problems(settings, host, leave or ())
+    except MlnxError as err:
+        raise AnsibleFilterError(str(err))
+
+
 class FilterModule:
     def filters(self):
-        return {"roce_qos_script": roce_qos_script}
+        return {"roce_qos_script": roce_qos_script, "roce_qos_problems": roce_qos_problems}

@@ -208,6 +208,39 @@ def desired_state(params):
     return ifaces, desired
 
 
+_PLACEHOLDER = "IF"
+
+
+def settings_problems(params, host, leave=()):
+    """Every bad value among the options in ``params`` (the module's, ``interfaces`` included when given), each as
+    ``HOST: roce_qos: OPTION=VALUE WHY (allowed: ...)``; [] when all are good. Options named in ``leave`` are not
+    checked (the module leaves them). The checks are desired_state's own: a bad option is set aside and the others
+    checked again, so each is named once - the preflight lists them before any host is changed."""
+    if not isinstance(params, dict):
+        return ["%s: roce_qos: the settings must be a mapping, not %r" % (host, params)]
+    opts = {key: params.get(key, DEFAULTS[key]) for key in DEFAULTS}
+    opts.update({key: None for key in leave or () if key in opts})
+    problems = []
+    if params.get("interfaces"):
+        try:
+            _interfaces(params["interfaces"])
+        except InvalidValue as err:
+            problems.append("%s: %s" % (host, str(err).replace(" Nothing was changed.", "")))
+    prefix = "roce_qos on %s: " % _PLACEHOLDER
+    for _ in range(len(DEFAULTS) + 1):
+        try:
+            desired_state(dict(opts, interfaces=[_PLACEHOLDER]))
+            break
+        except InvalidValue as err:
+            text = str(err).replace(" Nothing was changed.", "")
+            problems.append("%s: roce_qos: %s" % (host, text[len(prefix):] if text.startswith(prefix) else text))
+            key = re.sub(r"\[.*$", "", str(err.parameter))
+            if opts.get(key) is None:
+                break  # not an option this loop can set aside
+            opts[key] = None
+    return problems
+
+
 def check_bandwidth(interfaces, tsa, tc_bw):
     """mlnx_qos: bandwidth of a strict/vendor class must be 0; the ETS classes must add up to 100."""
     for tc, (algo, bw) in enumerate(zip(tsa, tc_bw)):

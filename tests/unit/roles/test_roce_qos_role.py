@@ -54,3 +54,37 @@ def test_check_run_with_the_driver_unchanged_reads_the_host(tmp_path):
     result = task(data, "RoCE QoS of the compute rails (in check mode, the drift)")
     assert result["failed"]
     assert "mlnx_qos not found on PATH" in result["msg"] or "enp24s0np0" in result["msg"], result["msg"]
+
+
+PROBLEMS_PLAY = """
+- hosts: servers
+  gather_facts: false
+  tasks:
+    - name: The preflight's check of the QoS settings
+      ansible.builtin.include_role:
+        name: gpufabric.mlnx.roce_qos
+        tasks_from: problems
+"""
+
+
+def test_problems_entry_lists_every_bad_value_of_the_role_variables(tmp_path):
+    """What the preflight role runs per host: the role's variables (over its defaults), checked without a host."""
+    (tmp_path / "hosts.yml").write_text(yaml.safe_dump({"all": {"children": {"servers": {"hosts": {
+        "srv-r01-01": {"ansible_connection": "local", "ansible_python_interpreter": sys.executable,
+                       "gpufabric_roce_qos_pfc_priorities": [3, 9], "gpufabric_roce_qos_cnp_dscp": 64},
+        "srv-r01-02": {"ansible_connection": "local", "ansible_python_interpreter": sys.executable},
+        "srv-r01-03": {"ansible_connection": "local", "ansible_python_interpreter": sys.executable,
+                       "gpufabric_roce_qos_cnp_dscp": 64, "gpufabric_roce_qos_leave": ["cnp_dscp"]}}}}}}))
+    (tmp_path / "play.yml").write_text(PROBLEMS_PLAY)
+    proc = subprocess.run([str(tool("ansible-playbook")), "-i", str(tmp_path / "hosts.yml"), str(tmp_path / "play.yml")],
+                          env=env(tmp_path, ANSIBLE_STDOUT_CALLBACK="ansible.posix.json"),
+                          capture_output=True, text=True, timeout=300, check=False, cwd=str(tmp_path))
+    assert proc.returncode == 0, proc.stdout[-3000:]
+    results = [t for play in json.loads(proc.stdout)["plays"] for t in play["tasks"]
+               if t["task"]["name"].endswith("Check this host's RoCE QoS settings (every bad value at once)")][0]["hosts"]
+    facts = {host: r["ansible_facts"]["gpufabric_roce_qos_problems"] for host, r in results.items()}
+    assert facts == {
+        "srv-r01-01": ["srv-r01-01: roce_qos: pfc_priorities[1]=9 is outside 0-7 (allowed: an integer 0-7).",
+                       "srv-r01-01: roce_qos: cnp_dscp=64 is outside 0-63 (allowed: an integer 0-63)."],
+        "srv-r01-02": [],
+        "srv-r01-03": []}

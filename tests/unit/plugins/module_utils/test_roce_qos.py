@@ -141,6 +141,44 @@ def test_any_input_gives_a_clean_failure_or_a_desired_state(params):
     assert all(isinstance(a, str) for s in steps for a in s.get("argv", []))
 
 
+# ---------------------------------------------------------------- every problem at once (the preflight's)
+
+def test_settings_problems_lists_every_bad_value_naming_host_option_and_allowed():
+    problems = rq.settings_problems({"interfaces": ["bad/x"], "pfc_priorities": [9], "cnp_dscp": 64,
+                                     "cma_roce_tos": "abc", "tsa": ["ets"] * 8, "tc_bw": [50, 10, 0, 0, 0, 0, 0, 0]},
+                                    "srv-r01-01")
+    assert problems == [
+        "srv-r01-01: roce_qos: interfaces[0]='bad/x' is not a network interface name (allowed: 1-15 characters, "
+        "no '/', ':' or spaces).",
+        "srv-r01-01: roce_qos: pfc_priorities[0]=9 is outside 0-7 (allowed: an integer 0-7).",
+        "srv-r01-01: roce_qos: cnp_dscp=64 is outside 0-63 (allowed: an integer 0-63).",
+        "srv-r01-01: roce_qos: cma_roce_tos='abc' is not an integer (allowed: an integer 0-255).",
+        "srv-r01-01: roce_qos: tc_bw=[50, 10, 0, 0, 0, 0, 0, 0] gives the ets classes tc0, tc1, tc2, tc3, tc4, tc5, "
+        "tc6, tc7 60%, not 100% (allowed: percentages of the ets classes adding up to 100)."]
+
+
+def test_settings_problems_of_good_settings_and_left_options():
+    assert rq.settings_problems({}, "h") == []
+    assert rq.settings_problems({"pfc_priorities": [3], "cnp_dscp": 48, "interfaces": ["enp24s0np0"]}, "h") == []
+    assert rq.settings_problems({"pfc_priorities": [9]}, "h", leave=["pfc_priorities"]) == []
+    assert rq.settings_problems(["pfc"], "h") == ["h: roce_qos: the settings must be a mapping, not ['pfc']"]
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.dictionaries(st.sampled_from(OPTIONS), ANYTHING))
+def test_settings_problems_agree_with_the_module_and_never_raise(params):
+    """Any input: a list of sentences, empty exactly when the module's own check accepts it."""
+    problems = rq.settings_problems(params, "h")
+    assert all(isinstance(p, str) and p.startswith("h: roce_qos") for p in problems)
+    given_ifaces = params.get("interfaces") or [A]
+    try:
+        rq.desired_state(dict(params, interfaces=given_ifaces))
+        accepted = True
+    except InvalidValue:
+        accepted = False
+    assert accepted == (problems == [])
+
+
 # ---------------------------------------------------------------- plan and commands (pure)
 
 FRESH = {"trust": "pcp", "pfc": [0] * 8, "ecn_np": {3: 0}, "ecn_rp": {3: 0}, "cnp_dscp": 0, "cnp_802p_prio": 0,
