@@ -227,7 +227,7 @@ def settings_problems(params, host, leave=()):
         except InvalidValue as err:
             problems.append("%s: %s" % (host, str(err).replace(" Nothing was changed.", "")))
     prefix = "roce_qos on %s: " % _PLACEHOLDER
-    for _ in range(len(DEFAULTS) + 1):
+    for _attempt in range(len(DEFAULTS) + 1):
         try:
             desired_state(dict(opts, interfaces=[_PLACEHOLDER]))
             break
