@@ -110,7 +110,7 @@ def _int(interfaces, option, value, low, high):
         raise _bad(interfaces, option, value, "is not an integer", allowed)
     if isinstance(value, int):
         number = value
-    elif isinstance(value, str) and re.match(r"^\s*\d{1,9}\s*$", value):
+    elif isinstance(value, str) and re.match(r"^\s*\d{1,9}\s*$", value, re.ASCII):  # int() would refuse "0\x1f"
         number = int(value)
     else:
         raise _bad(interfaces, option, value, "is not an integer", allowed)

@@ -84,6 +84,9 @@ BAD = {
     "tos 256": ({"cma_roce_tos": 256}, "cma_roce_tos", "0-255"),
     "traffic class bool": ({"traffic_class": True}, "traffic_class", "0-255"),
     "trust word": ({"trust": "l3"}, "trust", "dscp, pcp"),
+    # a control character Python counts as whitespace, a non-ASCII digit: int() refuses both (was a ValueError)
+    "dscp with a unit separator": ({"cnp_dscp": "0\x1f"}, "cnp_dscp", "0-63"),
+    "priority in Arabic digits": ({"pfc_priorities": "\u0663"}, "pfc_priorities[0]", "0-7"),
     "prio_tc 7 values": ({"prio_tc": [0] * 7}, "prio_tc", "8 integers 0-7"),
     "prio_tc tc 8": ({"prio_tc": [0, 0, 0, 8, 0, 0, 0, 0]}, "prio_tc[3]", "0-7"),
     "tsa word": ({"tsa": ["ets"] * 7 + ["wrr"]}, "tsa[7]", "ets, strict, vendor"),
