@@ -97,10 +97,19 @@ def _who(interfaces):
     return ", ".join(names) or "(no interface)"
 
 
+class BadSetting(InvalidValue):
+    """A setting the module does not accept; ``detail`` is ``OPTION=VALUE WHY (allowed: ...)`` without the interfaces,
+    as the preflight lists it (settings_problems)."""
+
+    def __init__(self, msg, detail, **kwargs):
+        super().__init__(msg, **kwargs)
+        self.detail = detail
+
+
 def _bad(interfaces, option, value, why, allowed):
-    return InvalidValue("roce_qos on %s: %s=%r %s (allowed: %s). Nothing was changed." % (
-        _who(interfaces), option, value, why, allowed), device=list(interfaces or []) or None,
-        parameter=option, allowed=allowed)
+    detail = "%s=%r %s (allowed: %s)" % (option, value, why, allowed)
+    return BadSetting("roce_qos on %s: %s. Nothing was changed." % (_who(interfaces), detail), detail,
+                      device=list(interfaces or []) or None, parameter=option, allowed=allowed)
 
 
 def _int(interfaces, option, value, low, high):
@@ -142,16 +151,18 @@ def _interfaces(value):
     if isinstance(value, str):
         value = [value]
     if not isinstance(value, (list, tuple)) or not value:
-        raise InvalidValue("roce_qos: interfaces=%r must be a non-empty list of network interface names "
-                           "(allowed: names like enp24s0np0). Nothing was changed." % (value,),
-                           parameter="interfaces", allowed="a list of interface names")
+        detail = "interfaces=%r must be a non-empty list of network interface names (allowed: names like enp24s0np0)" % (
+            value,)
+        raise BadSetting("roce_qos: %s. Nothing was changed." % detail, detail, parameter="interfaces",
+                         allowed="a list of interface names")
     out = []
     for index, name in enumerate(value):
         if not isinstance(name, str) or not IFNAME_RE.match(name):
-            raise InvalidValue("roce_qos: interfaces[%d]=%r is not a network interface name (allowed: 1-15 "
-                               "characters, no '/', ':' or spaces). Nothing was changed." % (index, name),
-                               device=name if isinstance(name, str) else None, parameter="interfaces",
-                               allowed="a Linux interface name")
+            detail = "interfaces[%d]=%r is not a network interface name (allowed: 1-15 characters, no '/', ':' or " \
+                     "spaces)" % (index, name)
+            raise BadSetting("roce_qos: %s. Nothing was changed." % detail, detail,
+                             device=name if isinstance(name, str) else None, parameter="interfaces",
+                             allowed="a Linux interface name")
         if name not in out:
             out.append(name)
     return out
@@ -208,12 +219,9 @@ def desired_state(params):
     return ifaces, desired
 
 
-_PLACEHOLDER = "IF"
-
-
 def settings_problems(params, host, leave=()):
     """Every bad value among the options in ``params`` (the module's, ``interfaces`` included when given), each as
-    ``HOST: roce_qos: OPTION=VALUE WHY (allowed: ...)``; [] when all are good. Options named in ``leave`` are not
+    ``HOST: roce_qos: OPTION=VALUE WHY (allowed: ...).``; [] when all are good. Options named in ``leave`` are not
     checked (the module leaves them). The checks are desired_state's own: a bad option is set aside and the others
     checked again, so each is named once - the preflight lists them before any host is changed."""
     if not isinstance(params, dict):
@@ -224,17 +232,15 @@ def settings_problems(params, host, leave=()):
     if params.get("interfaces"):
         try:
             _interfaces(params["interfaces"])
-        except InvalidValue as err:
-            problems.append("%s: %s" % (host, str(err).replace(" Nothing was changed.", "")))
-    prefix = "roce_qos on %s: " % _PLACEHOLDER
+        except BadSetting as err:
+            problems.append("%s: roce_qos: %s." % (host, err.detail))
     for _attempt in range(len(DEFAULTS) + 1):
         try:
-            desired_state(dict(opts, interfaces=[_PLACEHOLDER]))
+            desired_state(dict(opts, interfaces=["IF"]))  # any good name: the interfaces were checked above
             break
-        except InvalidValue as err:
-            text = str(err).replace(" Nothing was changed.", "")
-            problems.append("%s: roce_qos: %s" % (host, text[len(prefix):] if text.startswith(prefix) else text))
-            key = re.sub(r"\[.*$", "", str(err.parameter))
+        except BadSetting as err:
+            problems.append("%s: roce_qos: %s." % (host, err.detail))
+            key = re.sub(r"\[.*$", "", err.parameter)
             if opts.get(key) is None:
                 break  # not an option this loop can set aside
             opts[key] = None
