@@ -17,27 +17,37 @@ PLAY = """
 """
 
 
-def run(tmp_path, **host_vars):
-    hostvars = dict({"ansible_connection": "local", "ansible_python_interpreter": sys.executable,
-                     "gpufabric_roce_qos_interfaces": ["enp24s0np0", "enp64s0np0"],
-                     "gpufabric_sysfs_root": str(tmp_path / "no-such-root")}, **host_vars)
-    (tmp_path / "hosts.yml").write_text(yaml.safe_dump({"all": {"children": {"servers": {"hosts": {"srv-r01-01": hostvars}}}}}))
-    (tmp_path / "play.yml").write_text(PLAY)
-    proc = subprocess.run([str(tool("ansible-playbook")), "-i", str(tmp_path / "hosts.yml"), str(tmp_path / "play.yml"),
-                           "--check"], env=env(tmp_path, ANSIBLE_STDOUT_CALLBACK="ansible.posix.json"),
+LOCAL = {"ansible_connection": "local", "ansible_python_interpreter": sys.executable}
+
+
+def run(tmp_path, hosts, play=PLAY, check=False):
+    """ansible-playbook of ``play`` on the local ``hosts`` ({name: host vars}) of group servers; (proc, JSON)."""
+    inventory = {name: dict(LOCAL, **host_vars) for name, host_vars in hosts.items()}
+    (tmp_path / "hosts.yml").write_text(yaml.safe_dump({"all": {"children": {"servers": {"hosts": inventory}}}}))
+    (tmp_path / "play.yml").write_text(play)
+    proc = subprocess.run([str(tool("ansible-playbook")), "-i", str(tmp_path / "hosts.yml"), str(tmp_path / "play.yml")]
+                          + (["--check"] if check else []), env=env(tmp_path, ANSIBLE_STDOUT_CALLBACK="ansible.posix.json"),
                           capture_output=True, text=True, timeout=300, check=False, cwd=str(tmp_path))
     return proc, json.loads(proc.stdout)
 
 
-def task(data, name):
+def check_run(tmp_path, **host_vars):
+    """The role in check mode on one host with two interfaces and no sysfs tree."""
+    return run(tmp_path, {"srv-r01-01": dict({"gpufabric_roce_qos_interfaces": ["enp24s0np0", "enp64s0np0"],
+                                              "gpufabric_sysfs_root": str(tmp_path / "no-such-root")}, **host_vars)},
+               check=True)
+
+
+def task(data, name, host="srv-r01-01"):
+    """The result on ``host`` of the first task named ``name`` (a role's tasks carry the role's prefix)."""
     found = [t for play in data["plays"] for t in play["tasks"]
              if t["task"]["name"] in (name, "gpufabric.mlnx.roce_qos : " + name)]
     assert found, "no task %r ran" % name
-    return found[0]["hosts"]["srv-r01-01"]
+    return found[0]["hosts"][host]
 
 
 def test_check_run_before_a_driver_install_reports_every_rail(tmp_path):
-    proc, data = run(tmp_path, gpufabric_ofed_result={"action": "install"})
+    proc, data = check_run(tmp_path, gpufabric_ofed_result={"action": "install"})
     assert proc.returncode == 0, proc.stdout[-3000:]
     fact = task(data, "Remember what would be done")["ansible_facts"]["gpufabric_roce_qos"]
     assert fact == {"changed": True, "interfaces": ["enp24s0np0", "enp64s0np0"],
@@ -49,7 +59,7 @@ def test_check_run_before_a_driver_install_reports_every_rail(tmp_path):
 def test_check_run_with_the_driver_unchanged_reads_the_host(tmp_path):
     """The same run with the driver as pinned: the module reads the host - which, like a host before its driver
     install, has no mlnx_qos (or, with one on PATH, no such interface)."""
-    proc, data = run(tmp_path, gpufabric_ofed_result={"action": "none"})
+    proc, data = check_run(tmp_path, gpufabric_ofed_result={"action": "none"})
     assert proc.returncode != 0
     result = task(data, "RoCE QoS of the compute rails (in check mode, the drift)")
     assert result["failed"]
@@ -69,20 +79,13 @@ PROBLEMS_PLAY = """
 
 def test_problems_entry_lists_every_bad_value_of_the_role_variables(tmp_path):
     """What the preflight role runs per host: the role's variables (over its defaults), checked without a host."""
-    (tmp_path / "hosts.yml").write_text(yaml.safe_dump({"all": {"children": {"servers": {"hosts": {
-        "srv-r01-01": {"ansible_connection": "local", "ansible_python_interpreter": sys.executable,
-                       "gpufabric_roce_qos_pfc_priorities": [3, 9], "gpufabric_roce_qos_cnp_dscp": 64},
-        "srv-r01-02": {"ansible_connection": "local", "ansible_python_interpreter": sys.executable},
-        "srv-r01-03": {"ansible_connection": "local", "ansible_python_interpreter": sys.executable,
-                       "gpufabric_roce_qos_cnp_dscp": 64, "gpufabric_roce_qos_leave": ["cnp_dscp"]}}}}}}))
-    (tmp_path / "play.yml").write_text(PROBLEMS_PLAY)
-    proc = subprocess.run([str(tool("ansible-playbook")), "-i", str(tmp_path / "hosts.yml"), str(tmp_path / "play.yml")],
-                          env=env(tmp_path, ANSIBLE_STDOUT_CALLBACK="ansible.posix.json"),
-                          capture_output=True, text=True, timeout=300, check=False, cwd=str(tmp_path))
+    proc, data = run(tmp_path, {
+        "srv-r01-01": {"gpufabric_roce_qos_pfc_priorities": [3, 9], "gpufabric_roce_qos_cnp_dscp": 64},
+        "srv-r01-02": {},
+        "srv-r01-03": {"gpufabric_roce_qos_cnp_dscp": 64, "gpufabric_roce_qos_leave": ["cnp_dscp"]}}, PROBLEMS_PLAY)
     assert proc.returncode == 0, proc.stdout[-3000:]
-    results = [t for play in json.loads(proc.stdout)["plays"] for t in play["tasks"]
-               if t["task"]["name"].endswith("Check this host's RoCE QoS settings (every bad value at once)")][0]["hosts"]
-    facts = {host: r["ansible_facts"]["gpufabric_roce_qos_problems"] for host, r in results.items()}
+    facts = {host: task(data, "Check this host's RoCE QoS settings (every bad value at once)", host)["ansible_facts"]
+             ["gpufabric_roce_qos_problems"] for host in ("srv-r01-01", "srv-r01-02", "srv-r01-03")}
     assert facts == {
         "srv-r01-01": ["srv-r01-01: roce_qos: pfc_priorities[1]=9 is outside 0-7 (allowed: an integer 0-7).",
                        "srv-r01-01: roce_qos: cnp_dscp=64 is outside 0-63 (allowed: an integer 0-63)."],
