@@ -28,6 +28,7 @@ from __future__ import annotations
 import os
 import re
 
+from ansible_collections.gpufabric.mlnx.plugins.module_utils._bootloader import KERNEL_ARG_ALLOWED, KERNEL_ARG_RE, lacking
 from ansible_collections.gpufabric.mlnx.plugins.module_utils._errors import InvalidValue, MlnxError, Refused
 
 NVIDIA_VENDOR = "0x15b3"
@@ -37,7 +38,6 @@ PCI_DEVICES = "/sys/bus/pci/devices"
 CPU_DIR = "/sys/devices/system/cpu"
 CMDLINE = "/proc/cmdline"
 GOVERNOR_RE = re.compile(r"^[a-z][a-z0-9_-]{0,31}$")
-KERNEL_ARG_RE = re.compile(r"^[A-Za-z0-9_.-]+(=[^\s\"']+)?$")
 CPU_RE = re.compile(r"^cpu(\d+)$")
 
 
@@ -72,9 +72,8 @@ def desired_state(params):
     if not isinstance(args, (list, tuple)):
         raise _bad("kernel_args", args, "is not a list", "a list of kernel parameters such as pcie_aspm=off")
     for index, arg in enumerate(args):
-        if not isinstance(arg, str) or not KERNEL_ARG_RE.match(arg):
-            raise _bad("kernel_args[%d]" % index, arg, "is not one kernel parameter",
-                       "name or name=value without spaces or quotes, e.g. pcie_aspm=off")
+        if not isinstance(arg, str) or not KERNEL_ARG_RE.fullmatch(arg):
+            raise _bad("kernel_args[%d]" % index, arg, "is not one kernel parameter", KERNEL_ARG_ALLOWED)
     out["kernel_args"] = list(args)
     return out
 
@@ -142,10 +141,8 @@ def aspm_off_by_cmdline(cmdline):
 
 def missing_kernel_args(cmdline, wanted):
     """The wanted kernel parameters the running kernel did not boot with (``name=value`` exact, ``name`` alone
-    present in any form)."""
-    have = set(cmdline or [])
-    names = {arg.split("=", 1)[0] for arg in have}
-    return [arg for arg in wanted if (arg not in have if "=" in arg else arg not in names)]
+    present in any form) - the same rule as a boot entry's (``_bootloader.lacking``)."""
+    return lacking(cmdline, wanted)
 
 
 def plan(current, desired):

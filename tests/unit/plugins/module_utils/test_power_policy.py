@@ -161,7 +161,9 @@ def test_a_write_that_does_not_take_fails_naming_it(host, monkeypatch):
     ({"aspm_policy": "fast"}, ["aspm_policy='fast'", "default, performance, powersave, powersupersave"]),
     ({"nic_runtime_pm": "no"}, ["nic_runtime_pm='no'", "true (power/control auto)"]),
     ({"cpu_governor": "Perf ormance"}, ["cpu_governor='Perf ormance'", "scaling_available_governors"]),
-    ({"kernel_args": ["pcie_aspm=off quiet"]}, ["kernel_args[0]", "without spaces"]),
+    ({"kernel_args": ["pcie_aspm=off quiet"]}, ["kernel_args[0]", "no blank, quote or shell character"]),
+    ({"kernel_args": ["quiet", "pcie_aspm=off\n"]}, ["kernel_args[1]", "is not one kernel parameter"]),
+    ({"kernel_args": ["a=$(reboot)"]}, ["kernel_args[0]", "is not one kernel parameter"]),
     ({"kernel_args": "pcie_aspm=off"}, ["kernel_args='pcie_aspm=off' is not a list"]),
 ])
 def test_bad_input_names_option_and_allowed(params, words):
