@@ -7,7 +7,8 @@ Servers are DGX-H100-like and carry no facts (interface_names and the PCI slot m
 4 per rack, 8 racks per SU, one /11 of 10.0.0.0/8 per rail (nothing is sent anywhere), /26 per SU.
 Each size is timed REPEAT times and the fastest run kept (other work on the machine only adds).
 Linear growth shows as ratios t(1250)/t(125) and t(12500)/t(1250) of about 10. Nothing is asserted:
-the numbers are printed and written to tests/output/bench-rail-plan.json.
+each figure is printed with its target (issue 4: 1,250 hosts under 1 s, growth linear - a ratio of
+at most 13 for 10x the hosts) and whether it is met, and written to tests/output/bench-rail-plan.json.
 """
 import os
 import sys
@@ -18,7 +19,7 @@ HERE = Path(__file__).resolve().parent
 sys.path[:0] = [str(HERE.parent), str(HERE.parent / "unit")]
 # importing conftest makes ansible_collections.gpufabric.mlnx importable
 from conftest import REPO  # noqa: E402,F401  # pylint: disable=unused-import
-from _report import publish  # noqa: E402
+from _report import at_most, publish  # noqa: E402
 
 from ansible_collections.gpufabric.mlnx.plugins.module_utils._rail_plan import cabling, plan  # noqa: E402
 
@@ -66,7 +67,10 @@ def main():
     small, mid, big = (out[str(count)]["total_s"] for count in SIZES)
     out["ratio_1250_to_125"] = round(mid / small, 2)
     out["ratio_12500_to_1250"] = round(big / mid, 2)
-    publish("bench-rail-plan", out)
+    publish("bench-rail-plan", out, [
+        at_most("1,250 hosts x %d rails: plan + cabling seconds" % RAILS, out["1250"]["total_s"], 1.0),
+        at_most("t(1250) / t(125) (linear: about 10)", out["ratio_1250_to_125"], 13),
+        at_most("t(12500) / t(1250) (linear: about 10)", out["ratio_12500_to_1250"], 13)])
 
 
 if __name__ == "__main__":

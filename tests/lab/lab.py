@@ -53,8 +53,10 @@ _NAME = re.compile(r"^[a-z]([a-z0-9-]*[a-z0-9])?$")
 _HOST = re.compile(r"^[a-z0-9]([a-z0-9-]*[a-z0-9])?$")
 _ENV = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 _IFNAME = re.compile(r"^[A-Za-z][A-Za-z0-9_.-]{0,14}$")
+# A kernel release as /boot/vmlinuz-<release> names it (uname -r), e.g. 6.1.0-26-amd64.
+_KERNEL = re.compile(r"[0-9][A-Za-z0-9.+~_-]{0,63}", re.ASCII)
 _TOP_KEYS = {"name", "image", "mgmt", "rails", "racks", "leaves", "time_scale", "rail_mtu", "rail_names",
-             "nic_mtu", "ipv6", "env"}
+             "nic_mtu", "ipv6", "env", "boot_kernel"}
 
 
 class LabError(Exception):
@@ -95,6 +97,7 @@ class Lab:
     ipv6: bool = False
     env: dict[str, str] = field(default_factory=dict)
     rail_names: tuple[str, ...] = ()  # servers' rail interface names; empty: eth1..ethN
+    boot_kernel: str = ""  # a kernel release the servers' /boot holds (vmlinuz + initrd), as a real host's; "": none
 
     def rail_name(self, index: int) -> str:
         """The name of rail ``index``'s interface in a server (eth1.. unless the lab file names them)."""
@@ -195,6 +198,9 @@ def load_lab(data: Any, source: str = "lab file") -> Lab:
         _need(isinstance(rname, str) and bool(_IFNAME.match(rname)) and rname != "eth0", f"{source}: rail_names[{i}]",
               f"{rname!r} is not an interface name (1-15 of letters, digits, '_', '-', '.'; not eth0, the mgmt)")
     _need(len(set(rail_names)) == len(rail_names), f"{source}: rail_names", "names a rail interface twice")
+    boot_kernel = top.get("boot_kernel") or ""
+    _need(isinstance(boot_kernel, str) and (boot_kernel == "" or bool(_KERNEL.fullmatch(boot_kernel))),
+          f"{source}: boot_kernel", f"must be a kernel release such as 6.1.0-26-amd64, got {boot_kernel!r}")
 
     prefix = f"{name}-"
     mgmt_network = prefix + mgmt_net
@@ -259,7 +265,7 @@ def load_lab(data: Any, source: str = "lab file") -> Lab:
     return Lab(name=name, image=image, mgmt_network=mgmt_network, mgmt_subnet=str(subnet),
                rails=rails, rail_networks=rail_networks, servers=tuple(servers),
                leaves=tuple(leaves), time_scale=float(scale), rail_mtu=rail_mtu,
-               nic_mtu=nic_mtu, ipv6=ipv6, env=env, rail_names=tuple(rail_names))
+               nic_mtu=nic_mtu, ipv6=ipv6, env=env, rail_names=tuple(rail_names), boot_kernel=boot_kernel)
 
 
 def read_lab(path: str | os.PathLike) -> Lab:
@@ -363,15 +369,19 @@ def container_run_argv(lab: Lab, node: Node, mask_dirs: Sequence[str] = PROC_SYS
 
 # Runs inside each container after the simulator was copied to SIM_DIR. Values come in as
 # positional parameters, never pasted into the script: $1 profile ("" = none), $2 hostname,
-# $3 NIC MTU, then the rail interfaces to set it on.
+# $3 NIC MTU, $4 a kernel release for /boot ("" = none), then the rail interfaces to set the MTU on.
 PROVISION_SCRIPT = """set -eu
 if [ -d {sim}/bin ]; then
   for f in {sim}/bin/*; do
     if [ -f "$f" ] && [ -x "$f" ]; then ln -sfn "$f" /usr/local/sbin/; fi
   done
 fi
-profile=$1 host=$2 mtu=$3
-shift 3
+profile=$1 host=$2 mtu=$3 kernel=$4
+shift 4
+if [ -n "$kernel" ]; then
+  mkdir -p /boot
+  for f in "/boot/vmlinuz-$kernel" "/boot/initrd.img-$kernel"; do [ -e "$f" ] || : > "$f"; done
+fi
 for nic in "$@"; do ip link set dev "$nic" mtu "$mtu"; done
 if [ -n "$profile" ]; then mlxsim init --profile "$profile" --hostname "$host"; fi
 """.format(sim=SIM_DIR)
@@ -382,11 +392,13 @@ def sim_copy_argv(node: Node, sim: Path) -> list[str]:
 
 
 def provision_argv(lab: Lab, node: Node, with_sim: bool = True) -> list[str]:
-    """`podman exec` that links the simulator's tools, sets the NIC MTU and runs mlxsim init."""
+    """`podman exec` that links the simulator's tools, gives a server the lab's boot kernel, sets the NIC MTU and
+    runs mlxsim init."""
     profile = node.profile if (with_sim and node.profile) else ""
-    nics = [lab.rail_name(i) for i in range(lab.rails)] if node.role == "server" else []  # leaves: fabric MTU
+    server = node.role == "server"
+    nics = [lab.rail_name(i) for i in range(lab.rails)] if server else []  # leaves: fabric MTU
     return ["podman", "exec", node.container, "sh", "-c", PROVISION_SCRIPT, "provision",
-            profile, node.name, str(lab.nic_mtu), *nics]
+            profile, node.name, str(lab.nic_mtu), lab.boot_kernel if server else "", *nics]
 
 
 def remove_containers_argv(names: Iterable[str]) -> list[str]:

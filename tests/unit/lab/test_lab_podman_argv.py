@@ -1,4 +1,5 @@
 """The exact podman command lines lab.py runs (no podman needed)."""
+import os
 import subprocess
 from pathlib import Path
 
@@ -91,10 +92,27 @@ def test_sim_copy_and_provision(lab, t):
     argv = lab.provision_argv(t, t.servers[0])
     assert argv[:6] == ["podman", "exec", "t-s1", "sh", "-c", lab.PROVISION_SCRIPT]
     # values travel as positional parameters, never inside the script text
-    assert argv[6:] == ["provision", "dgx-h100", "s1", "1500", "eth1", "eth2"]
+    assert argv[6:] == ["provision", "dgx-h100", "s1", "1500", "", "eth1", "eth2"]
     assert lab.provision_argv(t, t.servers[0], with_sim=False)[7] == ""
     # leaves keep the fabric MTU and, without a profile, skip mlxsim init
-    assert lab.provision_argv(t, t.leaves[0])[6:] == ["provision", "", "leaf-rail0", "1500"]
+    assert lab.provision_argv(t, t.leaves[0])[6:] == ["provision", "", "leaf-rail0", "1500", ""]
+
+
+def test_boot_kernel_gives_the_servers_a_kernel_as_a_real_host_has(lab, tmp_path):
+    data = {"name": "t", "mgmt": {"subnet": "198.19.30.0/24"}, "rails": 1, "boot_kernel": "6.1.0-26-amd64",
+            "racks": [{"name": "r1", "servers": [{"name": "s1", "profile": "dgx-h100"}]}], "leaves": True}
+    t = lab.load_lab(data)
+    assert lab.provision_argv(t, t.servers[0])[6:] == ["provision", "dgx-h100", "s1", "1500", "6.1.0-26-amd64", "eth1"]
+    assert lab.provision_argv(t, t.leaves[0])[6:] == ["provision", "", "leaf-rail0", "1500", ""]
+    for bad in ("6.1 amd64", "$(reboot)", "../x", "6.1.0\n", 6, "-rc1"):
+        with pytest.raises(lab.LabError, match="boot_kernel: must be a kernel release"):
+            lab.load_lab(dict(data, boot_kernel=bad))
+    # the script's kernel part, run for real on a scratch /boot: the files appear, an existing one is kept
+    boot = tmp_path / "boot"
+    part = lab.PROVISION_SCRIPT.split("if [ -n \"$kernel\" ]; then", 1)[1].split("fi\n", 1)[0]
+    script = "kernel=$1\n" + part.replace("/boot", str(boot))
+    subprocess.run(["sh", "-euc", script, "sh", "6.1.0-26-amd64"], check=True)
+    assert sorted(os.listdir(boot)) == ["initrd.img-6.1.0-26-amd64", "vmlinuz-6.1.0-26-amd64"]
 
 
 def test_rail_names_pin_the_servers_rail_interfaces(lab):
