@@ -3,8 +3,9 @@ import os
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
-# Real captures live in ../shared/fixtures, beside the checkout (in CI too).
-FIXTURES = Path(os.environ.get("GPUFABRIC_FIXTURES", REPO.parent / "shared" / "fixtures"))
+# Real captures (tests/fixtures/real, sources in its INDEX.md) and the format facts, inside the repository;
+# GPUFABRIC_FIXTURES points the tests at another copy of the same layout.
+FIXTURES = Path(os.environ.get("GPUFABRIC_FIXTURES", REPO / "tests" / "fixtures"))
 REAL = FIXTURES / "real"
 SIM = REPO / "tests" / "sim"
 SIM_BIN = SIM / "bin"

@@ -9,9 +9,6 @@ rm -rf "$dest"
 mkdir -p "$dest"
 cd "$repo"
 git ls-files -z --cached --others --exclude-standard | tar --null -T - -cf - | tar -xf - -C "$dest"
-# the unit tests read the real captures from ../shared/fixtures, beside the collection
-fixtures="${GPUFABRIC_FIXTURES:-$repo/../shared/fixtures}"
-mkdir -p "$dest/../shared" && ln -sfn "$(cd "$fixtures" && pwd)" "$dest/../shared/fixtures"
 cd "$dest"
 git init -q . && git add -A >/dev/null 2>&1   # ansible-test lists files through git
 export PATH="$bin:$PATH"

@@ -1,8 +1,8 @@
 """Device families: PCI ids, names, MST node names, parameter layout and defaults.
 
 Sources for the facts below (no code was copied):
-- device ids / mst node names: ../shared/fixtures/FORMAT_FACTS.md ("mst status" section) and the
-  captures in ../shared/fixtures/real (mt4129 = ConnectX-7, mt41692 = BlueField-3, ...).
+- device ids / mst node names: tests/fixtures/FORMAT_FACTS.md ("mst status" section) and the
+  captures in tests/fixtures/real (mt4129 = ConnectX-7, mt41692 = BlueField-3, ...).
 - lspci names: pci.ids as printed in the real captures (lspci_gb200_1.txt: "MT2910 Family
   [ConnectX-7]", "MT43244 BlueField-3 integrated ConnectX-7 network controller";
   lspci_nn_cx6_bf2_1.txt: "MT28908 Family [ConnectX-6] [15b3:101b]").

@@ -4,7 +4,7 @@ Developer tool, not used at run time (the simulator only reads the JSON):
 
     python3 tests/sim/mlxsim/gen_paramdb.py [path/to/mlxconfig_params_all.tsv] [path/to/mlxconfig_host.db]
 
-Inputs are facts only: ``../shared/fixtures/mlxconfig_params_all.tsv`` (condensed from the
+Inputs are facts only: ``tests/fixtures/mlxconfig_params_all.tsv`` (condensed from the
 mstflint ``mlxconfig_host.db`` at HEAD) and, when present, Debian's
 ``/usr/share/mstflint/mlxconfig_dbs/mlxconfig_host.db`` (4.21) for TLV names, TLV
 descriptions and the database's TLV order (used by ``show_confs``).
@@ -17,7 +17,7 @@ import sqlite3
 import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-DEFAULT_TSV = os.path.join(HERE, "..", "..", "..", "..", "shared", "fixtures", "mlxconfig_params_all.tsv")
+DEFAULT_TSV = os.path.join(HERE, "..", "..", "fixtures", "mlxconfig_params_all.tsv")
 DEFAULT_DB = "/usr/share/mstflint/mlxconfig_dbs/mlxconfig_host.db"
 
 CLASS_MAP = {

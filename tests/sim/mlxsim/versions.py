@@ -1,6 +1,6 @@
 """Tool versions and the output-layout choices that depend on them.
 
-Layout facts are from ../shared/fixtures/FORMAT_FACTS.md (checked against the mstflint tags):
+Layout facts are from tests/fixtures/FORMAT_FACTS.md (checked against the mstflint tags):
 the mlxconfig table changed at 4.22, 4.25, 4.26, 4.31 and 4.36, and MFT builds run about
 one minor ahead of the mstflint tag (MFT 4.30.1 already prints the 4.31 header).
 """

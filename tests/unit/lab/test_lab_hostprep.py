@@ -3,14 +3,14 @@ import pytest
 
 DEB822 = """\
 Types: deb
-# http://snapshot.debian.org/archive/debian/20250520T000000Z
-URIs: http://deb.debian.org/debian
+# http://snapshot.mirror.example/archive/debian/20250520T000000Z
+URIs: http://mirror.example/debian
 Suites: bookworm bookworm-updates
 Components: main
 Signed-By: /usr/share/keyrings/debian-archive-keyring.gpg
 
 Types: deb
-URIs: http://deb.debian.org/debian-security
+URIs: http://mirror.example/debian-security
 Suites: bookworm-security
 Components: main
 """
@@ -18,9 +18,9 @@ Components: main
 
 def test_deb822(hostprep):
     entries = hostprep.parse_deb822_sources(DEB822)
-    assert entries[0] == {"types": ["deb"], "uris": ["http://deb.debian.org/debian"],
+    assert entries[0] == {"types": ["deb"], "uris": ["http://mirror.example/debian"],
                           "suites": ["bookworm", "bookworm-updates"]}
-    assert hostprep.pick_mirror(entries, "bookworm") == "http://deb.debian.org/debian"
+    assert hostprep.pick_mirror(entries, "bookworm") == "http://mirror.example/debian"
 
 
 def test_deb822_disabled_stanza_and_continuation(hostprep):
@@ -43,9 +43,9 @@ def test_one_line_sources(hostprep):
 
 def test_other_release_falls_back_to_its_main_archive(hostprep):
     entries = hostprep.parse_deb822_sources(
-        "Types: deb\nURIs: http://deb.example/debian-security\nSuites: trixie-security\n\n"
-        "Types: deb\nURIs: http://deb.example/debian\nSuites: trixie trixie-updates\n")
-    assert hostprep.pick_mirror(entries, "bookworm") == "http://deb.example/debian"
+        "Types: deb\nURIs: http://mirror.example/debian-security\nSuites: trixie-security\n\n"
+        "Types: deb\nURIs: http://mirror.example/debian\nSuites: trixie trixie-updates\n")
+    assert hostprep.pick_mirror(entries, "bookworm") == "http://mirror.example/debian"
 
 
 def test_no_debian_archive(hostprep):
@@ -60,7 +60,7 @@ def test_read_apt_sources_ignores_disabled_files(hostprep, tmp_path):
     (parts / "other.list.disabled-by-farm").write_text("deb http://nope/ bookworm main\n")
     (tmp_path / "etc/apt/sources.list").write_text("# empty\n")
     uris = [e["uris"][0] for e in hostprep.read_apt_sources(tmp_path)]
-    assert uris == ["http://deb.debian.org/debian", "http://deb.debian.org/debian-security"]
+    assert uris == ["http://mirror.example/debian", "http://mirror.example/debian-security"]
 
 
 SETTINGS = {"engine": {"runtime": '"runc"'},

@@ -1,7 +1,7 @@
 """The host around the NICs in the simulator: PCI device directories, CPUs/cpufreq, the ASPM policy,
 /proc/cmdline and the boot loader tools (update-grub, grub-mkconfig, grubby), for the platform role.
 
-There is no real capture of these in ../shared/fixtures/real (INDEX.md lists none), so the expected
+There is no real capture of these in tests/fixtures/real (INDEX.md lists none), so the expected
 texts come from the sources: the kernel (drivers/pci/probe.c pci_speed_string, drivers/pci/pcie/aspm.c
 pcie_aspm_get_policy, drivers/cpufreq/cpufreq.c show_scaling_available_governors), Debian's grub2
 2.06-13+deb12u2 (/usr/sbin/grub-mkconfig, update-grub, /etc/grub.d/10_linux,

@@ -1,6 +1,6 @@
 """mlxconfig (MFT) / mstconfig (mstflint).
 
-Behaviour follows ../shared/fixtures/FORMAT_FACTS.md and the real captures: options must come
+Behaviour follows tests/fixtures/FORMAT_FACTS.md and the real captures: options must come
 before the command (what follows `q` is a list of parameter names, so `q -e` asks for a
 parameter called "-e"), set changes the next-boot value only, `-y` echoes "y", exit codes
 0/2/3, errors on stdout with "-E- ".

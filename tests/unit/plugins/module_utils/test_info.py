@@ -1,6 +1,6 @@
 """mlx_info core: what runs (exact argv, the invocation budget) and what comes back.
 
-A fake host answers the Runner with REAL captures from ../shared/fixtures/real (their two
+A fake host answers the Runner with REAL captures from tests/fixtures/real (their two
 comment lines, shell prompts and the author's annotations removed); the assertions check
 the values of those captures in the result.
 """

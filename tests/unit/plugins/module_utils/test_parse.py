@@ -1,4 +1,4 @@
-"""Tool-output parsers, tested on the real captures in ../shared/fixtures/real and on text built
+"""Tool-output parsers, tested on the real captures in tests/fixtures/real and on text built
 from the exact printf formats in FORMAT_FACTS.md.
 
 Every capture file is either checked here (``CHECKS``, real values asserted) or listed in
