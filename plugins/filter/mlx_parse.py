@@ -175,7 +175,7 @@ _value:
 
 from ansible.errors import AnsibleFilterError
 
-from ansible_collections.gpufabric.mlnx.plugins.module_utils._parse import ParseError, parse
+from ansible_collections.gpufabric.mlnx.plugins.module_utils._parsers import ParseError, parse
 
 
 def mlx_parse(data, tool):

@@ -36,7 +36,7 @@ from ansible_collections.gpufabric.mlnx.plugins.module_utils._errors import (
     Refused,
     ToolFailed,
 )
-from ansible_collections.gpufabric.mlnx.plugins.module_utils._parse import parse
+from ansible_collections.gpufabric.mlnx.plugins.module_utils._parsers import parse
 from ansible_collections.gpufabric.mlnx.plugins.module_utils._runner import parallel
 
 VERSION_RE = re.compile(r"^\d+(?:\.\d+)*$")

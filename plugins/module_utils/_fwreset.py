@@ -41,7 +41,7 @@ from ansible_collections.gpufabric.mlnx.plugins.module_utils._firmware import re
 from ansible_collections.gpufabric.mlnx.plugins.module_utils._mlxconfig import Query
 from ansible_collections.gpufabric.mlnx.plugins.module_utils._mlxconfig import pending as nv_pending
 from ansible_collections.gpufabric.mlnx.plugins.module_utils._ofed import mgmt_state
-from ansible_collections.gpufabric.mlnx.plugins.module_utils._parse import parse
+from ansible_collections.gpufabric.mlnx.plugins.module_utils._parsers import parse
 from ansible_collections.gpufabric.mlnx.plugins.module_utils._runner import parallel
 
 FIRMWARE = "firmware"

@@ -33,7 +33,7 @@ from ansible_collections.gpufabric.mlnx.plugins.module_utils import _devices as 
 from ansible_collections.gpufabric.mlnx.plugins.module_utils import _values as values
 from ansible_collections.gpufabric.mlnx.plugins.module_utils._errors import MlnxError, ToolNotFound
 from ansible_collections.gpufabric.mlnx.plugins.module_utils._mlxconfig import Query, pending
-from ansible_collections.gpufabric.mlnx.plugins.module_utils._parse import parse
+from ansible_collections.gpufabric.mlnx.plugins.module_utils._parsers import parse
 from ansible_collections.gpufabric.mlnx.plugins.module_utils._runner import parallel
 
 # PCI device id -> the device-type token mlxconfig and mst print. The /dev/mst name

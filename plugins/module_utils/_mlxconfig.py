@@ -24,7 +24,7 @@ from ansible_collections.gpufabric.mlnx.plugins.module_utils._errors import (
     MlnxError,
     ToolFailed,
 )
-from ansible_collections.gpufabric.mlnx.plugins.module_utils._parse import parse
+from ansible_collections.gpufabric.mlnx.plugins.module_utils._parsers import parse
 from ansible_collections.gpufabric.mlnx.plugins.module_utils._runner import parallel
 
 ARRAY_KEY_RE = re.compile(r"^(?P<base>[A-Z0-9_]+)\[(?P<index>\d+)\]$")

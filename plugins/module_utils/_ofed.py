@@ -44,9 +44,18 @@ from ansible_collections.gpufabric.mlnx.plugins.module_utils._errors import (
 )
 from ansible_collections.gpufabric.mlnx.plugins.module_utils._firmware import sha256_file
 from ansible_collections.gpufabric.mlnx.plugins.module_utils._matrix import matrix_problems
-from ansible_collections.gpufabric.mlnx.plugins.module_utils._parse_common import ParseError
-from ansible_collections.gpufabric.mlnx.plugins.module_utils._parse_ibdev2netdev import parse_ibdev2netdev
-from ansible_collections.gpufabric.mlnx.plugins.module_utils._parse_ofed_info import parse_ofed_info
+from ansible_collections.gpufabric.mlnx.plugins.module_utils._parsers.common import ParseError
+from ansible_collections.gpufabric.mlnx.plugins.module_utils._parsers.ibdev2netdev import parse_ibdev2netdev
+from ansible_collections.gpufabric.mlnx.plugins.module_utils._parsers.ofed_info import parse_ofed_info
+from ansible_collections.gpufabric.mlnx.plugins.module_utils._parsers.ip import parse_ip_addr, parse_ip_route
+from ansible_collections.gpufabric.mlnx.plugins.module_utils._parsers.packages import (
+    parse_dkms_status,
+    parse_dpkg_query,
+    parse_madison,
+    parse_packages_index,
+    parse_repoquery,
+    parse_rpm_query,
+)
 
 ROOT = "gpufabric_matrix.driver"
 FLAVOUR_PREFIX = {"doca-ofed": "OFED-internal", "mlnx-ofed": "MLNX_OFED_LINUX"}
@@ -312,32 +321,6 @@ def _normal_sha256(text):
 BUNDLE_PACKAGES = {"doca-ofed": ["doca-ofed"], "mlnx-ofed": ["mlnx-ofed-all"]}
 
 
-def parse_packages_index(text):
-    """An apt ``Packages`` index -> [{"name", "version", "depends": [(name, op, version)]}] (first alternatives)."""
-    stanzas, cur, field = [], {}, None
-    for line in text.splitlines() + [""]:
-        if not line.strip():
-            if cur.get("Package"):
-                stanzas.append(cur)
-            cur, field = {}, None
-        elif line[0] in " \t" and field:
-            cur[field] += " " + line.strip()
-        elif ":" in line:
-            field, value = line.split(":", 1)
-            cur[field] = value.strip()
-    rows = []
-    for st in stanzas:
-        deps = []
-        for key in ("Pre-Depends", "Depends"):
-            for group in (st.get(key) or "").split(","):
-                first = group.split("|")[0].strip()
-                match = re.match(r"^([A-Za-z0-9][A-Za-z0-9.+-]*)(?::\S+)?\s*(?:\(\s*([<>=]+)\s*([^)\s]+)\s*\))?", first)
-                if match:
-                    deps.append((match.group(1), match.group(2), match.group(3)))
-        rows.append({"name": st["Package"], "version": st.get("Version", ""), "depends": deps})
-    return rows
-
-
 def bundle_closure(rows, names):
     """Pins for ``names`` from a bundle's index, plus every package they need at an exact version (``= V``)
     that the bundle has - so downgrading to a bundle moves the whole set. Raises Refused naming what is missing."""
@@ -396,96 +379,6 @@ def pinned_packages(spec, packages=None):
 
 
 # ---------------------------------------------------------------------------------- parsers
-
-def parse_dpkg_query(text):
-    """``dpkg-query -W -f '${Package}\\t${Version}\\t${db:Status-Abbrev}\\n'`` -> {name: version} (installed only)."""
-    found = {}
-    for line in text.splitlines():
-        parts = line.split("\t")
-        if len(parts) < 3 or not parts[0]:
-            continue
-        status = parts[2]
-        if len(status) >= 2 and status[1] in ("i", "U", "F", "W", "t"):
-            # i: installed; U/F/W/t: unpacked or half-configured - present on disk at that version
-            found[parts[0].split(":")[0]] = parts[1]
-    return found
-
-
-def parse_rpm_query(text):
-    """``rpm -q --qf '%{NAME}\\t%|EPOCH?{%{EPOCH}:}:{}|%{VERSION}-%{RELEASE}\\n'`` -> {name: version}."""
-    found = {}
-    for line in text.splitlines():
-        parts = line.split("\t")
-        if len(parts) == 2 and parts[0] and " " not in parts[0]:
-            found[parts[0]] = parts[1].strip()
-    return found
-
-
-_DKMS_NEW = re.compile(r"^(?P<module>[^/,\s]+)/(?P<version>[^,\s]+),\s*(?P<kernel>[^,\s]+)(?:,\s*(?P<arch>[^:\s]+))?:\s*"
-                       r"(?P<status>[\w-]+)")
-_DKMS_OLD = re.compile(r"^(?P<module>[^/,\s]+),\s*(?P<version>[^,\s]+),\s*(?P<kernel>[^,\s]+)"
-                       r"(?:,\s*(?P<arch>[^:\s]+))?:\s*(?P<status>[\w-]+)")
-
-
-def parse_dkms_status(text):
-    """``dkms status`` (``module/version, kernel, arch: installed`` and the older comma form) -> list of dicts.
-
-    Lines without a kernel (``module/version: added``) are skipped: nothing is built for any kernel.
-    """
-    rows = []
-    for line in text.splitlines():
-        line = line.strip()
-        match = _DKMS_NEW.match(line) or _DKMS_OLD.match(line)
-        if match:
-            row = match.groupdict()
-            row["status"] = row["status"].lower()
-            rows.append(row)
-    return rows
-
-
-def parse_ip_addr(text):
-    """``ip -o addr show`` -> [(interface, address)] (address without the prefix length)."""
-    rows = []
-    for line in text.splitlines():
-        match = re.match(r"^\d+:\s+(?P<ifname>[^\s@:]+)(?:@\S+)?\s+inet6?\s+(?P<addr>[0-9a-fA-F.:]+)(?:/\d+)?", line)
-        if match:
-            rows.append((match.group("ifname"), match.group("addr")))
-    return rows
-
-
-def parse_ip_route(text):
-    """``ip -o route show default`` -> the interfaces named by ``dev``."""
-    found = []
-    for line in text.splitlines():
-        match = re.search(r"\bdev\s+(\S+)", line)
-        if match and match.group(1) not in found:
-            found.append(match.group(1))
-    return found
-
-
-def parse_madison(text):
-    """``apt-cache madison NAME...`` -> {name: [versions]}."""
-    found = {}
-    for line in text.splitlines():
-        parts = [p.strip() for p in line.split("|")]
-        if len(parts) >= 3 and parts[0] and parts[1]:
-            versions = found.setdefault(parts[0], [])
-            if parts[1] not in versions:
-                versions.append(parts[1])
-    return found
-
-
-def parse_repoquery(text):
-    """``dnf repoquery --qf '%{name}\\t%{evr}\\n'`` -> {name: [versions]}."""
-    found = {}
-    for line in text.splitlines():
-        parts = line.strip().split("\t")
-        if len(parts) == 2 and parts[0]:
-            versions = found.setdefault(parts[0], [])
-            if parts[1] not in versions:
-                versions.append(parts[1])
-    return found
-
 
 def apt_errors(text):
     """The lines of ``apt-get update`` output that mean a source could not be used.

@@ -30,6 +30,7 @@ import re
 
 from ansible_collections.gpufabric.mlnx.plugins.module_utils._bootloader import KERNEL_ARG_ALLOWED, KERNEL_ARG_RE, lacking
 from ansible_collections.gpufabric.mlnx.plugins.module_utils._errors import InvalidValue, MlnxError, Refused
+from ansible_collections.gpufabric.mlnx.plugins.module_utils._parsers.sysfs import parse_aspm_policy
 
 NVIDIA_VENDOR = "0x15b3"
 ASPM_POLICIES = ("default", "performance", "powersave", "powersupersave")
@@ -79,17 +80,6 @@ def desired_state(params):
 
 
 # ---------------------------------------------------------------------------------- read
-
-def parse_aspm_policy(text):
-    """``[default] performance powersave powersupersave`` -> ``("default", [all four])``; (None, []) unread."""
-    if not text:
-        return None, []
-    words = text.split()
-    active = [w.strip("[]") for w in words if w.startswith("[") and w.endswith("]")]
-    if not active and len(words) == 1:     # a tree of plain files (tests, the simulator) keeps the name written
-        active = words
-    return (active[0] if active else None), [w.strip("[]") for w in words]
-
 
 def _listdir(reader, path):
     try:

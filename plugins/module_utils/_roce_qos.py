@@ -38,8 +38,9 @@ from ansible_collections.gpufabric.mlnx.plugins.module_utils._errors import (
     ToolNotFound,
 )
 from ansible_collections.gpufabric.mlnx.plugins.module_utils._ofed import MLX5_DRIVERS, mgmt_state
-from ansible_collections.gpufabric.mlnx.plugins.module_utils._parse_common import ParseError
-from ansible_collections.gpufabric.mlnx.plugins.module_utils._parse_mlnx_qos import parse_mlnx_qos
+from ansible_collections.gpufabric.mlnx.plugins.module_utils._parsers.common import ParseError
+from ansible_collections.gpufabric.mlnx.plugins.module_utils._parsers.mlnx_qos import parse_mlnx_qos
+from ansible_collections.gpufabric.mlnx.plugins.module_utils._parsers.sysfs import parse_traffic_class
 from ansible_collections.gpufabric.mlnx.plugins.module_utils._runner import parallel
 
 # The tools this module runs, with the package that ships them.
@@ -68,7 +69,6 @@ MLNX_QOS_FLAG = {"trust": "--trust", "pfc": "--pfc", "prio_tc": "--prio_tc", "ts
 # Linux interface names: at most 15 bytes, no '/', no whitespace, not '.' or '..'.
 IFNAME_RE = re.compile(r"^(?!\.{1,2}$)[^/\s:]{1,15}$")
 RDMA_RE = re.compile(r"^[A-Za-z0-9_.-]{1,64}$")
-TCLASS_RE = re.compile(r"^\s*(?:Global tclass\s*=\s*)?(\d{1,3})\s*$")
 
 
 # ---------------------------------------------------------------------------------- sysfs paths
@@ -338,15 +338,6 @@ def _sys_int(reader, path):
         return None
     text = text.strip()
     return int(text) if re.match(r"^\d{1,9}$", text) else text
-
-
-def parse_traffic_class(text):
-    """``Global tclass=106`` (what mlx5_ib prints once set) or a bare ``106`` -> 106; empty (never set) -> None."""
-    if text is None:
-        return None
-    first = text.strip().splitlines()[0] if text.strip() else ""
-    match = TCLASS_RE.match(first)
-    return int(match.group(1)) if match else None
 
 
 def qos_state(parsed):

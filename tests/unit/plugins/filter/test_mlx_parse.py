@@ -12,7 +12,7 @@ from ansible.errors import AnsibleFilterError
 from _paths import REAL
 
 from ansible_collections.gpufabric.mlnx.plugins.filter import mlx_parse as plugin
-from ansible_collections.gpufabric.mlnx.plugins.module_utils._parse import PARSERS
+from ansible_collections.gpufabric.mlnx.plugins.module_utils._parsers import PARSERS
 
 FILTER = plugin.FilterModule().filters()["mlx_parse"]
 

@@ -20,7 +20,7 @@ from _paths import REAL, REPO
 from ansible_collections.gpufabric.mlnx.plugins.module_utils import _delivery as delivery
 from ansible_collections.gpufabric.mlnx.plugins.module_utils import _info as info
 from ansible_collections.gpufabric.mlnx.plugins.module_utils._errors import InvalidValue, MlnxError
-from ansible_collections.gpufabric.mlnx.plugins.module_utils._parse import parse
+from ansible_collections.gpufabric.mlnx.plugins.module_utils._parsers import parse
 from ansible_collections.gpufabric.mlnx.plugins.module_utils._runner import Runner
 
 EXAMPLE = yaml.safe_load((REPO / "inventory/example-1250/group_vars/all/matrix.yml").read_text())["gpufabric_matrix"]

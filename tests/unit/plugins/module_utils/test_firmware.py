@@ -26,7 +26,7 @@ A, B, C = "0000:18:00.0", "0000:29:00.0", "0000:3a:00.0"
 
 
 def test_rendered_capture_parses_like_the_original():
-    from ansible_collections.gpufabric.mlnx.plugins.module_utils._parse import parse
+    from ansible_collections.gpufabric.mlnx.plugins.module_utils._parsers import parse
     original = parse("flint", CX7_QUERY)
     assert original["psid"] == CX7_PSID and original["fw_version"] == CX7_FW
     assert not original.get("fw_version_running")
@@ -200,7 +200,7 @@ def test_argv():
 
 
 def test_state_from_query():
-    from ansible_collections.gpufabric.mlnx.plugins.module_utils._parse import parse
+    from ansible_collections.gpufabric.mlnx.plugins.module_utils._parsers import parse
     assert fw.state_from_query(A, parse("flint", CX7_QUERY)) == {
         "psid": CX7_PSID, "part_number": None, "burned": CX7_FW, "running": CX7_FW}
     with pytest.raises(MlnxError, match="no usable PSID"):

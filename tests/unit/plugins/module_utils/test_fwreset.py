@@ -12,7 +12,7 @@ import pytest
 from ansible_collections.gpufabric.mlnx.plugins.module_utils import _devices as devices_
 from ansible_collections.gpufabric.mlnx.plugins.module_utils import _fwreset as fr
 from ansible_collections.gpufabric.mlnx.plugins.module_utils._errors import InvalidValue, MlnxError, ToolFailed
-from ansible_collections.gpufabric.mlnx.plugins.module_utils._parse import parse
+from ansible_collections.gpufabric.mlnx.plugins.module_utils._parsers import parse
 from unit.plugins.module_utils.fake_fwreset import (
     NEW, OLD, RESET_OK, A, A1, B, C, Card, FakeHost, Reader, fwreset_query, make_runner, nv_query)
 

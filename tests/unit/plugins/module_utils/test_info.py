@@ -14,7 +14,7 @@ import pytest
 from _paths import REAL
 from ansible_collections.gpufabric.mlnx.plugins.module_utils import _info as info
 from ansible_collections.gpufabric.mlnx.plugins.module_utils._errors import ToolNotFound
-from ansible_collections.gpufabric.mlnx.plugins.module_utils._parse import parse
+from ansible_collections.gpufabric.mlnx.plugins.module_utils._parsers import parse
 from ansible_collections.gpufabric.mlnx.plugins.module_utils._runner import Runner
 
 PROMPT_RE = re.compile(r"^\s*(?:\$ |# |sh-[\d.]+# |\[[^\]]*\][#$] |\S+@\S+:\S*[#$] |```)")

@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 
 from _paths import REAL
 
-from ansible_collections.gpufabric.mlnx.plugins.module_utils._parse import (
+from ansible_collections.gpufabric.mlnx.plugins.module_utils._parsers import (
     PARSERS,
     ParseError,
     parse,

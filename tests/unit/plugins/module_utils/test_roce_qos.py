@@ -11,7 +11,7 @@ from _paths import REAL
 from ansible_collections.gpufabric.mlnx.plugins.module_utils import _roce_qos as rq
 from ansible_collections.gpufabric.mlnx.plugins.module_utils._errors import (
     DeviceNotFound, InvalidValue, MlnxError, Refused, ToolNotFound)
-from ansible_collections.gpufabric.mlnx.plugins.module_utils._parse_mlnx_qos import parse_mlnx_qos
+from ansible_collections.gpufabric.mlnx.plugins.module_utils._parsers.mlnx_qos import parse_mlnx_qos
 from unit.plugins.module_utils.fake_roce_qos import (
     DEFAULT_PRIO_TC, FakeHost, Port, compliant_port, render_qos)
 

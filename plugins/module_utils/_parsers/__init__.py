@@ -20,38 +20,41 @@ What every parser does with a line:
 recognises nothing of its tool; it names the tool and, when there is one, the offending line.
 ``parse_errors(text)`` returns the ``-E-`` lines of any MFT/mstflint tool's output.
 
-The parsers live in ``_parse_<tool>.py`` files; import them from here.
+One file per tool output in this package: the NVIDIA tools' (``mlxconfig.py``, ``flint.py``, ...; registered
+in ``PARSERS`` and importable from here) and the system tools' the modules read (``packages.py``: apt indexes,
+dpkg-query, rpm, dkms, madison, repoquery; ``ip.py``; ``sysfs.py``: ASPM policy, traffic class). ``common.py``
+holds what every parser shares (line clean-up, ``ParseError``).
 """
 
 from __future__ import annotations
 
-from ansible_collections.gpufabric.mlnx.plugins.module_utils._parse_common import (
+from ansible_collections.gpufabric.mlnx.plugins.module_utils._parsers.common import (
     ParseError,
     parse_errors,
 )
-from ansible_collections.gpufabric.mlnx.plugins.module_utils._parse_ethtool import parse_ethtool_i
-from ansible_collections.gpufabric.mlnx.plugins.module_utils._parse_flint import (
+from ansible_collections.gpufabric.mlnx.plugins.module_utils._parsers.ethtool import parse_ethtool_i
+from ansible_collections.gpufabric.mlnx.plugins.module_utils._parsers.flint import (
     parse_flint,
     parse_flint_burn,
 )
-from ansible_collections.gpufabric.mlnx.plugins.module_utils._parse_ibdev2netdev import parse_ibdev2netdev
-from ansible_collections.gpufabric.mlnx.plugins.module_utils._parse_ibstat import parse_ibstat
-from ansible_collections.gpufabric.mlnx.plugins.module_utils._parse_lspci import parse_lspci
-from ansible_collections.gpufabric.mlnx.plugins.module_utils._parse_mlnx_qos import parse_mlnx_qos
-from ansible_collections.gpufabric.mlnx.plugins.module_utils._parse_mlxconfig import (
+from ansible_collections.gpufabric.mlnx.plugins.module_utils._parsers.ibdev2netdev import parse_ibdev2netdev
+from ansible_collections.gpufabric.mlnx.plugins.module_utils._parsers.ibstat import parse_ibstat
+from ansible_collections.gpufabric.mlnx.plugins.module_utils._parsers.lspci import parse_lspci
+from ansible_collections.gpufabric.mlnx.plugins.module_utils._parsers.mlnx_qos import parse_mlnx_qos
+from ansible_collections.gpufabric.mlnx.plugins.module_utils._parsers.mlxconfig import (
     parse_mlxconfig,
     parse_mlxconfig_json,
 )
-from ansible_collections.gpufabric.mlnx.plugins.module_utils._parse_mlxfwmanager import (
+from ansible_collections.gpufabric.mlnx.plugins.module_utils._parsers.mlxfwmanager import (
     parse_mlxfwmanager,
     parse_mlxfwmanager_xml,
 )
-from ansible_collections.gpufabric.mlnx.plugins.module_utils._parse_mlxfwreset import (
+from ansible_collections.gpufabric.mlnx.plugins.module_utils._parsers.mlxfwreset import (
     parse_mlxfwreset,
     parse_mlxfwreset_reset,
 )
-from ansible_collections.gpufabric.mlnx.plugins.module_utils._parse_mst import parse_mst_status
-from ansible_collections.gpufabric.mlnx.plugins.module_utils._parse_ofed_info import parse_ofed_info
+from ansible_collections.gpufabric.mlnx.plugins.module_utils._parsers.mst import parse_mst_status
+from ansible_collections.gpufabric.mlnx.plugins.module_utils._parsers.ofed_info import parse_ofed_info
 
 __all__ = [
     "PARSERS", "ParseError", "parse", "parse_errors",

@@ -3,8 +3,8 @@
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
 """Pieces shared by the tool-output parsers.
 
-Import the parsers and ``ParseError`` from ``_parse`` (the registry); this file exists so the
-per-tool files can share them without importing ``_parse`` back (a circular import).
+Import the parsers and ``ParseError`` from the package (``_parsers``, the registry); this file exists so the
+per-tool files can share them without importing the package back (a circular import).
 """
 
 from __future__ import annotations

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import re
 
-from ansible_collections.gpufabric.mlnx.plugins.module_utils._parse_common import (
+from ansible_collections.gpufabric.mlnx.plugins.module_utils._parsers.common import (
     ParseError,
     content_lines,
     not_this_tool,

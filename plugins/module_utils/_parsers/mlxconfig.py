@@ -8,7 +8,7 @@ from __future__ import annotations
 import json
 import re
 
-from ansible_collections.gpufabric.mlnx.plugins.module_utils._parse_common import (
+from ansible_collections.gpufabric.mlnx.plugins.module_utils._parsers.common import (
     ParseError,
     all_lines,
     content_lines,
