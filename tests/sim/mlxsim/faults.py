@@ -22,6 +22,8 @@ TYPES = {
     "fwreset_unsupported": "mlxfwreset: the device supports only reset level 4 (reboot)",
     "link_down": "the device's ports are down (ibstat, ibdev2netdev)",
     "pcie_degraded": "speed=S (default 16GT/s) width=W (default 8): lspci LnkSta shows a downgraded link",
+    "set_ignored": "param=NAME (or every parameter): mlxconfig/mstconfig set prints Done!, exits 0 and "
+                   "keeps the next-boot value (firmware that ignores the TLV)",
 }
 
 DEFAULT_COUNTS = {"semaphore_held": 1}
@@ -87,26 +89,38 @@ def _limit(fault):
     return c
 
 
+def _consume(fault, card):
+    """True when ``fault`` fires on ``card`` now; a count-limited one is used up by one
+    (usage recorded in the state file under the lock)."""
+    limit = _limit(fault)
+    if limit is None:
+        return True
+    with st.transaction() as s:
+        used = s.setdefault("fault_used", {})
+        k = key(fault) + "@" + card["id"]
+        if used.get(k, 0) < limit:
+            used[k] = used.get(k, 0) + 1
+            return True
+    return False
+
+
 def fires(state, ftype, card):
     """True when a fault of ``ftype`` applies to ``card`` now; count-limited faults are consumed
     (usage recorded in the state file under the lock)."""
-    candidates = find(state, ftype, card)
-    if not candidates:
-        return False
-    for f in candidates:
-        limit = _limit(f)
-        if limit is None:
-            return True
-        fired = False
-        with st.transaction() as s:
-            used = s.setdefault("fault_used", {})
-            k = key(f) + "@" + card["id"]
-            if used.get(k, 0) < limit:
-                used[k] = used.get(k, 0) + 1
-                fired = True
-        if fired:
+    for f in find(state, ftype, card):
+        if _consume(f, card):
             return True
     return False
+
+
+def ignored_sets(state, card):
+    """The parameter names (upper case) whose ``set`` the card's firmware ignores in this run,
+    ``{"*"}`` for every parameter; each firing ``set_ignored`` fault is consumed once."""
+    out = set()
+    for f in find(state, "set_ignored", card):
+        if _consume(f, card):
+            out.add(str(f.get("param") or "*").upper())
+    return out
 
 
 def effective_psid(state, card):

@@ -160,3 +160,25 @@ def test_link_down_and_pcie_degraded(sim):
     assert "\t\tLnkCap:\tPort #0, Speed 32GT/s, Width x16, ASPM not supported\n" in vv
     assert "\t\tLnkSta:\tSpeed 16GT/s (downgraded), Width x8 (downgraded)\n" in vv
     assert "LnkSta:\tSpeed 32GT/s (ok), Width x16 (ok)" in sim.out("lspci", "-vv", "-s", "18:00.0")
+
+
+def test_set_ignored(sim):
+    """`set` prints its table, `Done!`, exits 0 - and the next-boot value stays (the simulator's
+    modelling of firmware that acknowledges a TLV write and keeps the old value)."""
+    sim.init("cx6dx-roce")
+    sim.out("mlxsim", "fault", "add", "set_ignored", "--device", "3b:00.0", "param=SRIOV_EN")
+    p = sim.run("mstconfig", "-d", "3b:00.0", "-y", "set", "SRIOV_EN=1", "NUM_OF_VFS=4")
+    assert p.returncode == 0 and p.stdout.endswith(
+        "Applying... Done!\n-I- Please reboot machine to load new configurations.\n")
+    nv = sim.card("3b:00.0")["nv"]
+    assert nv["SRIOV_EN"]["next"] == 0                     # ignored
+    assert nv["NUM_OF_VFS"]["next"] == 4                   # the other parameter of the same set is taken
+    sim.out("mstconfig", "-d", "d8:00.0", "-y", "set", "SRIOV_EN=1")
+    assert sim.card("d8:00.0")["nv"]["SRIOV_EN"]["next"] == 1   # another card is not affected
+    # without param: every parameter of the set; count: only that many sets
+    sim.out("mlxsim", "fault", "clear")
+    sim.out("mlxsim", "fault", "add", "set_ignored", "--device", "d8:00.1", "count=1")
+    sim.out("mstconfig", "-d", "d8:00.0", "-y", "set", "SRIOV_EN=0", "NUM_OF_VFS=2")
+    assert (sim.card("d8:00.0")["nv"]["SRIOV_EN"]["next"], sim.card("d8:00.0")["nv"]["NUM_OF_VFS"]["next"]) == (1, 0)
+    sim.out("mstconfig", "-d", "d8:00.0", "-y", "set", "SRIOV_EN=0", "NUM_OF_VFS=2")
+    assert (sim.card("d8:00.0")["nv"]["SRIOV_EN"]["next"], sim.card("d8:00.0")["nv"]["NUM_OF_VFS"]["next"]) == (0, 2)

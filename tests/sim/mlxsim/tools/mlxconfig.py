@@ -496,9 +496,13 @@ def cmd_set(tool, state, host, layout, prm):
                 outln("-E- Parameter %s' value is larger than maximum allowed %d" % (base, limit))
                 return ERROR
     st.sim_sleep(0.5)
+    # set_ignored (the simulator's modelling): the firmware acknowledges the TLV and keeps its value
+    ignored = faults.ignored_sets(state, card)
     with st.transaction() as s:
         c2 = next(c for c in s["cards"] if c["id"] == card["id"])
         for name, key, base, index, p, val in resolved:
+            if ignored & {"*", name.upper(), key.upper(), base.upper()}:
+                continue
             e = model.nv_entry(c2, fidx, key)
             if index is None:
                 e["next"] = val

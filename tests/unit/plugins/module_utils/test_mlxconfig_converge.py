@@ -158,3 +158,37 @@ def test_unparseable_output_is_a_module_error_not_a_traceback():
     with pytest.raises(MlnxError) as err:
         converge(runner(tools), [DEV], {"SRIOV_EN": True})
     assert "mlxconfig" in err.value.msg
+
+
+@pytest.mark.parametrize("family,tool", [("mft", "mlxconfig"), ("mstflint", "mstconfig")])
+def test_set_reported_done_but_next_boot_unchanged_is_an_error(sim_host, family, tool):
+    """The simulator's set_ignored fault: `set` prints Done! and exits 0, the firmware kept the old
+    next-boot value. The re-read after the set is what tells; that device fails naming the value it
+    still has, the other device of the same call is configured."""
+    host = sim_host("cx6dx-roce")
+    host.mlxsim("fault", "add", "set_ignored", "--device", "3b:00.0", "param=SRIOV_EN")
+    devices = ["0000:3b:00.0", "0000:d8:00.0"]
+    results = converge(Runner(family, timeout=120), devices, normalize_desired({"SRIOV_EN": True, "NUM_OF_VFS": 8}))
+    (dev0, res0, err0), (dev1, res1, err1) = results
+    assert (dev0, res0) == ("0000:3b:00.0", None) and type(err0) is MlnxError
+    assert err0.msg == "0000:3b:00.0: %s reported success but next-boot values are still SRIOV_EN=False(0)" % tool
+    assert err0.device == "0000:3b:00.0"
+    assert dev1 == "0000:d8:00.0" and err1 is None
+    assert res1["set"] == {"SRIOV_EN": "True", "NUM_OF_VFS": "8"} and res1["after"] == {"SRIOV_EN": "True(1)",
+                                                                                        "NUM_OF_VFS": "8"}
+    # both devices were written once and read back
+    sets = [c["argv"] for c in host.calls(tool) if "set" in c["argv"]]
+    assert sorted(argv[2] for argv in sets) == devices
+
+
+def test_reread_with_the_old_value_after_a_real_set_output_is_an_error():
+    """The real `set` output (rc 0), then a re-read still showing the old next-boot value."""
+    tools = FakeTools(
+        (["-d", DEV, "-e", "q"], 0, cx4lx_query()),
+        (["-d", DEV, "-y", "set", "NUM_OF_VFS=16"], 0, set_output()),
+        (["-d", DEV, "-e", "q", "NUM_OF_VFS"], 0, cx4lx_query()),
+    )
+    [(dev, res, err)] = converge(runner(tools), [DEV], normalize_desired({"NUM_OF_VFS": 16}))
+    assert res is None and isinstance(err, MlnxError)
+    assert str(err) == "%s: mstconfig reported success but next-boot values are still NUM_OF_VFS=8" % DEV
+    assert tools.script == []

@@ -152,3 +152,27 @@ def test_configs_and_params_together_are_refused(sim_host, capsys):
     assert failed and "mutually exclusive" in out["msg"]
     failed, out = run_module(capsys, {"device": ["all"]})
     assert failed and "params" in out["msg"]
+
+
+def test_set_the_firmware_ignores_fails_that_device_and_names_the_value(sim_host, capsys):
+    """The tool says Done! and exits 0, the re-read shows the old next-boot value (simulator fault
+    set_ignored): that device fails with the value it still has, the other card is configured."""
+    host = sim_host("cx6dx-roce")
+    host.mlxsim("fault", "add", "set_ignored", "--device", "3b:00.0", "param=SRIOV_EN")
+    args = {"device": ["all"], "params": {"SRIOV_EN": True, "NUM_OF_VFS": 8}}
+    failed, out = run_module(capsys, args)
+    assert failed, out
+    assert out["failed_devices"] == {
+        "0000:3b:00.0": "0000:3b:00.0: mlxconfig reported success but next-boot values are still SRIOV_EN=False(0)"}
+    assert out["msg"].startswith("NV configuration failed on 1 of 2 devices: ")
+    [done] = out["devices"]
+    assert done["device"] == "0000:d8:00.0" and done["changed"]
+    assert done["after"] == {"SRIOV_EN": "True(1)", "NUM_OF_VFS": "8"}
+    assert len(sets(host)) == 2                           # the failing card was written, and re-read
+
+    host.mlxsim("fault", "clear")
+    host.clear_calls()
+    failed, out = run_module(capsys, args)
+    assert not failed, out
+    assert {d["device"]: d["set"] for d in out["devices"]} == {"0000:3b:00.0": {"SRIOV_EN": "True"},
+                                                               "0000:d8:00.0": {}}
