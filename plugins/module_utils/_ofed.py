@@ -49,6 +49,7 @@ from ansible_collections.gpufabric.mlnx.plugins.module_utils._parsers.ibdev2netd
 from ansible_collections.gpufabric.mlnx.plugins.module_utils._parsers.ofed_info import parse_ofed_info
 from ansible_collections.gpufabric.mlnx.plugins.module_utils._parsers.ip import parse_ip_addr, parse_ip_route
 from ansible_collections.gpufabric.mlnx.plugins.module_utils._parsers.packages import (
+    apt_errors,
     parse_dkms_status,
     parse_dpkg_query,
     parse_madison,
@@ -376,28 +377,6 @@ def pinned_packages(spec, packages=None):
     """The pinned packages: the matrix's (apt, dnf), or for a tarball the ones the caller found in it."""
     pins = spec["source"].get("packages") or packages or {}
     return dict(pins)
-
-
-# ---------------------------------------------------------------------------------- parsers
-
-def apt_errors(text):
-    """The lines of ``apt-get update`` output that mean a source could not be used.
-
-    apt exits 0 when a repository cannot be reached (``W: Failed to fetch ...``,
-    ``Err:1 ...``), so the output is what tells.
-    """
-    lines, keep = [], False
-    for raw in text.splitlines():
-        line = raw.rstrip()
-        if re.match(r"^(E:|W: Failed to fetch|W: GPG error|Err:\d*)", line):
-            lines.append(line.strip())
-            keep = line.startswith("Err:")
-            continue
-        if keep and raw.startswith("  "):
-            lines.append(line.strip())
-            continue
-        keep = False
-    return lines
 
 
 # ---------------------------------------------------------------------------------- apt files

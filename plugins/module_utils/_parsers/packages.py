@@ -2,7 +2,7 @@
 # Copyright: gpufabric.mlnx contributors
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
 """Package managers' output: apt `Packages` indexes, dpkg-query, rpm -q, dkms status, apt-cache madison,
-dnf repoquery (what the driver module reads to tell which driver is installed and available)."""
+dnf repoquery, apt-get update's errors (what the driver module reads to tell which driver is installed and available)."""
 
 from __future__ import annotations
 
@@ -106,3 +106,22 @@ def parse_repoquery(text):
                 versions.append(parts[1])
     return found
 
+
+def apt_errors(text):
+    """The lines of ``apt-get update`` output that mean a source could not be used.
+
+    apt exits 0 when a repository cannot be reached (``W: Failed to fetch ...``,
+    ``Err:1 ...``), so the output is what tells.
+    """
+    lines, keep = [], False
+    for raw in text.splitlines():
+        line = raw.rstrip()
+        if re.match(r"^(E:|W: Failed to fetch|W: GPG error|Err:\d*)", line):
+            lines.append(line.strip())
+            keep = line.startswith("Err:")
+            continue
+        if keep and raw.startswith("  "):
+            lines.append(line.strip())
+            continue
+        keep = False
+    return lines
