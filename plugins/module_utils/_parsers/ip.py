@@ -26,4 +26,3 @@ def parse_ip_route(text):
         if match and match.group(1) not in found:
             found.append(match.group(1))
     return found
-

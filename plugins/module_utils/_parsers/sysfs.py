@@ -29,4 +29,3 @@ def parse_traffic_class(text):
     first = text.strip().splitlines()[0] if text.strip() else ""
     match = TCLASS_RE.match(first)
     return int(match.group(1)) if match else None
-
