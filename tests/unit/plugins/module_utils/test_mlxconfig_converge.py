@@ -170,7 +170,7 @@ def test_set_reported_done_but_next_boot_unchanged_is_an_error(sim_host, family,
     devices = ["0000:3b:00.0", "0000:d8:00.0"]
     results = converge(Runner(family, timeout=120), devices, normalize_desired({"SRIOV_EN": True, "NUM_OF_VFS": 8}))
     (dev0, res0, err0), (dev1, res1, err1) = results
-    assert (dev0, res0) == ("0000:3b:00.0", None) and type(err0) is MlnxError
+    assert (dev0, res0) == ("0000:3b:00.0", None) and isinstance(err0, MlnxError)
     assert err0.msg == "0000:3b:00.0: %s reported success but next-boot values are still SRIOV_EN=False(0)" % tool
     assert err0.device == "0000:3b:00.0"
     assert dev1 == "0000:d8:00.0" and err1 is None
