@@ -5,31 +5,23 @@
 
 from __future__ import annotations
 
-from ansible.errors import AnsibleFilterError
-
-from ansible_collections.gpufabric.mlnx.plugins.module_utils._errors import MlnxError
 from ansible_collections.gpufabric.mlnx.plugins.module_utils._rail_plan import cabling, plan, plan_problems
+from ansible_collections.gpufabric.mlnx.plugins.plugin_utils._filters import filter_errors
 
 
+@filter_errors()
 def rail_plan(hosts, fabric):
-    try:
-        return plan(hosts, fabric)
-    except MlnxError as err:
-        raise AnsibleFilterError(str(err))
+    return plan(hosts, fabric)
 
 
+@filter_errors()
 def rail_plan_problems(hosts, fabric):
-    try:
-        return plan_problems(hosts, fabric)
-    except MlnxError as err:
-        raise AnsibleFilterError(str(err))
+    return plan_problems(hosts, fabric)
 
 
+@filter_errors()
 def rail_cabling(rail_plan_):
-    try:
-        return cabling(rail_plan_)
-    except MlnxError as err:
-        raise AnsibleFilterError(str(err))
+    return cabling(rail_plan_)
 
 
 class FilterModule:

@@ -1,0 +1,41 @@
+# -*- coding: utf-8 -*-
+# Copyright: gpufabric.mlnx contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Controller side: the one way a filter plugin turns the collection's errors into Ansible's.
+
+Every filter body calls core code that raises :class:`MlnxError` (and its subclasses, such as
+the parsers' ``ParseError``) with a whole sentence; Ansible wants ``AnsibleFilterError``. Wrap
+the filter function once instead of writing ``try``/``except`` in each::
+
+    @filter_errors("fw_targets")          # message becomes "fw_targets: <sentence>"
+    def fw_targets(devices, matrix): ...
+
+    @filter_errors()                      # message stays the sentence as it is
+    def rail_plan(hosts, fabric): ...
+"""
+
+from __future__ import annotations
+
+import functools
+
+from ansible.errors import AnsibleFilterError
+
+from ansible_collections.gpufabric.mlnx.plugins.module_utils._errors import MlnxError
+
+
+def filter_errors(name: str | None = None):
+    """Decorator: an ``MlnxError`` raised by the wrapped filter becomes ``AnsibleFilterError``.
+
+    ``name``, when given, prefixes the message (``"<name>: <sentence>"``). The original
+    exception is kept as ``orig_exc``; the traceback of the core code is not shown to the user.
+    """
+    def wrap(func):
+        @functools.wraps(func)
+        def filter_(*args, **kwargs):
+            try:
+                return func(*args, **kwargs)
+            except MlnxError as err:
+                text = "%s: %s" % (name, err.msg) if name else err.msg
+                raise AnsibleFilterError(text, orig_exc=err) from None
+        return filter_
+    return wrap
