@@ -27,7 +27,7 @@ Boot loaders (``detect``):
   extlinux/syslinux, zipl.
 
 Reading: files under ``root`` (``/`` on a real host; tests point it at the simulator's tree), the tools
-through a ``HostReader``. Deciding: pure (``grub_entries``, ``grubby_entries``, ``lacking``,
+through a ``_host.Host``. Deciding: pure (``grub_entries``, ``grubby_entries``, ``lacking``,
 ``render_dropin``). Writing: only what differs, never in check mode; a failed ``update-grub`` puts the
 previous drop-in back.
 """

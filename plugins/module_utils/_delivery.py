@@ -27,10 +27,10 @@ import re
 
 from ansible_collections.gpufabric.mlnx.plugins.module_utils._devices import base_part_number, card_of, pci_full
 from ansible_collections.gpufabric.mlnx.plugins.module_utils._errors import InvalidValue
-from ansible_collections.gpufabric.mlnx.plugins.module_utils._firmware import version_key
 from ansible_collections.gpufabric.mlnx.plugins.module_utils._matrix import check as check_matrix
 from ansible_collections.gpufabric.mlnx.plugins.module_utils._matrix import path_of
 from ansible_collections.gpufabric.mlnx.plugins.module_utils._report import csv_table, markdown_table
+from ansible_collections.gpufabric.mlnx.plugins.module_utils._versions import version_key
 
 ERROR = "error"
 WARNING = "warning"

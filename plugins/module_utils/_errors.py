@@ -10,6 +10,8 @@ these into a single ``fail_json(**err.fail_kwargs())``.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 
 class MlnxError(Exception):
     """Base class. ``msg`` is the whole sentence shown to the user."""
@@ -36,6 +38,33 @@ class MlnxError(Exception):
 
     def __str__(self):
         return self.msg
+
+    @classmethod
+    def combine(cls, errors: Sequence[BaseException], *, devices: Sequence[object] | None = None) -> BaseException:
+        """One error for several (devices read or planned at once): every problem is reported, none hides another.
+
+        One error is itself. Several become one error of the class they all share (else ``MlnxError``) whose
+        ``msg`` joins their distinct messages with ``"; "``; ``device`` is ``devices`` when given, else the
+        devices the errors name (None when none does); ``parameter`` and ``allowed`` are the first error's.
+        """
+        errors = list(errors)
+        if not errors:
+            raise ValueError("combine() needs at least one error")
+        if len(errors) == 1:
+            return errors[0]
+        words = []
+        for err in errors:
+            if str(err) not in words:
+                words.append(str(err))
+        kinds = {err.__class__ for err in errors}
+        kind = kinds.pop() if len(kinds) == 1 else cls
+        if not issubclass(kind, cls):
+            kind = cls
+        if devices is None:
+            devices = [err.device for err in errors if getattr(err, "device", None) is not None] or None
+        first = errors[0]
+        return kind("; ".join(words), device=list(devices) if devices is not None else None,
+                    parameter=getattr(first, "parameter", None), allowed=getattr(first, "allowed", None))
 
 
 class ToolNotFound(MlnxError):

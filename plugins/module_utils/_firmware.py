@@ -36,10 +36,10 @@ from ansible_collections.gpufabric.mlnx.plugins.module_utils._errors import (
     Refused,
     ToolFailed,
 )
+from ansible_collections.gpufabric.mlnx.plugins.module_utils._host import parallel, plan_all
 from ansible_collections.gpufabric.mlnx.plugins.module_utils._parsers import parse
-from ansible_collections.gpufabric.mlnx.plugins.module_utils._runner import parallel
+from ansible_collections.gpufabric.mlnx.plugins.module_utils._versions import FIRMWARE_VERSION_RE, version_key
 
-VERSION_RE = re.compile(r"^\d+(?:\.\d+)*$")
 SHA256_RE = re.compile(r"^[0-9a-f]{64}$")
 CHUNK = 1024 * 1024
 
@@ -49,14 +49,6 @@ SKIPPED = "skipped"
 
 
 # ---------------------------------------------------------------- input
-
-def version_key(version):
-    """``28.39.1002`` -> ``(28, 39, 1002)``; compares numerically, so 28.9 < 28.10."""
-    text = str(version).strip()
-    if not VERSION_RE.match(text):
-        raise ValueError("not a firmware version: %r" % (version,))
-    return tuple(int(part) for part in text.split("."))
-
 
 def _psid(value):
     return str(value).strip().upper()
@@ -83,7 +75,7 @@ def normalize_images(images):
                 raise InvalidParameter("%s.%s is required" % (where, key), parameter="%s.%s" % (where, key),
                                        allowed=["psid", "version", "path", "sha256", "part_numbers", "from_psids", "copy_from"])
         version = str(raw["version"]).strip()
-        if not VERSION_RE.match(version):
+        if not FIRMWARE_VERSION_RE.match(version):
             raise InvalidValue("%s.version %r is not a firmware version (allowed: numbers separated by dots, "
                                "for example 28.43.1014)" % (where, raw["version"]),
                                parameter=where + ".version", allowed=["N.N.NNNN"])
@@ -179,7 +171,7 @@ def state_from_query(device, info):
     """``parse('flint', ...)`` of a device -> ``{psid, part_number, burned, running}``."""
     psid = (info.get("psid") or "").strip()
     burned = (info.get("fw_version") or "").strip()
-    if not psid or not VERSION_RE.match(burned):
+    if not psid or not FIRMWARE_VERSION_RE.match(burned):
         errors = "; ".join(info.get("errors") or [])
         raise MlnxError("%s: flint query printed no usable PSID / FW Version (PSID %r, FW Version %r)%s"
                         % (device, psid or None, burned or None, (": " + errors) if errors else ""),
@@ -265,7 +257,7 @@ def image_problems(image, digest, info, path=None):
         if psid != image["psid"]:
             problems.append("the file's PSID is %s, the task says %s" % (psid or "unreadable", image["psid"]))
         version = (info.get("fw_version") or "").strip()
-        if not VERSION_RE.match(version) or version_key(version) != version_key(image["version"]):
+        if not FIRMWARE_VERSION_RE.match(version) or version_key(version) != version_key(image["version"]):
             found = version or "unreadable"
             problems.append("the file's FW Version is %s, the task says %s" % (found, image["version"]))
     return problems
@@ -310,13 +302,6 @@ def install(image, source):
     os.chmod(partial, 0o640)
     os.replace(partial, path)
     return True
-
-
-def _raise_all(errors):
-    if len(errors) == 1:
-        raise errors[0]
-    raise errors[0].__class__("; ".join(str(err) for err in errors),
-                              device=[err.device for err in errors if err.device] or None)
 
 
 # ---------------------------------------------------------------- the whole job
@@ -366,13 +351,10 @@ def converge(runner, devices, images, check_mode=False, allow_downgrade=False, a
         decision = decide(device, state, image, allow_downgrade, allow_psid_change)
         return state, image, decision, reason
 
-    planned = parallel(read_and_decide, devices)
-    errors = [err for _dev, _res, err in planned if err is not None]
-    if errors:
-        _raise_all(errors)
+    planned = plan_all(read_and_decide, devices)
 
     to_burn = []
-    for _dev, (_state, image, decision, _reason), _err in planned:
+    for _dev, (_state, image, decision, _reason) in planned:
         if decision["action"] == BURN and image not in to_burn:
             to_burn.append(image)
 
@@ -391,11 +373,8 @@ def converge(runner, devices, images, check_mode=False, allow_downgrade=False, a
             return None
         return verify_image(runner, image)
 
-    verified = parallel(check, to_burn)
-    errors = [err for _im, _res, err in verified if err is not None]
-    if errors:
-        _raise_all(errors)
-    unstaged = [im["path"] for im, res, _err in verified if res is None]
+    verified = plan_all(check, to_burn)
+    unstaged = [im["path"] for im, res in verified if res is None]
 
     def apply(item):
         device, (state, image, decision, reason) = item
@@ -425,7 +404,7 @@ def converge(runner, devices, images, check_mode=False, allow_downgrade=False, a
                 device=device)
         return out
 
-    done = parallel(apply, [(dev, res) for dev, res, _err in planned])
+    done = parallel(apply, planned)
     return [(item[0], result, error) for item, result, error in done]
 
 

@@ -38,11 +38,11 @@ from ansible_collections.gpufabric.mlnx.plugins.module_utils._errors import (
     ToolNotFound,
 )
 from ansible_collections.gpufabric.mlnx.plugins.module_utils._firmware import read_device
+from ansible_collections.gpufabric.mlnx.plugins.module_utils._host import parallel, plan_all
+from ansible_collections.gpufabric.mlnx.plugins.module_utils._mgmt import mgmt_state
 from ansible_collections.gpufabric.mlnx.plugins.module_utils._mlxconfig import Query
 from ansible_collections.gpufabric.mlnx.plugins.module_utils._mlxconfig import pending as nv_pending
-from ansible_collections.gpufabric.mlnx.plugins.module_utils._ofed import mgmt_state
 from ansible_collections.gpufabric.mlnx.plugins.module_utils._parsers import parse
-from ansible_collections.gpufabric.mlnx.plugins.module_utils._runner import parallel
 
 FIRMWARE = "firmware"
 NV_CONFIG = "nv_config"
@@ -218,7 +218,7 @@ def read_unit(runner, query, unit):
 def mgmt_cards(reader, interface=None, address=None):
     """``({card: [interfaces]}, mgmt)``: the NVIDIA cards the management connection runs over.
 
-    ``mgmt`` is the ofed role's finding (``_ofed.mgmt_state``: the interface named, else the one
+    ``mgmt`` is the management-interface guard's finding (``_mgmt.mgmt_state``: the interface named, else the one
     holding ``address`` and the default route's, down to the physical ports under bonds, VLANs and
     bridges). Each port's PCI function comes from sysfs, else from ``ibdev2netdev -v``.
     """
@@ -396,17 +396,6 @@ def verify(runner, query, state, level):
 
 # ---------------------------------------------------------------- the whole job
 
-def _raise_all(errors):
-    """One error for all devices that could not be read (the same words only once)."""
-    if len(errors) == 1:
-        raise errors[0]
-    words = []
-    for err in errors:
-        if str(err) not in words:
-            words.append(str(err))
-    raise MlnxError("; ".join(words), device=[getattr(err, "device", None) for err in errors])
-
-
 def _entry(state, action, reason, level):
     return {
         "device": state["device"],
@@ -435,11 +424,8 @@ def converge(runner, selected, discovered=None, state="reset", level="auto", onl
     """
     level = normalize_level(level)
     query = Query(runner, output_format)
-    read = parallel(lambda unit: read_unit(runner, query, unit), units(selected, discovered))
-    errors = [err for _unit, _res, err in read if err is not None]
-    if errors:
-        _raise_all(errors)
-    states = [res for _unit, res, _err in read]
+    read = plan_all(lambda unit: read_unit(runner, query, unit), units(selected, discovered))
+    states = [res for _unit, res in read]
     plan = decide(states, level, only_if_pending, protected)
 
     entries = []

@@ -21,7 +21,10 @@ Where each fact comes from, and how many tool runs it costs:
 
 The tool runs after discovery happen in parallel. A tool that fails for a device never
 hides the device: it is listed from lspci with ``errors`` carrying the tool's words.
-Assembling the result from the parsed outputs is pure (``assemble``).
+Assembling the result from the parsed outputs is pure (``assemble``) apart from the sysfs
+look-ups of the host (``_host.Host``: a PCI function's netdevs and RDMA devices, an RDMA
+device's PCI function and link layer) that join what the tools leave unjoined; without a
+host there are none.
 """
 
 from __future__ import annotations
@@ -32,9 +35,10 @@ import re
 from ansible_collections.gpufabric.mlnx.plugins.module_utils import _devices as devices_
 from ansible_collections.gpufabric.mlnx.plugins.module_utils import _values as values
 from ansible_collections.gpufabric.mlnx.plugins.module_utils._errors import MlnxError, ToolNotFound
+from ansible_collections.gpufabric.mlnx.plugins.module_utils._host import Host, parallel
 from ansible_collections.gpufabric.mlnx.plugins.module_utils._mlxconfig import Query, pending
 from ansible_collections.gpufabric.mlnx.plugins.module_utils._parsers import parse
-from ansible_collections.gpufabric.mlnx.plugins.module_utils._runner import parallel
+from ansible_collections.gpufabric.mlnx.plugins.module_utils._runner import Runner
 
 # PCI device id -> the device-type token mlxconfig and mst print. The /dev/mst name
 # (mt4129) and ibstat's "CA type: MT4129" carry the same id in decimal (4129 == 0x1021).
@@ -85,7 +89,7 @@ PORT_STATES = {"ACTIVE": "Active", "DOWN": "Down", "INIT": "Initializing", "ARME
 
 # ---------------------------------------------------------------- small pure helpers
 
-def device_type_from_id(number):
+def device_type_from_id(number: object) -> str | None:
     """``0x1021`` or ``4129`` (the same id) -> ``ConnectX7``; None when unknown."""
     try:
         return DEVICE_IDS.get(int(number))
@@ -93,7 +97,7 @@ def device_type_from_id(number):
         return None
 
 
-def device_type_from_text(text):
+def device_type_from_text(text: str | None) -> str | None:
     """The token from an lspci description, an mst name or an ibstat CA type."""
     text = text or ""
     for pattern, token in DESCRIPTION_TYPES:
@@ -108,7 +112,7 @@ def device_type_from_text(text):
     return None
 
 
-def clean_type(token):
+def clean_type(token: str | None) -> str | None:
     """``ConnectX7(rev:0)`` -> ``ConnectX7``; ``NA``/``N/A`` -> None."""
     token = (token or "").split("(", 1)[0].strip()
     return None if token.upper() in ("", "NA", "N/A") else token
@@ -139,7 +143,7 @@ def _link(raw):
     return {"speed": speed, "width": int(width.group(1)) if width else None}
 
 
-def pcie_status(lnkcap, lnksta):
+def pcie_status(lnkcap: dict | None, lnksta: dict | None) -> dict:
     """``{lnkcap, lnksta, degraded}``: degraded when the link trained narrower or slower than
     the device can run (LnkSta under LnkCap), None when lspci could not read both."""
     cap, sta = _link(lnkcap), _link(lnksta)
@@ -201,53 +205,9 @@ def _tool_error(result):
     return "%s failed (rc %s): %s" % (" ".join(argv), result.rc, result.reason())
 
 
-# ---------------------------------------------------------------- sysfs (fallback only)
-
-class Sysfs:
-    """Read-only look-ups in /sys, used only to join what the tools leave unjoined.
-
-    ``root=None`` disables them (unit tests pass a fake tree or None).
-    """
-
-    def __init__(self, root="/sys"):
-        self.root = root
-
-    def _list(self, *parts):
-        if not self.root:
-            return []
-        try:
-            return sorted(os.listdir(os.path.join(self.root, *parts)))
-        except OSError:
-            return []
-
-    def rdma_pci(self, rdma):
-        """``mlx5_0`` -> ``0000:1a:00.0`` from /sys/class/infiniband/mlx5_0/device."""
-        if not self.root:
-            return None
-        target = os.path.realpath(os.path.join(self.root, "class", "infiniband", rdma, "device"))
-        name = os.path.basename(target)
-        return devices_.pci_full(name) if devices_.is_pci(name) else None
-
-    def netdevs(self, address):
-        return self._list("bus", "pci", "devices", address, "net")
-
-    def rdma_devices(self, address):
-        return self._list("bus", "pci", "devices", address, "infiniband")
-
-    def link_layer(self, rdma, port):
-        if not self.root:
-            return None
-        try:
-            with open(os.path.join(self.root, "class", "infiniband", rdma, "ports", str(port),
-                                   "link_layer")) as stream:
-                return stream.read().strip() or None
-        except OSError:
-            return None
-
-
 # ---------------------------------------------------------------- reading (tools)
 
-def family_of(runner):
+def family_of(runner: Runner) -> tuple[str | None, str | None]:
     """``(family, None)`` or ``(None, message)`` when neither MFT nor mstflint is installed."""
     try:
         return runner.family, None
@@ -275,7 +235,7 @@ def _mst_rows(result):
     return rows, started
 
 
-def read_mst(runner, start_mst=False, check_mode=False):
+def read_mst(runner: Runner, *, start_mst: bool = False, check_mode: bool = False) -> tuple[dict, str]:
     """``(rows_by_pci, source)`` from ``mst status -v``.
 
     ``source`` is ``started``, ``not started`` (skipped silently: no /dev/mst names),
@@ -296,7 +256,7 @@ def read_mst(runner, start_mst=False, check_mode=False):
     return {devices_.pci_full(str(d["pci"])): d for d in rows}, source
 
 
-def choose_port_tool(runner, rdma_known):
+def choose_port_tool(runner: Runner, rdma_known: bool) -> str | None:
     """``ibstat`` when the RDMA -> PCI join is known (it tells link layer and rate),
     else ``ibdev2netdev`` (its ``-v`` names the PCI address), else whichever exists."""
     order = ("ibstat", "ibdev2netdev") if rdma_known else ("ibdev2netdev", "ibstat")
@@ -306,14 +266,14 @@ def choose_port_tool(runner, rdma_known):
     return None
 
 
-def read_ports(runner, tool):
+def read_ports(runner: Runner, tool: str) -> list:
     """The parsed port listing: ibstat CAs or ibdev2netdev rows."""
     if tool == "ibstat":
         return parse("ibstat", runner.run("ibstat", []).stdout)
     return parse("ibdev2netdev", runner.run("ibdev2netdev", ["-v"]).stdout)
 
 
-def read_flint(runner, address):
+def read_flint(runner: Runner, address: str) -> dict:
     result = runner.run("flint", ["-d", address, "q"], check=False)
     if result.rc != 0:
         raise MlnxError(_tool_error(result), device=address, cmd=result.cmd, rc=result.rc,
@@ -323,7 +283,7 @@ def read_flint(runner, address):
 
 # ---------------------------------------------------------------- assembling (pure)
 
-def _ports_by_pci(port_tool, port_data, mst, sysfs, flint_by_card):
+def _ports_by_pci(port_tool, port_data, mst, host, flint_by_card):
     """``({pci: [port]}, {pci: [rdma]}, {pci: [netdev]}, {pci: ca_type})`` from the port tool."""
     rdma_to_pci = {}
     for pci, entry in mst.items():
@@ -336,7 +296,7 @@ def _ports_by_pci(port_tool, port_data, mst, sysfs, flint_by_card):
             return devices_.pci_full(str(pci))
         if rdma in rdma_to_pci:
             return rdma_to_pci[rdma]
-        found = sysfs.rdma_pci(rdma)
+        found = host.rdma_pci(rdma) if host else None
         if found:
             return found
         # Last resort: a function's node GUID is its card's base GUID plus the function.
@@ -381,7 +341,7 @@ def _ports_by_pci(port_tool, port_data, mst, sysfs, flint_by_card):
             ports.setdefault(pci, []).append({
                 "port": _int_or_none(row.get("port")),
                 "rdma": row.get("rdma"),
-                "link_layer": sysfs.link_layer(row.get("rdma"), row.get("port")),
+                "link_layer": host.link_layer(row.get("rdma"), row.get("port")) if host else None,
                 "state": _port_state(row.get("port_state")),
                 "physical_state": None,
                 "rate": None,
@@ -424,10 +384,10 @@ def _nv_fields(parsed):
     return table, pending(params)
 
 
-def assemble(lspci, mst, flint_by_card, flint_errors, ports_info, nv_by_device=None,
-             nv_errors=None, common_errors=None, sysfs=None):
-    """Every function, one dict each, from what the tools said (pure apart from sysfs)."""
-    sysfs = sysfs or Sysfs(None)
+def assemble(lspci: list[dict], mst: dict, flint_by_card: dict, flint_errors: dict, ports_info: tuple, *,
+             nv_by_device: dict | None = None, nv_errors: dict | None = None, common_errors: list | None = None,
+             host: Host | None = None) -> list[dict]:
+    """Every function, one dict each, from what the tools said (pure apart from ``host``'s sysfs look-ups)."""
     ports, rdmas, nets, ca_types = ports_info
     out = []
     for dev in lspci:
@@ -443,14 +403,14 @@ def assemble(lspci, mst, flint_by_card, flint_errors, ports_info, nv_by_device=N
             _add(netdevs, re.sub(r"^net-", "", name))
         for name in nets.get(address) or []:
             _add(netdevs, name)
-        if not netdevs:
-            netdevs = sysfs.netdevs(address)
+        if not netdevs and host:
+            netdevs = host.pci_netdevs(address)
         rdma = []
         _add(rdma, entry.get("rdma") if entry.get("rdma") not in ("NA", "N/A") else None)
         for name in rdmas.get(address) or []:
             _add(rdma, name)
-        if not rdma:
-            rdma = sysfs.rdma_devices(address)
+        if not rdma and host:
+            rdma = host.pci_rdma_devices(address)
 
         port_list = [dict(p) for p in ports.get(address) or []]
         for port in port_list:
@@ -499,7 +459,7 @@ def assemble(lspci, mst, flint_by_card, flint_errors, ports_info, nv_by_device=N
     return out
 
 
-def summarize(devices, family):
+def summarize(devices: list[dict], family: str | None) -> dict:
     cards = {}
     for dev in devices:
         cards.setdefault(dev["card"], dev)
@@ -530,13 +490,14 @@ def summarize(devices, family):
 
 # ---------------------------------------------------------------- the whole job
 
-def gather(runner, nv_config=False, start_mst=False, check_mode=False, sysfs=None):
+def gather(runner: Runner, *, nv_config: bool = False, start_mst: bool = False, check_mode: bool = False,
+           host: Host | None = None) -> dict:
     """The inventory: ``{"devices", "summary", "tool_family", "sources", "changed", "warnings"}``.
 
-    Raises only when discovery itself fails (no lspci); everything else lands in a device's
-    ``errors``.
+    ``host`` (a ``_host.Host``, usually ``runner.host``) joins in sysfs what the tools leave unjoined;
+    None: no sysfs look-ups. Raises only when discovery itself fails (no lspci); everything else
+    lands in a device's ``errors``.
     """
-    sysfs = sysfs if sysfs is not None else Sysfs()
     lspci = devices_.discover(runner)
     family, family_error = family_of(runner)
     sources = {"lspci": "ok", "mst": "absent", "ports": None, "flint": None, "nv_config": None}
@@ -545,7 +506,7 @@ def gather(runner, nv_config=False, start_mst=False, check_mode=False, sysfs=Non
     mst = {}
     if family == "mft" and runner.has("mst"):
         try:
-            mst, sources["mst"] = read_mst(runner, start_mst, check_mode)
+            mst, sources["mst"] = read_mst(runner, start_mst=start_mst, check_mode=check_mode)
         except Exception as err:  # pylint: disable=broad-except  # mst only adds names; never fatal
             sources["mst"] = "mst status failed: %s" % err
         if sources["mst"] not in ("started", "not started", "started now", "would start"):
@@ -604,9 +565,10 @@ def gather(runner, nv_config=False, start_mst=False, check_mode=False, sysfs=Non
         port_tool = None
 
     common = ["%s (firmware facts not read)" % family_error] if family_error else []
-    ports_info = _ports_by_pci(port_tool, port_data, mst, sysfs, flint_by_card)
+    ports_info = _ports_by_pci(port_tool, port_data, mst, host, flint_by_card)
     found = assemble(lspci, mst, flint_by_card, flint_errors, ports_info,
-                     nv_by_device if nv_config else None, nv_errors, common, sysfs)
+                     nv_by_device=nv_by_device if nv_config else None, nv_errors=nv_errors, common_errors=common,
+                     host=host)
     return {
         "devices": found,
         "summary": summarize(found, family),

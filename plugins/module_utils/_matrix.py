@@ -25,8 +25,9 @@ import re
 from ansible_collections.gpufabric.mlnx.plugins.module_utils._devices import base_part_number, card_of
 from ansible_collections.gpufabric.mlnx.plugins.module_utils._devices import is_pci
 from ansible_collections.gpufabric.mlnx.plugins.module_utils._errors import InvalidValue, MlnxError
-from ansible_collections.gpufabric.mlnx.plugins.module_utils._firmware import SHA256_RE, version_key
+from ansible_collections.gpufabric.mlnx.plugins.module_utils._firmware import SHA256_RE
 from ansible_collections.gpufabric.mlnx.plugins.module_utils._profiles import MATCH_KEYS, check_assignments
+from ansible_collections.gpufabric.mlnx.plugins.module_utils._versions import version_key
 
 ROOT = "gpufabric_matrix"
 

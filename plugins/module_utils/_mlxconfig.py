@@ -25,7 +25,7 @@ from ansible_collections.gpufabric.mlnx.plugins.module_utils._errors import (
     ToolFailed,
 )
 from ansible_collections.gpufabric.mlnx.plugins.module_utils._parsers import parse
-from ansible_collections.gpufabric.mlnx.plugins.module_utils._runner import parallel
+from ansible_collections.gpufabric.mlnx.plugins.module_utils._host import parallel, plan_all
 
 ARRAY_KEY_RE = re.compile(r"^(?P<base>[A-Z0-9_]+)\[(?P<index>\d+)\]$")
 ARRAY_RANGE_RE = re.compile(r"^Array\[(?P<lo>\d+)\.\.(?P<hi>\d+)\]$")
@@ -241,14 +241,7 @@ def converge_each(runner, wanted, check_mode=False, output_format="auto"):
             params.update(query.read(device, extra)["params"])
         return parsed, params, plan(device, params, desired)
 
-    planned = parallel(read_and_plan, devices)
-    errors = [(dev, err) for dev, _res, err in planned if err is not None]
-    if errors:
-        if len(errors) == 1:
-            raise errors[0][1]
-        first = errors[0][1]
-        raise MlnxError("; ".join(str(err) for _dev, err in errors), device=[d for d, _e in errors],
-                        parameter=getattr(first, "parameter", None), allowed=getattr(first, "allowed", None))
+    planned = plan_all(read_and_plan, devices, named_by_item=True)
 
     def apply(item):
         device, (parsed, params, decision) = item
@@ -285,7 +278,7 @@ def converge_each(runner, wanted, check_mode=False, output_format="auto"):
         out["pending_reset"] = bool(out["pending"])
         return out
 
-    return [(item[0], res, err) for item, res, err in parallel(apply, [(d, res) for d, res, _e in planned])]
+    return [(item[0], res, err) for item, res, err in parallel(apply, planned)]
 
 
 # ---------------------------------------------------------------- reporting

@@ -4,7 +4,7 @@
 """Power policy of a GPU server, the parts Linux owns: PCIe ASPM, NIC runtime power management,
 CPU frequency governor, and the kernel command line the running kernel booted with.
 
-Read (sysfs and procfs through ``HostReader``, whose ``root`` tests point at a simulated tree):
+Read (sysfs and procfs through a ``_host.Host``, whose ``root`` tests point at a simulated tree):
 
 - ``/sys/module/pcie_aspm/parameters/policy`` - ``[default] performance powersave powersupersave``,
   the active policy in brackets (drivers/pci/pcie/aspm.c ``pcie_aspm_get_policy``);

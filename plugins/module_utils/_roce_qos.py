@@ -37,11 +37,11 @@ from ansible_collections.gpufabric.mlnx.plugins.module_utils._errors import (
     ToolFailed,
     ToolNotFound,
 )
-from ansible_collections.gpufabric.mlnx.plugins.module_utils._ofed import MLX5_DRIVERS, mgmt_state
+from ansible_collections.gpufabric.mlnx.plugins.module_utils._host import parallel, plan_all
+from ansible_collections.gpufabric.mlnx.plugins.module_utils._mgmt import MLX5_DRIVERS, mgmt_state
 from ansible_collections.gpufabric.mlnx.plugins.module_utils._parsers.common import ParseError
 from ansible_collections.gpufabric.mlnx.plugins.module_utils._parsers.mlnx_qos import parse_mlnx_qos
 from ansible_collections.gpufabric.mlnx.plugins.module_utils._parsers.sysfs import parse_traffic_class
-from ansible_collections.gpufabric.mlnx.plugins.module_utils._runner import parallel
 
 # The tools this module runs, with the package that ships them.
 TOOLS = {
@@ -631,13 +631,7 @@ def converge(reader, params, check_mode=False):
         changes = plan(current, desired, name)
         return current, changes, commands(name, changes, desired, where[name]["rdma"], where[name]["port"])
 
-    planned = parallel(read_and_plan, interfaces)
-    errors = [(name, err) for name, _res, err in planned if err is not None]
-    if errors:
-        if len(errors) == 1:
-            raise errors[0][1]
-        raise MlnxError("; ".join(str(err) for _n, err in errors), device=[n for n, _e in errors],
-                        parameter=getattr(errors[0][1], "parameter", None))
+    planned = plan_all(read_and_plan, interfaces, named_by_item=True)
 
     def apply(item):
         name, (current, changes, steps) = item
@@ -663,7 +657,7 @@ def converge(reader, params, check_mode=False):
                 "after": _public(after), "commands": steps,
                 "replay": replay(name, desired, where[name]["rdma"], where[name]["port"])}
 
-    done = parallel(apply, [(name, res) for name, res, _err in planned])
+    done = parallel(apply, planned)
     results = [res for _item, res, err in done if err is None]
     failed = {item[0]: str(err) for item, _res, err in done if err is not None}
     return {"changed": any(r["changed"] for r in results) or bool(failed), "interfaces": results, "failed": failed,

@@ -7,24 +7,19 @@ Two families ship the same programs under different names: NVIDIA's MFT (``mlxco
 ``flint``, ``mlxfwmanager``, ``mlxfwreset``, ``mst``) and the open-source mstflint package
 that distributions ship inbox (``mstconfig``, ``mstflint``, ``mstfwmanager``,
 ``mstfwreset``; no ``mst``). A role name (``config``, ``flint``, ...) is mapped to the binary
-of the chosen family once, from the table below. Commands are argv lists (never a shell),
-run with ``LANG=C`` so output is parseable, with a timeout so a hung tool is killed.
+of the chosen family once, from the table below. ``Runner`` runs them through the host layer
+(``_host.Host``: argv lists, never a shell, ``LANG=C``, a timeout so a hung tool is stopped) and
+retries a command while another process holds the device's semaphore.
 """
 
 from __future__ import annotations
 
-import os
 import re
-import shutil
-import subprocess
 import time
-from concurrent.futures import ThreadPoolExecutor
+from collections.abc import Callable, Sequence
 
-from ansible_collections.gpufabric.mlnx.plugins.module_utils._errors import (
-    ToolFailed,
-    ToolNotFound,
-    ToolTimeout,
-)
+from ansible_collections.gpufabric.mlnx.plugins.module_utils._errors import ToolFailed, ToolNotFound
+from ansible_collections.gpufabric.mlnx.plugins.module_utils._host import Host, Result
 
 # role -> binary name, per family. ``None``: the family has no such tool.
 TOOLSETS = {
@@ -58,14 +53,8 @@ PACKAGES = {
     "mstflint": "mstflint (package 'mstflint' on Debian, Ubuntu and RHEL)",
 }
 
-# Where the tools live besides PATH (MFT installs into /usr/bin; some images use /usr/local).
-EXTRA_PATHS = ("/usr/local/sbin", "/usr/local/bin", "/usr/sbin", "/usr/bin", "/sbin", "/bin",
-               "/opt/mellanox/mft/bin")
-
 # Output that means another process holds the device's flash/ICMD semaphore: retried.
 SEMAPHORE_RE = re.compile(r"semaphore|resource busy|in use by another", re.IGNORECASE)
-
-ENV = {"LANG": "C", "LC_ALL": "C", "LC_MESSAGES": "C"}
 
 # The options every NIC module takes to build its Runner (documented once by the
 # gpufabric.mlnx._attributes.TOOLS doc fragment).
@@ -75,70 +64,34 @@ TOOL_ARGSPEC = {
 }
 
 
-class Result:
-    """What one command printed; ``cmd`` is the argv as run."""
-
-    __slots__ = ("cmd", "rc", "stdout", "stderr")
-
-    def __init__(self, cmd, rc, stdout, stderr):
-        self.cmd = cmd
-        self.rc = rc
-        self.stdout = stdout
-        self.stderr = stderr
-
-    def error_lines(self):
-        """The ``-E-`` lines NVIDIA tools print (on stdout), prefix removed."""
-        return [line.strip()[4:].strip() for line in (self.stdout + "\n" + self.stderr).splitlines()
-                if line.strip().startswith("-E-")]
-
-    def reason(self):
-        """The tool's own words for a failure: its -E- lines, else its last non-empty line."""
-        errors = self.error_lines()
-        if errors:
-            return "; ".join(errors)
-        lines = [line.strip() for line in (self.stderr + "\n" + self.stdout).splitlines() if line.strip()]
-        return lines[-1] if lines else "no output"
-
-
-def _default_execute(argv, env, timeout, data):
-    proc = subprocess.run(argv, input=data, capture_output=True, text=True, env=env,
-                          timeout=timeout, check=False)
-    return proc.returncode, proc.stdout, proc.stderr
-
-
-def _default_which(name):
-    path = os.environ.get("PATH", "")
-    return shutil.which(name, path=os.pathsep.join([path] + list(EXTRA_PATHS)))
-
-
 class Runner:
-    """Resolves and runs the tools of one family (``mft``, ``mstflint`` or ``auto``).
+    """Resolves and runs the tools of one family (``mft``, ``mstflint`` or ``auto``) on ``host``.
 
-    ``execute(argv, env, timeout, data) -> (rc, stdout, stderr)`` and ``which(name)`` can be
-    replaced (unit tests assert the exact argv this way); ``sleep`` too.
+    Without ``host``, a ``Host`` built from ``execute`` and ``which`` (unit tests assert the exact argv
+    this way; see ``_host``); ``sleep`` can be replaced too.
     """
 
-    def __init__(self, tool="auto", timeout=900, semaphore_retries=5, retry_delay=3.0,
-                 execute=None, which=None, sleep=None):
+    def __init__(self, tool: str = "auto", *, timeout: float = 900, semaphore_retries: int = 5,
+                 retry_delay: float = 3.0, host: Host | None = None, execute: Callable | None = None,
+                 which: Callable[[str], str | None] | None = None, sleep: Callable[[float], None] | None = None):
         if tool not in ("auto", "mft", "mstflint"):
             raise ValueError("tool must be one of auto, mft, mstflint, not %r" % (tool,))
         self.requested = tool
         self.timeout = timeout
         self.semaphore_retries = semaphore_retries
         self.retry_delay = retry_delay
-        self._execute = execute or _default_execute
-        self._which = which or _default_which
+        self.host = host or Host(timeout=timeout, execute=execute, which=which)
         self._sleep = sleep or time.sleep
         self._family = None
         self._paths = {}
 
     @property
-    def family(self):
+    def family(self) -> str:
         """``mft`` or ``mstflint``: ``auto`` prefers MFT when its mlxconfig is installed."""
         if self._family is None:
             order = ("mft", "mstflint") if self.requested == "auto" else (self.requested,)
             for fam in order:
-                if self._which(TOOLSETS[fam]["config"]):
+                if self.host.which(TOOLSETS[fam]["config"]):
                     self._family = fam
                     break
             else:
@@ -146,7 +99,7 @@ class Runner:
                 raise ToolNotFound("no NVIDIA NIC configuration tool found on PATH: install %s" % wanted)
         return self._family
 
-    def name(self, role):
+    def name(self, role: str) -> str:
         """The binary name of a role in the chosen family (``config`` -> ``mstconfig``)."""
         if role in COMMON_TOOLS:
             return role
@@ -155,67 +108,43 @@ class Runner:
             raise ToolNotFound("%s has no '%s' tool (it exists in MFT only)" % (self.family, role))
         return name
 
-    def has(self, role):
+    def has(self, role: str) -> bool:
+        """Is the role's tool installed?"""
         try:
             self.path(role)
         except ToolNotFound:
             return False
         return True
 
-    def path(self, role):
+    def path(self, role: str) -> str:
+        """The full path of the role's tool; raises ToolNotFound naming the package that provides it."""
         if role not in self._paths:
             name = self.name(role)
-            found = self._which(name)
+            found = self.host.which(name)
             if not found:
                 package = COMMON_TOOLS.get(role) or PACKAGES[self.family]
                 raise ToolNotFound("%s not found on PATH: it is provided by %s" % (name, package))
             self._paths[role] = found
         return self._paths[role]
 
-    def run(self, role, args, check=True, data=None, timeout=None):
+    def run(self, role: str, args: Sequence[object], *, check: bool = True, data: str | None = None,
+            timeout: float | None = None) -> Result:
         """Run ``role`` with ``args``; retries while another process holds the semaphore.
 
         With ``check`` a non-zero exit raises ToolFailed carrying the tool's words.
         """
         argv = [self.path(role)] + [str(a) for a in args]
-        env = dict(os.environ)
-        env.update(ENV)
         attempt = 0
         while True:
-            try:
-                rc, out, err = self._execute(argv, env, timeout or self.timeout, data)
-            except subprocess.TimeoutExpired:
-                raise ToolTimeout("%s did not finish within %ss and was stopped"
-                                  % (" ".join(argv), timeout or self.timeout), cmd=argv)
-            result = Result(argv, rc, out or "", err or "")
-            if rc != 0 and SEMAPHORE_RE.search(result.stdout + result.stderr) \
+            result = self.host.call(argv, timeout=timeout or self.timeout, data=data)
+            if result.rc != 0 and SEMAPHORE_RE.search(result.stdout + result.stderr) \
                     and attempt < self.semaphore_retries:
                 attempt += 1
                 self._sleep(self.retry_delay * attempt)
                 continue
             break
-        if check and rc != 0:
+        if check and result.rc != 0:
             held = " (the device semaphore was still held after %d retries)" % attempt if attempt else ""
-            raise ToolFailed("%s failed with rc %s%s: %s" % (" ".join(argv), rc, held, result.reason()),
-                             cmd=argv, rc=rc, stdout=result.stdout, stderr=result.stderr)
+            raise ToolFailed("%s failed with rc %s%s: %s" % (" ".join(argv), result.rc, held, result.reason()),
+                             cmd=argv, rc=result.rc, stdout=result.stdout, stderr=result.stderr)
         return result
-
-
-def parallel(func, items, workers=None):
-    """Apply ``func`` to every item at once (one thread each, tools run in parallel).
-
-    Returns ``[(item, result, error)]`` in the items' order; an exception is returned as
-    ``error``, so one failing device never stops the others.
-    """
-    items = list(items)
-    if not items:
-        return []
-
-    def _one(item):
-        try:
-            return item, func(item), None
-        except Exception as exc:  # pylint: disable=broad-except  # reported per device
-            return item, None, exc
-
-    with ThreadPoolExecutor(max_workers=workers or min(32, len(items))) as pool:
-        return list(pool.map(_one, items))

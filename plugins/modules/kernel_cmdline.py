@@ -110,7 +110,7 @@ from ansible.module_utils.basic import AnsibleModule
 
 from ansible_collections.gpufabric.mlnx.plugins.module_utils._bootloader import BOOTLOADERS, converge, summary
 from ansible_collections.gpufabric.mlnx.plugins.module_utils._errors import MlnxError
-from ansible_collections.gpufabric.mlnx.plugins.module_utils._ofed import HostReader
+from ansible_collections.gpufabric.mlnx.plugins.module_utils._host import Host
 
 
 def main():
@@ -126,7 +126,7 @@ def main():
     )
     params = module.params
     try:
-        result = converge(HostReader(root=params["root"]), params, host=params["host"] or socket.gethostname(),
+        result = converge(Host(root=params["root"]), params, host=params["host"] or socket.gethostname(),
                           check_mode=module.check_mode)
     except MlnxError as err:
         module.fail_json(**err.fail_kwargs())

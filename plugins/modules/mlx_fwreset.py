@@ -251,7 +251,6 @@ from ansible.module_utils.basic import AnsibleModule
 from ansible_collections.gpufabric.mlnx.plugins.module_utils import _devices as devices_
 from ansible_collections.gpufabric.mlnx.plugins.module_utils._errors import MlnxError, ToolNotFound
 from ansible_collections.gpufabric.mlnx.plugins.module_utils._fwreset import converge, mgmt_cards, normalize_level, summary
-from ansible_collections.gpufabric.mlnx.plugins.module_utils._ofed import HostReader
 from ansible_collections.gpufabric.mlnx.plugins.module_utils._runner import TOOL_ARGSPEC, Runner
 
 
@@ -285,7 +284,7 @@ def main():
         selected = devices_.select(names, None, found)
         protected, mgmt = {}, None
         if not params["allow_mgmt_reset"]:
-            protected, mgmt = mgmt_cards(HostReader(timeout=params["timeout"]), params["mgmt_interface"],
+            protected, mgmt = mgmt_cards(runner.host, params["mgmt_interface"],
                                          params["mgmt_address"])
             if not mgmt["interfaces"]:
                 module.warn("cannot tell which interface carries the management connection (no default route, and "

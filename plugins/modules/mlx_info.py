@@ -319,7 +319,7 @@ def main():
     runner = Runner(tool=module.params["tool"], timeout=module.params["timeout"])
     try:
         result = gather(runner, nv_config=module.params["nv_config"], start_mst=module.params["start_mst"],
-                        check_mode=module.check_mode)
+                        check_mode=module.check_mode, host=runner.host)
     except MlnxError as err:
         module.fail_json(**err.fail_kwargs())
 

@@ -290,7 +290,8 @@ from ansible.module_utils.basic import AnsibleModule
 from ansible.module_utils.urls import fetch_url
 
 from ansible_collections.gpufabric.mlnx.plugins.module_utils._errors import MlnxError, ToolFailed
-from ansible_collections.gpufabric.mlnx.plugins.module_utils._ofed import HostReader, converge, driver_spec, summary
+from ansible_collections.gpufabric.mlnx.plugins.module_utils._host import Host
+from ansible_collections.gpufabric.mlnx.plugins.module_utils._ofed import converge, driver_spec, summary
 
 
 def main():
@@ -334,10 +335,10 @@ def main():
 
     try:
         spec = driver_spec(params["driver"])
-        result = converge(HostReader(), spec, params, module.check_mode, key_fetch=key_fetch)
+        result = converge(Host(), spec, params, check_mode=module.check_mode, key_fetch=key_fetch)
     except MlnxError as err:
         module.fail_json(**err.fail_kwargs())
-    result["msg"] = summary(result, module.check_mode, params["state"])
+    result["msg"] = summary(result, check_mode=module.check_mode, state=params["state"])
     module.exit_json(**result)
 
 

@@ -127,7 +127,7 @@ msg:
 from ansible.module_utils.basic import AnsibleModule
 
 from ansible_collections.gpufabric.mlnx.plugins.module_utils._errors import MlnxError
-from ansible_collections.gpufabric.mlnx.plugins.module_utils._ofed import HostReader
+from ansible_collections.gpufabric.mlnx.plugins.module_utils._host import Host
 from ansible_collections.gpufabric.mlnx.plugins.module_utils._platform import converge, summary
 
 
@@ -147,7 +147,7 @@ def main():
     params = dict(module.params)
     params.update((key, None) for key in module.params["leave"])
     try:
-        result = converge(HostReader(root=params["root"]), params, module.check_mode)
+        result = converge(Host(root=params["root"]), params, module.check_mode)
     except MlnxError as err:
         module.fail_json(**err.fail_kwargs())
     for warning in result["warnings"]:

@@ -105,7 +105,8 @@ import socket
 from ansible.module_utils.basic import AnsibleModule
 
 from ansible_collections.gpufabric.mlnx.plugins.module_utils._errors import MlnxError
-from ansible_collections.gpufabric.mlnx.plugins.module_utils._ofed import HostReader, mgmt_state
+from ansible_collections.gpufabric.mlnx.plugins.module_utils._host import Host
+from ansible_collections.gpufabric.mlnx.plugins.module_utils._mgmt import mgmt_state
 from ansible_collections.gpufabric.mlnx.plugins.module_utils import _rails
 
 
@@ -122,7 +123,7 @@ def main():
         supports_check_mode=True,
     )
     params = module.params
-    reader = HostReader(root=params["root"])
+    reader = Host(root=params["root"])
     try:
         mgmt = mgmt_state(reader, {"mgmt_interface": params["mgmt_interface"], "mgmt_address": None})
         result = _rails.converge(reader, params["host"] or socket.gethostname(), params["rails"], params["mtu"], params["sysctls"],

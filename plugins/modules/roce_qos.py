@@ -283,7 +283,7 @@ allowed:
 from ansible.module_utils.basic import AnsibleModule
 
 from ansible_collections.gpufabric.mlnx.plugins.module_utils._errors import MlnxError
-from ansible_collections.gpufabric.mlnx.plugins.module_utils._ofed import HostReader
+from ansible_collections.gpufabric.mlnx.plugins.module_utils._host import Host
 from ansible_collections.gpufabric.mlnx.plugins.module_utils._roce_qos import converge, summary
 
 
@@ -314,7 +314,7 @@ def main():
     params = dict(module.params)
     params.update((key, None) for key in module.params["leave"])
     try:
-        result = converge(HostReader(root=params["root"], timeout=params["timeout"]), params, module.check_mode)
+        result = converge(Host(root=params["root"], timeout=params["timeout"]), params, module.check_mode)
     except MlnxError as err:
         module.fail_json(**err.fail_kwargs())
     out = dict(

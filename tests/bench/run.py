@@ -48,7 +48,8 @@ def bench_noop(tmp, scale):
 
     _res, one_query = timed(lambda: host.run("mlxconfig", "-d", compute[0], "-e", "q"))
     host.clear_calls()
-    _res, info_wall = timed(lambda: _info.gather(Runner("mft")))
+    info_runner = Runner("mft")
+    _res, info_wall = timed(lambda: _info.gather(info_runner, host=info_runner.host))   # as mlx_info does
     info_calls = [c["tool"] for c in host.calls()]
     host.clear_calls()
 

@@ -440,13 +440,13 @@ def test_grubby_on_a_debian_host_lists_nothing(sim):
 @pytest.mark.parametrize("bootloader,kernel,how", [("grub", DEB_KERNEL, "the newest /boot/vmlinuz-* (GRUB's first entry)"),
                                                    ("bls", RHEL_KERNEL, "grubby --default-kernel")])
 def test_the_ofed_reader_finds_the_boot_kernel(sim, monkeypatch, bootloader, kernel, how):
-    from ansible_collections.gpufabric.mlnx.plugins.module_utils._ofed import HostReader
+    from ansible_collections.gpufabric.mlnx.plugins.module_utils._host import Host
     sim.init("cx6dx-roce", "node01", "--bootloader", bootloader)
     for key in ("PATH", "MLXSIM_STATE", "MLXSIM_TIME_SCALE", "PYTHONPYCACHEPREFIX"):
         monkeypatch.setenv(key, sim.env[key])
     monkeypatch.delenv("MLXSIM_ROOT", raising=False)
     monkeypatch.delenv("MLXSIM_SYSROOT", raising=False)
-    assert HostReader(root=str(root(sim)), timeout=60).boot_kernel() == (kernel, how)
+    assert Host(root=str(root(sim)), timeout=60).boot_kernel() == (kernel, how)
 
 
 # ---------------------------------------------------------------------------- the sysroot rule

@@ -293,7 +293,7 @@ def test_driver_reload_keeps_pending_nv_config(sim):
 
 
 def test_roce_qos_converges_on_the_simulator(sim, monkeypatch):
-    from ansible_collections.gpufabric.mlnx.plugins.module_utils._ofed import HostReader
+    from ansible_collections.gpufabric.mlnx.plugins.module_utils._host import Host
     from ansible_collections.gpufabric.mlnx.plugins.module_utils._roce_qos import converge
 
     sim.init("cx6dx-roce", cli=True)
@@ -301,7 +301,7 @@ def test_roce_qos_converges_on_the_simulator(sim, monkeypatch):
         monkeypatch.setenv(key, sim.env[key])
     monkeypatch.delenv("MLXSIM_ROOT", raising=False)
     monkeypatch.delenv("SSH_CONNECTION", raising=False)
-    reader = HostReader(root=str(root(sim)), timeout=60)
+    reader = Host(root=str(root(sim)), timeout=60)
     params = {"interfaces": [ETH, ETH2], "mgmt_interface": "eth-mgmt"}
 
     first = converge(reader, params)
@@ -404,14 +404,14 @@ def test_the_replay_script_run_by_udev_restores_everything(sim, monkeypatch, tmp
     """The role's persistence, end to end on the simulator: the module's replay list rendered by the
     roce_qos_script filter, run by the udev rule on the "add" uevent of a driver reload, a reboot or
     a level-3 reset; the module then finds nothing to change. Without the rule it would."""
-    from ansible_collections.gpufabric.mlnx.plugins.module_utils._ofed import HostReader
+    from ansible_collections.gpufabric.mlnx.plugins.module_utils._host import Host
     from ansible_collections.gpufabric.mlnx.plugins.module_utils._roce_qos import converge, replay_script
 
     sim.init("cx6dx-roce", cli=True)
     rules = tmp_path / "rules.d"
     rules.mkdir()
     _core_env(sim, monkeypatch, rules)
-    reader = HostReader(root=str(root(sim)), timeout=60)
+    reader = Host(root=str(root(sim)), timeout=60)
     params = {"interfaces": [ETH, ETH2], "mgmt_interface": "eth-mgmt", "cnp_dscp": 40, "tc_bw": None,
               "prio_tc": [0, 0, 0, 3, 0, 0, 0, 0]}
     first = converge(reader, params)
@@ -439,12 +439,12 @@ def test_the_replay_script_run_by_udev_restores_everything(sim, monkeypatch, tmp
 
 def test_the_replay_script_reports_a_setting_that_fails(sim, monkeypatch, tmp_path):
     import subprocess
-    from ansible_collections.gpufabric.mlnx.plugins.module_utils._ofed import HostReader
+    from ansible_collections.gpufabric.mlnx.plugins.module_utils._host import Host
     from ansible_collections.gpufabric.mlnx.plugins.module_utils._roce_qos import converge, replay_script
 
     sim.init("cx6dx-roce", cli=True)
     _core_env(sim, monkeypatch)
-    reader = HostReader(root=str(root(sim)), timeout=60)
+    reader = Host(root=str(root(sim)), timeout=60)
     first = converge(reader, {"interfaces": [ETH], "mgmt_interface": "eth-mgmt"})
     text = replay_script(first["interfaces"], root=str(root(sim)))
     cnp = root(sim) / "sys/class/net" / ETH / "ecn/roce_np/cnp_dscp"

@@ -2,15 +2,13 @@
 
 mlxfwreset reset answers mlxfwreset_reset_cx7_1.txt, flint q flint_query_cx7_1.txt (versions changed), mstconfig -e q
 mstconfig_e_query_cx4lx_1.txt; the mlxfwreset query is built from FORMAT_FACTS.md's row format (no real capture of it
-exists). ``Reader`` stands in for what the management-interface detection reads on a host.
+exists). ``mgmt_host`` is what the management-interface detection reads on a host.
 """
-import collections
 import json
-import threading
 
+from _fakehost import FakeHost
 from _paths import REAL
 from ansible_collections.gpufabric.mlnx.plugins.module_utils import _devices as devices_
-from ansible_collections.gpufabric.mlnx.plugins.module_utils._runner import Runner
 from unit.plugins.module_utils.fake_flint import CX7_PSID, CX7_QUERY, render_query
 from unit.plugins.module_utils.test_mlxconfig_converge import cx4lx_query
 
@@ -84,24 +82,29 @@ class Card:
         self.gone = False
 
 
-class FakeHost:
-    """mlxfwreset/mstfwreset, flint/mstflint, mlxconfig/mstconfig over cards keyed by function 0."""
+MFT_TOOLS = ("mlxconfig", "flint", "mlxfwreset")
+MSTFLINT_TOOLS = ("mstconfig", "mstflint", "mstfwreset")
+MFT = MFT_TOOLS + ("lspci",)
+MSTFLINT = MSTFLINT_TOOLS + ("lspci",)
 
-    def __init__(self, cards, unreadable=()):
+
+class CardsHost(FakeHost):
+    """mlxfwreset/mstfwreset, flint/mstflint, mlxconfig/mstconfig over cards keyed by function 0 (files under
+    ``root`` when given)."""
+
+    def __init__(self, cards, unreadable=(), root=None):
+        super().__init__(root, {name: self.tool(name) for name in MFT_TOOLS + MSTFLINT_TOOLS})
         self.cards = cards
         self.unreadable = set(unreadable)
-        self.calls = []
-        self._lock = threading.Lock()
 
     def card(self, address):
         card = self.cards.get(devices_.card_of(address) + ".0")
         return None if card is None or card.gone else card
 
-    def __call__(self, argv, env, timeout, data):
-        with self._lock:
-            self.calls.append(tuple(argv))
-        tool, args = argv[0].rsplit("/", 1)[1], argv[1:]
-        assert env["LANG"] == "C"
+    def tool(self, name):
+        return lambda args: self.answer(name, args)
+
+    def answer(self, tool, args):
         card = self.card(args[1])
         if card is None or args[1] in self.unreadable:
             return 3, "-E- Failed to open the device\n", ""
@@ -121,16 +124,11 @@ class FakeHost:
         if tool in ("flint", "mstflint"):
             assert args[2:] == ["q"], args
             return 0, render_query(CX7_QUERY, CX7_PSID, card.burned, card.running), ""
-        if tool in ("mlxconfig", "mstconfig"):
-            pending = args[1] in card.nv_pending
-            if "-j" in args:
-                return 0, nv_json(pending, args[args.index("-j") + 1], args[1]), ""
-            assert args[2:] == ["-e", "q"], args
-            return 0, nv_query(pending, args[1]), ""
-        raise AssertionError("unexpected command %r" % (argv,))
-
-    def count(self):
-        return collections.Counter(self.calls)
+        pending = args[1] in card.nv_pending
+        if "-j" in args:
+            return 0, nv_json(pending, args[args.index("-j") + 1], args[1]), ""
+        assert args[2:] == ["-e", "q"], args
+        return 0, nv_query(pending, args[1]), ""
 
     def resets(self):
         return sorted(c for c in self.calls if "reset" in c)
@@ -140,41 +138,37 @@ class FakeHost:
                 for addr, card in sorted(self.cards.items()) if not card.gone for fn in range(card.functions)]
 
 
-MFT = ("mlxconfig", "flint", "mlxfwreset", "lspci")
-MSTFLINT = ("mstconfig", "mstflint", "mstfwreset", "lspci")
+def make_runner(fake, family="mstflint", execute=None):
+    """A Runner of ``family`` on the fake (``execute``: a wrapper of the fake's answers)."""
+    return fake.runner(family, installed=MFT if family == "mft" else MSTFLINT, execute=execute)
 
 
-def make_runner(fake, family="mstflint"):
-    names = MFT if family == "mft" else MSTFLINT
-    return Runner(family, execute=fake, which=lambda n: "/usr/bin/" + n if n in names else None,
-                  sleep=lambda s: None)
+def mgmt_host(root, default_route="bond0"):
+    """A FakeHost with what mgmt_state and mgmt_cards read (``with_mgmt``)."""
+    return with_mgmt(FakeHost(root), default_route)
 
 
-class Reader:
-    """What mgmt_state and mgmt_cards read: bond0 (the default route) over two ConnectX ports, one of them
-    with no sysfs device link (found through ibdev2netdev -v), and eth9, a virtual interface."""
+def with_mgmt(fake, default_route="bond0"):
+    """``fake`` (with a root) and what mgmt_state and mgmt_cards read: bond0 (198.18.0.10) over two ConnectX ports,
+    one of them with no PCI function in sysfs (found through ibdev2netdev -v), and eth9 (10.0.0.1), a virtual
+    interface; the default route goes out of ``default_route``."""
+    def ip(args):
+        if args == ["-o", "addr", "show"]:
+            return 0, ("4: bond0    inet 198.18.0.10/26 brd 198.18.0.63 scope global bond0\n"
+                       "5: eth9    inet 10.0.0.1/8 scope global eth9\n"), ""
+        assert args[1:] == ["-o", "route", "show", "default"], args
+        return 0, "default via 198.18.0.1 dev %s proto static\n" % default_route if args[0] == "-4" else "", ""
 
-    def __init__(self):
-        self.calls = []
+    def ibdev2netdev(args):
+        if args == ["-v"]:
+            return 0, ("0000:18:00.0 mlx5_0 (MT4129 - MCX75310AAS-NEAT) ConnectX-7 fw 28.39.1002 port 1 (ACTIVE) ==> "
+                       "enp24s0np0 (Up)\n0000:40:00.1 mlx5_1 (MT4129 - MCX75310AAS-NEAT) ConnectX-7 fw 28.39.1002 "
+                       "port 1 (ACTIVE) ==> enp64s0np0 (Up)\n"), ""
+        return 0, "mlx5_0 port 1 ==> enp24s0np0 (Up)\nmlx5_1 port 1 ==> enp64s0np0 (Up)\n", ""
 
-    def addresses(self):
-        return [("bond0", "198.18.0.10"), ("eth9", "10.0.0.1")]
-
-    def default_route_interfaces(self):
-        return ["bond0"]
-
-    def lower(self, ifname):
-        return {"bond0": ["enp24s0np0", "enp64s0np0"]}.get(ifname, [ifname])
-
-    def driver_of(self, ifname):
-        return "mlx5_core" if ifname.startswith("enp") else None
-
-    def rdma_netdevs(self):
-        return {"enp24s0np0": "mlx5_0", "enp64s0np0": "mlx5_1"}
-
-    def pci_of(self, ifname):
-        return {"enp24s0np0": "0000:18:00.0"}.get(ifname)
-
-    def netdev_pci(self):
-        self.calls.append("ibdev2netdev -v")
-        return {"enp24s0np0": "0000:18:00.0", "enp64s0np0": "0000:40:00.1"}
+    fake.tools.update(ip=ip, ibdev2netdev=ibdev2netdev)
+    fake.netdev("enp24s0np0", "mlx5_core", pci="0000:18:00.0")
+    fake.netdev("enp64s0np0", "mlx5_core")
+    fake.netdev("eth9")
+    fake.put("/sys/class/net/bond0/bonding/slaves", "enp24s0np0 enp64s0np0")
+    return fake

@@ -8,12 +8,10 @@ as the real script does, removes the configfs directory it had to create. traffi
 ``Global tclass=N`` once written, empty before (the capture).
 """
 import collections
-import os
 import re
-import threading
 
+from _fakehost import FakeHost
 from _paths import REAL
-from ansible_collections.gpufabric.mlnx.plugins.module_utils._ofed import HostReader
 
 
 def _section(name, start, stop):
@@ -71,18 +69,19 @@ class Port:
         self.stuck = set(stuck)   # settings the fake tools accept but do not change ("trust", "cma_roce_tos", ...)
 
 
-class FakeHost:
+class QosHost(FakeHost):
     """The tools and the file tree of one host. ``ports``: {interface: Port}; ``other``: {interface: driver}."""
 
+    bindir = "/usr/sbin"
+
     def __init__(self, root, ports, other=None, compliant=False, ibdev2netdev=True, configfs=()):
-        self.root = str(root)
+        tools = {"mlnx_qos": self._mlnx_qos, "cma_roce_tos": self._cma_roce_tos}
+        if ibdev2netdev:
+            tools["ibdev2netdev"] = self._ibdev2netdev
+        super().__init__(root, tools)
         self.ports = ports
-        self.calls = []
-        self.writes = []
-        self._lock = threading.Lock()
-        self.has_ibdev2netdev = ibdev2netdev
         for name, port in ports.items():
-            self._netdev(name, "mlx5_core", port.rdma)
+            self.netdev(name, "mlx5_core", rdma=port.rdma)
             good = compliant
             for point in ("roce_np", "roce_rp"):
                 for prio in range(8):
@@ -90,54 +89,23 @@ class FakeHost:
             self.put("/sys/class/net/%s/ecn/roce_np/cnp_dscp" % name, "48" if good else "0")
             self.put("/sys/class/net/%s/ecn/roce_np/cnp_802p_prio" % name, "6" if good else "0")
             self.put("/sys/class/infiniband/%s/tc/1/traffic_class" % port.rdma, "Global tclass=106" if good else "")
-            os.makedirs(self.path("/sys/class/infiniband/%s/ports/1" % port.rdma), exist_ok=True)
+            self.mkdir("/sys/class/infiniband/%s/ports/1" % port.rdma)
             if name in configfs:
                 self.put("/sys/kernel/config/rdma_cm/%s/ports/1/default_roce_tos" % port.rdma, str(port.tos))
         for name, driver in (other or {}).items():
-            self._netdev(name, driver, None)
+            self.netdev(name, driver)
 
-    def path(self, path):
-        return os.path.join(self.root, path.lstrip("/"))
-
-    def put(self, path, text):
-        os.makedirs(os.path.dirname(self.path(path)), exist_ok=True)
-        with open(self.path(path), "w") as stream:
-            stream.write(text + "\n" if text else "")
-
-    def get(self, path):
-        with open(self.path(path)) as stream:
-            return stream.read()
-
-    def _netdev(self, name, driver, rdma):
-        base = self.path("/sys/class/net/%s" % name)
-        os.makedirs(base, exist_ok=True)
-        if driver:
-            drivers = self.path("/sys/bus/pci/drivers/%s" % driver)
-            os.makedirs(drivers, exist_ok=True)
-            os.makedirs(os.path.join(base, "device"), exist_ok=True)
-            os.symlink(drivers, os.path.join(base, "device", "driver"))
-        if rdma:
-            os.makedirs(os.path.join(base, "device", "infiniband", rdma), exist_ok=True)
+    def shown(self, path, value):
+        if path.endswith("/traffic_class"):   # the kernel prints it back as "Global tclass=N"
+            return "Global tclass=%s" % value
+        return value
 
     # -- the tools
-    def which(self, name):
-        tools = ["mlnx_qos", "cma_roce_tos"] + (["ibdev2netdev"] if self.has_ibdev2netdev else [])
-        return "/usr/sbin/" + name if name in tools else None
-
-    def __call__(self, argv, env=None, timeout=None, data=None):
-        with self._lock:
-            self.calls.append(tuple(argv))
-        tool, args = os.path.basename(argv[0]), list(argv[1:])
-        if tool == "ibdev2netdev":
-            assert args == []
-            lines = [re.sub(r"mlx5_2 port 1 ==> ens6", "%s port 1 ==> %s" % (p.rdma, n), IBDEV_LINE)
-                     for n, p in sorted(self.ports.items())]
-            return 0, "\n".join(lines) + "\n", ""
-        if tool == "mlnx_qos":
-            return self._mlnx_qos(args)
-        if tool == "cma_roce_tos":
-            return self._cma_roce_tos(args)
-        raise AssertionError("unexpected command %r" % (argv,))
+    def _ibdev2netdev(self, args):
+        assert args == []
+        lines = [re.sub(r"mlx5_2 port 1 ==> ens6", "%s port 1 ==> %s" % (p.rdma, n), IBDEV_LINE)
+                 for n, p in sorted(self.ports.items())]
+        return 0, "\n".join(lines) + "\n", ""
 
     def _mlnx_qos(self, args):
         assert args[0] == "-i", args
@@ -168,21 +136,9 @@ class FakeHost:
         text = TOS_ECHO.replace("106", str(port.tos))
         return 0, text + "\n", ""
 
-    def count(self):
-        return collections.Counter(self.calls)
-
     def reader(self, execute=None):
-        host = self
-
-        class Recording(HostReader):
-            def write_sys(self, path, value):
-                with host._lock:
-                    host.writes.append((path, value))
-                super().write_sys(path, value)
-                if path.endswith("/traffic_class"):   # the kernel prints it back as "Global tclass=N"
-                    host.put(path, "Global tclass=%s" % value)
-
-        return Recording(execute=execute or self, which=self.which, root=self.root, timeout=30)
+        """The collection's Host on this fake (``execute``: a wrapper of the fake's answers)."""
+        return self.host(execute=execute, timeout=30)
 
 
 def compliant_port(rdma):

@@ -12,7 +12,7 @@ import pytest
 
 from ansible_collections.gpufabric.mlnx.plugins.module_utils import _bootloader as bl
 from ansible_collections.gpufabric.mlnx.plugins.module_utils._errors import InvalidValue, ToolFailed
-from ansible_collections.gpufabric.mlnx.plugins.module_utils._ofed import HostReader
+from ansible_collections.gpufabric.mlnx.plugins.module_utils._host import Host
 
 ARGS = ["pcie_aspm=off"]
 
@@ -150,7 +150,7 @@ def grub(sim_host, tmp_path):
     """A simulated Debian 12 host (a kernel in /boot, grub.cfg as update-grub wrote it): (SimHost, root, reader)."""
     sim = sim_host("dgx-h100")
     root = tmp_path / "root"
-    return sim, root, HostReader(root=str(root))
+    return sim, root, Host(root=str(root))
 
 
 def converge(reader, check_mode=False, **params):
@@ -280,16 +280,16 @@ def test_detect_picks_grubby_for_bls_entries_and_refuses_the_unknown(grub, tmp_p
     (bare / "efi/loader").mkdir(parents=True)
     (bare / "efi/loader/loader.conf").write_text("default @saved\n")
     with pytest.raises(bl.NotBootable) as err:
-        bl.detect(HostReader(root=str(bare)))
+        bl.detect(Host(root=str(bare)))
     assert err.value.parameter == "bootloader" and "found: systemd-boot (/efi/loader/loader.conf)" in err.value.msg
     with pytest.raises(bl.NotBootable) as err:
-        bl.detect(HostReader(root=str(tmp_path / "empty")))
+        bl.detect(Host(root=str(tmp_path / "empty")))
     assert "found: no boot loader configuration" in err.value.msg
 
 
 def test_grubby_check_apply_check(sim_host, tmp_path):
     sim = sim_host("dgx-h100", init_args=("--bootloader", "bls"))
-    reader = HostReader(root=str(tmp_path / "root"))
+    reader = Host(root=str(tmp_path / "root"))
     assert bl.detect(reader) == "grubby"
     result = converge(reader, check_mode=True, args=["pcie_aspm=off", "iommu=pt"])
     assert result["changed"] and result["bootloader"] == "grubby"

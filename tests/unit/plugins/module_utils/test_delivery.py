@@ -387,7 +387,7 @@ def _devices_from_lspci(text, psid, fw):
         dev["address"] = "0000:" + dev["address"] if dev["address"].count(":") == 1 else dev["address"]
     card = lspci[0]["address"].rsplit(".", 1)[0]
     flint = {card: {"psid": psid, "fw_version": fw}}
-    return info.assemble(lspci, {}, flint, {}, ({}, {}, {}, {}), sysfs=info.Sysfs(None))
+    return info.assemble(lspci, {}, flint, {}, ({}, {}, {}, {}))
 
 
 def test_real_bluefield2_capture():
@@ -472,7 +472,7 @@ def test_report_csv_and_json_carry_every_finding():
 # ---------------------------------------------------------------- end to end on the simulator
 
 def _read(host):
-    return info.gather(Runner("auto", timeout=120), sysfs=info.Sysfs(None))["devices"]
+    return info.gather(Runner("auto", timeout=120))["devices"]
 
 
 def test_simulator_counterfeit_looking_vpd(sim_host):

@@ -57,23 +57,7 @@ def results_by_device(results):
     return out
 
 
-# ---------------------------------------------------------------- versions and input
-
-@pytest.mark.parametrize("older, newer", [
-    ("28.39.1002", "28.43.1014"),
-    ("28.9.1000", "28.10.1000"),      # numeric, not text
-    ("22.43.1014", "28.39.1002"),
-    ("16.35.2000", "16.35.4030"),
-])
-def test_version_order(older, newer):
-    assert fw.version_key(older) < fw.version_key(newer)
-
-
-@pytest.mark.parametrize("bad", ["28.43.x", "", "rel-14_14_2320", "N/A", "28..43"])
-def test_version_rejects_words(bad):
-    with pytest.raises(ValueError):
-        fw.version_key(bad)
-
+# ---------------------------------------------------------------- input (versions: test_versions.py)
 
 def test_normalize_images():
     images = fw.normalize_images([dict(psid=" mt_0000000838 ", version="28.43.1014", path="/fw/a.bin",

@@ -14,7 +14,7 @@ from ansible_collections.gpufabric.mlnx.plugins.module_utils import _fwreset as 
 from ansible_collections.gpufabric.mlnx.plugins.module_utils._errors import InvalidValue, MlnxError, ToolFailed
 from ansible_collections.gpufabric.mlnx.plugins.module_utils._parsers import parse
 from unit.plugins.module_utils.fake_fwreset import (
-    NEW, OLD, RESET_OK, A, A1, B, C, Card, FakeHost, Reader, fwreset_query, make_runner, nv_query)
+    NEW, OLD, RESET_OK, A, A1, B, C, Card, CardsHost, fwreset_query, make_runner, mgmt_host, nv_query)
 
 
 def test_built_query_parses_as_format_facts_describe():
@@ -35,9 +35,9 @@ def test_nv_query_helper():
 
 @pytest.fixture
 def host(monkeypatch):
-    """host(cards, **kw) -> FakeHost whose discover() stands in for lspci."""
+    """host(cards, **kw) -> CardsHost whose discover() stands in for lspci."""
     def make(cards, **kwargs):
-        fake = FakeHost(cards, **kwargs)
+        fake = CardsHost(cards, **kwargs)
         monkeypatch.setattr(devices_, "discover", fake.discover)
         return fake
     return make
@@ -295,7 +295,7 @@ def test_query_without_levels_names_the_device():
     def fake(argv, env, timeout, data):
         return 0, "-E- Failed to identify device\n", ""
     with pytest.raises(MlnxError) as err:
-        fr.read_levels(make_runner(fake), A)
+        fr.read_levels(make_runner(CardsHost({}), execute=fake), A)
     assert err.value.device == A and "printed no reset levels" in err.value.msg
 
 
@@ -311,7 +311,7 @@ def test_the_reads_of_a_card_run_at_the_same_time(host):
             barrier.wait()
         return answer(argv, env, timeout, data)
 
-    result = fr.converge(make_runner(meeting), [A, A1], state="query")
+    result = fr.converge(make_runner(fake, execute=meeting), [A, A1], state="query")
     assert by_device(result)[A]["pending"]["firmware"] is True
     assert sorted(by_device(result)[A]["functions"]) == [A, A1]
 
@@ -346,9 +346,12 @@ def test_converge_resets_no_card_when_one_carries_management(host):
     assert fr.summary(result).startswith("no reset: %s (bond0 port enp64s0f0np0) carries the management" % B)
 
 
-def test_mgmt_cards_follows_the_bond_down_to_the_cards():
-    cards, mgmt = fr.mgmt_cards(Reader(), address="198.18.0.10")
+def test_mgmt_cards_follows_the_bond_down_to_the_cards(tmp_path, monkeypatch):
+    monkeypatch.delenv("SSH_CONNECTION", raising=False)
+    fake = mgmt_host(tmp_path)
+    cards, mgmt = fr.mgmt_cards(fake.host(), address="198.18.0.10")
     assert mgmt["interfaces"] == ["bond0"] and mgmt["on_mlx5"]
     assert cards == {A: ["enp24s0np0"], B: ["enp64s0np0"]}
-    cards, _mgmt = fr.mgmt_cards(Reader(), interface="eth9")
+    assert fake.commands("ibdev2netdev").count(["-v"]) == 1   # once, for the port sysfs gives no PCI function
+    cards, _mgmt = fr.mgmt_cards(fake.host(), interface="eth9")
     assert cards == {}

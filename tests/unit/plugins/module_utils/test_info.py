@@ -11,6 +11,7 @@ import threading
 
 import pytest
 
+from _fakehost import FakeHost
 from _paths import REAL
 from ansible_collections.gpufabric.mlnx.plugins.module_utils import _info as info
 from ansible_collections.gpufabric.mlnx.plugins.module_utils._errors import ToolNotFound
@@ -137,7 +138,7 @@ def test_ibstat_joined_by_guid_when_nothing_else_maps():
     mlx5_1 (node ..da) is function 0 and mlx5_2 (node ..db) function 1."""
     flint = {"0000:9d:00": {"base_guid": "e8ebd303003307da"}}
     ports, rdmas, _nets, types = info._ports_by_pci(
-        "ibstat", parse("ibstat", IBSTAT_H100), {}, info.Sysfs(None), flint)
+        "ibstat", parse("ibstat", IBSTAT_H100), {}, None, flint)
     assert rdmas == {"0000:9d:00.0": ["mlx5_1"], "0000:9d:00.1": ["mlx5_2"]}
     assert types == {"0000:9d:00.0": "MT4125", "0000:9d:00.1": "MT4125"}
     assert ports["0000:9d:00.0"] == [{"port": 1, "rdma": "mlx5_1", "link_layer": "Ethernet", "state": "Active",
@@ -168,7 +169,7 @@ def test_mft_host_with_mst_and_ibstat():
         ("ibstat",): IBSTAT_CX6DX,
         ("flint", "-d", "0000:e2:00.0", "q"): FLINT_CX7,
     })
-    result = info.gather(host.runner(), sysfs=info.Sysfs(None))
+    result = info.gather(host.runner())
 
     assert sorted(host.calls) == sorted([LSPCI, ("mst", "status", "-v"), ("ibstat",),
                                          ("flint", "-d", "0000:e2:00.0", "q")])
@@ -205,7 +206,7 @@ def test_mstflint_family_degraded_pcie_and_no_mst():
         LSPCI: LSPCI_CX4_DEGRADED,
         ("mstflint", "-d", "0000:81:00.0", "q"): MSTFLINT_CX6LX,
     })
-    result = info.gather(host.runner(), sysfs=info.Sysfs(None))
+    result = info.gather(host.runner())
 
     assert sorted(host.calls) == sorted([LSPCI, ("mstflint", "-d", "0000:81:00.0", "q")])
     assert host.count("mst") == 0
@@ -226,18 +227,16 @@ def test_mstflint_family_degraded_pcie_and_no_mst():
 
 def test_mst_not_started_is_skipped_silently_and_ibdev2netdev_used(tmp_path):
     # sysfs of the host: mlx5_1 is the function 0000:e2:00.0
-    pci = tmp_path / "bus" / "pci" / "devices" / "0000:e2:00.0"
-    pci.mkdir(parents=True)
-    ib = tmp_path / "class" / "infiniband" / "mlx5_1"
-    ib.mkdir(parents=True)
-    (ib / "device").symlink_to(pci)
+    sysfs = FakeHost(tmp_path)
+    sysfs.mkdir("/sys/bus/pci/devices/0000:e2:00.0")
+    sysfs.link("/sys/class/infiniband/mlx5_1/device", "/sys/bus/pci/devices/0000:e2:00.0")
     host = Host(MFT + ("ibdev2netdev", "ibstat"), {
         LSPCI: LSPCI_BF2,
         ("mst", "status", "-v"): MST_NOT_STARTED,
         ("ibdev2netdev", "-v"): IBDEV2NETDEV,
         ("flint", "-d", "0000:e2:00.0", "q"): FLINT_CX7,
     })
-    result = info.gather(host.runner(), sysfs=info.Sysfs(str(tmp_path)))
+    result = info.gather(host.runner(), host=sysfs.host())
 
     assert sorted(host.calls) == sorted([LSPCI, ("mst", "status", "-v"), ("ibdev2netdev", "-v"),
                                          ("flint", "-d", "0000:e2:00.0", "q")])
@@ -265,7 +264,7 @@ def test_mst_not_started_rows_still_tie_rdma_names():
         ("ibstat",): IBSTAT_CX6DX,
         ("flint", "-d", "0000:e2:00.0", "q"): FLINT_CX7,
     })
-    result = info.gather(host.runner(), sysfs=info.Sysfs(None))
+    result = info.gather(host.runner())
     assert sorted(host.calls) == sorted([LSPCI, ("mst", "status", "-v"), ("ibstat",),
                                          ("flint", "-d", "0000:e2:00.0", "q")])
     assert result["sources"]["mst"] == "not started" and result["warnings"] == []
@@ -282,7 +281,7 @@ def test_start_mst_when_asked():
         ("mst", "start"): "Starting MST (Mellanox Software Tools) driver set\n",
         ("flint", "-d", "0000:e2:00.0", "q"): FLINT_CX7,
     })
-    result = info.gather(host.runner(), start_mst=True, sysfs=info.Sysfs(None))
+    result = info.gather(host.runner(), start_mst=True)
     assert host.calls[:4] == [LSPCI, ("mst", "status", "-v"), ("mst", "start"), ("mst", "status", "-v")]
     assert result["changed"] is True and result["sources"]["mst"] == "started now"
     assert result["devices"][0]["mst"] == "/dev/mst/mt41686_pciconf0"
@@ -294,7 +293,7 @@ def test_start_mst_in_check_mode_starts_nothing():
         ("mst", "status", "-v"): MST_NOT_STARTED,
         ("flint", "-d", "0000:e2:00.0", "q"): FLINT_CX7,
     })
-    result = info.gather(host.runner(), start_mst=True, check_mode=True, sysfs=info.Sysfs(None))
+    result = info.gather(host.runner(), start_mst=True, check_mode=True)
     assert ("mst", "start") not in host.calls and host.count("mst") == 1
     assert result["changed"] is False and result["sources"]["mst"] == "would start"
 
@@ -304,7 +303,7 @@ def test_device_flint_cannot_open_is_listed_with_the_tools_words():
         LSPCI: LSPCI_BF2,
         ("mstflint", "-d", "0000:e2:00.0", "q"): (1, CANNOT_OPEN % "0000:e2:00.0", ""),
     })
-    result = info.gather(host.runner(), sysfs=info.Sysfs(None))
+    result = info.gather(host.runner())
     (dev,) = result["devices"]
     assert dev["part_number"] == "MBF2M516A-EEEOT" and dev["serial_number"] == "MT2050X00614"
     assert dev["psid"] is None and dev["fw_version"] is None and dev["fw_pending"] is False
@@ -320,7 +319,7 @@ def test_gb200_lists_nic_functions_only_and_runs_one_flint_per_card():
         outputs[("mstflint", "-d", card + ".0", "q")] = MSTFLINT_CX6LX
     outputs[("mstflint", "-d", "0016:03:00.0", "q")] = (1, CANNOT_OPEN % "0016:03:00.0", "")
     host = Host(MSTFLINT, outputs)
-    result = info.gather(host.runner(), sysfs=info.Sysfs(None))
+    result = info.gather(host.runner())
 
     assert sorted(host.calls) == sorted([LSPCI] + [("mstflint", "-d", c + ".0", "q") for c in cards])
     found = by_address(result)
@@ -363,7 +362,7 @@ def test_nv_config_one_query_per_function(edit, pending):
         ("mstflint", "-d", "0000:e2:00.0", "q"): MSTFLINT_CX6LX,
         ("mstconfig", "-d", "0000:e2:00.0", "-e", "q"): _mstconfig_e_query("0000:e2:00.0", edit),
     })
-    result = info.gather(host.runner(), nv_config=True, sysfs=info.Sysfs(None))
+    result = info.gather(host.runner(), nv_config=True)
 
     assert sorted(host.calls) == sorted([LSPCI, ("mstflint", "-d", "0000:e2:00.0", "q"),
                                          ("mstconfig", "-d", "0000:e2:00.0", "-e", "q")])
@@ -383,7 +382,7 @@ def test_nv_config_failure_is_a_device_error():
         ("mstflint", "-d", "0000:e2:00.0", "q"): MSTFLINT_CX6LX,
         ("mstconfig", "-d", "0000:e2:00.0", "-e", "q"): (3, "-E- Failed to open device\n", ""),
     })
-    (dev,) = info.gather(host.runner(), nv_config=True, sysfs=info.Sysfs(None))["devices"]
+    (dev,) = info.gather(host.runner(), nv_config=True)["devices"]
     assert dev["nv_config"] is None and dev["pending_nv"] is None
     assert dev["psid"] == "MT_0000000575"
     assert len(dev["errors"]) == 1 and "Failed to open device" in dev["errors"][0]
@@ -396,7 +395,7 @@ def test_port_tool_failure_is_a_warning_not_a_failure():
         ("ibstat",): (255, "", "ibpanic: [12345] main: stat of IB device 'mlx5_0' failed: No such file or directory\n"),
         ("flint", "-d", "0000:e2:00.0", "q"): FLINT_CX7,
     })
-    result = info.gather(host.runner(), sysfs=info.Sysfs(None))
+    result = info.gather(host.runner())
     (dev,) = result["devices"]
     assert dev["ports"] == [] and dev["errors"] == [] and dev["psid"] == "MT_0000001244"
     assert dev["netdevs"] == ["ens7f0"]   # from mst
@@ -406,7 +405,7 @@ def test_port_tool_failure_is_a_warning_not_a_failure():
 
 def test_no_nvidia_tools_still_lists_lspci():
     host = Host(("lspci",), {LSPCI: LSPCI_BF2})
-    result = info.gather(host.runner(), sysfs=info.Sysfs(None))
+    result = info.gather(host.runner())
     assert host.calls == [LSPCI]
     assert result["tool_family"] is None
     (dev,) = result["devices"]
@@ -417,7 +416,7 @@ def test_no_nvidia_tools_still_lists_lspci():
 def test_no_lspci_fails_naming_the_package():
     host = Host(("mlxconfig", "flint"), {})
     with pytest.raises(ToolNotFound, match="pciutils"):
-        info.gather(host.runner(), sysfs=info.Sysfs(None))
+        info.gather(host.runner())
 
 
 # ---------------------------------------------------------------- end to end, against the simulator
@@ -477,7 +476,7 @@ def _budget(host, family, cards=10, functions=12, nv_config=False, mst_max=1):
     ("auto", False, False), ("mft", True, True), ("mstflint", False, False)])
 def test_simulated_dgx_h100(sim_host, tool, nv_config, mst_started):
     host = _dgx01(sim_host, *(["--mst-started"] if mst_started else []))
-    result = info.gather(Runner(tool, timeout=120), nv_config=nv_config, sysfs=info.Sysfs(None))
+    result = info.gather(Runner(tool, timeout=120), nv_config=nv_config)
 
     found = _check_dgx_h100(result)
     assert all(dev["errors"] == [] for dev in found.values()), [d["errors"] for d in found.values()]
@@ -504,7 +503,7 @@ def test_simulated_dgx_h100(sim_host, tool, nv_config, mst_started):
 
 def test_simulated_start_mst(sim_host):
     host = _dgx01(sim_host)
-    result = info.gather(Runner("mft", timeout=120), start_mst=True, sysfs=info.Sysfs(None))
+    result = info.gather(Runner("mft", timeout=120), start_mst=True)
     found = _check_dgx_h100(result)
     assert result["changed"] is True and result["sources"]["mst"] == "started now"
     assert found["0000:29:00.1"]["mst"].startswith("/dev/mst/mt4129_pciconf")
@@ -516,7 +515,7 @@ def test_simulated_card_flint_cannot_read(sim_host):
     """A card whose flash semaphore stays held: listed from lspci, with flint's words; the rest are whole."""
     host = _dgx01(sim_host, faults=[["semaphore_held", "count=100", "--device", "0000:40:00.0"]])
     runner = Runner("mft", timeout=120, semaphore_retries=2, retry_delay=0)
-    result = info.gather(runner, sysfs=info.Sysfs(None))
+    result = info.gather(runner)
     found = by_address(result)
     bad = found["0000:40:00.0"]
     assert bad["part_number"] == "MCX75310AAS-NEAT" and bad["psid"] is None

@@ -14,6 +14,7 @@ from _paths import REPO
 from ansible_collections.gpufabric.mlnx.plugins.module_utils import _firmware as fw
 from ansible_collections.gpufabric.mlnx.plugins.module_utils import _matrix as mx
 from ansible_collections.gpufabric.mlnx.plugins.module_utils._errors import InvalidValue, MlnxError
+from ansible_collections.gpufabric.mlnx.plugins.module_utils._versions import version_key
 from mlxsim import profiles as sim_profiles
 
 EXAMPLE_FILE = REPO / "inventory" / "example-1250" / "group_vars" / "all" / "matrix.yml"
@@ -474,8 +475,8 @@ def m_unqualified(draw):
         psid = draw(st.sampled_from(PSIDS))
         version = draw(st.tuples(st.integers(0, 99), st.integers(0, 99), st.integers(0, 9999))
                        .map(lambda t: "%d.%d.%d" % t)
-                       .filter(lambda v: fw.version_key(v) not in [fw.version_key(k) for k in
-                                                                   BASE["compatibility"]["firmware_drivers"]]))
+                       .filter(lambda v: version_key(v) not in [version_key(k) for k in
+                                                                BASE["compatibility"]["firmware_drivers"]]))
         return mutated(("set", ("firmware", psid, "version"), version)), path("firmware", psid, "version")
     table = ("compatibility", "firmware_drivers", TARGET)
     if how == "drop-driver":
@@ -833,7 +834,7 @@ def test_simulated_dgx_h100_burn_pending_none(sim_host, tmp_path):
     runner = Runner("mstflint", timeout=120)
 
     def targets():
-        return mx.firmware_targets(info.gather(runner, sysfs=info.Sysfs(None))["devices"], matrix)
+        return mx.firmware_targets(info.gather(runner)["devices"], matrix)
 
     first = targets()
     assert len(first) == 10 and {t["action"] for t in first} == {"burn"}

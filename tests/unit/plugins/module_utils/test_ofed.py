@@ -1,21 +1,27 @@
-"""The pinned NIC driver core (plugins/module_utils/_ofed.py): versions (driver, Debian, RPM), the
-matrix entry, the decision table, the kernel guard, the management interface, the apt files and
-argv, reading a host from a fake root, and converge() end to end on a fake host whose apt-get,
-dpkg-query and ofed_info behave like the real ones (exact argv asserted)."""
+"""The pinned NIC driver core (plugins/module_utils/_ofed.py): the matrix entry, the decision table, the
+kernel guard, the restart decision, the apt files and argv, the driver's own files on a fake root, and
+converge() end to end on a fake host (tests/_fakehost.py) whose apt-get, dpkg-query and ofed_info behave like
+the real ones (exact argv asserted). Versions: test_versions.py; the management interface: test_mgmt.py."""
 import gzip
 import json
 import os
-import shutil
-import subprocess
 
 import pytest
 import yaml
-from hypothesis import HealthCheck, given, settings
-from hypothesis import strategies as st
 
+from _fakehost import FakeHost
 from _paths import REPO
 from ansible_collections.gpufabric.mlnx.plugins.module_utils import _ofed as of
 from ansible_collections.gpufabric.mlnx.plugins.module_utils._errors import InvalidValue, Refused, ToolFailed
+from ansible_collections.gpufabric.mlnx.plugins.module_utils._parsers.ip import parse_ip_addr, parse_ip_route
+from ansible_collections.gpufabric.mlnx.plugins.module_utils._parsers.packages import (
+    apt_errors,
+    parse_dkms_status,
+    parse_dpkg_query,
+    parse_madison,
+    parse_packages_index,
+    parse_rpm_query,
+)
 
 EXAMPLE = yaml.safe_load((REPO / "inventory" / "example-1250" / "group_vars" / "all" / "matrix.yml").read_text())
 KERNEL = "6.1.0-28-amd64"
@@ -36,71 +42,6 @@ def driver(version="24.10-2.1.8.0", packages=None, **extra):
          "kernels": [KERNEL, OTHER]}
     d.update(extra)
     return d
-
-
-# ---------------------------------------------------------------------------------- versions
-
-@pytest.mark.parametrize("a, b, same, cmp", [
-    ("24.10-2.1.8.0", "24.10-2.1.8", True, 0),       # DOCA's ofed_info -s drops the trailing .0
-    ("24.10-2.1.8.0", "24.10-2.1.8.1", False, -1),
-    ("25.01-0.6.0.0", "24.10-2.1.8.0", False, 1),
-    ("5.8-1.1.2.1", "24.10-1.1.4.0", False, -1),
-    ("24.10-0.0.0.0", "24.10-0", True, 0),
-    ("not-a-version", "24.10-2.1.8", False, None),
-])
-def test_driver_versions(a, b, same, cmp):
-    assert of.same_driver(a, b) is same
-    assert of.compare_driver(a, b) == cmp
-
-
-@pytest.mark.parametrize("a, b, want", [
-    ("2.9.2-0.0.3", "2.10.0-0.5.3", -1),
-    ("25.01.OFED.25.01.0.6.0.1-0nokmod1", "25.01.OFED.25.01.0.6.0.1-1", -1),
-    ("1:1.0", "2.0", 1),
-    ("1.0~rc1", "1.0", -1),
-    ("1.0", "1.0-0", 0),
-    ("1.0a", "1.0+", -1),
-    ("24.10.OFED.24.10.2.1.8-1", "24.10.OFED.24.10.2.1.8-1", 0),
-])
-def test_deb_compare_table(a, b, want):
-    assert of.deb_compare(a, b) == want
-    first, second = b, a
-    assert of.deb_compare(first, second) == -want
-
-
-_DEB_VERSION = st.builds(
-    lambda epoch, up, rev: ("%d:" % epoch if epoch else "") + up + ("-" + rev if rev else ""),
-    st.integers(0, 2),
-    st.from_regex(r"\A[0-9][0-9a-z.+~]{0,8}\Z"),
-    st.one_of(st.just(""), st.from_regex(r"\A[0-9a-z.+~]{1,6}\Z")))
-
-
-@pytest.mark.skipif(not shutil.which("dpkg"), reason="dpkg is not installed")
-@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(_DEB_VERSION, _DEB_VERSION)
-def test_deb_compare_agrees_with_dpkg(a, b):
-    def dpkg(op):
-        return subprocess.run(["dpkg", "--compare-versions", a, op, b], check=False).returncode == 0
-    want = -1 if dpkg("lt") else (0 if dpkg("eq") else 1)
-    assert of.deb_compare(a, b) == want
-
-
-@pytest.mark.parametrize("a, b, want", [
-    ("1.0", "1.0", 0), ("1.0", "2.0", -1), ("2.0.1", "2.0.1a", -1), ("5.5p1", "5.5p2", -1),
-    ("5.5p10", "5.5p1", 1), ("10xyz", "10.1xyz", -1), ("xyz10", "xyz10.1", -1), ("1.0aa", "1.0a", 1),
-    ("a", "1", -1), ("1.0~rc1", "1.0", -1), ("1.0~rc1", "1.0~rc2", -1), ("1.0^", "1.0", 1),
-    ("1.0^git1", "1.01", -1), ("1.0~rc1^git1", "1.0~rc1", 1), ("1.0", "1.0.0", -1), ("1:1.0", "2.0", 1),
-    ("2.9.2-0.0.3.el9", "2.9.2-0.0.4.el9", -1), ("2.9.2-1.el9", "2.9.2", 0),
-])
-def test_rpm_compare_table(a, b, want):
-    assert of.rpm_compare(a, b) == want
-    first, second = b, a
-    assert of.rpm_compare(first, second) == -want
-
-
-def test_upstream_version():
-    assert of.upstream_version("1:24.10.OFED.24.10.2.1.8.1-1") == "24.10.OFED.24.10.2.1.8.1"
-    assert of.upstream_version("5.8") == "5.8"
 
 
 # ---------------------------------------------------------------------------------- the matrix entry
@@ -186,9 +127,9 @@ def test_plan_names_every_difference():
 def test_plan_of_a_bundle_not_yet_unpacked():
     spec = of.driver_spec({"flavour": "doca-ofed", "version": "24.10-2.1.8.0", "kernels": [KERNEL],
                            "source": {"type": "tarball", "path": "/srv/b.tgz", "sha256": "12" * 32}})
-    got = of.plan(spec, ofed("24.10-2.1.8"), {"doca-ofed": "2.9.2-0.0.3"}, "apt", {"doca-ofed": None})
+    got = of.plan(spec, ofed("24.10-2.1.8"), {"doca-ofed": "2.9.2-0.0.3"}, "apt", packages={"doca-ofed": None})
     assert got["action"] == "none" and got["packages"]["doca-ofed"]["state"] == "present"
-    got = of.plan(spec, ofed("25.01-0.6.0"), {"doca-ofed": "2.10.0-0.5.3"}, "apt", {"doca-ofed": None})
+    got = of.plan(spec, ofed("25.01-0.6.0"), {"doca-ofed": "2.10.0-0.5.3"}, "apt", packages={"doca-ofed": None})
     assert got["action"] == "downgrade" and got["to_install"] == {}
 
 
@@ -220,7 +161,7 @@ mlnx-ofed-kernel/24.10.OFED.24.10.2.1.8.1: added
 
 
 def test_dkms_status_and_the_guard():
-    rows = of.parse_dkms_status(DKMS)
+    rows = parse_dkms_status(DKMS)
     assert rows[0] == {"module": "mlnx-ofed-kernel", "version": "24.10.OFED.24.10.2.1.8.1", "kernel": KERNEL,
                        "arch": "x86_64", "status": "installed"}
     assert rows[2]["module"] == "iser" and len(rows) == 3
@@ -237,36 +178,16 @@ def test_dkms_status_and_the_guard():
     assert "6.1.0-31-amd64 (running and default boot)" in of.kernel_guard(spec, OTHER, OTHER, found)
 
 
-def lower_of(table):
-    return lambda name: table.get(name, [name])
-
-
-@pytest.mark.parametrize("case, explicit, addresses, addr, defaults, lower, drivers, rdma, ifs, mlx5", [
-    ("veth found by address", None, ["198.19.30.12"], [("eth0", "198.19.30.12"), ("eth1", "10.0.0.1")], [], {},
-     {"eth0": None}, {}, ["eth0"], False),
-    ("default route on an Intel NIC", None, ["gfofed-ofed-a"], [("eno1", "10.1.1.1")], ["eno1"], {},
-     {"eno1": "igb"}, {}, ["eno1"], False),
-    ("bond over two ConnectX ports", None, ["10.2.2.2"], [("bond0", "10.2.2.2")], ["bond0"],
-     {"bond0": ["enp41s0f0np0", "enp41s0f1np1"]}, {"enp41s0f0np0": "mlx5_core", "enp41s0f1np1": "mlx5_core"}, {},
-     ["bond0"], True),
-    ("explicit IPoIB interface", "ibp24s0", [], [], [], {}, {}, {"ibp24s0": "mlx5_0"}, ["ibp24s0"], True),
-    ("nothing known", None, ["gfofed-ofed-a"], [("eth0", "198.19.30.11")], [], {}, {}, {}, [], False),
-])
-def test_mgmt_decision(case, explicit, addresses, addr, defaults, lower, drivers, rdma, ifs, mlx5):
-    got = of.mgmt_decision(explicit, addresses, addr, defaults, lower_of(lower), drivers, rdma)
-    assert got["interfaces"] == ifs and got["on_mlx5"] is mlx5, case
-
-
 def test_restart_decision():
     safe = {"interfaces": ["eth0"], "on_mlx5": False, "evidence": {"eth0": "driver none (virtual)"}}
     risky = {"interfaces": ["bond0"], "on_mlx5": True, "evidence": {"enp41s0f0np0": "driver mlx5_core"}}
     unknown = {"interfaces": [], "on_mlx5": False, "evidence": {}}
-    assert of.restart_decision(True, safe, True)["allowed"]
-    assert not of.restart_decision(False, safe, True)["allowed"]
-    assert not of.restart_decision(True, safe, False)["allowed"]
-    got = of.restart_decision(True, risky, True)
+    assert of.restart_decision(safe, requested=True, reboot_required=True)["allowed"]
+    assert not of.restart_decision(safe, requested=False, reboot_required=True)["allowed"]
+    assert not of.restart_decision(safe, requested=True, reboot_required=False)["allowed"]
+    got = of.restart_decision(risky, requested=True, reboot_required=True)
     assert not got["allowed"] and "bond0 depends on the mlx5 driver (enp41s0f0np0: driver mlx5_core)" in got["reason"]
-    assert "set gpufabric_ofed_mgmt_interface" in of.restart_decision(True, unknown, True)["reason"]
+    assert "set gpufabric_ofed_mgmt_interface" in of.restart_decision(unknown, requested=True, reboot_required=True)["reason"]
 
 
 def test_pending_decision():
@@ -281,17 +202,17 @@ def test_pending_decision():
 
 def test_parse_dpkg_and_rpm():
     out = "doca-ofed\t2.9.2-0.0.3\tii \nofed-scripts\t24.10-1\trc \nmlnx-ofed-kernel-utils:amd64\t1-1\tiU \n"
-    assert of.parse_dpkg_query(out) == {"doca-ofed": "2.9.2-0.0.3", "mlnx-ofed-kernel-utils": "1-1"}
+    assert parse_dpkg_query(out) == {"doca-ofed": "2.9.2-0.0.3", "mlnx-ofed-kernel-utils": "1-1"}
     out = "doca-ofed\t2.9.2-0.0.3.el9\npackage ofed-scripts is not installed\nkernel\t1:5.14.0-427.el9\n"
-    assert of.parse_rpm_query(out) == {"doca-ofed": "2.9.2-0.0.3.el9", "kernel": "1:5.14.0-427.el9"}
+    assert parse_rpm_query(out) == {"doca-ofed": "2.9.2-0.0.3.el9", "kernel": "1:5.14.0-427.el9"}
 
 
 def test_parse_ip():
     addr = ("1: lo    inet 127.0.0.1/8 scope host lo\\       valid_lft forever preferred_lft forever\n"
             "3: eth0    inet 198.19.30.11/24 brd 198.19.30.255 scope global eth0\\       valid_lft forever\n"
             "7: bond0.100@bond0    inet 10.0.0.5/24 scope global bond0.100\n")
-    assert of.parse_ip_addr(addr) == [("lo", "127.0.0.1"), ("eth0", "198.19.30.11"), ("bond0.100", "10.0.0.5")]
-    assert of.parse_ip_route("default via 10.0.0.1 dev eno1 proto dhcp metric 100\n") == ["eno1"]
+    assert parse_ip_addr(addr) == [("lo", "127.0.0.1"), ("eth0", "198.19.30.11"), ("bond0.100", "10.0.0.5")]
+    assert parse_ip_route("default via 10.0.0.1 dev eno1 proto dhcp metric 100\n") == ["eno1"]
 
 
 APT_UNREACHABLE = """Err:1 http://198.19.30.250:8080/main ./ InRelease
@@ -308,20 +229,20 @@ Reading package lists...
 
 
 def test_apt_errors():
-    assert of.apt_errors(APT_OK) == []
-    errors = of.apt_errors(APT_UNREACHABLE)
+    assert apt_errors(APT_OK) == []
+    errors = apt_errors(APT_UNREACHABLE)
     assert errors[0] == "Err:1 http://198.19.30.250:8080/main ./ InRelease"
     assert errors[1].startswith("Could not connect to 198.19.30.250:8080")
     assert errors[2].startswith("W: Failed to fetch")
-    assert of.apt_errors("E: The repository 'http://x ./ Release' is not signed.\n")
+    assert apt_errors("E: The repository 'http://x ./ Release' is not signed.\n")
 
 
 def test_parse_madison():
     out = (" doca-ofed | 2.10.0-0.5.3 | http://198.19.30.12:8080/main ./ Packages\n"
            " doca-ofed | 2.9.2-0.0.3 | http://198.19.30.12:8080/main ./ Packages\n"
            "ofed-scripts | 25.01.OFED.25.01.0.6.0-1 | http://198.19.30.12:8080/main ./ Packages\n")
-    assert of.parse_madison(out) == {"doca-ofed": ["2.10.0-0.5.3", "2.9.2-0.0.3"],
-                                     "ofed-scripts": ["25.01.OFED.25.01.0.6.0-1"]}
+    assert parse_madison(out) == {"doca-ofed": ["2.10.0-0.5.3", "2.9.2-0.0.3"],
+                                  "ofed-scripts": ["25.01.OFED.25.01.0.6.0-1"]}
 
 
 def test_apt_files():
@@ -338,15 +259,15 @@ def test_apt_files():
 
 
 def test_apt_argv():
-    assert of.apt_update_argv("/etc/apt/sources.list.d/gpufabric-ofed.sources", 30) == [
+    assert of.apt_update_argv("/etc/apt/sources.list.d/gpufabric-ofed.sources", timeout=30) == [
         "apt-get", "update", "-q", "-o", "Dir::Etc::SourceList=/etc/apt/sources.list.d/gpufabric-ofed.sources",
         "-o", "Dir::Etc::SourceParts=-", "-o", "APT::Get::List-Cleanup=0", "-o", "Acquire::Retries=1",
         "-o", "Acquire::http::Timeout=30", "-o", "Acquire::https::Timeout=30"]
-    assert of.apt_install_argv({"b": "2", "a": "1"}, True, 300) == [
+    assert of.apt_install_argv({"b": "2", "a": "1"}, allow_downgrade=True, lock_timeout=300) == [
         "apt-get", "install", "-y", "-q", "--no-install-recommends", "-o", "Dpkg::Options::=--force-confdef",
         "-o", "Dpkg::Options::=--force-confold", "-o", "DPkg::Lock::Timeout=300", "--allow-downgrades", "a=1", "b=2"]
-    assert "--allow-downgrades" not in of.apt_install_argv({"a": "1"}, False, 300)
-    probe = of.apt_probe_argv("/tmp/p", 10)
+    assert "--allow-downgrades" not in of.apt_install_argv({"a": "1"}, allow_downgrade=False, lock_timeout=300)
+    probe = of.apt_probe_argv("/tmp/p", timeout=10)
     assert "Dir::State::Lists=/tmp/p/lists" in probe and "Dir::Etc::SourceList=/tmp/p/probe.sources" in probe
     assert of.dnf_probe_argv({"url": URL}, ["b", "a"])[-2:] == ["a", "b"]
 
@@ -355,7 +276,7 @@ def test_bundle_closure():
     index = ("Package: doca-ofed\nVersion: 2.9.2-0.0.3\nDepends: ofed-scripts (= 24.10-1), mlnx-tools | python3,"
              " libc6 (>= 2.36)\n\nPackage: ofed-scripts\nVersion: 24.10-1\nPre-Depends: dpkg (>= 1.19)\n\n"
              "Package: unrelated\nVersion: 1\n")
-    rows = of.parse_packages_index(index)
+    rows = parse_packages_index(index)
     assert rows[0]["depends"] == [("ofed-scripts", "=", "24.10-1"), ("mlnx-tools", None, None), ("libc6", ">=", "2.36")]
     pins, missing, available = of.bundle_closure(rows, ["doca-ofed"])
     assert pins == {"doca-ofed": "2.9.2-0.0.3", "ofed-scripts": "24.10-1"} and missing == []
@@ -365,67 +286,62 @@ def test_bundle_closure():
 
 # ---------------------------------------------------------------------------------- a fake host
 
-class FakeHost:
-    """apt-get, apt-cache, dpkg-query, ofed_info, uname, ip, ibdev2netdev of one host, in memory."""
+class AptHost(FakeHost):
+    """apt-get, apt-cache, dpkg-query, ofed_info, uname, ip, ibdev2netdev of one host, in memory; its files under
+    ``root``."""
 
     def __init__(self, root, installed=None, release=None, repo=None, kernel=KERNEL, update=APT_OK,
                  module_kernels=(KERNEL, OTHER)):
-        self.root = str(root)
+        super().__init__(root, {"uname": self.uname, "ofed_info": self.ofed_info, "dpkg-query": self.dpkg_query,
+                                "apt-get": self.apt_get, "apt-cache": self.apt_cache, "ip": self.ip,
+                                "ibdev2netdev": self.ibdev2netdev})
         self.installed = dict(installed or {})
         self.release = release  # the ofed_info short version on disk
         self.repo = repo if repo is not None else {n: [V1[n], V2[n]] for n in V1}
         self.kernel = kernel
         self.update = update
         self.module_kernels = module_kernels
-        self.calls = []
-        for d in ("proc", "sys/class/net", "boot"):
-            os.makedirs(os.path.join(self.root, d), exist_ok=True)
-        with open(os.path.join(self.root, "proc", "stat"), "w") as stream:
-            stream.write("cpu 1 2 3\nbtime 1795995176\n")
+        for d in ("/proc", "/sys/class/net", "/boot"):
+            self.mkdir(d)
+        self.put("/proc/stat", "cpu 1 2 3\nbtime 1795995176")
 
-    def which(self, name):
-        return "/usr/bin/" + name if name in ("apt-get", "apt-cache", "dpkg-query", "ofed_info", "uname", "ip",
-                                              "ibdev2netdev") else None
+    def uname(self, _args):
+        return 0, self.kernel + "\n", ""
 
-    def __call__(self, argv, env=None, timeout=None, data=None):
-        self.calls.append(list(argv))
-        tool, args = os.path.basename(argv[0]), argv[1:]
-        if tool == "uname":
-            return 0, self.kernel + "\n", ""
-        if tool == "ofed_info":
-            return (0, "OFED-internal-%s:\n" % self.release, "") if self.release else (127, "", "not found")
-        if tool == "dpkg-query" and args[0] == "-W":
+    def ofed_info(self, _args):
+        return (0, "OFED-internal-%s:\n" % self.release, "") if self.release else (127, "", "not found")
+
+    def dpkg_query(self, args):
+        if args[0] == "-W":
             names = args[3:]
             return 0, "".join("%s\t%s\tii \n" % (n, self.installed[n]) for n in names if n in self.installed), ""
-        if tool == "dpkg-query" and args[0] == "-L":
-            files = []
-            if "mlnx-ofed-kernel-modules" in args and "mlnx-ofed-kernel-modules" in self.installed:
-                files = ["/lib/modules/%s/updates/mlnx-ofed-kernel/mlx5_core.ko" % k for k in self.module_kernels]
-            return 0, "\n".join(["/usr/bin/ofed_info"] + files) + "\n", ""
-        if tool == "apt-get" and args[0] == "update":
+        assert args[0] == "-L", args
+        files = []
+        if "mlnx-ofed-kernel-modules" in args and "mlnx-ofed-kernel-modules" in self.installed:
+            files = ["/lib/modules/%s/updates/mlnx-ofed-kernel/mlx5_core.ko" % k for k in self.module_kernels]
+        return 0, "\n".join(["/usr/bin/ofed_info"] + files) + "\n", ""
+
+    def apt_get(self, args):
+        if args[0] == "update":
             return 0, self.update, ""
-        if tool == "apt-cache":
-            names = args[args.index("madison") + 1:]
-            return 0, "".join(" %s | %s | %s ./ Packages\n" % (n, v, URL) for n in names for v in self.repo.get(n, [])), ""
-        if tool == "apt-get" and args[0] == "install":
-            for pin in [a for a in args if "=" in a and not a.startswith(("-", "Dpkg", "DPkg"))]:
-                name, version = pin.split("=", 1)
-                self.installed[name] = version
-            self.release = "25.01-0.6.0" if self.installed.get("ofed-scripts") == V2["ofed-scripts"] else "24.10-2.1.8"
-            return 0, "Setting up ...\n", ""
-        if tool == "ip":
-            if "addr" in args:
-                return 0, "3: eth0    inet 198.19.30.11/24 brd 198.19.30.255 scope global eth0\n", ""
-            return 0, "", ""
-        if tool == "ibdev2netdev":
-            return 0, "mlx5_0 port 1 ==> ibp24s0 (Up)\n", ""
-        raise AssertionError("unexpected command %r" % (argv,))
+        assert args[0] == "install", args
+        for pin in [a for a in args if "=" in a and not a.startswith(("-", "Dpkg", "DPkg"))]:
+            name, version = pin.split("=", 1)
+            self.installed[name] = version
+        self.release = "25.01-0.6.0" if self.installed.get("ofed-scripts") == V2["ofed-scripts"] else "24.10-2.1.8"
+        return 0, "Setting up ...\n", ""
 
-    def reader(self):
-        return of.HostReader(execute=self, which=self.which, root=self.root)
+    def apt_cache(self, args):
+        names = args[args.index("madison") + 1:]
+        return 0, "".join(" %s | %s | %s ./ Packages\n" % (n, v, URL) for n in names for v in self.repo.get(n, [])), ""
 
-    def commands(self, tool):
-        return [c[1:] for c in self.calls if os.path.basename(c[0]) == tool]
+    def ip(self, args):
+        if "addr" in args:
+            return 0, "3: eth0    inet 198.19.30.11/24 brd 198.19.30.255 scope global eth0\n", ""
+        return 0, "", ""
+
+    def ibdev2netdev(self, _args):
+        return 0, "mlx5_0 port 1 ==> ibp24s0 (Up)\n", ""
 
 
 def params(**kw):
@@ -452,14 +368,14 @@ def probe_dir(monkeypatch, tmp_path):
 
 
 def test_converge_installs_once_and_records_the_pending_reboot(tmp_path, probe_dir):
-    host = FakeHost(tmp_path / "root")
-    result = of.converge(host.reader(), of.driver_spec(driver()), params(), check_mode=False)
+    host = AptHost(tmp_path / "root")
+    result = of.converge(host.host(), of.driver_spec(driver()), params(), check_mode=False)
     assert result["changed"] and result["action"] == "install"
     assert result["installed"] == sorted("%s=%s" % kv for kv in V1.items())
     updates = host.commands("apt-get")
     assert updates[0][:2] == ["update", "-q"] and "Dir::State::Lists=%s/lists" % probe_dir[0] in updates[0]
-    assert updates[1] == of.apt_update_argv("/etc/apt/sources.list.d/gpufabric-ofed.sources", 30)[1:]
-    assert updates[2] == of.apt_install_argv(V1, False, 300)[1:]
+    assert updates[1] == of.apt_update_argv("/etc/apt/sources.list.d/gpufabric-ofed.sources", timeout=30)[1:]
+    assert updates[2] == of.apt_install_argv(V1, allow_downgrade=False, lock_timeout=300)[1:]
     assert len(updates) == 3 and not os.path.exists(probe_dir[0])
     assert result["driver"]["after"]["raw"] == "OFED-internal-24.10-2.1.8"
     assert result["kernels"]["modules"][KERNEL]["how"] == "package"
@@ -470,15 +386,15 @@ def test_converge_installs_once_and_records_the_pending_reboot(tmp_path, probe_d
 
     # the second run: nothing installed, still waiting for the reboot of this boot
     host.calls.clear()
-    again = of.converge(host.reader(), of.driver_spec(driver()), params(restart_driver=True), check_mode=False)
+    again = of.converge(host.host(), of.driver_spec(driver()), params(restart_driver=True), check_mode=False)
     assert not again["changed"] and again["action"] == "none" and host.commands("apt-get") == []
     assert again["reboot_required"] and "installed 24.10-2.1.8.0 in this boot" in again["pending_reason"]
     assert again["restart"]["allowed"]  # eth0 is a veth: no mlx5 under the management connection
 
 
 def test_check_mode_installs_nothing(tmp_path, probe_dir):
-    host = FakeHost(tmp_path / "root", installed=V1, release="24.10-2.1.8")
-    result = of.converge(host.reader(), of.driver_spec(driver("25.01-0.6.0.0")), params(), check_mode=True)
+    host = AptHost(tmp_path / "root", installed=V1, release="24.10-2.1.8")
+    result = of.converge(host.host(), of.driver_spec(driver("25.01-0.6.0.0")), params(), check_mode=True)
     assert result["changed"] and result["action"] == "upgrade" and result["installed"] == []
     assert result["would_install"] == sorted("%s=%s" % kv for kv in V2.items())
     assert [c[0] for c in host.commands("apt-get")] == ["update"]  # the private probe only
@@ -486,10 +402,10 @@ def test_check_mode_installs_nothing(tmp_path, probe_dir):
 
 
 def test_unreachable_repository_changes_nothing(tmp_path, probe_dir):
-    host = FakeHost(tmp_path / "root", installed=V1, release="24.10-2.1.8", update=APT_UNREACHABLE)
+    host = AptHost(tmp_path / "root", installed=V1, release="24.10-2.1.8", update=APT_UNREACHABLE)
     bad = "http://198.19.30.250:8080/main/"
     with pytest.raises(ToolFailed) as err:
-        of.converge(host.reader(), of.driver_spec(driver("25.01-0.6.0.0")),
+        of.converge(host.host(), of.driver_spec(driver("25.01-0.6.0.0")),
                     params(repository={"url": bad, "trusted": True}), check_mode=False)
     assert err.value.msg.startswith("the driver repository %s is unreachable or unusable: Err:1" % bad)
     assert err.value.msg.endswith("Nothing was changed.") and err.value.parameter == "gpufabric_matrix.driver.source.url"
@@ -497,60 +413,60 @@ def test_unreachable_repository_changes_nothing(tmp_path, probe_dir):
 
 
 def test_missing_version_in_the_repository(tmp_path, probe_dir):
-    host = FakeHost(tmp_path / "root", repo={n: [V1[n]] for n in V1})
+    host = AptHost(tmp_path / "root", repo={n: [V1[n]] for n in V1})
     with pytest.raises(Refused, match=r"does not have the pinned doca-ofed 2\.10\.0-0\.5\.3 \(it has: 2\.9\.2-0\.0\.3\)"):
-        of.converge(host.reader(), of.driver_spec(driver("25.01-0.6.0.0")), params(), check_mode=False)
+        of.converge(host.host(), of.driver_spec(driver("25.01-0.6.0.0")), params(), check_mode=False)
     assert host.installed == {}
 
 
 def test_downgrade_refused_before_anything_runs(tmp_path):
-    host = FakeHost(tmp_path / "root", installed=V2, release="25.01-0.6.0")
+    host = AptHost(tmp_path / "root", installed=V2, release="25.01-0.6.0")
     with pytest.raises(Refused, match="older than what the host runs"):
-        of.converge(host.reader(), of.driver_spec(driver()), params(), check_mode=False)
+        of.converge(host.host(), of.driver_spec(driver()), params(), check_mode=False)
     assert host.commands("apt-get") == []
 
 
 def test_allowed_downgrade_passes_allow_downgrades(tmp_path, probe_dir):
-    host = FakeHost(tmp_path / "root", installed=V2, release="25.01-0.6.0")
-    result = of.converge(host.reader(), of.driver_spec(driver(allow_downgrade=True)), params(), check_mode=False)
+    host = AptHost(tmp_path / "root", installed=V2, release="25.01-0.6.0")
+    result = of.converge(host.host(), of.driver_spec(driver(allow_downgrade=True)), params(), check_mode=False)
     assert result["action"] == "downgrade" and "--allow-downgrades" in host.commands("apt-get")[-1]
     assert host.installed == V1
 
 
 def test_kernel_guard_after_install(tmp_path, probe_dir):
-    host = FakeHost(tmp_path / "root", module_kernels=(OTHER,))
+    host = AptHost(tmp_path / "root", module_kernels=(OTHER,))
     with pytest.raises(Refused) as err:
-        of.converge(host.reader(), of.driver_spec(driver()), params(), check_mode=False)
+        of.converge(host.host(), of.driver_spec(driver()), params(), check_mode=False)
     assert "has no mlx5 modules for kernel %s (running)" % KERNEL in err.value.msg
     assert host.installed == V1  # installed, but the role does not finish
     assert (tmp_path / "root/var/lib/gpufabric/ofed/pending.json").exists()
 
 
 def test_kernel_precheck_refuses_before_install(tmp_path):
-    host = FakeHost(tmp_path / "root", kernel="6.12.0-1-amd64")
+    host = AptHost(tmp_path / "root", kernel="6.12.0-1-amd64")
     with pytest.raises(Refused, match="not for the running kernel 6.12.0-1-amd64"):
-        of.converge(host.reader(), of.driver_spec(driver()), params(), check_mode=False)
+        of.converge(host.host(), of.driver_spec(driver()), params(), check_mode=False)
     assert host.commands("apt-get") == []
 
 
 def test_default_boot_kernel_without_modules(tmp_path):
-    host = FakeHost(tmp_path / "root", installed=V1, release="24.10-2.1.8")
+    host = AptHost(tmp_path / "root", installed=V1, release="24.10-2.1.8")
     for k in (KERNEL, "7.0.0-1-amd64"):
         (tmp_path / "root/boot" / ("vmlinuz-" + k)).write_text("")
     with pytest.raises(Refused, match=r"no mlx5 modules for kernel 7\.0\.0-1-amd64 \(default boot\)"):
-        of.converge(host.reader(), of.driver_spec(driver()), params(), check_mode=False)
+        of.converge(host.host(), of.driver_spec(driver()), params(), check_mode=False)
 
 
 def test_source_type_must_fit_the_host(tmp_path):
-    host = FakeHost(tmp_path / "root")
+    host = AptHost(tmp_path / "root")
     spec = of.driver_spec({"flavour": "doca-ofed", "version": "24.10-2.1.8.0", "kernels": [KERNEL],
                            "source": {"type": "dnf", "url": URL, "packages": {"doca-ofed": "2.9.2-0.0.3.el9"}}})
     with pytest.raises(Refused, match="source.type is dnf, but this host installs packages with apt"):
-        of.converge(host.reader(), spec, params(), check_mode=False)
+        of.converge(host.host(), spec, params(), check_mode=False)
 
 
 def test_tarball_checksum(tmp_path):
-    host = FakeHost(tmp_path / "root", installed=V2, release="25.01-0.6.0")
+    host = AptHost(tmp_path / "root", installed=V2, release="25.01-0.6.0")
     bundle = tmp_path / "root/srv/ofed/b.tgz"
     bundle.parent.mkdir(parents=True)
     bundle.write_bytes(b"not the bundle")
@@ -558,13 +474,13 @@ def test_tarball_checksum(tmp_path):
                            "allow_downgrade": True,
                            "source": {"type": "tarball", "path": "/srv/ofed/b.tgz", "sha256": "ab" * 32}})
     with pytest.raises(Refused) as err:
-        of.converge(host.reader(), spec, params(state="query", repository=None), check_mode=False)
+        of.converge(host.host(), spec, params(state="query", repository=None), check_mode=False)
     assert err.value.msg.startswith("the sha256 of /srv/ofed/b.tgz is ")
     assert "but gpufabric_matrix.driver.source.sha256 is %s: refusing" % ("ab" * 32) in err.value.msg
     assert err.value.parameter == "gpufabric_matrix.driver.source.sha256"
     bundle.unlink()
     with pytest.raises(Refused, match="does not exist on the host"):
-        of.converge(host.reader(), spec, params(state="query", repository=None), check_mode=False)
+        of.converge(host.host(), spec, params(state="query", repository=None), check_mode=False)
 
 
 def test_bundle_pins_from_the_unpacked_index(tmp_path):
@@ -574,67 +490,26 @@ def test_bundle_pins_from_the_unpacked_index(tmp_path):
     with gzip.open(str(debs / "Packages.gz"), "wt") as stream:
         stream.write("Package: doca-ofed\nVersion: 2.9.2-0.0.3\nDepends: ofed-scripts (= %s)\n\n"
                      "Package: ofed-scripts\nVersion: %s\n" % (V1["ofed-scripts"], V1["ofed-scripts"]))
-    reader = of.HostReader(execute=lambda *a, **k: (0, "", ""), which=lambda n: None, root=str(root))
+    reader = FakeHost(root).host()
     assert of.bundle_pins(reader, "file:///var/lib/b/DEBS", ["doca-ofed"]) == {
         "doca-ofed": "2.9.2-0.0.3", "ofed-scripts": V1["ofed-scripts"]}
     with pytest.raises(Refused, match="no apt repository index"):
         of.bundle_pins(reader, "file:///nowhere", ["doca-ofed"])
 
 
-# ---------------------------------------------------------------------------------- reading a fake root
-
-def test_boot_kernel_detection(tmp_path):
-    reader = of.HostReader(execute=lambda *a, **k: (0, "", ""), which=lambda n: None, root=str(tmp_path))
-    assert reader.boot_kernel() == (None, "no boot loader entry found (no grubby, /vmlinuz or /boot/vmlinuz-*)")
-    (tmp_path / "boot").mkdir()
-    for k in ("6.1.0-28-amd64", "6.1.0-9-amd64", "6.12.0-1-amd64"):
-        (tmp_path / "boot" / ("vmlinuz-" + k)).write_text("")
-    assert reader.boot_kernel()[0] == "6.12.0-1-amd64"
-    os.symlink("boot/vmlinuz-6.1.0-28-amd64", str(tmp_path / "vmlinuz"))
-    assert reader.boot_kernel() == ("6.1.0-28-amd64", "/vmlinuz -> boot/vmlinuz-6.1.0-28-amd64")
-    assert reader.boot_kernel("6.1.0-9-amd64") == ("6.1.0-9-amd64", "gpufabric_ofed_boot_kernel")
-
-
-def test_boot_kernel_from_grubby(tmp_path):
-    def execute(argv, env=None, timeout=None):
-        assert argv == ["/usr/sbin/grubby", "--default-kernel"]
-        return 0, "/boot/vmlinuz-5.14.0-427.13.1.el9_4.x86_64\n", ""
-    reader = of.HostReader(execute=execute, which=lambda n: "/usr/sbin/grubby" if n == "grubby" else None,
-                           root=str(tmp_path))
-    assert reader.boot_kernel()[0] == "5.14.0-427.13.1.el9_4.x86_64"
-
-
-def test_interfaces_under_bonds_vlans_and_bridges(tmp_path):
-    net = tmp_path / "sys/class/net"
-    for name in ("br0", "bond0", "bond0.100", "enp1s0f0np0", "enp1s0f1np1", "eno1"):
-        (net / name).mkdir(parents=True)
-    (net / "br0/brif").mkdir()
-    (net / "br0/brif/bond0.100").write_text("")
-    os.symlink("../bond0", str(net / "bond0.100/lower_bond0"))
-    (net / "bond0/bonding").mkdir()
-    (net / "bond0/bonding/slaves").write_text("enp1s0f0np0 enp1s0f1np1\n")
-    drivers = tmp_path / "sys/bus/pci/drivers"
-    (drivers / "mlx5_core").mkdir(parents=True)
-    for name in ("enp1s0f0np0", "enp1s0f1np1"):
-        (net / name / "device").mkdir()
-        os.symlink(str(drivers / "mlx5_core"), str(net / name / "device/driver"))
-    reader = of.HostReader(execute=lambda *a, **k: (0, "", ""), which=lambda n: None, root=str(tmp_path))
-    assert reader.lower("br0") == ["enp1s0f0np0", "enp1s0f1np1"]
-    assert reader.lower("eno1") == ["eno1"]
-    assert reader.driver_of("enp1s0f0np0") == "mlx5_core" and reader.driver_of("eno1") is None
-
+# ---------------------------------------------------------------------------------- the driver's own files
 
 def test_module_search_and_marker(tmp_path):
-    reader = of.HostReader(execute=lambda *a, **k: (0, "", ""), which=lambda n: None, root=str(tmp_path))
-    assert reader.search_modules(KERNEL) is None
+    reader = FakeHost(tmp_path).host()
+    assert of.search_modules(reader, KERNEL) is None
     deep = tmp_path / "lib/modules" / KERNEL / "extra/mlnx-ofa_kernel/drivers/net/ethernet/mellanox/mlx5/core"
     deep.mkdir(parents=True)
     (deep / "mlx5_core.ko.xz").write_text("")
-    assert reader.search_modules(KERNEL) == "/lib/modules/%s/extra/mlnx-ofa_kernel/drivers/net/ethernet/mellanox/" \
-                                            "mlx5/core/mlx5_core.ko.xz" % KERNEL
-    reader.write_marker("/var/lib/gpufabric/ofed", {"boot_id": "x"})
-    assert reader.read_marker("/var/lib/gpufabric/ofed") == {"boot_id": "x"}
-    assert reader.read_marker("/nowhere") is None
+    assert of.search_modules(reader, KERNEL) == "/lib/modules/%s/extra/mlnx-ofa_kernel/drivers/net/ethernet/" \
+                                                "mellanox/mlx5/core/mlx5_core.ko.xz" % KERNEL
+    of.write_marker(reader, "/var/lib/gpufabric/ofed", {"boot_id": "x"})
+    assert of.read_marker(reader, "/var/lib/gpufabric/ofed") == {"boot_id": "x"}
+    assert of.read_marker(reader, "/nowhere") is None
 
 
 # ---------------------------------------------------------------------------------- the dnf path (RHEL family)
@@ -643,30 +518,30 @@ EL = {"doca-ofed": "2.9.2-0.0.3.el9", "mlnx-ofed-kernel-modules": "24.10-OFED.24
 EL_KERNEL = "5.14.0-427.13.1.el9_4.x86_64"
 
 
-class FakeRpmHost:
-    def __init__(self, installed, release, repoquery=""):
-        self.installed, self.release, self.repoquery, self.calls = dict(installed), release, repoquery, []
+class RpmHost(FakeHost):
+    """rpm, dnf, ofed_info, uname of a RHEL-family host; its files under ``root``."""
 
-    def which(self, name):
-        return "/usr/bin/" + name if name in ("rpm", "dnf", "ofed_info", "uname") else None
+    def __init__(self, root, installed, release, repoquery=""):
+        super().__init__(root, {"rpm": self.rpm, "dnf": self.dnf, "ofed_info": self.ofed_info, "uname": self.uname})
+        self.installed, self.release, self.repoquery = dict(installed), release, repoquery
 
-    def __call__(self, argv, env=None, timeout=None, data=None):
-        self.calls.append(list(argv))
-        tool, args = os.path.basename(argv[0]), argv[1:]
-        if tool == "uname":
-            return 0, EL_KERNEL + "\n", ""
-        if tool == "ofed_info":
-            return 0, "OFED-internal-%s:\n" % self.release, ""
-        if tool == "rpm" and args[0] == "-q":
+    def uname(self, _args):
+        return 0, EL_KERNEL + "\n", ""
+
+    def ofed_info(self, _args):
+        return 0, "OFED-internal-%s:\n" % self.release, ""
+
+    def rpm(self, args):
+        if args[0] == "-q":
             names = args[3:]
             return 0, "".join("%s\t%s\n" % (n, self.installed[n]) if n in self.installed
                               else "package %s is not installed\n" % n for n in names), ""
-        if tool == "rpm" and args[0] == "-ql":
-            return 0, "/lib/modules/%s/extra/mlnx-ofa_kernel/drivers/net/ethernet/mellanox/mlx5/core/mlx5_core.ko\n" \
-                % EL_KERNEL, ""
-        if tool == "dnf":
-            return 0, self.repoquery, ""
-        raise AssertionError("unexpected command %r" % (argv,))
+        assert args[0] == "-ql", args
+        return 0, "/lib/modules/%s/extra/mlnx-ofa_kernel/drivers/net/ethernet/mellanox/mlx5/core/mlx5_core.ko\n" \
+            % EL_KERNEL, ""
+
+    def dnf(self, _args):
+        return 0, self.repoquery, ""
 
 
 def el_spec():
@@ -677,19 +552,19 @@ def el_spec():
 
 def test_dnf_query_probes_with_repoquery(tmp_path):
     available = "doca-ofed\t2.9.2-0.0.3.el9\nmlnx-ofed-kernel-modules\t24.10-OFED.24.10.2.1.8.1.rhel9u4\n"
-    host = FakeRpmHost({}, "24.04-0.6.6", repoquery=available)
-    reader = of.HostReader(execute=host, which=host.which, root=str(tmp_path))
+    host = RpmHost(tmp_path, {}, "24.04-0.6.6", repoquery=available)
+    reader = host.host()
     result = of.converge(reader, el_spec(), {"state": "query", "repository": {"url": el_spec()["source"]["url"]}},
                          check_mode=False)
     assert result["package_manager"] == "dnf" and result["action"] == "install" and result["repository"]["probed"]
-    dnf = [c for c in host.calls if c[0].endswith("/dnf")][0]
-    assert dnf[1:6] == ["-q", "--disablerepo=*", "--repofrompath=gpufabric-ofed-probe,%s" % el_spec()["source"]["url"],
+    dnf = host.commands("dnf")[0]
+    assert dnf[0:5] == ["-q", "--disablerepo=*", "--repofrompath=gpufabric-ofed-probe,%s" % el_spec()["source"]["url"],
                         "--setopt=gpufabric-ofed-probe.gpgcheck=0", "repoquery"]
 
 
 def test_dnf_present_is_refused_and_verified_checks(tmp_path):
-    host = FakeRpmHost(EL, "24.10-2.1.8")
-    reader = of.HostReader(execute=host, which=host.which, root=str(tmp_path))
+    host = RpmHost(tmp_path, EL, "24.10-2.1.8")
+    reader = host.host()
     result = of.converge(reader, el_spec(), {"state": "verified", "mark_pending": True,
                                              "state_dir": "/var/lib/gpufabric/ofed"}, check_mode=False)
     assert result["action"] == "none" and result["kernels"]["modules"][EL_KERNEL]["how"] == "package"

@@ -1,13 +1,13 @@
-"""platform_power's core against a sysfs/procfs tree in a temporary directory (HostReader's root)."""
+"""platform_power's core against a sysfs/procfs tree in a temporary directory (the fake host's root)."""
 import os
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from _fakehost import FakeHost
 from ansible_collections.gpufabric.mlnx.plugins.module_utils import _platform as pp
 from ansible_collections.gpufabric.mlnx.plugins.module_utils._errors import InvalidValue, MlnxError, Refused
-from ansible_collections.gpufabric.mlnx.plugins.module_utils._ofed import HostReader
 
 CMDLINE = "BOOT_IMAGE=/boot/vmlinuz-6.1.0-26-amd64 root=UUID=0b6f0a4e-2f55-4a1f-9d0c-3d2b1e1f0a11 ro quiet"
 
@@ -24,16 +24,16 @@ def _get(root, path):
         return fh.read().strip()
 
 
-class Kernel(HostReader):
-    """HostReader whose policy writes read back as the kernel shows them (the active policy in brackets)."""
+class Kernel(FakeHost):
+    """A fake host whose policy writes read back as the kernel shows them (the active policy in brackets)."""
 
-    def write_sys(self, path, value):
+    def shown(self, path, value):
         if path == pp.ASPM_POLICY_PATH:
-            _policy, offered = pp.parse_aspm_policy(self.read_sys(path))
+            _policy, offered = pp.parse_aspm_policy(_get(self.root, path))
             if value not in offered:
                 raise OSError(22, "Invalid argument")
             value = " ".join("[%s]" % p if p == value else p for p in offered)
-        super().write_sys(path, value)
+        return value
 
 
 @pytest.fixture
@@ -58,7 +58,7 @@ def host(tmp_path):
 
 
 def test_fresh_host_everything_written_then_idempotent(host):
-    reader = Kernel(root=str(host))
+    reader = Kernel(host).host()
     first = pp.converge(reader, {"kernel_args": ["pcie_aspm=off"]} | DEFAULTS)
     assert first["changed"]
     assert first["nics"] == ["0000:18:00.0", "0000:3b:00.0", "0000:3b:00.1", "0000:40:00.0"]
@@ -84,7 +84,7 @@ DEFAULTS = {"aspm_policy": "performance", "nic_runtime_pm": False, "cpu_governor
 
 
 def test_check_mode_writes_nothing_and_predicts(host):
-    reader = Kernel(root=str(host))
+    reader = Kernel(host).host()
     check = pp.converge(reader, DEFAULTS, check_mode=True)
     assert _get(host, pp.ASPM_POLICY_PATH).startswith("[default]")
     assert _get(host, "/sys/bus/pci/devices/0000:18:00.0/power/control") == "auto"
@@ -94,7 +94,7 @@ def test_check_mode_writes_nothing_and_predicts(host):
 
 
 def test_null_leaves_a_setting_alone(host):
-    reader = Kernel(root=str(host))
+    reader = Kernel(host).host()
     result = pp.converge(reader, {"aspm_policy": None, "nic_runtime_pm": None, "cpu_governor": "performance"})
     assert sorted({k.split()[0] for k in result["changes"]}) == ["scaling_governor"]
     assert _get(host, "/sys/bus/pci/devices/0000:18:00.0/power/control") == "auto"
@@ -104,7 +104,7 @@ def test_null_leaves_a_setting_alone(host):
 
 def test_aspm_off_on_the_command_line_leaves_the_policy(host):
     _put(host, pp.CMDLINE, CMDLINE + " pcie_aspm=off")
-    result = pp.converge(Kernel(root=str(host)), DEFAULTS | {"kernel_args": ["pcie_aspm"]})
+    result = pp.converge(Kernel(host).host(), DEFAULTS | {"kernel_args": ["pcie_aspm"]})
     assert "aspm_policy" not in result["changes"] and result["kernel_args_missing"] == []
     assert "pcie_aspm=off" in result["notes"][0]
 
@@ -113,7 +113,7 @@ def test_no_aspm_support_and_no_cpufreq_are_notes_not_failures(host):
     os.unlink(os.path.join(str(host), pp.ASPM_POLICY_PATH.lstrip("/")))
     for cpu in range(4):
         os.unlink(os.path.join(str(host), "sys/devices/system/cpu/cpu%d/cpufreq/scaling_governor" % cpu))
-    result = pp.converge(Kernel(root=str(host)), DEFAULTS)
+    result = pp.converge(Kernel(host).host(), DEFAULTS)
     assert [k.split()[0] for k in result["changes"]] == ["power/control"] * 4
     assert any("CONFIG_PCIEASPM" in n for n in result["notes"]) and any("cpufreq" in n for n in result["notes"])
 
@@ -122,7 +122,7 @@ def test_governor_not_offered_is_refused_before_anything_is_written(host):
     _put(host, "/sys/devices/system/cpu/cpu2/cpufreq/scaling_available_governors", "powersave")
     _put(host, "/sys/devices/system/cpu/cpu3/cpufreq/scaling_available_governors", "powersave")
     with pytest.raises(Refused) as err:
-        pp.converge(Kernel(root=str(host)), DEFAULTS)
+        pp.converge(Kernel(host).host(), DEFAULTS)
     assert "cpu_governor=performance is not offered by cpu2-cpu3 (scaling_available_governors: powersave)" in str(err.value)
     assert _get(host, pp.ASPM_POLICY_PATH).startswith("[default]")                       # nothing written
     assert _get(host, "/sys/bus/pci/devices/0000:18:00.0/power/control") == "auto"
@@ -131,11 +131,11 @@ def test_governor_not_offered_is_refused_before_anything_is_written(host):
 def test_policy_not_offered_is_refused(host):
     _put(host, pp.ASPM_POLICY_PATH, "[default] performance powersave")
     with pytest.raises(Refused, match="aspm_policy=powersupersave is not offered by this kernel"):
-        pp.converge(Kernel(root=str(host)), DEFAULTS | {"aspm_policy": "powersupersave"})
+        pp.converge(Kernel(host).host(), DEFAULTS | {"aspm_policy": "powersupersave"})
 
 
 def test_kernel_refusing_the_policy_warns_and_the_rest_is_done(host, monkeypatch):
-    reader = Kernel(root=str(host))
+    reader = Kernel(host).host()
     real_write = reader.write_sys
 
     def write(path, value):
@@ -149,7 +149,7 @@ def test_kernel_refusing_the_policy_warns_and_the_rest_is_done(host, monkeypatch
 
 
 def test_a_write_that_does_not_take_fails_naming_it(host, monkeypatch):
-    reader = Kernel(root=str(host))
+    reader = Kernel(host).host()
     real_write = reader.write_sys
     monkeypatch.setattr(reader, "write_sys", lambda path, value: None if "0000:3b:00.1" in path
                         else real_write(path, value))

@@ -4,6 +4,7 @@ import os
 
 import pytest
 
+from _fakehost import FakeHost
 from ansible_collections.gpufabric.mlnx.plugins.module_utils import _rails as rl
 from ansible_collections.gpufabric.mlnx.plugins.module_utils._errors import InvalidValue, Refused
 
@@ -126,18 +127,26 @@ def netns():
         subprocess.run(["ip", "netns", "del", name], check=False)
 
 
-def test_converge_with_real_iproute2_then_idempotent(netns, monkeypatch):
+def netns_host(netns, root):
+    """A fake host whose ``ip`` is the real iproute2 inside ``netns``; the rails' sysctls are files under ``root``,
+    all 0."""
     import subprocess
-    from ansible_collections.gpufabric.mlnx.plugins.module_utils._ofed import HostReader
 
-    def execute(cmd, env=None, timeout=None):
-        proc = subprocess.run(["ip", "netns", "exec", netns] + list(cmd), capture_output=True, text=True,
-                              timeout=timeout, check=False)
+    def ip(args):
+        proc = subprocess.run(["ip", "netns", "exec", netns, "ip"] + args, capture_output=True, text=True,
+                              timeout=60, check=False)
         return proc.returncode, proc.stdout, proc.stderr
-    sysctls = {}
-    reader = HostReader(execute=execute)
-    monkeypatch.setattr(reader, "read_sys", lambda path: sysctls.get(path, "0"))
-    monkeypatch.setattr(reader, "write_sys", lambda path, value: sysctls.__setitem__(path, str(value)))
+    fake = FakeHost(root, {"ip": ip})
+    for rail in (RAIL0, RAIL1):
+        for key in rl.SYSCTLS:
+            fake.put(rl.SYSCTL_PATH % (rail["interface"], key), "0")
+    return fake
+
+
+def test_converge_with_real_iproute2_then_idempotent(netns, tmp_path):
+    import subprocess
+    fake = netns_host(netns, tmp_path)
+    reader = fake.host()
     check = rl.converge(reader, "srv-a", [RAIL0, RAIL1], check_mode=True)
     first = rl.converge(reader, "srv-a", [RAIL0, RAIL1])
     assert check["steps"] == first["steps"] and first["changed"]

@@ -13,7 +13,7 @@ from ansible_collections.gpufabric.mlnx.plugins.module_utils._errors import (
     DeviceNotFound, InvalidValue, MlnxError, Refused, ToolNotFound)
 from ansible_collections.gpufabric.mlnx.plugins.module_utils._parsers.mlnx_qos import parse_mlnx_qos
 from unit.plugins.module_utils.fake_roce_qos import (
-    DEFAULT_PRIO_TC, FakeHost, Port, compliant_port, render_qos)
+    DEFAULT_PRIO_TC, Port, QosHost, compliant_port, render_qos)
 
 A, B = "enp24s0np0", "enp41s0np0"
 ALL = dict(interfaces=[A])
@@ -247,7 +247,7 @@ def test_missing_ecn_attribute_is_refused_naming_the_path():
 @pytest.fixture
 def host(tmp_path):
     def make(ports, **kwargs):
-        return FakeHost(tmp_path, ports, **kwargs)
+        return QosHost(tmp_path, ports, **kwargs)
     return make
 
 

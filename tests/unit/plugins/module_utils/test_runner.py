@@ -1,10 +1,10 @@
-"""The runner: tool family resolution, argv, environment, semaphore retry, parallel map."""
+"""The runner: tool family resolution, argv, environment, semaphore retry (parallel(): test_host.py)."""
 import subprocess
 
 import pytest
 
 from ansible_collections.gpufabric.mlnx.plugins.module_utils._errors import ToolFailed, ToolNotFound, ToolTimeout
-from ansible_collections.gpufabric.mlnx.plugins.module_utils._runner import Runner, parallel
+from ansible_collections.gpufabric.mlnx.plugins.module_utils._runner import Runner
 
 
 def which_from(*names):
@@ -106,14 +106,3 @@ def test_unchecked_returns_result():
     runner = Runner("mft", execute=Recorder((3, "-E- nope\n", "")), which=which_from("mlxconfig"))
     res = runner.run("config", ["q"], check=False)
     assert res.rc == 3 and res.error_lines() == ["nope"]
-
-
-def test_parallel_keeps_order_and_errors():
-    def func(n):
-        if n == 2:
-            raise ValueError("two")
-        return n * 10
-    res = parallel(func, [1, 2, 3])
-    assert [(i, r) for i, r, _e in res] == [(1, 10), (2, None), (3, 30)]
-    assert isinstance(res[1][2], ValueError)
-    assert parallel(func, []) == []

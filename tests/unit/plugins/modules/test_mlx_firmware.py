@@ -34,7 +34,7 @@ def run(monkeypatch, capsys):
         installed = MFT if family == "mft" else MSTFLINT
 
         def runner(tool="auto", timeout=900):
-            return Runner(tool, timeout, execute=fake, which=which_from(*installed), sleep=lambda s: None)
+            return Runner(tool, timeout=timeout, execute=fake, which=which_from(*installed), sleep=lambda s: None)
 
         monkeypatch.setattr(mlx_firmware, "Runner", runner)
         discover_calls = []

@@ -9,9 +9,8 @@ import pytest
 from ansible.module_utils.testing import patch_module_args
 
 from ansible_collections.gpufabric.mlnx.plugins.module_utils import _devices as devices_
-from ansible_collections.gpufabric.mlnx.plugins.module_utils._runner import Runner
 from ansible_collections.gpufabric.mlnx.plugins.modules import mlx_fwreset
-from unit.plugins.module_utils.fake_fwreset import MSTFLINT, NEW, OLD, Card, FakeHost, Reader
+from unit.plugins.module_utils.fake_fwreset import MSTFLINT, NEW, OLD, Card, CardsHost, with_mgmt
 
 A, A1, B = "0000:18:00.0", "0000:18:00.1", "0000:40:00.0"
 
@@ -27,28 +26,21 @@ def call_module(args, capsys, check=False):
 
 
 @pytest.fixture
-def run(monkeypatch, capsys):
-    """run(args, cards, check=False) -> (failed?, result, fake) with fake mstflint tools."""
+def run(monkeypatch, capsys, tmp_path):
+    """run(args, cards, check=False) -> (failed?, result, fake) with fake mstflint tools; the management connection
+    is on eth9, a virtual interface: no card carries it."""
     def _run(args, cards, check=False):
-        fake = FakeHost(cards)
+        fake = with_mgmt(CardsHost(cards, root=tmp_path), default_route="eth9")
 
         def runner(tool="auto", timeout=900):
-            return Runner(tool, timeout, execute=fake,
-                          which=lambda n: "/usr/bin/" + n if n in MSTFLINT else None, sleep=lambda s: None)
+            return fake.runner(tool, installed=MSTFLINT + ("ip", "ibdev2netdev"), timeout=timeout)
 
         monkeypatch.setattr(mlx_fwreset, "Runner", runner)
         monkeypatch.setattr(devices_, "discover", fake.discover)
-        monkeypatch.setattr(mlx_fwreset, "HostReader", lambda timeout=None: VethReader())
+        monkeypatch.delenv("SSH_CONNECTION", raising=False)
         failed, out = call_module(args, capsys, check)
         return failed, out, fake
     return _run
-
-
-class VethReader(Reader):
-    """Management on eth9, a virtual interface: no card carries it."""
-
-    def default_route_interfaces(self):
-        return ["eth9"]
 
 
 # ---------------------------------------------------------------- fake tools

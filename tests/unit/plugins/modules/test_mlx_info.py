@@ -1,5 +1,4 @@
 """The mlx_info module: arguments, what it returns (no ansible_facts), fail_on_error, failures."""
-import functools
 import json
 import os
 import re
@@ -9,7 +8,7 @@ import pytest
 from _paths import REAL
 from ansible.module_utils import basic
 from ansible.module_utils.testing import patch_module_args
-from ansible_collections.gpufabric.mlnx.plugins.module_utils import _info as info
+from ansible_collections.gpufabric.mlnx.plugins.module_utils import _host as host_layer
 from ansible_collections.gpufabric.mlnx.plugins.module_utils._runner import Runner
 from ansible_collections.gpufabric.mlnx.plugins.modules import mlx_info
 
@@ -49,8 +48,9 @@ def _raise_with(error):
 
 
 @pytest.fixture
-def host(monkeypatch):
-    """A fake host: ``host.installed``, ``host.outputs``; ``host.calls`` and ``host.runner_args`` after a run."""
+def host(monkeypatch, tmp_path):
+    """A fake host: ``host.installed``, ``host.outputs``; ``host.calls`` and ``host.runner_args`` after a run. Its
+    sysfs (what mlx_info joins through the runner's host) is an empty tree."""
 
     class Host:
         installed = {"lspci", "mlxconfig", "flint", "mst"}
@@ -73,10 +73,10 @@ def host(monkeypatch):
 
     def make_runner(tool="auto", timeout=900):
         fake.runner_args = {"tool": tool, "timeout": timeout}
-        return Runner(tool, timeout=timeout, execute=fake.execute, which=fake.which, sleep=lambda _s: None)
+        sysfs_host = host_layer.Host(root=str(tmp_path), execute=fake.execute, which=fake.which)
+        return Runner(tool, timeout=timeout, host=sysfs_host, sleep=lambda _s: None)
 
     monkeypatch.setattr(mlx_info, "Runner", make_runner)
-    monkeypatch.setattr(mlx_info, "gather", functools.partial(info.gather, sysfs=info.Sysfs(None)))
     monkeypatch.setattr(basic.AnsibleModule, "warn", lambda self, msg: fake.warnings.append(msg))
     monkeypatch.setattr(basic.AnsibleModule, "exit_json", _raise_with(Exit))
     monkeypatch.setattr(basic.AnsibleModule, "fail_json", _raise_with(Fail))

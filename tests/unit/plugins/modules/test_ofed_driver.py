@@ -1,12 +1,12 @@
 """The ofed_driver module: arguments, results, check mode and failures on the fake host of
-tests/unit/plugins/module_utils/test_ofed.py."""
+tests/unit/plugins/module_utils/test_ofed.py (AptHost, on tests/_fakehost.py)."""
 import json
 
 import pytest
 from ansible.module_utils.testing import patch_module_args
 
 from ansible_collections.gpufabric.mlnx.plugins.modules import ofed_driver
-from unit.plugins.module_utils.test_ofed import URL, V1, V2, FakeHost, driver
+from unit.plugins.module_utils.test_ofed import URL, V1, V2, AptHost, driver
 
 
 def call_module(args, capsys, check=False):
@@ -22,8 +22,8 @@ def call_module(args, capsys, check=False):
 @pytest.fixture
 def run(monkeypatch, capsys, tmp_path):
     def _run(args, check=False, **host):
-        fake = FakeHost(tmp_path / "root", **host)
-        monkeypatch.setattr(ofed_driver, "HostReader", fake.reader)
+        fake = AptHost(tmp_path / "root", **host)
+        monkeypatch.setattr(ofed_driver, "Host", fake.host)
         monkeypatch.setattr("tempfile.tempdir", str(tmp_path))
         failed, out = call_module(args, capsys, check)
         return failed, out, fake

@@ -11,7 +11,7 @@ from unit.plugins.module_utils.test_power_policy import Kernel, host  # noqa: F4
 @pytest.fixture
 def run(monkeypatch, capsys):
     def _run(args, root, check=False):
-        monkeypatch.setattr(platform_power, "HostReader", Kernel)
+        monkeypatch.setattr(platform_power, "Host", lambda root: Kernel(root).host())
         args = dict(args, root=str(root))
         if check:
             args["_ansible_check_mode"] = True

@@ -1,29 +1,17 @@
 """The rail_interfaces module in a network namespace with real iproute2 (test_rails' netns fixture)."""
 import json
-import subprocess
 
 import pytest
 from ansible.module_utils.testing import patch_module_args
 
-from ansible_collections.gpufabric.mlnx.plugins.module_utils._ofed import HostReader
 from ansible_collections.gpufabric.mlnx.plugins.modules import rail_interfaces
-from unit.plugins.module_utils.test_rails import RAIL0, RAIL1, netns  # noqa: F401  pylint: disable=unused-import
+from unit.plugins.module_utils.test_rails import RAIL0, RAIL1, netns, netns_host  # noqa: F401  pylint: disable=unused-import
 
 
 @pytest.fixture
-def run(monkeypatch, capsys, netns):  # noqa: F811  pylint: disable=redefined-outer-name
-    sysctls = {}
-
-    def reader(root="/"):
-        def execute(cmd, env=None, timeout=None):
-            proc = subprocess.run(["ip", "netns", "exec", netns] + list(cmd), capture_output=True, text=True,
-                                  timeout=timeout, check=False)
-            return proc.returncode, proc.stdout, proc.stderr
-        host = HostReader(execute=execute, root=root)
-        host.read_sys = lambda path: sysctls.get(path, "0")
-        host.write_sys = lambda path, value: sysctls.__setitem__(path, str(value))
-        return host
-    monkeypatch.setattr(rail_interfaces, "HostReader", reader)
+def run(monkeypatch, capsys, netns, tmp_path):  # noqa: F811  pylint: disable=redefined-outer-name
+    fake = netns_host(netns, tmp_path)
+    monkeypatch.setattr(rail_interfaces, "Host", lambda root="/": fake.host())
 
     def _run(args, check=False):
         args = dict(args, mgmt_interface="eth-mgmt")

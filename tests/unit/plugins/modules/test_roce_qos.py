@@ -5,7 +5,7 @@ import pytest
 from ansible.module_utils.testing import patch_module_args
 
 from ansible_collections.gpufabric.mlnx.plugins.modules import roce_qos
-from unit.plugins.module_utils.fake_roce_qos import FakeHost, Port, compliant_port
+from unit.plugins.module_utils.fake_roce_qos import Port, QosHost, compliant_port
 
 A, B = "enp24s0np0", "enp41s0np0"
 
@@ -14,13 +14,13 @@ A, B = "enp24s0np0", "enp41s0np0"
 def run(monkeypatch, capsys, tmp_path):
     """run(args, ports, check=False, **host) -> (failed?, result, fake)."""
     def _run(args, ports, check=False, fake=None, **kwargs):
-        fake = fake or FakeHost(tmp_path, ports, **kwargs)
+        fake = fake or QosHost(tmp_path, ports, **kwargs)
 
         def reader(root="/", timeout=None):
             fake.roots.append(root)
             return fake.reader()
         fake.roots = []
-        monkeypatch.setattr(roce_qos, "HostReader", reader)
+        monkeypatch.setattr(roce_qos, "Host", reader)
         args = dict(args)
         if check:
             args["_ansible_check_mode"] = True
