@@ -19,6 +19,7 @@ import ipaddress
 import json
 
 from ansible_collections.gpufabric.mlnx.plugins.module_utils._errors import InvalidValue, MlnxError, Refused
+from ansible_collections.gpufabric.mlnx.plugins.module_utils._validate import is_whole
 
 SYSCTLS = {"arp_ignore": 1, "arp_announce": 2, "rp_filter": 2}
 SYSCTL_PATH = "/proc/sys/net/ipv4/conf/%s/%s"
@@ -40,14 +41,14 @@ def desired_state(host, entries, mtu=9000, sysctls=None, mgmt_interfaces=()):
     if not isinstance(entries, list) or not entries:
         raise _bad(host, "rails", "is %r, not the host's list of rail plan entries" % (entries,),
                    "gpufabric_rail_plan.hosts[<host>]")
-    if not isinstance(mtu, int) or isinstance(mtu, bool) or not 68 <= mtu <= 9216:
+    if not is_whole(mtu) or not 68 <= mtu <= 9216:
         raise _bad(host, "mtu", "is %r" % (mtu,), "an integer 68-9216 (9000 for RoCE)")
     wanted_sysctls = dict(SYSCTLS if sysctls is None else sysctls)
     for name, value in wanted_sysctls.items():
         allowed = {"arp_ignore": range(0, 9), "arp_announce": range(0, 3), "rp_filter": range(0, 3)}.get(name)
         if allowed is None:
             raise _bad(host, "sysctls.%s" % name, "is not managed", ", ".join(SYSCTLS))
-        if not isinstance(value, int) or isinstance(value, bool) or value not in allowed:
+        if not is_whole(value) or value not in allowed:
             raise _bad(host, "sysctls.%s" % name, "is %r" % (value,), "%d-%d" % (allowed[0], allowed[-1]))
     out, seen = [], {}
     for index, entry in enumerate(entries):

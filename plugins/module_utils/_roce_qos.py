@@ -42,6 +42,7 @@ from ansible_collections.gpufabric.mlnx.plugins.module_utils._parsers.common imp
 from ansible_collections.gpufabric.mlnx.plugins.module_utils._parsers.mlnx_qos import parse_mlnx_qos
 from ansible_collections.gpufabric.mlnx.plugins.module_utils._parsers.sysfs import parse_traffic_class
 from ansible_collections.gpufabric.mlnx.plugins.module_utils._runner import parallel
+from ansible_collections.gpufabric.mlnx.plugins.module_utils._validate import Problems, is_whole
 
 # The tools this module runs, with the package that ships them.
 TOOLS = {
@@ -115,9 +116,7 @@ def _bad(interfaces, option, value, why, allowed):
 def _int(interfaces, option, value, low, high):
     """An int from an int or a decimal string, in [low, high]; bools, floats and words raise."""
     allowed = "an integer %d-%d" % (low, high)
-    if isinstance(value, bool) or value is None:
-        raise _bad(interfaces, option, value, "is not an integer", allowed)
-    if isinstance(value, int):
+    if is_whole(value):
         number = value
     elif isinstance(value, str) and re.match(r"^\s*\d{1,9}\s*$", value, re.ASCII):  # int() would refuse "0\x1f"
         number = int(value)
@@ -224,27 +223,28 @@ def settings_problems(params, host, leave=()):
     ``HOST: roce_qos: OPTION=VALUE WHY (allowed: ...).``; [] when all are good. Options named in ``leave`` are not
     checked (the module leaves them). The checks are desired_state's own: a bad option is set aside and the others
     checked again, so each is named once - the preflight lists them before any host is changed."""
+    problems = Problems(prefix=host)
     if not isinstance(params, dict):
-        return ["%s: roce_qos: the settings must be a mapping, not %r" % (host, params)]
+        problems.add("roce_qos", "the settings must be a mapping, not %r" % (params,))
+        return list(problems)
     opts = {key: params.get(key, DEFAULTS[key]) for key in DEFAULTS}
     opts.update({key: None for key in leave or () if key in opts})
-    problems = []
     if params.get("interfaces"):
         try:
             _interfaces(params["interfaces"])
         except BadSetting as err:
-            problems.append("%s: roce_qos: %s." % (host, err.detail))
+            problems.add("roce_qos", err.detail + ".")
     for _attempt in range(len(DEFAULTS) + 1):
         try:
             desired_state(dict(opts, interfaces=["IF"]))  # any good name: the interfaces were checked above
             break
         except BadSetting as err:
-            problems.append("%s: roce_qos: %s." % (host, err.detail))
+            problems.add("roce_qos", err.detail + ".")
             key = re.sub(r"\[.*$", "", err.parameter)
             if opts.get(key) is None:
                 break  # not an option this loop can set aside
             opts[key] = None
-    return problems
+    return list(problems)
 
 
 def check_bandwidth(interfaces, tsa, tc_bw):
