@@ -120,7 +120,7 @@ _value:
       elements: str
 """
 
-from ansible_collections.gpufabric.mlnx.plugins.module_utils._bios import plan
+from ansible_collections.gpufabric.mlnx.plugins.plugin_utils._bios import plan
 
 
 def bios_plan(spec, host, model, current, pending=None, registry=None, sriov=None, iommu=None, overrides=None):

@@ -156,7 +156,7 @@ _value:
 
 from ansible.errors import AnsibleFilterError
 
-from ansible_collections.gpufabric.mlnx.plugins.module_utils._delivery import findings, report
+from ansible_collections.gpufabric.mlnx.plugins.plugin_utils._delivery import findings, report
 from ansible_collections.gpufabric.mlnx.plugins.module_utils._errors import MlnxError
 
 OUTPUTS = ("findings", "report")

@@ -49,7 +49,7 @@ _value:
 from ansible.errors import AnsibleFilterError
 
 from ansible_collections.gpufabric.mlnx.plugins.module_utils._errors import MlnxError
-from ansible_collections.gpufabric.mlnx.plugins.module_utils._preflight import problems
+from ansible_collections.gpufabric.mlnx.plugins.plugin_utils._preflight import problems
 
 
 def preflight_problems(devices_by_host, matrix, require_devices=True):

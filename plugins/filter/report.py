@@ -8,7 +8,7 @@ from __future__ import annotations
 from ansible.errors import AnsibleFilterError
 
 from ansible_collections.gpufabric.mlnx.plugins.module_utils._errors import MlnxError
-from ansible_collections.gpufabric.mlnx.plugins.module_utils._report import (
+from ansible_collections.gpufabric.mlnx.plugins.plugin_utils._report import (
     csv_table, inventory_rows, markdown_table)
 
 

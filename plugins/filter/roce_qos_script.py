@@ -8,7 +8,8 @@ from __future__ import annotations
 from ansible.errors import AnsibleFilterError
 
 from ansible_collections.gpufabric.mlnx.plugins.module_utils._errors import MlnxError
-from ansible_collections.gpufabric.mlnx.plugins.module_utils._roce_qos import replay_script, settings_problems
+from ansible_collections.gpufabric.mlnx.plugins.module_utils._roce_qos import settings_problems
+from ansible_collections.gpufabric.mlnx.plugins.plugin_utils._roce_qos_script import replay_script
 
 
 def roce_qos_script(interfaces, root="/", path="/usr/local/sbin/gpufabric-roce-qos"):

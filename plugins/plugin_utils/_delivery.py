@@ -30,7 +30,7 @@ from ansible_collections.gpufabric.mlnx.plugins.module_utils._errors import Inva
 from ansible_collections.gpufabric.mlnx.plugins.module_utils._firmware import version_key
 from ansible_collections.gpufabric.mlnx.plugins.module_utils._matrix import check as check_matrix
 from ansible_collections.gpufabric.mlnx.plugins.module_utils._matrix import path_of
-from ansible_collections.gpufabric.mlnx.plugins.module_utils._report import csv_table, markdown_table
+from ansible_collections.gpufabric.mlnx.plugins.plugin_utils._report import csv_table, markdown_table
 
 ERROR = "error"
 WARNING = "warning"
