@@ -88,8 +88,8 @@ def replay_script(entries, root="/", path="/usr/local/sbin/gpufabric-roce-qos"):
         names.append(shlex.quote(name))
         lines.append("    %s)\n" % shlex.quote(name))
         if rdma:
-            lines.append("        rdma=$(rdma_of %s) || { log \"%s: no RDMA device\"; return 1; }\n"
-                         % (shlex.quote(name), name))
+            lines.append("        rdma=$(rdma_of %s) || { log %s; return 1; }\n"
+                         % (shlex.quote(name), shlex.quote("%s: no RDMA device" % name)))
         for step in entry.get("replay") or []:
             if "argv" in step:
                 words = " ".join(_sh(w, rdma) for w in step["argv"])

@@ -481,3 +481,13 @@ def test_replay_script_looks_the_rdma_device_up_and_quotes_every_word():
     assert qs._sh("a'b", None) == "'a'\"'\"'b'"
     with pytest.raises(InvalidValue, match="interface and replay"):
         qs.replay_script([{"rdma_device": "mlx5_0"}])
+
+
+def test_replay_script_quotes_the_interface_name_in_its_log_line_too():
+    """An interface name is never inside double quotes, where the shell would expand $(...) and `...`."""
+    name = "a$(id)`id`"
+    entry = {"interface": name, "rdma_device": "mlx5_0", "replay": [{"argv": ["mlnx_qos", "-i", name]}]}
+    text = qs.replay_script([entry])
+    assert "        rdma=$(rdma_of 'a$(id)`id`') || { log 'a$(id)`id`: no RDMA device'; return 1; }\n" in text
+    assert "        run mlnx_qos -i 'a$(id)`id`'\n" in text
+    assert '"%s' % name not in text
