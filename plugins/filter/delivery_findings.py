@@ -167,7 +167,7 @@ def delivery_findings(devices_by_host, assets, matrix, severities=None, output="
     if output not in OUTPUTS:
         raise InvalidValue("output must be one of %s, not %r" % (", ".join(OUTPUTS), output), parameter="output",
                            allowed=list(OUTPUTS))
-    found = findings(devices_by_host, assets, matrix, severities, source=source)
+    found = findings(devices_by_host, assets, matrix, severities=severities, source=source)
     if output == "findings":
         return found
     name = matrix.get("name") if isinstance(matrix, dict) else None

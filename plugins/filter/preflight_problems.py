@@ -52,7 +52,7 @@ from ansible_collections.gpufabric.mlnx.plugins.plugin_utils._filters import fil
 
 @filter_errors()
 def preflight_problems(devices_by_host, matrix, require_devices=True):
-    return problems(devices_by_host, matrix, require_devices)
+    return problems(devices_by_host, matrix, require_devices=require_devices)
 
 
 class FilterModule:

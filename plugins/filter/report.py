@@ -16,12 +16,12 @@ def inventory_rows(devices, host, profiles=None, assignments=None):
 
 @filter_errors()
 def markdown_table(rows, columns=report.INVENTORY_COLUMNS):
-    return report.markdown_table(rows, columns)
+    return report.markdown_table(rows, columns=columns)
 
 
 @filter_errors()
 def csv_table(rows, columns=report.INVENTORY_COLUMNS):
-    return report.csv_table(rows, columns)
+    return report.csv_table(rows, columns=columns)
 
 
 class FilterModule:

@@ -12,12 +12,12 @@ from ansible_collections.gpufabric.mlnx.plugins.plugin_utils._roce_qos_script im
 
 @filter_errors()
 def roce_qos_script(interfaces, root="/", path="/usr/local/sbin/gpufabric-roce-qos"):
-    return replay_script(interfaces, root, path)
+    return replay_script(interfaces, root=root, path=path)
 
 
 @filter_errors()
 def roce_qos_problems(settings, host, leave=None):
-    return settings_problems(settings, host, leave or ())
+    return settings_problems(settings, host, leave=leave or ())
 
 
 class FilterModule:

@@ -564,7 +564,7 @@ def _check_assignments(problems, assignments, base, profiles):
 
 # ---------------------------------------------------------------- the whole matrix
 
-def matrix_problems(matrix):
+def matrix_problems(matrix: Any) -> list[str]:
     """Every problem of ``matrix`` (the value of ``gpufabric_matrix``), ``[]`` when it is consistent."""
     problems = Problems()
     if not check_mapping(problems, ROOT, matrix, "name, driver, firmware, compatibility, nv_profiles, "
@@ -594,7 +594,7 @@ def matrix_problems(matrix):
     return list(problems)
 
 
-def check(matrix):
+def check(matrix: Any) -> dict:
     """The matrix itself when it is consistent; raises MatrixError listing every problem."""
     problems = matrix_problems(matrix)
     if problems:
@@ -707,7 +707,7 @@ def _target(card, dev, firmware):
     return entry
 
 
-def firmware_targets(devices, matrix):
+def firmware_targets(devices: Any, matrix: Any) -> list[dict]:
     """Per card of ``devices`` (mlx_info's list): ``{address, card, psid, part_number, serial_number,
     current: {burned, running}, target: {version, image, sha256} | None, action, reason, downgrade}``.
 
@@ -720,7 +720,7 @@ def firmware_targets(devices, matrix):
     return [_target(card, dev, matrix["firmware"]) for card, dev in _cards(devices)]
 
 
-def firmware_images(matrix, firmware_dir):
+def firmware_images(matrix: Any, firmware_dir: Any) -> list[dict]:
     """The ``images`` option of gpufabric.mlnx.mlx_firmware: ``[{psid, version, path, sha256, part_numbers}]``."""
     check(matrix)
     if not isinstance(firmware_dir, str) or not firmware_dir.strip():

@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import os
 import re
+from typing import Any, Iterable
 
 from ansible_collections.gpufabric.mlnx.plugins.module_utils._errors import (
     DeviceNotFound,
@@ -218,7 +219,7 @@ def desired_state(params):
     return ifaces, desired
 
 
-def settings_problems(params, host, leave=()):
+def settings_problems(params: Any, host: str, *, leave: Iterable[str] = ()) -> list[str]:
     """Every bad value among the options in ``params`` (the module's, ``interfaces`` included when given), each as
     ``HOST: roce_qos: OPTION=VALUE WHY (allowed: ...).``; [] when all are good. Options named in ``leave`` are not
     checked (the module leaves them). The checks are desired_state's own: a bad option is set aside and the others

@@ -25,7 +25,7 @@ from __future__ import annotations
 import difflib
 import json
 import re
-from typing import Any, Callable, Iterable, Pattern, Sequence
+from typing import Any, Callable, Iterable, Sequence
 
 from ansible_collections.gpufabric.mlnx.plugins.module_utils._errors import InvalidValue
 
@@ -192,7 +192,7 @@ def read_string(problems: Problems, path: str, value: Any, what: str) -> str | N
 
 
 def read_text(problems: Problems, path: str, value: Any, what: str, *,
-              pattern: Pattern[str] | None = None) -> str | None:
+              pattern: re.Pattern | None = None) -> str | None:
     """A non-empty string as it is (matching ``pattern`` when given), or None after adding a problem."""
     if not isinstance(value, str) or not value.strip():
         problems.add(path, "must be a non-empty string (%s), not %s" % (what, kind_of(value)))

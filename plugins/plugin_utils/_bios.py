@@ -22,6 +22,7 @@ is written; without it only names and types are checked here and the BMC checks 
 from __future__ import annotations
 
 import json
+from typing import Any
 
 from ansible_collections.gpufabric.mlnx.plugins.module_utils._validate import (
     Problems, close_names, is_whole, join_path, kind_of, quoted, some, unknown_keys)
@@ -226,7 +227,8 @@ def _pending_of(current, pending):
             if isinstance(name, str) and (name not in current or current[name] != value)}
 
 
-def plan(spec, host, model, current, pending=None, registry=None, sriov=None, iommu=None, overrides=None):
+def plan(spec: Any, host: Any, model: Any, current: Any, *, pending: Any = None, registry: Any = None,
+         sriov: bool | None = None, iommu: bool | None = None, overrides: Any = None) -> dict:
     """The BIOS plan of ``host`` (see the module doc). ``set`` is empty whenever ``problems`` is not."""
     host = str(host)
     problems = Problems(prefix=host)

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import re
 import string
+from typing import Any, Sequence
 
 try:
     import netaddr
@@ -74,7 +75,7 @@ TEMPLATES = {
 class RailPlanError(ProblemsError):
     """The fabric, the hosts or the plan have problems; ``problems`` lists them all."""
 
-    def __init__(self, problems, subject):
+    def __init__(self, problems: Sequence[str], subject: str):
         super().__init__(subject, problems, parameter=ROOT)
 
 
@@ -408,7 +409,7 @@ def _read_interface_names(problems, fabric, fab):
     return names if len(problems) == before else None
 
 
-def read_fabric(problems, fabric):
+def read_fabric(problems: Problems, fabric: Any) -> _Fabric:
     """The fabric as a _Fabric; its problems are added to ``problems``."""
     fab = _Fabric()
     if not isinstance(fabric, dict):
@@ -433,7 +434,7 @@ def read_fabric(problems, fabric):
     return fab
 
 
-def fabric_problems(fabric):
+def fabric_problems(fabric: Any) -> list[str]:
     """Every problem of ``gpufabric_fabric``, each starting with its path; [] when it is consistent."""
     _need_netaddr()
     problems = Problems()
@@ -441,7 +442,7 @@ def fabric_problems(fabric):
     return list(problems)
 
 
-def check(fabric):
+def check(fabric: Any) -> dict:
     """The fabric unchanged, or RailPlanError listing every problem."""
     problems = fabric_problems(fabric)
     if problems:
@@ -581,7 +582,7 @@ def _assign_sus(problems, hosts, fab):
         host.su = rank[host.rack] // fab.racks_per_su + 1
 
 
-def read_hosts(problems, hosts, fab):
+def read_hosts(problems: Problems, hosts: Any, fab: _Fabric) -> list[_Host]:
     """The placeable hosts, sorted by (su, rack, position, name); problems added to ``problems``."""
     if not isinstance(hosts, list):
         problems.add(HOSTS, "must be a list of servers ({name, rack, position, ...} each), not %s" % kind_of(hosts))
@@ -677,7 +678,7 @@ def _check_interfaces(problems, host):
                          "its address and routes on the connection Ansible uses" % (name, rail))
 
 
-def match_nics(problems, hosts, fab):
+def match_nics(problems: Problems, hosts: list[_Host], fab: _Fabric) -> None:
     """Set ``host.nics`` for every host whose rail NICs can be told apart."""
     if fab.rails is None or (fab.pci is None and fab.part_numbers is None):
         return
@@ -871,7 +872,7 @@ def _plan(hosts, fabric):
     return list(problems), builder
 
 
-def plan(hosts, fabric):
+def plan(hosts: Any, fabric: Any) -> dict:
     """The rail plan of ``hosts`` on ``fabric`` (docs/rails.md), or RailPlanError listing every problem."""
     problems, builder = _plan(hosts, fabric)
     if problems:
@@ -879,7 +880,7 @@ def plan(hosts, fabric):
     return {"hosts": builder.hosts, "leaves": builder.leaves}
 
 
-def plan_problems(hosts, fabric):
+def plan_problems(hosts: Any, fabric: Any) -> list[str]:
     """Every problem :func:`plan` would raise for ``hosts`` on ``fabric``, as sentences; [] when the plan can be made
     (the preflight joins them with its own)."""
     return _plan(hosts, fabric)[0]
@@ -915,7 +916,7 @@ def _plan_entries(plan_):
     return out, leaves
 
 
-def cabling(plan_):
+def cabling(plan_: Any) -> list[dict]:
     """One row per cable (CABLE_COLUMNS), sorted by leaf then leaf port, both in natural order."""
     entries, leaves = _plan_entries(plan_)
     rows = []

@@ -73,7 +73,8 @@ def _sh(word, rdma):
     return shlex.quote(word)
 
 
-def replay_script(entries, root="/", path="/usr/local/sbin/gpufabric-roce-qos"):
+def replay_script(entries: list[dict] | None, *, root: str | None = "/",
+                  path: str = "/usr/local/sbin/gpufabric-roce-qos") -> str:
     """Pure: the shell script a udev rule runs on an interface's "add" event. ``entries``: the module's
     ``interfaces`` result (``interface``, ``rdma_device``, ``replay``); ``root``: the sysfs prefix the
     module used (``/`` on real hosts)."""
