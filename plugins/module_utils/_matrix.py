@@ -212,7 +212,7 @@ def _check_source(problems, source, base):
         if url is not None:
             _url(problems, path, url, "the repository URL")
         path, packages = field(problems, source, base, "packages",
-                                "the packages to install, each with its exact version")
+                               "the packages to install, each with its exact version")
         if packages is not None:
             _check_packages(problems, path, packages, kind)
     if kind == "apt":
@@ -226,7 +226,7 @@ def _check_source(problems, source, base):
         read_bool(problems, join_path(base, "gpgcheck"), source.get("gpgcheck"), "check package signatures")
     else:
         path, tarball = field(problems, source, base, "path",
-                               "the absolute path of the MLNX_OFED / DOCA-OFED tarball or ISO on the host")
+                              "the absolute path of the MLNX_OFED / DOCA-OFED tarball or ISO on the host")
         if tarball is not None:
             text = _absolute_path(problems, path, tarball, "the tarball or ISO on the host")
             if text is not None and not text.lower().endswith(TARBALL_SUFFIXES):
@@ -238,7 +238,7 @@ def _check_source(problems, source, base):
 
 def _check_apt(problems, source, base):
     path, suite = field(problems, source, base, "suite", 'the suite: "./" for a flat repository (as NVIDIA '
-                                                          "publishes DOCA), else a distribution name")
+                                                         "publishes DOCA), else a distribution name")
     suite = read_string(problems, path, suite, "the suite") if suite is not None else None
     path, components = field(problems, source, base, "components", "", required=False)
     if components is not None and check_list(problems, path, components, "the repository components; [] for a flat one"):
@@ -289,14 +289,14 @@ def _check_driver(problems, driver, base):
     if flavour is not None:
         read_choice(problems, path, flavour, FLAVOURS)
     path, version = field(problems, driver, base, "version",
-                           "the driver version as `ofed_info -s` prints it, e.g. 24.10-2.1.8.0")
+                          "the driver version as `ofed_info -s` prints it, e.g. 24.10-2.1.8.0")
     version = _driver_version(problems, path, version) if version is not None else None
     path, source = field(problems, driver, base, "source", "how the driver is installed (apt, dnf or tarball)")
     if source is not None:
         _check_source(problems, source, path)
     _check_kernels(problems, driver, base)
     read_bool(problems, join_path(base, "allow_downgrade"), driver.get("allow_downgrade"),
-          "let the ofed role install this version over a newer installed driver")
+              "let the ofed role install this version over a newer installed driver")
     return version
 
 
@@ -385,7 +385,7 @@ def _check_firmware(problems, firmware, base):
         spath, digest = field(problems, entry, path, "sha256", "the sha256 of the image file (64 hex digits)")
         digest = _sha256(problems, spath, digest, "the sha256 of the image file") if digest is not None else None
         ppath, parts = field(problems, entry, path, "part_numbers",
-                              "the board part numbers this image is valid for, e.g. [MCX75310AAS-NEAT]")
+                             "the board part numbers this image is valid for, e.g. [MCX75310AAS-NEAT]")
         parts = _check_part_numbers(problems, ppath, parts) if parts is not None else []
         mpath, shipped = field(problems, entry, path, "shipped_min", "", required=False)
         shipped = _fw_version(problems, mpath, shipped) if shipped is not None else None
@@ -425,7 +425,7 @@ def _check_compatibility(problems, compat, base):
         return None
     unknown_keys(problems, compat, base, COMPAT_KEYS)
     path, table = field(problems, compat, base, "firmware_drivers",
-                         "firmware version -> the driver versions it is qualified with")
+                        "firmware version -> the driver versions it is qualified with")
     qualified = None
     if table is not None and check_mapping(problems, path, table, "firmware version -> list of driver versions"):
         qualified = {}
@@ -568,7 +568,7 @@ def matrix_problems(matrix: Any) -> list[str]:
     """Every problem of ``matrix`` (the value of ``gpufabric_matrix``), ``[]`` when it is consistent."""
     problems = Problems()
     if not check_mapping(problems, ROOT, matrix, "name, driver, firmware, compatibility, nv_profiles, "
-                                            "nv_profile_assignments"):
+                                                 "nv_profile_assignments"):
         return list(problems)
     unknown_keys(problems, matrix, ROOT, TOP_KEYS)
     path, name = field(problems, matrix, ROOT, "name", 'the release name shown in reports, e.g. "2026.11-a"')
@@ -582,7 +582,7 @@ def matrix_problems(matrix: Any) -> list[str]:
     path, firmware = field(problems, matrix, ROOT, "firmware", "the pinned firmware per PSID")
     firmware = _check_firmware(problems, firmware, path) if firmware is not None else {}
     path, compat = field(problems, matrix, ROOT, "compatibility",
-                          "firmware_drivers (which driver versions each firmware is qualified with)")
+                         "firmware_drivers (which driver versions each firmware is qualified with)")
     qualified = _check_compatibility(problems, compat, path) if compat is not None else None
     if qualified is not None:
         _check_qualified(problems, firmware, qualified, driver_version)

@@ -531,7 +531,7 @@ def _read_identity(problems, host, item):
         host.rack_key = _natural(host.rack) if host.rack is not None else None
     if item.get("position") is not None:
         host.position = read_whole(problems, join_path(host.path, "position"), item["position"], 0, MAX_POSITION,
-                               "the host's position in its rack")
+                                   "the host's position in its rack")
     if item.get("su") is not None:
         host.su = read_whole(problems, join_path(host.path, "su"), item["su"], 1, MAX_SU, "the host's scalable unit")
     return host.rack is not None and host.position is not None and (item.get("su") is None or host.su is not None)

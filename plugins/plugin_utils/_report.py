@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import csv
 import io
-from typing import Any, Sequence
+from typing import Sequence
 
 from ansible_collections.gpufabric.mlnx.plugins.module_utils._profiles import report as drift_report
 
