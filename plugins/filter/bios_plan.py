@@ -120,9 +120,11 @@ _value:
       elements: str
 """
 
-from ansible_collections.gpufabric.mlnx.plugins.module_utils._bios import plan
+from ansible_collections.gpufabric.mlnx.plugins.plugin_utils._bios import plan
+from ansible_collections.gpufabric.mlnx.plugins.plugin_utils._filters import filter_errors
 
 
+@filter_errors()
 def bios_plan(spec, host, model, current, pending=None, registry=None, sriov=None, iommu=None, overrides=None):
     return plan(spec, host, model, current, pending=pending, registry=registry, sriov=sriov, iommu=iommu,
                 overrides=overrides)

@@ -154,26 +154,24 @@ _value:
         number MCX75310AAS-NEAT: an NVIDIA retail card carries an MT_ PSID; a relabelled OEM card or a cross-flashed one"
 """
 
-from ansible.errors import AnsibleFilterError
-
-from ansible_collections.gpufabric.mlnx.plugins.module_utils._delivery import findings, report
-from ansible_collections.gpufabric.mlnx.plugins.module_utils._errors import MlnxError
+from ansible_collections.gpufabric.mlnx.plugins.module_utils._errors import InvalidValue
+from ansible_collections.gpufabric.mlnx.plugins.plugin_utils._delivery import findings, report
+from ansible_collections.gpufabric.mlnx.plugins.plugin_utils._filters import filter_errors
 
 OUTPUTS = ("findings", "report")
 
 
+@filter_errors("delivery_findings")
 def delivery_findings(devices_by_host, assets, matrix, severities=None, output="findings", generated=None,
                       source=None):
     if output not in OUTPUTS:
-        raise AnsibleFilterError("delivery_findings: output must be one of %s, not %r" % (", ".join(OUTPUTS), output))
-    try:
-        found = findings(devices_by_host, assets, matrix, severities, source=source)
-        if output == "findings":
-            return found
-        name = matrix.get("name") if isinstance(matrix, dict) else None
-        return report(found, devices_by_host, assets, matrix_name=name, generated=generated, source=source)
-    except MlnxError as err:
-        raise AnsibleFilterError("delivery_findings: %s" % err)
+        raise InvalidValue("output must be one of %s, not %r" % (", ".join(OUTPUTS), output), parameter="output",
+                           allowed=list(OUTPUTS))
+    found = findings(devices_by_host, assets, matrix, severities=severities, source=source)
+    if output == "findings":
+        return found
+    name = matrix.get("name") if isinstance(matrix, dict) else None
+    return report(found, devices_by_host, assets, matrix_name=name, generated=generated, source=source)
 
 
 class FilterModule:

@@ -100,17 +100,13 @@ _value:
       downgrade: false
 """
 
-from ansible.errors import AnsibleFilterError
-
-from ansible_collections.gpufabric.mlnx.plugins.module_utils._errors import MlnxError
 from ansible_collections.gpufabric.mlnx.plugins.module_utils._matrix import firmware_targets
+from ansible_collections.gpufabric.mlnx.plugins.plugin_utils._filters import filter_errors
 
 
+@filter_errors("fw_targets")
 def fw_targets(devices, matrix):
-    try:
-        return firmware_targets(devices, matrix)
-    except MlnxError as err:
-        raise AnsibleFilterError("fw_targets: %s" % err)
+    return firmware_targets(devices, matrix)
 
 
 class FilterModule:

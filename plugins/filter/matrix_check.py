@@ -66,20 +66,16 @@ _value:
       gpufabric_matrix.compatibility.firmware_drivers[\"28.43.2566\"] lists 24.10-1.1.4.0"
 """
 
-from ansible.errors import AnsibleFilterError
+from ansible_collections.gpufabric.mlnx.plugins.module_utils._errors import InvalidValue
+from ansible_collections.gpufabric.mlnx.plugins.module_utils._matrix import check, matrix_problems
+from ansible_collections.gpufabric.mlnx.plugins.plugin_utils._filters import filter_errors
 
-from ansible_collections.gpufabric.mlnx.plugins.module_utils._matrix import format_problems, matrix_problems
 
-
+@filter_errors()
 def matrix_check(matrix, fail=True):
     if not isinstance(fail, bool):
-        raise AnsibleFilterError("matrix_check: fail must be true or false, not %r" % (fail,))
-    problems = matrix_problems(matrix)
-    if not fail:
-        return problems
-    if problems:
-        raise AnsibleFilterError(format_problems(problems))
-    return matrix
+        raise InvalidValue("matrix_check: fail must be true or false, not %r" % (fail,), parameter="fail")
+    return check(matrix) if fail else matrix_problems(matrix)
 
 
 class FilterModule:

@@ -58,17 +58,13 @@ _value:
       part_numbers: [MCX75310AAS-NEAT]
 """
 
-from ansible.errors import AnsibleFilterError
-
-from ansible_collections.gpufabric.mlnx.plugins.module_utils._errors import MlnxError
 from ansible_collections.gpufabric.mlnx.plugins.module_utils._matrix import firmware_images
+from ansible_collections.gpufabric.mlnx.plugins.plugin_utils._filters import filter_errors
 
 
+@filter_errors("matrix_images")
 def matrix_images(matrix, firmware_dir):
-    try:
-        return firmware_images(matrix, firmware_dir)
-    except MlnxError as err:
-        raise AnsibleFilterError("matrix_images: %s" % err)
+    return firmware_images(matrix, firmware_dir)
 
 
 class FilterModule:

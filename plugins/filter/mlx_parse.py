@@ -175,9 +175,11 @@ _value:
 
 from ansible.errors import AnsibleFilterError
 
-from ansible_collections.gpufabric.mlnx.plugins.module_utils._parsers import ParseError, parse
+from ansible_collections.gpufabric.mlnx.plugins.module_utils._parsers import parse
+from ansible_collections.gpufabric.mlnx.plugins.plugin_utils._filters import filter_errors
 
 
+@filter_errors("mlx_parse")
 def mlx_parse(data, tool):
     """``text | gpufabric.mlnx.mlx_parse(tool)``: the data parsed from ``text`` (str or list of lines)."""
     if not isinstance(data, (str, bytes, list, tuple, dict)):
@@ -186,10 +188,7 @@ def mlx_parse(data, tool):
     if isinstance(data, dict) and tool not in ("mlxconfig_json", "mstconfig_json"):
         raise AnsibleFilterError("mlx_parse(%r) expects stdout or stdout_lines, not a dict (pass result.stdout)"
                                  % (tool,))
-    try:
-        return parse(tool, data)
-    except ParseError as err:
-        raise AnsibleFilterError("mlx_parse: %s" % err, orig_exc=err)
+    return parse(tool, data)
 
 
 class FilterModule:

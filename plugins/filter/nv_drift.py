@@ -53,24 +53,18 @@ _value:
       type: dict
 """
 
-from ansible.errors import AnsibleFilterError
-
-from ansible_collections.gpufabric.mlnx.plugins.module_utils._errors import MlnxError
 from ansible_collections.gpufabric.mlnx.plugins.module_utils._profiles import assign, report
+from ansible_collections.gpufabric.mlnx.plugins.plugin_utils._filters import filter_errors
 
 
+@filter_errors()
 def nv_drift(devices, profiles, assignments):
-    try:
-        return report(devices, profiles, assignments)
-    except MlnxError as err:
-        raise AnsibleFilterError(str(err))
+    return report(devices, profiles, assignments)
 
 
+@filter_errors()
 def nv_assign(devices, profiles, assignments):
-    try:
-        return assign(devices, profiles, assignments)
-    except MlnxError as err:
-        raise AnsibleFilterError(str(err))
+    return assign(devices, profiles, assignments)
 
 
 class FilterModule:

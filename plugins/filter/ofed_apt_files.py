@@ -65,29 +65,28 @@ _value:
 
 import re
 
-from ansible.errors import AnsibleFilterError
-
-from ansible_collections.gpufabric.mlnx.plugins.module_utils._errors import MlnxError
+from ansible_collections.gpufabric.mlnx.plugins.module_utils._errors import InvalidValue
 from ansible_collections.gpufabric.mlnx.plugins.module_utils._ofed import apt_preferences, apt_sources
+from ansible_collections.gpufabric.mlnx.plugins.plugin_utils._filters import filter_errors
 
 _NAME_RE = re.compile(r"^[A-Za-z0-9_.-]+$")
 
 
+@filter_errors()
 def ofed_apt_files(repo, packages, name="gpufabric-ofed", format="deb822", comment=None):  # noqa: A002 (filter option)
     if not isinstance(repo, dict) or not repo.get("url"):
-        raise AnsibleFilterError("ofed_apt_files: the input must be the repository (a mapping with url), not %r" % (repo,))
+        raise InvalidValue("ofed_apt_files: the input must be the repository (a mapping with url), not %r" % (repo,),
+                           parameter="_input")
     if not isinstance(packages, dict) or not packages:
-        raise AnsibleFilterError("ofed_apt_files: packages must map each package name to its exact version")
+        raise InvalidValue("ofed_apt_files: packages must map each package name to its exact version", parameter="packages")
     if not isinstance(name, str) or not _NAME_RE.match(name):
-        raise AnsibleFilterError("ofed_apt_files: name %r may hold letters, digits, '_', '.' and '-' only (apt ignores "
-                                 "other file names)" % (name,))
+        raise InvalidValue("ofed_apt_files: name %r may hold letters, digits, '_', '.' and '-' only (apt ignores "
+                           "other file names)" % (name,), parameter="name")
     if format not in ("deb822", "list"):
-        raise AnsibleFilterError("ofed_apt_files: format must be deb822 or list, not %r" % (format,))
+        raise InvalidValue("ofed_apt_files: format must be deb822 or list, not %r" % (format,), parameter="format",
+                           allowed=["deb822", "list"])
     head = "Managed by gpufabric.mlnx (ofed role)%s." % (": " + comment if comment else "")
-    try:
-        sources = apt_sources(repo, fmt=format, comment=head + " The pinned NIC driver repository.")
-    except MlnxError as err:
-        raise AnsibleFilterError(err.msg) from None
+    sources = apt_sources(repo, fmt=format, comment=head + " The pinned NIC driver repository.")
     suffix = ".sources" if format == "deb822" else ".list"
     return {
         "sources": {"path": "/etc/apt/sources.list.d/%s%s" % (name, suffix), "content": sources},

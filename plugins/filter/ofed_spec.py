@@ -50,17 +50,13 @@ _value:
              packages: {doca-ofed: "2.9.2-0.0.3"}}
 """
 
-from ansible.errors import AnsibleFilterError
-
-from ansible_collections.gpufabric.mlnx.plugins.module_utils._errors import MlnxError
 from ansible_collections.gpufabric.mlnx.plugins.module_utils._ofed import driver_spec
+from ansible_collections.gpufabric.mlnx.plugins.plugin_utils._filters import filter_errors
 
 
+@filter_errors()
 def ofed_spec(value):
-    try:
-        return driver_spec(value)
-    except MlnxError as err:
-        raise AnsibleFilterError(err.msg) from None
+    return driver_spec(value)
 
 
 class FilterModule:

@@ -46,17 +46,13 @@ _value:
   sample: ["serial number MT2248X65238 is on 2 cards: srv-r01-01 0000:18:00.0, srv-r02-01 0000:40:00.0"]
 """
 
-from ansible.errors import AnsibleFilterError
-
-from ansible_collections.gpufabric.mlnx.plugins.module_utils._errors import MlnxError
-from ansible_collections.gpufabric.mlnx.plugins.module_utils._preflight import problems
+from ansible_collections.gpufabric.mlnx.plugins.plugin_utils._preflight import problems
+from ansible_collections.gpufabric.mlnx.plugins.plugin_utils._filters import filter_errors
 
 
+@filter_errors()
 def preflight_problems(devices_by_host, matrix, require_devices=True):
-    try:
-        return problems(devices_by_host, matrix, require_devices)
-    except MlnxError as err:
-        raise AnsibleFilterError(str(err))
+    return problems(devices_by_host, matrix, require_devices=require_devices)
 
 
 class FilterModule:

@@ -5,7 +5,7 @@
 
 from __future__ import annotations
 
-from ansible_collections.gpufabric.mlnx.plugins.module_utils._rail_plan import cabling, plan, plan_problems
+from ansible_collections.gpufabric.mlnx.plugins.plugin_utils._rail_plan import cabling, plan, plan_problems
 from ansible_collections.gpufabric.mlnx.plugins.plugin_utils._filters import filter_errors
 
 

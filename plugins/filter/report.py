@@ -5,28 +5,25 @@
 
 from __future__ import annotations
 
-from ansible.errors import AnsibleFilterError
-
-from ansible_collections.gpufabric.mlnx.plugins.module_utils._errors import MlnxError
-from ansible_collections.gpufabric.mlnx.plugins.module_utils._report import (
-    csv_table, inventory_rows, markdown_table)
+from ansible_collections.gpufabric.mlnx.plugins.plugin_utils import _report as report
+from ansible_collections.gpufabric.mlnx.plugins.plugin_utils._filters import filter_errors
 
 
-def _wrap(func):
-    def inner(*args, **kwargs):
-        try:
-            return func(*args, **kwargs)
-        except MlnxError as err:
-            raise AnsibleFilterError(str(err))
-    inner.__name__ = func.__name__
-    return inner
+@filter_errors()
+def inventory_rows(devices, host, profiles=None, assignments=None):
+    return report.inventory_rows(host, devices, profiles, assignments)
+
+
+@filter_errors()
+def markdown_table(rows, columns=report.INVENTORY_COLUMNS):
+    return report.markdown_table(rows, columns=columns)
+
+
+@filter_errors()
+def csv_table(rows, columns=report.INVENTORY_COLUMNS):
+    return report.csv_table(rows, columns=columns)
 
 
 class FilterModule:
     def filters(self):
-        return {
-            "inventory_rows": _wrap(lambda devices, host, profiles=None, assignments=None:
-                                    inventory_rows(host, devices, profiles, assignments)),
-            "markdown_table": _wrap(markdown_table),
-            "csv_table": _wrap(csv_table),
-        }
+        return {"inventory_rows": inventory_rows, "markdown_table": markdown_table, "csv_table": csv_table}

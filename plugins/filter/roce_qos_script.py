@@ -5,24 +5,19 @@
 
 from __future__ import annotations
 
-from ansible.errors import AnsibleFilterError
+from ansible_collections.gpufabric.mlnx.plugins.module_utils._roce_qos import settings_problems
+from ansible_collections.gpufabric.mlnx.plugins.plugin_utils._filters import filter_errors
+from ansible_collections.gpufabric.mlnx.plugins.plugin_utils._roce_qos_script import replay_script
 
-from ansible_collections.gpufabric.mlnx.plugins.module_utils._errors import MlnxError
-from ansible_collections.gpufabric.mlnx.plugins.module_utils._roce_qos import replay_script, settings_problems
 
-
+@filter_errors()
 def roce_qos_script(interfaces, root="/", path="/usr/local/sbin/gpufabric-roce-qos"):
-    try:
-        return replay_script(interfaces, root, path)
-    except MlnxError as err:
-        raise AnsibleFilterError(str(err))
+    return replay_script(interfaces, root=root, path=path)
 
 
+@filter_errors()
 def roce_qos_problems(settings, host, leave=None):
-    try:
-        return settings_problems(settings, host, leave or ())
-    except MlnxError as err:
-        raise AnsibleFilterError(str(err))
+    return settings_problems(settings, host, leave=leave or ())
 
 
 class FilterModule:

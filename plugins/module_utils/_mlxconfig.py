@@ -12,7 +12,6 @@ any device stops the task before any device is written.
 
 from __future__ import annotations
 
-import difflib
 import os
 import re
 import tempfile
@@ -26,6 +25,7 @@ from ansible_collections.gpufabric.mlnx.plugins.module_utils._errors import (
 )
 from ansible_collections.gpufabric.mlnx.plugins.module_utils._parsers import parse
 from ansible_collections.gpufabric.mlnx.plugins.module_utils._host import parallel, plan_all
+from ansible_collections.gpufabric.mlnx.plugins.module_utils._validate import close_names
 
 ARRAY_KEY_RE = re.compile(r"^(?P<base>[A-Z0-9_]+)\[(?P<index>\d+)\]$")
 ARRAY_RANGE_RE = re.compile(r"^Array\[(?P<lo>\d+)\.\.(?P<hi>\d+)\]$")
@@ -124,7 +124,7 @@ def plan(device, params, desired):
     changes, before, after = {}, {}, {}
     for name, want in desired.items():
         if name not in params:
-            close = difflib.get_close_matches(name, list(params), n=3, cutoff=0.6)
+            close = close_names(name, params, folded=False)
             hint = (" Did you mean %s?" % " or ".join(close)) if close else ""
             raise InvalidParameter("%s: the device has no NV parameter %s.%s" % (device, name, hint),
                                    device=device, parameter=name, allowed=close)

@@ -13,6 +13,8 @@ Inventory keeps ``gpufabric_nv_profiles`` (``{name: {PARAM: value}}``) and
 
 from __future__ import annotations
 
+from typing import Any
+
 from ansible_collections.gpufabric.mlnx.plugins.module_utils._devices import base_part_number, pci_full
 from ansible_collections.gpufabric.mlnx.plugins.module_utils._errors import MlnxError
 from ansible_collections.gpufabric.mlnx.plugins.module_utils._mlxconfig import drift
@@ -20,7 +22,7 @@ from ansible_collections.gpufabric.mlnx.plugins.module_utils._mlxconfig import d
 MATCH_KEYS = ("part_numbers", "pci", "device_types")
 
 
-def check_assignments(profiles, assignments):
+def check_assignments(profiles: Any, assignments: Any) -> None:
     """Every assignment names a known profile and at least one way to match; raises listing all."""
     problems = []
     for index, item in enumerate(assignments or []):
@@ -37,7 +39,7 @@ def check_assignments(profiles, assignments):
         raise MlnxError("gpufabric_nv_profile_assignments: " + "; ".join(problems), parameter="gpufabric_nv_profile_assignments")
 
 
-def profile_for(device, assignments):
+def profile_for(device: dict, assignments: list | None) -> str | None:
     """The profile name for a device (an mlx_info entry), or None."""
     pn = base_part_number(device.get("part_number"))
     address = pci_full(device.get("address") or "")
@@ -51,7 +53,7 @@ def profile_for(device, assignments):
     return None
 
 
-def report(devices, profiles, assignments):
+def report(devices: list[dict], profiles: dict, assignments: list) -> list[dict]:
     """Per device: its profile and the drift of every profile parameter (see ``drift``)."""
     check_assignments(profiles, assignments)
     out = []
@@ -69,7 +71,7 @@ def report(devices, profiles, assignments):
     return out
 
 
-def assign(devices, profiles, assignments):
+def assign(devices: list[dict], profiles: dict, assignments: list) -> dict[str, list[str]]:
     """``{profile: [PCI address, ...]}`` for the devices that have a profile (function 0 of a
     card only: both functions share the card's global and port parameters)."""
     check_assignments(profiles, assignments)

@@ -17,8 +17,10 @@ from __future__ import annotations
 
 import ipaddress
 import json
+from typing import Any, Collection
 
 from ansible_collections.gpufabric.mlnx.plugins.module_utils._errors import InvalidValue, MlnxError, Refused
+from ansible_collections.gpufabric.mlnx.plugins.module_utils._validate import is_whole
 
 SYSCTLS = {"arp_ignore": 1, "arp_announce": 2, "rp_filter": 2}
 SYSCTL_PATH = "/proc/sys/net/ipv4/conf/%s/%s"
@@ -31,7 +33,8 @@ def _bad(host, where, why, allowed):
                         parameter=where, allowed=allowed)
 
 
-def desired_state(host, entries, mtu=9000, sysctls=None, mgmt_interfaces=()):
+def desired_state(host: str, entries: Any, *, mtu: Any = 9000, sysctls: Any = None,
+                  mgmt_interfaces: Collection[str] = ()) -> dict:
     """The host's plan entries -> ``[{rail, interface, address, prefix, network, gateway, table, priority}]``.
 
     Raises InvalidValue for a malformed entry, a duplicated interface/table/address, an MTU outside
@@ -40,14 +43,14 @@ def desired_state(host, entries, mtu=9000, sysctls=None, mgmt_interfaces=()):
     if not isinstance(entries, list) or not entries:
         raise _bad(host, "rails", "is %r, not the host's list of rail plan entries" % (entries,),
                    "gpufabric_rail_plan.hosts[<host>]")
-    if not isinstance(mtu, int) or isinstance(mtu, bool) or not 68 <= mtu <= 9216:
+    if not is_whole(mtu) or not 68 <= mtu <= 9216:
         raise _bad(host, "mtu", "is %r" % (mtu,), "an integer 68-9216 (9000 for RoCE)")
     wanted_sysctls = dict(SYSCTLS if sysctls is None else sysctls)
     for name, value in wanted_sysctls.items():
         allowed = {"arp_ignore": range(0, 9), "arp_announce": range(0, 3), "rp_filter": range(0, 3)}.get(name)
         if allowed is None:
             raise _bad(host, "sysctls.%s" % name, "is not managed", ", ".join(SYSCTLS))
-        if not isinstance(value, int) or isinstance(value, bool) or value not in allowed:
+        if not is_whole(value) or value not in allowed:
             raise _bad(host, "sysctls.%s" % name, "is %r" % (value,), "%d-%d" % (allowed[0], allowed[-1]))
     out, seen = [], {}
     for index, entry in enumerate(entries):
@@ -81,7 +84,7 @@ def desired_state(host, entries, mtu=9000, sysctls=None, mgmt_interfaces=()):
 
 # ---------------------------------------------------------------------------------- read (iproute2 JSON)
 
-def parse_json(text, what):
+def parse_json(text: str | None, what: str) -> list:
     try:
         data = json.loads(text or "[]")
     except ValueError as exc:
@@ -91,7 +94,7 @@ def parse_json(text, what):
     return data
 
 
-def links(addr_json):
+def links(addr_json: list) -> dict:
     """``ip -j addr show`` -> ``{ifname: {"mtu", "up", "inet": ["a.b.c.d/p", ...] (global scope)}}``."""
     out = {}
     for link in addr_json:
@@ -102,7 +105,7 @@ def links(addr_json):
     return out
 
 
-def rules(rule_json):
+def rules(rule_json: list) -> list[dict]:
     """``ip -j rule show`` -> ``[{"priority", "src", "table"}]`` (IPv4 rules; src 'all' or an address[/len])."""
     out = []
     for rule in rule_json:
@@ -113,7 +116,7 @@ def rules(rule_json):
     return out
 
 
-def routes(route_json):
+def routes(route_json: list) -> dict:
     """``ip -j route show table N`` -> ``{dst: {"dev", "gateway", "prefsrc"}}``."""
     return {r.get("dst"): {"dev": r.get("dev"), "gateway": r.get("gateway"), "prefsrc": r.get("prefsrc")}
             for r in route_json}
@@ -121,7 +124,7 @@ def routes(route_json):
 
 # ---------------------------------------------------------------------------------- decide
 
-def plan(current, desired):
+def plan(current: dict, desired: dict) -> dict:
     """Pure: ``{"changes": {rail interface: [what, ...]}, "steps": [{"argv": [...]} | {"write", "value"}]}``.
 
     ``current``: ``{"links", "rules", "routes": {table: routes()}, "sysctls": {interface: {name: int|None}}}``.
@@ -188,7 +191,7 @@ def plan(current, desired):
 
 # ---------------------------------------------------------------------------------- persist (pure renderers)
 
-def netplan(desired):
+def netplan(desired: dict) -> dict:
     """netplan YAML (as a dict) for /etc/netplan/90-gpufabric-rails.yaml: the rails only, matched by name."""
     ethernets = {}
     for rail in desired["rails"]:
@@ -201,7 +204,7 @@ def netplan(desired):
     return {"network": {"version": 2, "ethernets": ethernets}}
 
 
-def nm_keyfile(desired, rail):
+def nm_keyfile(desired: dict, rail: dict) -> str:
     """NetworkManager keyfile text of one rail (/etc/NetworkManager/system-connections/gpufabric-railK.nmconnection)."""
     lines = [
         "# gpufabric.mlnx rails - managed by Ansible, local changes are overwritten.",
@@ -215,7 +218,7 @@ def nm_keyfile(desired, rail):
     return "\n".join(lines)
 
 
-def ifupdown(desired):
+def ifupdown(desired: dict) -> str:
     """/etc/network/interfaces.d/gpufabric-rails (Debian's ifupdown): static address, MTU, table and rule."""
     out = ["# gpufabric.mlnx rails - managed by Ansible, local changes are overwritten."]
     for rail in desired["rails"]:
@@ -230,7 +233,7 @@ def ifupdown(desired):
     return "\n".join(out) + "\n"
 
 
-def sysctl_conf(desired):
+def sysctl_conf(desired: dict) -> str:
     """/etc/sysctl.d/90-gpufabric-rails.conf: the ARP and rp_filter settings of each rail interface."""
     out = ["# gpufabric.mlnx rails - managed by Ansible, local changes are overwritten.",
            "# Several NICs in one host answer ARP only for their own address and route by source (arp_ignore=1,",
@@ -253,7 +256,7 @@ def _ip_json(reader, argv, what, missing_ok=False):
     return parse_json(out, what)
 
 
-def read_state(reader, desired):
+def read_state(reader: Any, desired: dict) -> dict:
     state = {"links": links(_ip_json(reader, ["ip", "-j", "addr", "show"], "ip -j addr show")),
              "rules": rules(_ip_json(reader, ["ip", "-4", "-j", "rule", "show"], "ip -j rule show")),
              "routes": {}, "sysctls": {}}
@@ -269,10 +272,11 @@ def read_state(reader, desired):
     return state
 
 
-def converge(reader, host, entries, mtu=9000, sysctls=None, mgmt_interfaces=(), check_mode=False):
+def converge(reader: Any, host: str, entries: Any, *, mtu: Any = 9000, sysctls: Any = None,
+             mgmt_interfaces: Collection[str] = (), check_mode: bool = False) -> dict:
     """Everything the module does: ``{"changed", "changes", "steps", "desired"}``; raises before any write on
     bad input or a missing interface, and after the writes when something did not take."""
-    desired = desired_state(host, entries, mtu, sysctls, mgmt_interfaces)
+    desired = desired_state(host, entries, mtu=mtu, sysctls=sysctls, mgmt_interfaces=mgmt_interfaces)
     decided = plan(read_state(reader, desired), desired)
     if decided["steps"] and not check_mode:
         for step in decided["steps"]:

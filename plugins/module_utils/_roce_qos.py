@@ -16,7 +16,8 @@ Decide (pure): ``desired_state`` checks and normalises the options (every proble
 InvalidValue naming the interfaces, the option and what is allowed); ``plan(current, desired)``
 gives per setting ``{"before", "after"}`` for what differs; ``commands(interface, plan, ...)``
 turns a plan into argv lists and sysfs writes - the same list a udev rule or a boot-time unit
-can replay.
+can replay (``replay``; the script that does is written on the controller,
+plugin_utils/_roce_qos_script.py).
 
 Write (guarded by check mode): one ``mlnx_qos`` with every differing QoS option, the sysfs
 writes, ``cma_roce_tos -t``; then read the interface again and fail naming the interface and
@@ -27,7 +28,7 @@ from __future__ import annotations
 
 import os
 import re
-import shlex
+from typing import Any, Iterable
 
 from ansible_collections.gpufabric.mlnx.plugins.module_utils._errors import (
     DeviceNotFound,
@@ -42,6 +43,7 @@ from ansible_collections.gpufabric.mlnx.plugins.module_utils._mgmt import MLX5_D
 from ansible_collections.gpufabric.mlnx.plugins.module_utils._parsers.common import ParseError
 from ansible_collections.gpufabric.mlnx.plugins.module_utils._parsers.mlnx_qos import parse_mlnx_qos
 from ansible_collections.gpufabric.mlnx.plugins.module_utils._parsers.sysfs import parse_traffic_class
+from ansible_collections.gpufabric.mlnx.plugins.module_utils._validate import Problems, is_whole
 
 # The tools this module runs, with the package that ships them.
 TOOLS = {
@@ -115,9 +117,7 @@ def _bad(interfaces, option, value, why, allowed):
 def _int(interfaces, option, value, low, high):
     """An int from an int or a decimal string, in [low, high]; bools, floats and words raise."""
     allowed = "an integer %d-%d" % (low, high)
-    if isinstance(value, bool) or value is None:
-        raise _bad(interfaces, option, value, "is not an integer", allowed)
-    if isinstance(value, int):
+    if is_whole(value):
         number = value
     elif isinstance(value, str) and re.match(r"^\s*\d{1,9}\s*$", value, re.ASCII):  # int() would refuse "0\x1f"
         number = int(value)
@@ -219,32 +219,33 @@ def desired_state(params):
     return ifaces, desired
 
 
-def settings_problems(params, host, leave=()):
+def settings_problems(params: Any, host: str, *, leave: Iterable[str] = ()) -> list[str]:
     """Every bad value among the options in ``params`` (the module's, ``interfaces`` included when given), each as
     ``HOST: roce_qos: OPTION=VALUE WHY (allowed: ...).``; [] when all are good. Options named in ``leave`` are not
     checked (the module leaves them). The checks are desired_state's own: a bad option is set aside and the others
     checked again, so each is named once - the preflight lists them before any host is changed."""
+    problems = Problems(prefix=host)
     if not isinstance(params, dict):
-        return ["%s: roce_qos: the settings must be a mapping, not %r" % (host, params)]
+        problems.add("roce_qos", "the settings must be a mapping, not %r" % (params,))
+        return list(problems)
     opts = {key: params.get(key, DEFAULTS[key]) for key in DEFAULTS}
     opts.update({key: None for key in leave or () if key in opts})
-    problems = []
     if params.get("interfaces"):
         try:
             _interfaces(params["interfaces"])
         except BadSetting as err:
-            problems.append("%s: roce_qos: %s." % (host, err.detail))
+            problems.add("roce_qos", err.detail + ".")
     for _attempt in range(len(DEFAULTS) + 1):
         try:
             desired_state(dict(opts, interfaces=["IF"]))  # any good name: the interfaces were checked above
             break
         except BadSetting as err:
-            problems.append("%s: roce_qos: %s." % (host, err.detail))
+            problems.add("roce_qos", err.detail + ".")
             key = re.sub(r"\[.*$", "", err.parameter)
             if opts.get(key) is None:
                 break  # not an option this loop can set aside
             opts[key] = None
-    return problems
+    return list(problems)
 
 
 def check_bandwidth(interfaces, tsa, tc_bw):
@@ -505,91 +506,6 @@ def replay(interface, desired, rdma=None, port=None):
         for prio, value in sorted((desired.get(point) or {}).items()):
             changes["%s[%d]" % (point, prio)] = {"after": value}
     return commands(interface, changes, desired, rdma, port)
-
-
-SCRIPT_HEAD = """#!/bin/sh
-# gpufabric.mlnx roce_qos - managed by Ansible, local changes are overwritten.
-# Re-applies the RoCE QoS of this host's compute interfaces: the mlx5 driver forgets trust, PFC, ECN,
-# CNP, traffic_class and the RDMA-CM ToS on every reboot and driver reload. udev runs it with the
-# interface's name on its "add" event; by hand: %(path)s [INTERFACE|all]
-# Exit status 1 when a setting failed (each failure is logged with the tag gpufabric-roce-qos).
-ROOT=%(root)s
-PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin${PATH:+:$PATH}
-export PATH
-rc=0
-log() { logger -t gpufabric-roce-qos -- "$*" 2>/dev/null; echo "gpufabric-roce-qos: $*" >&2; }
-# The RDMA device of a netdev; mlx5_ib registers it shortly after the netdev appears (wait up to 10 s).
-rdma_of() {
-    n=0
-    while [ "$n" -lt 50 ]; do
-        for d in "$ROOT/sys/class/net/$1/device/infiniband/"*; do
-            [ -d "$d" ] && { basename "$d"; return 0; }
-        done
-        n=$((n + 1))
-        sleep 0.2
-    done
-    return 1
-}
-run() { "$@" >/dev/null 2>&1 || { log "$IFACE: failed: $*"; rc=1; }; }
-put() { printf '%%s\\n' "$2" > "$ROOT$1" 2>/dev/null || { log "$IFACE: cannot write $2 to $1"; rc=1; }; }
-# cma_roce_tos exits 0 even when the write fails: compare what it prints.
-tos() {
-    for want do :; done
-    got=$("$@" 2>/dev/null)
-    [ "$got" = "$want" ] || { log "$IFACE: $* printed '$got'"; rc=1; }
-}
-apply() {
-    IFACE=$1
-    case "$1" in
-"""
-
-SCRIPT_TAIL = """    *) return 0 ;;
-    esac
-}
-if [ "${1:-all}" = all ]; then
-    for i in %(all)s; do apply "$i"; done
-else
-    apply "$1"
-fi
-exit $rc
-"""
-
-
-def _sh(word, rdma):
-    """One shell word; the RDMA device name becomes "$rdma" (looked up when the script runs)."""
-    word = str(word)
-    if rdma and rdma in word.split("/"):
-        return '"$rdma"'.join(shlex.quote(part) if part else "" for part in word.split(rdma))
-    return shlex.quote(word)
-
-
-def replay_script(entries, root="/", path="/usr/local/sbin/gpufabric-roce-qos"):
-    """Pure: the shell script a udev rule runs on an interface's "add" event. ``entries``: the module's
-    ``interfaces`` result (``interface``, ``rdma_device``, ``replay``); ``root``: the sysfs prefix the
-    module used (``/`` on real hosts)."""
-    root = (root or "/").rstrip("/")
-    lines = [SCRIPT_HEAD % {"path": path, "root": shlex.quote(root) if root else "''"}]
-    names = []
-    for entry in entries or []:
-        if not isinstance(entry, dict) or not entry.get("interface"):
-            raise InvalidValue("roce_qos_script: each entry needs interface and replay (the roce_qos module's "
-                               "interfaces result), got %r" % (entry,), parameter="interfaces")
-        name, rdma = entry["interface"], entry.get("rdma_device")
-        names.append(shlex.quote(name))
-        lines.append("    %s)\n" % shlex.quote(name))
-        if rdma:
-            lines.append("        rdma=$(rdma_of %s) || { log \"%s: no RDMA device\"; return 1; }\n"
-                         % (shlex.quote(name), name))
-        for step in entry.get("replay") or []:
-            if "argv" in step:
-                words = " ".join(_sh(w, rdma) for w in step["argv"])
-                verb = "tos" if step["argv"][0] == "cma_roce_tos" else "run"
-                lines.append("        %s %s\n" % (verb, words))
-            else:
-                lines.append("        put %s %s\n" % (_sh(step["write"], rdma), shlex.quote(str(step["value"]))))
-        lines.append("        ;;\n")
-    lines.append(SCRIPT_TAIL % {"all": " ".join(names) or "''"})
-    return "".join(lines)
 
 
 def run_steps(reader, interface, steps):

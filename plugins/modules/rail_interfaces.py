@@ -126,8 +126,9 @@ def main():
     reader = Host(root=params["root"])
     try:
         mgmt = mgmt_state(reader, {"mgmt_interface": params["mgmt_interface"], "mgmt_address": None})
-        result = _rails.converge(reader, params["host"] or socket.gethostname(), params["rails"], params["mtu"], params["sysctls"],
-                                 set(mgmt["interfaces"]) | set(mgmt["evidence"]), module.check_mode)
+        result = _rails.converge(reader, params["host"] or socket.gethostname(), params["rails"], mtu=params["mtu"],
+                                 sysctls=params["sysctls"], mgmt_interfaces=set(mgmt["interfaces"]) | set(mgmt["evidence"]),
+                                 check_mode=module.check_mode)
     except MlnxError as err:
         module.fail_json(**err.fail_kwargs())
     desired = result["desired"]

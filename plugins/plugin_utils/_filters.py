@@ -27,7 +27,9 @@ def filter_errors(name: str | None = None):
     """Decorator: an ``MlnxError`` raised by the wrapped filter becomes ``AnsibleFilterError``.
 
     ``name``, when given, prefixes the message (``"<name>: <sentence>"``). The original
-    exception is kept as ``orig_exc``; the traceback of the core code is not shown to the user.
+    exception is the cause (``raise ... from``, also ``orig_exc``): Ansible shows the sentence,
+    and the core code's traceback only with -vvv. (``orig_exc`` without ``from`` makes
+    ansible-core 2.19 warn on every failed filter.)
     """
     def wrap(func):
         @functools.wraps(func)
@@ -36,6 +38,6 @@ def filter_errors(name: str | None = None):
                 return func(*args, **kwargs)
             except MlnxError as err:
                 text = "%s: %s" % (name, err.msg) if name else err.msg
-                raise AnsibleFilterError(text, orig_exc=err) from None
+                raise AnsibleFilterError(text, orig_exc=err) from err
         return filter_
     return wrap

@@ -1,4 +1,4 @@
-"""Benchmark of the rail plan (plugins/module_utils/_rail_plan.py): plan() + cabling() for 125,
+"""Benchmark of the rail plan (plugins/plugin_utils/_rail_plan.py): plan() + cabling() for 125,
 1,250 and 12,500 synthetic servers x 8 rails.
 
     .venv/bin/python tests/bench/rail_plan.py
@@ -21,7 +21,7 @@ sys.path[:0] = [str(HERE.parent), str(HERE.parent / "unit")]
 from conftest import REPO  # noqa: E402,F401  # pylint: disable=unused-import
 from _report import at_most, publish  # noqa: E402
 
-from ansible_collections.gpufabric.mlnx.plugins.module_utils._rail_plan import cabling, plan  # noqa: E402
+from ansible_collections.gpufabric.mlnx.plugins.plugin_utils._rail_plan import cabling, plan  # noqa: E402
 
 SIZES = (125, 1250, 12500)
 RAILS = 8

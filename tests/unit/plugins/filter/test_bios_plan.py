@@ -1,4 +1,4 @@
-"""The bios_plan filter: a thin shell over module_utils/_bios.py (tests/unit/plugins/module_utils/test_bios.py
+"""The bios_plan filter: a thin shell over plugin_utils/_bios.py (tests/unit/plugins/module_utils/test_bios.py
 tests the plan itself), its documentation matches its arguments and result, and ansible-doc renders it and the
 platform role that uses it."""
 import inspect
@@ -13,7 +13,7 @@ import yaml
 
 from _paths import REPO
 from ansible_collections.gpufabric.mlnx.plugins.filter import bios_plan as plugin
-from ansible_collections.gpufabric.mlnx.plugins.module_utils import _bios as bios
+from ansible_collections.gpufabric.mlnx.plugins.plugin_utils import _bios as bios
 
 MODELS = json.loads((REPO / "tests" / "redfish" / "bios_models.json").read_text())
 DELL = "PowerEdge XE9680"

@@ -1,4 +1,4 @@
-"""The delivery_findings filter: a thin shell over module_utils/_delivery, its docs, and the
+"""The delivery_findings filter: a thin shell over plugin_utils/_delivery, its docs, and the
 delivery_check role run for real by ansible-playbook on a simulated host (mlx_info reading the
 simulated tools, the report written, the run failed after it)."""
 import csv

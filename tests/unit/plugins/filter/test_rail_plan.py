@@ -1,4 +1,4 @@
-"""The rail plan filters (rail_plan, rail_cabling): thin shells over module_utils/_rail_plan through
+"""The rail plan filters (rail_plan, rail_cabling): thin shells over plugin_utils/_rail_plan through
 FilterModule().filters(), their YAML docs, and playbooks/cabling_plan.yml run for real on a small
 inventory (Ansible's own templating of hostvars, the report filters, the files it writes)."""
 import copy
@@ -13,7 +13,7 @@ from ansible.errors import AnsibleFilterError
 from _ansible import env, tool
 from _paths import REPO
 from ansible_collections.gpufabric.mlnx.plugins.filter import rail_plan as plugin
-from ansible_collections.gpufabric.mlnx.plugins.module_utils import _rail_plan as rp
+from ansible_collections.gpufabric.mlnx.plugins.plugin_utils import _rail_plan as rp
 
 FILTERS = plugin.FilterModule().filters()
 PLUGIN_DIR = REPO / "plugins" / "filter"

@@ -1,4 +1,4 @@
-"""The BIOS plan core (plugins/module_utils/_bios.py): which attributes are set
+"""The BIOS plan core (plugins/plugin_utils/_bios.py): which attributes are set
 (only those neither current nor already pending), what is pending after, whether a reset is needed,
 the per-model set / default / switches / overrides, every problem at once naming host, inventory entry,
 attribute and what is allowed - with the attribute tables of the Redfish emulator's models
@@ -13,7 +13,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from _paths import REPO
-from ansible_collections.gpufabric.mlnx.plugins.module_utils import _bios as bios
+from ansible_collections.gpufabric.mlnx.plugins.plugin_utils import _bios as bios
 
 MODELS = json.loads((REPO / "tests" / "redfish" / "bios_models.json").read_text())
 DELL = "PowerEdge XE9680"

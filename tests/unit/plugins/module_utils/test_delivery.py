@@ -17,11 +17,11 @@ import pytest
 import yaml
 
 from _paths import REAL, REPO
-from ansible_collections.gpufabric.mlnx.plugins.module_utils import _delivery as delivery
 from ansible_collections.gpufabric.mlnx.plugins.module_utils import _info as info
 from ansible_collections.gpufabric.mlnx.plugins.module_utils._errors import InvalidValue, MlnxError
 from ansible_collections.gpufabric.mlnx.plugins.module_utils._parsers import parse
 from ansible_collections.gpufabric.mlnx.plugins.module_utils._runner import Runner
+from ansible_collections.gpufabric.mlnx.plugins.plugin_utils import _delivery as delivery
 
 EXAMPLE = yaml.safe_load((REPO / "inventory/example-1250/group_vars/all/matrix.yml").read_text())["gpufabric_matrix"]
 CX7, CX7_PN = "MT_0000000838", "MCX75310AAS-NEAT"

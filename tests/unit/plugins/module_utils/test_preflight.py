@@ -4,7 +4,7 @@ import copy
 import yaml
 
 from _paths import REPO
-from ansible_collections.gpufabric.mlnx.plugins.module_utils._preflight import problems
+from ansible_collections.gpufabric.mlnx.plugins.plugin_utils._preflight import problems
 
 MATRIX = yaml.safe_load((REPO / "inventory/example-1250/group_vars/all/matrix.yml").read_text())["gpufabric_matrix"]
 TARGET = MATRIX["firmware"]["MT_0000000838"]["version"]

@@ -1,4 +1,4 @@
-"""The rail plan core (plugins/module_utils/_rail_plan.py): exact plans of a small two-SU fabric in
+"""The rail plan core (plugins/plugin_utils/_rail_plan.py): exact plans of a small two-SU fabric in
 both addressing modes, NIC matching from mlx_info-shaped devices (PCI slot map and part numbers),
 every problem listed at once and named by its path, the example inventory, and hypothesis: any
 JSON-like input gives a plan or MlnxError, and generated valid fabrics give unique addresses inside
@@ -13,8 +13,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from _paths import REPO
-from ansible_collections.gpufabric.mlnx.plugins.module_utils import _rail_plan as rp
 from ansible_collections.gpufabric.mlnx.plugins.module_utils._errors import MlnxError
+from ansible_collections.gpufabric.mlnx.plugins.plugin_utils import _rail_plan as rp
 
 EXAMPLE = REPO / "inventory" / "example-1250"
 DGX_PCI = ["0000:18:00.0", "0000:40:00.0", "0000:4f:00.0", "0000:5e:00.0",

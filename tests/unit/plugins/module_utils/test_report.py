@@ -7,7 +7,7 @@ import pytest
 from ansible_collections.gpufabric.mlnx.plugins.module_utils._errors import MlnxError
 from ansible_collections.gpufabric.mlnx.plugins.module_utils._mlxconfig import drift
 from ansible_collections.gpufabric.mlnx.plugins.module_utils._profiles import assign, check_assignments, profile_for, report
-from ansible_collections.gpufabric.mlnx.plugins.module_utils._report import csv_table, inventory_rows, markdown_table
+from ansible_collections.gpufabric.mlnx.plugins.plugin_utils._report import csv_table, inventory_rows, markdown_table
 
 PROFILES = {"roce": {"LINK_TYPE_P1": "ETH", "SRIOV_EN": False, "NUM_OF_VFS": 0},
             "dpu": {"INTERNAL_CPU_MODEL": "EMBEDDED_CPU"}}

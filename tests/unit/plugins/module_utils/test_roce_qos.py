@@ -12,6 +12,7 @@ from ansible_collections.gpufabric.mlnx.plugins.module_utils import _roce_qos as
 from ansible_collections.gpufabric.mlnx.plugins.module_utils._errors import (
     DeviceNotFound, InvalidValue, MlnxError, Refused, ToolNotFound)
 from ansible_collections.gpufabric.mlnx.plugins.module_utils._parsers.mlnx_qos import parse_mlnx_qos
+from ansible_collections.gpufabric.mlnx.plugins.plugin_utils import _roce_qos_script as qs
 from unit.plugins.module_utils.fake_roce_qos import (
     DEFAULT_PRIO_TC, Port, QosHost, compliant_port, render_qos)
 
@@ -468,7 +469,7 @@ def test_replay_sets_everything_even_when_nothing_differs():
 def test_replay_script_looks_the_rdma_device_up_and_quotes_every_word():
     _ifaces, desired = rq.desired_state({"interfaces": ["enp24s0np0"]})
     entry = {"interface": "enp24s0np0", "rdma_device": "mlx5_0", "replay": rq.replay("enp24s0np0", desired, "mlx5_0", 1)}
-    text = rq.replay_script([entry], root="/var/lib/mlxsim/root/")
+    text = qs.replay_script([entry], root="/var/lib/mlxsim/root/")
     assert text.startswith("#!/bin/sh\n")
     assert "\nROOT=/var/lib/mlxsim/root\n" in text
     assert "        rdma=$(rdma_of enp24s0np0) ||" in text
@@ -476,7 +477,17 @@ def test_replay_script_looks_the_rdma_device_up_and_quotes_every_word():
     assert "        tos cma_roce_tos -d \"$rdma\" -p 1 -t 106\n" in text
     assert "mlx5_0" not in text                       # the name is looked up when the script runs
     assert "    for i in enp24s0np0; do apply \"$i\"; done\n" in text
-    assert "\nROOT=''\n" in rq.replay_script([entry])
-    assert rq._sh("a'b", None) == "'a'\"'\"'b'"
-    with pytest.raises(rq.InvalidValue, match="interface and replay"):
-        rq.replay_script([{"rdma_device": "mlx5_0"}])
+    assert "\nROOT=''\n" in qs.replay_script([entry])
+    assert qs._sh("a'b", None) == "'a'\"'\"'b'"
+    with pytest.raises(InvalidValue, match="interface and replay"):
+        qs.replay_script([{"rdma_device": "mlx5_0"}])
+
+
+def test_replay_script_quotes_the_interface_name_in_its_log_line_too():
+    """An interface name is never inside double quotes, where the shell would expand $(...) and `...`."""
+    name = "a$(id)`id`"
+    entry = {"interface": name, "rdma_device": "mlx5_0", "replay": [{"argv": ["mlnx_qos", "-i", name]}]}
+    text = qs.replay_script([entry])
+    assert "        rdma=$(rdma_of 'a$(id)`id`') || { log 'a$(id)`id`: no RDMA device'; return 1; }\n" in text
+    assert "        run mlnx_qos -i 'a$(id)`id`'\n" in text
+    assert '"%s' % name not in text

@@ -16,6 +16,8 @@ def test_named_filter_prefixes_the_sentence():
         broken(3)
     assert err.value.message == "fw_targets: host gpu-01: firmware must be a mapping, not 3"
     assert isinstance(err.value.orig_exc, InvalidValue)
+    # raised "from" the core error: orig_exc alone makes ansible-core 2.19 warn on every failed filter
+    assert err.value.__cause__ is err.value.orig_exc
 
 
 def test_unnamed_filter_keeps_the_sentence_and_parse_errors_are_caught():

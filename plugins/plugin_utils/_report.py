@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import csv
 import io
+from typing import Sequence
 
 from ansible_collections.gpufabric.mlnx.plugins.module_utils._profiles import report as drift_report
 
@@ -41,7 +42,8 @@ def _drift_text(entry):
     return "; ".join(bad) if bad else ("" if entry["profile"] is None else "ok")
 
 
-def inventory_rows(host, devices, profiles=None, assignments=None):
+def inventory_rows(host: str, devices: list[dict], profiles: dict | None = None,
+                   assignments: list | None = None) -> list[dict]:
     """One row per device function of one host (the mlx_info ``devices`` list)."""
     drift = drift_report(devices, profiles or {}, assignments or []) if profiles else [None] * len(devices)
     rows = []
@@ -67,14 +69,14 @@ def _cell(value):
     return "" if value is None else str(value).replace("|", "\\|").replace("\n", " ")
 
 
-def markdown_table(rows, columns=INVENTORY_COLUMNS):
+def markdown_table(rows: list[dict], *, columns: Sequence[tuple[str, str]] = INVENTORY_COLUMNS) -> str:
     head = "| " + " | ".join(title for _key, title in columns) + " |"
     rule = "|" + "|".join("---" for _c in columns) + "|"
     body = ["| " + " | ".join(_cell(row.get(key)) for key, _t in columns) + " |" for row in rows]
     return "\n".join([head, rule] + body) + "\n"
 
 
-def csv_table(rows, columns=INVENTORY_COLUMNS):
+def csv_table(rows: list[dict], *, columns: Sequence[tuple[str, str]] = INVENTORY_COLUMNS) -> str:
     out = io.StringIO()
     writer = csv.writer(out, lineterminator="\n")
     writer.writerow([key for key, _t in columns])

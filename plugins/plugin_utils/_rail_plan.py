@@ -17,9 +17,9 @@ and turns each address into text once.
 
 from __future__ import annotations
 
-import json
 import re
 import string
+from typing import Any, Sequence
 
 try:
     import netaddr
@@ -30,11 +30,11 @@ else:
     HAS_NETADDR = True
 
 from ansible_collections.gpufabric.mlnx.plugins.module_utils._devices import base_part_number, is_pci, pci_full
-from ansible_collections.gpufabric.mlnx.plugins.module_utils._errors import InvalidValue, MlnxError
+from ansible_collections.gpufabric.mlnx.plugins.module_utils._errors import MlnxError
 from ansible_collections.gpufabric.mlnx.plugins.module_utils._info import UPLINK_RE
-from ansible_collections.gpufabric.mlnx.plugins.module_utils._matrix import (
-    _list, _Problems, _unknown_keys as _matrix_unknown_keys, join_path)
-from ansible_collections.gpufabric.mlnx.plugins.module_utils._matrix import kind_of as _kind
+from ansible_collections.gpufabric.mlnx.plugins.module_utils._validate import (
+    Problems, ProblemsError, check_list, check_mapping, field, is_whole, join_path, kind_of, quoted, read_choice,
+    read_text, read_whole, some, unknown_keys)
 
 ROOT = "gpufabric_fabric"
 HOSTS = "hosts"
@@ -72,14 +72,11 @@ TEMPLATES = {
 }
 
 
-class RailPlanError(InvalidValue):
+class RailPlanError(ProblemsError):
     """The fabric, the hosts or the plan have problems; ``problems`` lists them all."""
 
-    def __init__(self, problems, subject):
-        count = len(problems)
-        lines = "\n".join("- " + problem for problem in problems)
-        super().__init__("%s (%d problem%s):\n%s" % (subject, count, "" if count == 1 else "s", lines), parameter=ROOT)
-        self.problems = list(problems)
+    def __init__(self, problems: Sequence[str], subject: str):
+        super().__init__(subject, problems, parameter=ROOT)
 
 
 def _need_netaddr():
@@ -89,19 +86,8 @@ def _need_netaddr():
 
 # ---------------------------------------------------------------- words
 
-def _quoted(text):
-    """A string for a message: in double quotes, at most 60 characters."""
-    return json.dumps(text if len(text) <= 60 else text[:57] + "...")
-
-
 def _key_text(key):
-    return key if isinstance(key, str) else _kind(key)
-
-
-def _some(names, limit=5):
-    names = list(names)
-    shown = ", ".join(names[:limit])
-    return shown + (" and %d more" % (len(names) - limit) if len(names) > limit else "")
+    return key if isinstance(key, str) else kind_of(key)
 
 
 def _natural(text):
@@ -130,32 +116,7 @@ def _span(first, last):
 # ---------------------------------------------------------------- small readers (each adds problems)
 
 def _unknown_keys(problems, mapping, base, allowed):
-    _matrix_unknown_keys(problems, mapping, base, allowed, key_text=_key_text)
-
-
-def _whole(problems, path, value, low, high, what):
-    """An int in [low, high] (never a boolean), or None after adding a problem."""
-    if isinstance(value, int) and not isinstance(value, bool):
-        if low <= value <= high:
-            return value
-        problems.add(path, "must be from %d to %d (%s), not %s" % (low, high, what, _kind(value)))
-        return None
-    hint = ""
-    if isinstance(value, str) and re.match(r"^\s*[0-9]{1,18}\s*$", value):
-        hint = ": write it without quotes"
-    problems.add(path, "must be a whole number from %d to %d (%s), not %s%s" % (low, high, what, _kind(value), hint))
-    return None
-
-
-def _text(problems, path, value, what, pattern=None):
-    """A non-empty string (matching ``pattern`` when given), or None after adding a problem."""
-    if not isinstance(value, str) or not value.strip():
-        problems.add(path, "must be a non-empty string (%s), not %s" % (what, _kind(value)))
-        return None
-    if pattern is not None and not pattern.match(value):
-        problems.add(path, "%s is not %s" % (_quoted(value), what))
-        return None
-    return value
+    unknown_keys(problems, mapping, base, allowed, key_text=_key_text)
 
 
 class _Net:
@@ -169,11 +130,11 @@ class _Net:
 def _cidr(problems, path, value, what):
     if not isinstance(value, str):
         problems.add(path, "must be an IPv4 network in CIDR notation such as 198.18.0.0/20 (%s), not %s"
-                     % (what, _kind(value)))
+                     % (what, kind_of(value)))
         return None
     text = value.strip()
     if ":" in text:
-        problems.add(path, "%s is IPv6: the rail plan is IPv4 only" % _quoted(text))
+        problems.add(path, "%s is IPv6: the rail plan is IPv4 only" % quoted(text))
         return None
     net = None
     if CIDR_RE.match(text):
@@ -184,7 +145,7 @@ def _cidr(problems, path, value, what):
     if net is None:
         hint = "; add the prefix length, e.g. /20" if "/" not in text else ""
         problems.add(path, "%s is not an IPv4 network in CIDR notation, e.g. 198.18.0.0/20%s"
-                     % (_quoted(text), hint))
+                     % (quoted(text), hint))
         return None
     if net.ip != net.network:
         problems.add(path, "%s has host bits set: the network is %s" % (text, net.cidr))
@@ -231,31 +192,22 @@ def _option(problems, fabric, key, read, *args):
     return read(problems, join_path(ROOT, key), value, *args)
 
 
-def _choice(problems, path, value, allowed):
-    if isinstance(value, str) and value in allowed:
-        return value
-    problems.add(path, "must be one of %s, not %s" % (", ".join(allowed), _kind(value)))
-    return None
-
-
 def _read_scalars(problems, fabric, fab):
-    path = join_path(ROOT, "rails")
-    if fabric.get("rails") is None:
-        problems.add(path, "required: the number of rails (compute NICs per server), e.g. 8")
-    else:
-        fab.rails = _whole(problems, path, fabric["rails"], 1, MAX_RAILS, "compute NICs per server")
-    fab.addressing = _option(problems, fabric, "addressing", _choice, ADDRESSING)
+    path, rails = field(problems, fabric, ROOT, "rails", "the number of rails (compute NICs per server), e.g. 8")
+    if rails is not None:
+        fab.rails = read_whole(problems, path, rails, 1, MAX_RAILS, "compute NICs per server")
+    fab.addressing = _option(problems, fabric, "addressing", read_choice, ADDRESSING)
     top = 30 if fab.addressing != P2P31 else 31
-    fab.su_prefix = _option(problems, fabric, "su_prefix", _whole, 1, top,
+    fab.su_prefix = _option(problems, fabric, "su_prefix", read_whole, 1, top,
                             "the prefix length of each SU's block of a rail's pool")
-    fab.racks_per_su = _option(problems, fabric, "racks_per_su", _whole, 1, MAX_SU,
+    fab.racks_per_su = _option(problems, fabric, "racks_per_su", read_whole, 1, MAX_SU,
                                "racks per scalable unit, for hosts without su")
-    fab.port_base = _option(problems, fabric, "leaf_port_base", _whole, 0, MAX_SU,
+    fab.port_base = _option(problems, fabric, "leaf_port_base", read_whole, 0, MAX_SU,
                             "the leaf port of the first host of an SU")
 
 
 def _read_table_base(problems, fabric, fab):
-    base = _option(problems, fabric, "table_base", _whole, 1, MAX_TABLE - MAX_RAILS,
+    base = _option(problems, fabric, "table_base", read_whole, 1, MAX_TABLE - MAX_RAILS,
                    "the routing table of rail 0; rail k uses table_base + k")
     if base is None or fab.rails is None:
         return base
@@ -272,37 +224,37 @@ def _template(problems, path, value, name, addressing):
     fields = spec["fields"]
     if name == "leaf_name" and addressing == SU_SUBNET:
         fields = ("su", "rail")
-    text = _text(problems, path, value, spec["what"])
+    text = read_text(problems, path, value, spec["what"])
     if text is None:
         return None
     try:
         parsed = list(string.Formatter().parse(text))
     except ValueError as err:
-        problems.add(path, "%s is not a valid template: %s (write a literal brace as {{ or }})" % (_quoted(text), err))
+        problems.add(path, "%s is not a valid template: %s (write a literal brace as {{ or }})" % (quoted(text), err))
         return None
     used, before = set(), len(problems)
-    for _literal, field, fmt, conversion in parsed:
-        if field is None:
+    for _literal, key, fmt, conversion in parsed:
+        if key is None:
             continue
-        if field not in fields:
+        if key not in fields:
             extra = (" ({rack}: only with addressing p2p31 - with su_subnet the leaf is the gateway of its SU's "
-                     "subnet, one leaf per rail per SU)" if field == "rack" else "")
+                     "subnet, one leaf per rail per SU)" if key == "rack" else "")
             problems.add(path, "{%s} is not a field of %s (allowed: %s)%s" % (
-                field, _quoted(text), ", ".join("{%s}" % f for f in fields), extra))
-        elif conversion or (fmt and (field == "rack" or not INT_SPEC_RE.match(fmt))):
+                key, quoted(text), ", ".join("{%s}" % f for f in fields), extra))
+        elif conversion or (fmt and (key == "rack" or not INT_SPEC_RE.match(fmt))):
             problems.add(path, "{%s} in %s: only a zero-padded width such as {%s:02d} is allowed" % (
-                field, _quoted(text), field))
-        used.add(field)
+                key, quoted(text), key))
+        used.add(key)
     _template_fields(problems, path, name, text, used)
     return text if len(problems) == before else None
 
 
 def _template_fields(problems, path, name, text, used):
     if name == "leaf_port" and "port" not in used:
-        problems.add(path, "%s must contain {port} (the host's index in its SU + leaf_port_base)" % _quoted(text))
+        problems.add(path, "%s must contain {port} (the host's index in its SU + leaf_port_base)" % quoted(text))
     if name == "leaf_name" and ("rail" not in used or not used & {"su", "rack"}):
         problems.add(path, "%s must contain {rail} and {su} (one leaf per rail per SU), or {rack} instead of {su} "
-                           "with p2p31" % _quoted(text))
+                           "with p2p31" % quoted(text))
 
 
 def _read_templates(problems, fabric, fab):
@@ -312,13 +264,12 @@ def _read_templates(problems, fabric, fab):
 
 def _read_pools(problems, fabric, fab):
     """``{rail: [_Net, ...]}`` of the pools that could be read (read_fabric drops all when any is bad)."""
-    path = join_path(ROOT, "pools")
-    pools = fabric.get("pools")
+    path, pools = field(problems, fabric, ROOT, "pools", "one pool per rail, rail0: 198.18.0.0/20 (a CIDR or a list "
+                                                         "of CIDRs)")
     if pools is None:
-        problems.add(path, "required: one pool per rail, rail0: 198.18.0.0/20 (a CIDR or a list of CIDRs)")
         return None
     if not isinstance(pools, dict):
-        problems.add(path, "must be a mapping of rail0, rail1, ... to a CIDR or a list of CIDRs, not %s" % _kind(pools))
+        problems.add(path, "must be a mapping of rail0, rail1, ... to a CIDR or a list of CIDRs, not %s" % kind_of(pools))
         return None
     out = {}
     for key, value in pools.items():
@@ -395,14 +346,9 @@ def _check_overlaps(problems, fab):
 
 
 def _read_nics(problems, fabric, fab):
-    path = join_path(ROOT, "nics")
-    nics = fabric.get("nics")
     what = "how a rail finds its NIC: pci (one PCI address per rail) or part_numbers (the compute NICs' part numbers)"
-    if nics is None:
-        problems.add(path, "required: " + what)
-        return
-    if not isinstance(nics, dict):
-        problems.add(path, "must be a mapping (%s), not %s" % (what, _kind(nics)))
+    path, nics = field(problems, fabric, ROOT, "nics", what)
+    if nics is None or not check_mapping(problems, path, nics, what):
         return
     _unknown_keys(problems, nics, path, NIC_KEYS)
     given = [key for key in NIC_KEYS if nics.get(key) is not None]
@@ -418,13 +364,13 @@ def _read_nics(problems, fabric, fab):
 
 def _read_pci(problems, path, value, rails):
     what = "the PCI address of rail k's NIC at index k, e.g. 0000:18:00.0"
-    if not _list(problems, path, value, what):
+    if not check_list(problems, path, value, what):
         return None
     out, before = [], len(problems)
     for index, item in enumerate(value):
         where = join_path(path, index)
         if not isinstance(item, str) or not is_pci(item):
-            problems.add(where, "must be a PCI address such as 0000:18:00.0, not %s" % _kind(item))
+            problems.add(where, "must be a PCI address such as 0000:18:00.0, not %s" % kind_of(item))
             continue
         if pci_full(item) in out:
             problems.add(where, "%s is already rail %d's NIC" % (item, out.index(pci_full(item))))
@@ -436,12 +382,12 @@ def _read_pci(problems, path, value, rails):
 
 def _read_part_numbers(problems, path, value):
     what = "the part numbers of the compute NICs, e.g. MCX75310AAS-NEAT"
-    if not _list(problems, path, value, what):
+    if not check_list(problems, path, value, what):
         return None
     if not value:
         problems.add(path, "must not be empty (%s)" % what)
         return None
-    texts = [_text(problems, join_path(path, i), item, "a part number") for i, item in enumerate(value)]
+    texts = [read_text(problems, join_path(path, i), item, "a part number") for i, item in enumerate(value)]
     return None if None in texts else {base_part_number(t) for t in texts}
 
 
@@ -450,11 +396,11 @@ def _read_interface_names(problems, fabric, fab):
     if value is None:
         return None
     path = join_path(ROOT, "interface_names")
-    if not _list(problems, path, value, "the network interface of rail k at index k, e.g. ibp24s0"):
+    if not check_list(problems, path, value, "the network interface of rail k at index k, e.g. ibp24s0"):
         return None
     before = len(problems)
     what = "a Linux interface name (at most 15 characters, no spaces, / or :)"
-    names = [_text(problems, join_path(path, i), item, what, IFNAME_RE) for i, item in enumerate(value)]
+    names = [read_text(problems, join_path(path, i), item, what, pattern=IFNAME_RE) for i, item in enumerate(value)]
     for index, name in enumerate(names):
         if name is not None and name in names[:index]:
             problems.add(join_path(path, index), "%s is already rail %d's interface" % (name, names.index(name)))
@@ -463,11 +409,11 @@ def _read_interface_names(problems, fabric, fab):
     return names if len(problems) == before else None
 
 
-def read_fabric(problems, fabric):
+def read_fabric(problems: Problems, fabric: Any) -> _Fabric:
     """The fabric as a _Fabric; its problems are added to ``problems``."""
     fab = _Fabric()
     if not isinstance(fabric, dict):
-        problems.add(ROOT, "must be a mapping (rails, addressing, pools, nics, ...), not %s" % _kind(fabric))
+        problems.add(ROOT, "must be a mapping (rails, addressing, pools, nics, ...), not %s" % kind_of(fabric))
         return fab
     before = len(problems)
     fab.given = {key for key in FABRIC_KEYS if fabric.get(key) is not None}
@@ -488,15 +434,15 @@ def read_fabric(problems, fabric):
     return fab
 
 
-def fabric_problems(fabric):
+def fabric_problems(fabric: Any) -> list[str]:
     """Every problem of ``gpufabric_fabric``, each starting with its path; [] when it is consistent."""
     _need_netaddr()
-    problems = _Problems()
+    problems = Problems()
     read_fabric(problems, fabric)
     return list(problems)
 
 
-def check(fabric):
+def check(fabric: Any) -> dict:
     """The fabric unchanged, or RailPlanError listing every problem."""
     problems = fabric_problems(fabric)
     if problems:
@@ -527,11 +473,11 @@ BAD = object()  # devices facts given but unusable: the host's NICs are not matc
 
 
 def _rack(problems, path, value):
-    if isinstance(value, int) and not isinstance(value, bool) and 0 <= value <= MAX_RACK_NUMBER:
+    if is_whole(value) and 0 <= value <= MAX_RACK_NUMBER:
         return "%d" % value
     if isinstance(value, str) and value.strip():
         return value
-    problems.add(path, "must be the rack's name or number, e.g. r01, not %s" % _kind(value))
+    problems.add(path, "must be the rack's name or number, e.g. r01, not %s" % kind_of(value))
     return None
 
 
@@ -544,34 +490,34 @@ def _mgmt_address(problems, path, value):
         if address is not None:
             return (int(address) if address.version == 4 else None), str(address)
     problems.add(path, "must be the IP address Ansible reaches the host on (no prefix length, no host name), "
-                       "not %s" % _kind(value))
+                       "not %s" % kind_of(value))
     return None, None
 
 
 def _read_device(problems, path, dev):
     if not isinstance(dev, dict):
-        problems.add(path, "must be a mapping as gpufabric.mlnx.mlx_info returns it, not %s" % _kind(dev))
+        problems.add(path, "must be a mapping as gpufabric.mlnx.mlx_info returns it, not %s" % kind_of(dev))
         return None
     address = dev.get("address")
     if not isinstance(address, str) or not is_pci(address):
-        problems.add(join_path(path, "address"), "must be a PCI address such as 0000:18:00.0, not %s" % _kind(address))
+        problems.add(join_path(path, "address"), "must be a PCI address such as 0000:18:00.0, not %s" % kind_of(address))
         return None
     part = dev.get("part_number")
     if part is not None and not isinstance(part, str):
-        problems.add(join_path(path, "part_number"), "must be a string or null, not %s" % _kind(part))
+        problems.add(join_path(path, "part_number"), "must be a string or null, not %s" % kind_of(part))
         return None
     netdevs = dev.get("netdevs")
     if netdevs is None:
         netdevs = []
     if not isinstance(netdevs, list) or not all(isinstance(n, str) and IFNAME_RE.match(n) for n in netdevs):
-        problems.add(join_path(path, "netdevs"), "must be a list of interface names, not %s" % _kind(netdevs))
+        problems.add(join_path(path, "netdevs"), "must be a list of interface names, not %s" % kind_of(netdevs))
         return None
     return _Device(pci_full(address), base_part_number(part) if part else None, netdevs, path)
 
 
 def _read_devices(problems, path, value):
     if not isinstance(value, list):
-        problems.add(path, "must be the devices list of gpufabric.mlnx.mlx_info, not %s" % _kind(value))
+        problems.add(path, "must be the devices list of gpufabric.mlnx.mlx_info, not %s" % kind_of(value))
         return BAD
     devices = [_read_device(problems, join_path(path, index), dev) for index, dev in enumerate(value)]
     return BAD if None in devices else devices
@@ -579,16 +525,15 @@ def _read_devices(problems, path, value):
 
 def _read_identity(problems, host, item):
     for key, what in (("rack", "the rack's name"), ("position", "the host's position in its rack")):
-        if item.get(key) is None:
-            problems.add(join_path(host.path, key), "required: %s" % what)
+        field(problems, item, host.path, key, what)
     if item.get("rack") is not None:
         host.rack = _rack(problems, join_path(host.path, "rack"), item["rack"])
         host.rack_key = _natural(host.rack) if host.rack is not None else None
     if item.get("position") is not None:
-        host.position = _whole(problems, join_path(host.path, "position"), item["position"], 0, MAX_POSITION,
-                               "the host's position in its rack")
+        host.position = read_whole(problems, join_path(host.path, "position"), item["position"], 0, MAX_POSITION,
+                                   "the host's position in its rack")
     if item.get("su") is not None:
-        host.su = _whole(problems, join_path(host.path, "su"), item["su"], 1, MAX_SU, "the host's scalable unit")
+        host.su = read_whole(problems, join_path(host.path, "su"), item["su"], 1, MAX_SU, "the host's scalable unit")
     return host.rack is not None and host.position is not None and (item.get("su") is None or host.su is not None)
 
 
@@ -596,8 +541,8 @@ def _read_extras(problems, host, item):
     if item.get("mgmt_address") is not None:
         host.mgmt, host.mgmt_text = _mgmt_address(problems, join_path(host.path, "mgmt_address"), item["mgmt_address"])
     if item.get("mgmt_interface") is not None:
-        host.mgmt_interface = _text(problems, join_path(host.path, "mgmt_interface"), item["mgmt_interface"],
-                                    "a Linux interface name", IFNAME_RE)
+        host.mgmt_interface = read_text(problems, join_path(host.path, "mgmt_interface"), item["mgmt_interface"],
+                                        "a Linux interface name", pattern=IFNAME_RE)
     if item.get("devices") is not None:
         host.devices = _read_devices(problems, join_path(host.path, "devices"), item["devices"])
 
@@ -606,13 +551,13 @@ def _read_host(problems, index, item):
     """A _Host, or None when it cannot be placed (no usable name, rack, position or su)."""
     path = join_path(HOSTS, index)
     if not isinstance(item, dict):
-        problems.add(path, "must be a mapping (name, rack, position, ...), not %s" % _kind(item))
+        problems.add(path, "must be a mapping (name, rack, position, ...), not %s" % kind_of(item))
         return None
     name = item.get("name")
     if isinstance(name, str) and name.strip():
         path = join_path(HOSTS, name)
     else:
-        problems.add(join_path(path, "name"), "must be the host's name (a non-empty string), not %s" % _kind(name))
+        problems.add(join_path(path, "name"), "must be the host's name (a non-empty string), not %s" % kind_of(name))
         name = None
     host = _Host(name, path)
     _unknown_keys(problems, item, path, HOST_KEYS)
@@ -629,7 +574,7 @@ def _assign_sus(problems, hosts, fab):
     if fab.racks_per_su is None:
         if "racks_per_su" not in fab.given:
             problems.add(join_path(ROOT, "racks_per_su"), "required: %d hosts carry no su (%s)" % (
-                len(without), _some(host.name for host in without)))
+                len(without), some(host.name for host in without)))
         return
     racks = sorted({(host.rack_key, host.rack) for host in without})
     rank = {rack: index for index, (_key, rack) in enumerate(racks)}
@@ -637,10 +582,10 @@ def _assign_sus(problems, hosts, fab):
         host.su = rank[host.rack] // fab.racks_per_su + 1
 
 
-def read_hosts(problems, hosts, fab):
+def read_hosts(problems: Problems, hosts: Any, fab: _Fabric) -> list[_Host]:
     """The placeable hosts, sorted by (su, rack, position, name); problems added to ``problems``."""
     if not isinstance(hosts, list):
-        problems.add(HOSTS, "must be a list of servers ({name, rack, position, ...} each), not %s" % _kind(hosts))
+        problems.add(HOSTS, "must be a list of servers ({name, rack, position, ...} each), not %s" % kind_of(hosts))
         return []
     out, names, places = [], {}, {}
     for index, item in enumerate(hosts):
@@ -694,7 +639,7 @@ def _compute_devices(problems, host, fab):
         missing = ["rail %d %s" % (rail, address) for rail, address in enumerate(fab.pci) if address not in by_address]
         if missing:
             problems.add(path, "has %d of the %d rail NICs of %s: %s not found (present: %s)" % (
-                fab.rails - len(missing), fab.rails, join_path(join_path(ROOT, "nics"), "pci"), ", ".join(missing),
+                fab.rails - len(missing), fab.rails, join_path(ROOT, "nics", "pci"), ", ".join(missing),
                 _present(host.devices)))
             return None
         return [by_address[address] for address in fab.pci]
@@ -733,14 +678,14 @@ def _check_interfaces(problems, host):
                          "its address and routes on the connection Ansible uses" % (name, rail))
 
 
-def match_nics(problems, hosts, fab):
+def match_nics(problems: Problems, hosts: list[_Host], fab: _Fabric) -> None:
     """Set ``host.nics`` for every host whose rail NICs can be told apart."""
     if fab.rails is None or (fab.pci is None and fab.part_numbers is None):
         return
     without = [host.name for host in hosts if host.devices is None]
     if without and fab.interface_names is None and "interface_names" not in fab.given:
         problems.add(join_path(ROOT, "interface_names"), "required: %d hosts carry no devices facts (%s), so the "
-                     "rail interfaces' names come from here" % (len(without), _some(without)))
+                     "rail interfaces' names come from here" % (len(without), some(without)))
     for host in hosts:
         if host.devices is BAD:
             continue
@@ -768,7 +713,7 @@ def _su_blocks(problems, groups, fab):
     blocks = {}
     for rail in range(fab.rails):
         nets = fab.pools[rail]
-        path = join_path(join_path(ROOT, "pools"), "rail%d" % rail)
+        path = join_path(ROOT, "pools", "rail%d" % rail)
         pool = " + ".join(net.text for net in nets)
         short = []
         for su, members in groups.items():
@@ -838,7 +783,7 @@ class _Builder:
         """Cable ``port`` of ``leaf`` to ``host``; the first host on a port came with the leaf's own rail and SU."""
         ports = entry["ports"]
         if port in ports:
-            self.problems.add(join_path(join_path(join_path("leaves", leaf), "ports"), port),
+            self.problems.add(join_path("leaves", leaf, "ports", port),
                               "cabled twice: to %s (rail %d, SU %d) and to %s (rail %d, SU %d)" % (
                                   ports[port], entry["rail"], entry["su"], host.name, rail, su))
         else:
@@ -918,7 +863,7 @@ def _can_build(fab):
 def _plan(hosts, fabric):
     """``(problems, builder)``: every problem of the inputs, and the plan's builder (None when it cannot be built)."""
     _need_netaddr()
-    problems = _Problems()
+    problems = Problems()
     fab = read_fabric(problems, fabric)
     servers = read_hosts(problems, hosts, fab)
     match_nics(problems, servers, fab)
@@ -927,7 +872,7 @@ def _plan(hosts, fabric):
     return list(problems), builder
 
 
-def plan(hosts, fabric):
+def plan(hosts: Any, fabric: Any) -> dict:
     """The rail plan of ``hosts`` on ``fabric`` (docs/rails.md), or RailPlanError listing every problem."""
     problems, builder = _plan(hosts, fabric)
     if problems:
@@ -935,7 +880,7 @@ def plan(hosts, fabric):
     return {"hosts": builder.hosts, "leaves": builder.leaves}
 
 
-def plan_problems(hosts, fabric):
+def plan_problems(hosts: Any, fabric: Any) -> list[str]:
     """Every problem :func:`plan` would raise for ``hosts`` on ``fabric``, as sentences; [] when the plan can be made
     (the preflight joins them with its own)."""
     return _plan(hosts, fabric)[0]
@@ -948,22 +893,22 @@ CABLE_COLUMNS = ("leaf", "leaf_port", "host", "interface", "rail", "su", "pci", 
 
 def _plan_entries(plan_):
     """``[(host, path, entry), ...]`` and the leaves of a plan, or MlnxError naming what is not a plan."""
-    problems = _Problems()
+    problems = Problems()
     hosts = plan_.get("hosts") if isinstance(plan_, dict) else None
     leaves = plan_.get("leaves") if isinstance(plan_, dict) else None
     if not isinstance(hosts, dict) or not isinstance(leaves, dict):
         raise MlnxError("rail_cabling: the input must be the result of gpufabric.mlnx.rail_plan (a mapping with hosts "
-                        "and leaves), not %s" % _kind(plan_), parameter="plan")
+                        "and leaves), not %s" % kind_of(plan_), parameter="plan")
     out = []
     for name, entries in hosts.items():
         path = join_path("plan.hosts", _key_text(name))
         if not isinstance(name, str) or not isinstance(entries, list):
-            problems.add(path, "must be a host name and its list of rail entries, not %s" % _kind(entries))
+            problems.add(path, "must be a host name and its list of rail entries, not %s" % kind_of(entries))
             continue
         for index, entry in enumerate(entries):
             if not isinstance(entry, dict) or not isinstance(entry.get("leaf"), str) \
                     or not isinstance(entry.get("leaf_port"), str):
-                problems.add(join_path(path, index), "must be a rail entry with leaf and leaf_port, not %s" % _kind(entry))
+                problems.add(join_path(path, index), "must be a rail entry with leaf and leaf_port, not %s" % kind_of(entry))
                 continue
             out.append((name, entry))
     if problems:
@@ -971,7 +916,7 @@ def _plan_entries(plan_):
     return out, leaves
 
 
-def cabling(plan_):
+def cabling(plan_: Any) -> list[dict]:
     """One row per cable (CABLE_COLUMNS), sorted by leaf then leaf port, both in natural order."""
     entries, leaves = _plan_entries(plan_)
     rows = []

@@ -24,13 +24,15 @@ from __future__ import annotations
 import csv
 import json
 import re
+from typing import Any
 
 from ansible_collections.gpufabric.mlnx.plugins.module_utils._devices import base_part_number, card_of, pci_full
 from ansible_collections.gpufabric.mlnx.plugins.module_utils._errors import InvalidValue
 from ansible_collections.gpufabric.mlnx.plugins.module_utils._matrix import check as check_matrix
 from ansible_collections.gpufabric.mlnx.plugins.module_utils._matrix import path_of
-from ansible_collections.gpufabric.mlnx.plugins.module_utils._report import csv_table, markdown_table
+from ansible_collections.gpufabric.mlnx.plugins.module_utils._validate import is_whole
 from ansible_collections.gpufabric.mlnx.plugins.module_utils._versions import version_key
+from ansible_collections.gpufabric.mlnx.plugins.plugin_utils._report import csv_table, markdown_table
 
 ERROR = "error"
 WARNING = "warning"
@@ -147,7 +149,7 @@ def _where(host, slot=None, address=None):
     return " ".join(parts)
 
 
-def psid_vendor(psid):
+def psid_vendor(psid: str | None) -> str | None:
     """``MT_0000000838`` -> ``MT_``; ``DEL0000000027`` -> ``DEL``; None when it is not a PSID."""
     match = PSID_VENDOR_RE.match(psid or "")
     return match.group(1) if match else None
@@ -158,11 +160,11 @@ def _vendor_text(prefix):
     return "%s (%s)" % (prefix, name) if name else prefix
 
 
-def is_nvidia_part(part_number):
+def is_nvidia_part(part_number: str | None) -> bool:
     return bool(NVIDIA_PART_RE.match(part_number or ""))
 
 
-def serial_problem(serial, part_number):
+def serial_problem(serial: str, part_number: str | None) -> str | None:
     """Why ``serial`` does not look like a serial number (None when it does). The NVIDIA format
     is only required of NVIDIA part numbers: OEM cards carry their vendor's serial numbers."""
     text = serial.strip()
@@ -188,7 +190,7 @@ def _speed(value):
 
 
 def _width(value):
-    if isinstance(value, int) and not isinstance(value, bool):
+    if is_whole(value):
         return value
     match = WIDTH_RE.search(str(value or ""))
     return int(match.group(1)) if match else None
@@ -207,7 +209,7 @@ def _version(value):
 
 # ---------------------------------------------------------------- severities
 
-def check_severities(severities):
+def check_severities(severities: Any) -> dict[str, str]:
     """``{check: error|warning|ignore}`` merged over the defaults; raises InvalidValue naming every bad entry."""
     out = {name: default for name, (default, _what) in CHECKS.items()}
     if severities is None:
@@ -251,7 +253,7 @@ def _rows_from_text(text, source):
     return numbered[0][0], header, rows
 
 
-def parse_assets(assets, source="assets"):
+def parse_assets(assets: Any, *, source: str = "assets") -> list[dict]:
     """The asset list, checked: ``[{line, host, slot, slot_key, part_number, serial}]``.
 
     ``assets``: CSV text (a header line naming host, slot, part_number and serial - any order,
@@ -328,13 +330,13 @@ def parse_assets(assets, source="assets"):
 
 def _function(dev):
     value = dev.get("function")
-    if isinstance(value, int) and not isinstance(value, bool):
+    if is_whole(value):
         return value
     tail = str(dev.get("address") or "").rsplit(".", 1)[-1]
     return int(tail) if tail.isdigit() else 99
 
 
-def host_devices(value):
+def host_devices(value: Any) -> tuple[list | None, str | None]:
     """``(devices, None)``, or ``(None, why)`` for a host whose devices could not be read.
 
     ``value``: the ``devices`` list of mlx_info, the whole registered mlx_info result (a mapping
@@ -350,7 +352,7 @@ def host_devices(value):
     return value, None
 
 
-def cards_of(host, devices):
+def cards_of(host: str, devices: Any) -> list[dict]:
     """One device per card (its lowest function), in PCI order; raises InvalidValue on what is not mlx_info's."""
     if not isinstance(devices, list):
         raise InvalidValue("%s: devices must be the devices list gpufabric.mlnx.mlx_info returns, not %s"
@@ -594,7 +596,8 @@ def _compare_asset(out, host, row, dev):
             where, serial, row["line"], row["serial"]), dev, row, expected=row["serial"], found=serial)
 
 
-def findings(devices_by_host, assets, matrix, severities=None, source=None):
+def findings(devices_by_host: Any, assets: Any, matrix: Any, *, severities: Any = None,
+             source: str | None = None) -> list[dict]:
     """Every finding of the delivery check, sorted by host, card and check.
 
     ``devices_by_host``: ``{host: mlx_info devices list, or None when it could not be read}``.
@@ -608,7 +611,7 @@ def findings(devices_by_host, assets, matrix, severities=None, source=None):
     if not isinstance(devices_by_host, dict):
         raise InvalidValue("devices_by_host must map each host to the devices list gpufabric.mlnx.mlx_info returned "
                            "there, not %s" % _kind(devices_by_host), parameter="devices_by_host")
-    rows = parse_assets(assets, source or "assets") if assets is not None else None
+    rows = parse_assets(assets, source=source or "assets") if assets is not None else None
     by_psid, by_part = _firmware_entries(matrix)
     out = _Findings(levels)
 
@@ -660,7 +663,7 @@ def findings(devices_by_host, assets, matrix, severities=None, source=None):
 
 # ---------------------------------------------------------------- the report
 
-def counts(found, devices_by_host, assets=None):
+def counts(found: list[dict], devices_by_host: dict, assets: Any = None) -> dict:
     """Numbers for the summary line and the JSON report."""
     hosts = list(devices_by_host)
     read = {h: host_devices(devices_by_host[h])[0] for h in hosts}
@@ -687,7 +690,7 @@ def _plural(number, word):
     return "%d %s%s" % (number, word, "" if number == 1 else "s")
 
 
-def summary_line(numbers, matrix_name=None):
+def summary_line(numbers: dict, *, matrix_name: str | None = None) -> str:
     """``delivery check FAILED: 3 errors, 1 warning on 2 of 4 hosts (32 cards, ...)``."""
     result = "FAILED" if numbers["errors"] else "PASSED"
     if numbers["hosts_read"] == numbers["hosts"]:
@@ -719,16 +722,17 @@ def _section(title, found):
     lines = ["## %s (%d)" % (title, len(found)), ""]
     if found:
         rows = [dict(f, message=_detail(f)) for f in found]
-        lines.append(markdown_table(rows, REPORT_COLUMNS).rstrip("\n"))
+        lines.append(markdown_table(rows, columns=REPORT_COLUMNS).rstrip("\n"))
     else:
         lines.append("None.")
     return lines
 
 
-def report(found, devices_by_host, assets=None, matrix_name=None, generated=None, source=None):
+def report(found: list[dict], devices_by_host: dict, assets: Any = None, *, matrix_name: str | None = None,
+           generated: str | None = None, source: str | None = None) -> dict:
     """``{summary, counts, findings, markdown, csv, json}`` of the findings of one run."""
     numbers = counts(found, devices_by_host, assets)
-    line = summary_line(numbers, matrix_name)
+    line = summary_line(numbers, matrix_name=matrix_name)
     head = ["# NIC delivery check" + (" - %s" % generated if generated else ""), "", "**%s**" % line, ""]
     facts = []
     if matrix_name:
@@ -755,6 +759,6 @@ def report(found, devices_by_host, assets=None, matrix_name=None, generated=None
         "counts": numbers,
         "findings": document["findings"],
         "markdown": markdown,
-        "csv": csv_table(found, [(key, key) for key in FINDING_KEYS]),
+        "csv": csv_table(found, columns=[(key, key) for key in FINDING_KEYS]),
         "json": json.dumps(document, indent=2, sort_keys=False) + "\n",
     }

@@ -9,10 +9,12 @@ each naming the host, the card and what is wrong, so one run shows everything to
 
 from __future__ import annotations
 
+from typing import Any
+
 from ansible_collections.gpufabric.mlnx.plugins.module_utils._matrix import firmware_targets, matrix_problems
 
 
-def problems(devices_by_host, matrix, require_devices=True):
+def problems(devices_by_host: dict, matrix: Any, *, require_devices: bool = True) -> list[str]:
     """``devices_by_host``: ``{host: mlx_info devices list}``. Returns a list of sentences."""
     found = list(matrix_problems(matrix))
     if found:

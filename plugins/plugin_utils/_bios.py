@@ -21,11 +21,11 @@ is written; without it only names and types are checked here and the BMC checks 
 
 from __future__ import annotations
 
-import difflib
 import json
+from typing import Any
 
-from ansible_collections.gpufabric.mlnx.plugins.module_utils._matrix import _Problems as _MatrixProblems, join_path
-from ansible_collections.gpufabric.mlnx.plugins.module_utils._matrix import kind_of as _kind
+from ansible_collections.gpufabric.mlnx.plugins.module_utils._validate import (
+    Problems, close_names, is_whole, join_path, kind_of, quoted, some, unknown_keys)
 
 ROOT = "gpufabric_platform_bios"
 OVERRIDES = "gpufabric_platform_bios_overrides"
@@ -52,46 +52,14 @@ _SCALARS = (str, int, bool)
 _YAML_BOOL_WORDS = ("On", "Off", "Yes", "No", "True", "False")
 
 
-class _Problems(_MatrixProblems):
-    """Problems of one host, each ``host: where: what``."""
-
-    def __init__(self, host):
-        super().__init__()
-        self.host = host
-
-    def add(self, path, message):
-        super().add("%s: %s" % (self.host, path), message)
-
-
-def _quoted(text):
-    text = str(text)
-    return json.dumps(text if len(text) <= 60 else text[:57] + "...")
-
-
 def _value_text(value):
     if isinstance(value, str):
-        return _quoted(value)
-    return _kind(value)
+        return quoted(value)
+    return kind_of(value)
 
 
-def _names(names, limit=8):
-    names = sorted(str(name) for name in names)
-    shown = ", ".join(names[:limit])
-    return (shown + (" and %d more" % (len(names) - limit) if len(names) > limit else "")) or "none"
-
-
-def _folded(text):
-    return " ".join(str(text).lower().split())
-
-
-def _close(name, known, fuzzy=True):
-    """Names of ``known`` close to ``name``: the same name in another case or spacing first, then (``fuzzy``)
-    difflib's."""
-    text = str(name)
-    same = [other for other in known if _folded(other) == _folded(text) and other != text]
-    if not fuzzy:
-        return same
-    return same + [other for other in difflib.get_close_matches(text, known, n=3, cutoff=0.6) if other not in same]
+def _names(names):
+    return some(sorted(str(name) for name in names), limit=8) or "none"
 
 
 # ---------------------------------------------------------------- inputs
@@ -101,7 +69,7 @@ def _attribute_set(problems, path, value, what):
     if value is None:
         return {}
     if not isinstance(value, dict):
-        problems.add(path, "must be a mapping of BIOS attribute names to values (%s), not %s" % (what, _kind(value)))
+        problems.add(path, "must be a mapping of BIOS attribute names to values (%s), not %s" % (what, kind_of(value)))
         return {}
     out = {}
     for name, attr_value in value.items():
@@ -113,7 +81,7 @@ def _attribute_set(problems, path, value, what):
                                     "keep the BIOS's value" % name)
         elif not isinstance(attr_value, _SCALARS):
             problems.add(attr_path, "BIOS attribute %s must be a string, a whole number or true/false, not %s"
-                         % (name, _kind(attr_value)))
+                         % (name, kind_of(attr_value)))
         else:
             out[name] = (attr_value, attr_path)
     return out
@@ -123,36 +91,32 @@ def _model_set(problems, spec, model):
     """``(attributes, source)`` for ``model`` from the spec: its set, else the default, else a problem."""
     if not isinstance(spec, dict):
         problems.add(ROOT, "must be a mapping with `models` (server model -> BIOS attributes) and optionally "
-                           "`default`, not %s" % _kind(spec))
+                           "`default`, not %s" % kind_of(spec))
         return {}, None
-    for key in spec:
-        if key not in SPEC_KEYS:
-            guess = _close(key, SPEC_KEYS) if isinstance(key, str) else []
-            problems.add(join_path(ROOT, key), "unknown key%s (allowed: %s)" % (
-                "; did you mean %s?" % guess[0] if guess else "", ", ".join(SPEC_KEYS)))
+    unknown_keys(problems, spec, ROOT, SPEC_KEYS)
     models = spec.get("models")
     if models is None:
         models = {}
     elif not isinstance(models, dict):
         problems.add(join_path(ROOT, "models"), "must be a mapping of server models (as the BMC reports the system's "
                                                 "Model, e.g. PowerEdge XE9680) to BIOS attributes, not %s"
-                     % _kind(models))
+                     % kind_of(models))
         models = {}
     if not isinstance(model, str) or not model.strip():
         problems.add("Model", "the BMC reports no Model for the system (%s), so no attribute set can be chosen"
                      % _value_text(model))
         return {}, None
     if model in models:
-        path = join_path(join_path(ROOT, "models"), model)
+        path = join_path(ROOT, "models", model)
         return _attribute_set(problems, path, models[model], "the BIOS attributes of %s servers" % model), path
     if spec.get("default") is not None:
         path = join_path(ROOT, "default")
         return _attribute_set(problems, path, spec["default"], "the BIOS attributes of other models"), path
     known = [name for name in models if isinstance(name, str)]
-    guess = _close(model, known, fuzzy=False)  # PowerEdge R760 is not a misspelt PowerEdge R750
-    problems.add(join_path(join_path(ROOT, "models"), model),
+    guess = close_names(model, known, fuzzy=False)  # PowerEdge R760 is not a misspelt PowerEdge R750
+    problems.add(join_path(ROOT, "models", model),
                  "model %s has no BIOS attribute set and there is no %s.default%s (models with a set: %s)" % (
-                     _quoted(model), ROOT, "; did you mean %s?" % _quoted(guess[0]) if guess else "", _names(known)))
+                     quoted(model), ROOT, "; did you mean %s?" % quoted(guess[0]) if guess else "", _names(known)))
     return {}, None
 
 
@@ -182,7 +146,7 @@ def _type_hint(value, kind):
         return "; YAML reads an unquoted %s as true or false: quote the value" % words
     if isinstance(value, str) and kind == "Integer" and value.strip().lstrip("-").isdigit():
         return "; write the number without quotes"
-    if isinstance(value, int) and not isinstance(value, bool) and kind in ("Enumeration", "String", "Password"):
+    if is_whole(value) and kind in ("Enumeration", "String", "Password"):
         return "; quote it"
     return ""
 
@@ -207,20 +171,20 @@ def _check_value(problems, name, value, path, entry, current_value, model):
     types = _TYPES.get(kind)
     if types and (not isinstance(value, types) or (bool not in types and isinstance(value, bool))):
         problems.add(path, "BIOS attribute %s is of type %s on this BIOS (%s), not %s%s" % (
-            name, kind, model, _kind(value), _type_hint(value, kind)))
+            name, kind, model, kind_of(value), _type_hint(value, kind)))
         return False
     if entry is None:
         return True
     allowed = _allowed_values(entry) if kind == "Enumeration" else None
     if allowed is not None and value not in allowed:
-        guess = _close(value, allowed)
+        guess = close_names(value, allowed)
         problems.add(path, "%s is not an allowed value of BIOS attribute %s on this BIOS (%s)%s (allowed: %s)" % (
             _value_text(value), name, model, "; did you mean %s?" % guess[0] if guess else "", ", ".join(allowed)))
         return False
     if kind == "Integer":
         lower, upper = entry.get("LowerBound"), entry.get("UpperBound")
-        lower = lower if isinstance(lower, int) and not isinstance(lower, bool) else None
-        upper = upper if isinstance(upper, int) and not isinstance(upper, bool) else None
+        lower = lower if is_whole(lower) else None
+        upper = upper if is_whole(upper) else None
         if (lower is not None and value < lower) or (upper is not None and value > upper):
             problems.add(path, "%d is out of the range of BIOS attribute %s on this BIOS (%s) (allowed: %s to %s)" % (
                 value, name, model, "any" if lower is None else lower, "any" if upper is None else upper))
@@ -240,7 +204,7 @@ def _wanted(problems, spec, model, current, sriov, iommu, overrides):
             continue
         if not isinstance(setting, bool):
             problems.add(var, "must be true (on), false (off) or null (leave the BIOS as it is), not %s"
-                         % _kind(setting))
+                         % kind_of(setting))
             continue
         choices = SWITCHES[switch]
         present = [choice for choice in choices if choice[0] in current]
@@ -263,16 +227,17 @@ def _pending_of(current, pending):
             if isinstance(name, str) and (name not in current or current[name] != value)}
 
 
-def plan(spec, host, model, current, pending=None, registry=None, sriov=None, iommu=None, overrides=None):
+def plan(spec: Any, host: Any, model: Any, current: Any, *, pending: Any = None, registry: Any = None,
+         sriov: bool | None = None, iommu: bool | None = None, overrides: Any = None) -> dict:
     """The BIOS plan of ``host`` (see the module doc). ``set`` is empty whenever ``problems`` is not."""
     host = str(host)
-    problems = _Problems(host)
+    problems = Problems(prefix=host)
     if not isinstance(current, dict):
-        problems.add("Bios", "the BMC's current BIOS attributes must be a mapping, not %s" % _kind(current))
+        problems.add("Bios", "the BMC's current BIOS attributes must be a mapping, not %s" % kind_of(current))
         current = {}
     if pending is not None and not isinstance(pending, dict):
-        problems.add("Bios/Settings", "the BMC's pending BIOS attributes must be a mapping, not %s" % _kind(pending))
-    model_text = model if isinstance(model, str) else _kind(model)
+        problems.add("Bios/Settings", "the BMC's pending BIOS attributes must be a mapping, not %s" % kind_of(pending))
+    model_text = model if isinstance(model, str) else kind_of(model)
     wanted, source = _wanted(problems, spec, model, current, sriov, iommu, overrides)
     table = _registry_table(registry)
     already = _pending_of(current, pending)
@@ -282,7 +247,7 @@ def plan(spec, host, model, current, pending=None, registry=None, sriov=None, io
     for name in sorted(wanted):
         value, path = wanted[name]
         if name not in current:
-            guess = _close(name, known)
+            guess = close_names(name, known)
             problems.add(path, "BIOS attribute %s is unknown to this BIOS (%s)%s" % (
                 name, model_text, "; close names: %s" % ", ".join(guess) if guess else
                 "; it has %d attributes: %s" % (len(known), _names(known))))
