@@ -7,20 +7,23 @@ activate role's ``ansible.builtin.reboot`` runs for real - with ``mlxsim reboot`
 ``mlxsim boot-id`` as the boot time, as the molecule lab does it. A host without a simulator (plain host variables)
 is a local connection.
 
-    sim = SimHost(tmp_path / "srv-r01-01", "cx6dx-roce", hostname="srv-r01-01")
+    sim = simulated(tmp_path, "srv-r01-01", "cx6dx-roce")
     ran = run(tmp_path, {"srv-r01-01": sim_vars(sim, gpufabric_activate_allow_reboot=True)}, play("activate"))
     assert ran.ok and ran.task("Record the activation")["ansible_facts"]["gpufabric_activation"]["method"] == "none"
 """
+import hashlib
 import json
 import os
 import shlex
 import subprocess
 import sys
 
+import pytest
 import yaml
 
 from _ansible import env, tool
 from _paths import REPO, SIM_BIN
+from _simhost import SimHost, sim_ready
 
 PLUGINS = REPO / "tests" / "roleplay_plugins"
 LOCAL = {"ansible_connection": "local", "ansible_python_interpreter": sys.executable}
@@ -30,6 +33,25 @@ ROLE_PREFIX = "gpufabric.mlnx."
 def play(*roles, hosts="servers"):
     """One play of the roles ``roles`` (short names: ``activate`` is gpufabric.mlnx.activate) on ``hosts``."""
     return yaml.safe_dump([{"hosts": hosts, "gather_facts": False, "roles": [ROLE_PREFIX + r for r in roles]}])
+
+
+def matrix(name, firmware, driver="24.10-2.1.8.0"):
+    """A consistent ``gpufabric_matrix`` named ``name`` pinning ``firmware`` ({PSID: {version, image, sha256,
+    part_numbers}}), with a DOCA-OFED tarball ``driver`` qualified with every pinned firmware version."""
+    return {"name": name,
+            "driver": {"flavour": "doca-ofed", "version": driver, "dkms": True,
+                       "source": {"type": "tarball", "path": "/srv/ofed/doca-ofed.tgz",
+                                  "sha256": hashlib.sha256(b"doca-ofed").hexdigest()}},
+            "firmware": firmware,
+            "compatibility": {"firmware_drivers": {pin["version"]: [driver] for pin in firmware.values()}}}
+
+
+def simulated(tmp_path, host, profile):
+    """A new SimHost named ``host`` of ``profile`` in ``tmp_path / host`` (the test is skipped without the
+    simulator)."""
+    if not sim_ready():
+        pytest.skip("the simulator (tests/sim/bin) is not present")
+    return SimHost(tmp_path / host, profile, hostname=host)
 
 
 def sim_root(sim):
@@ -66,7 +88,7 @@ class Run:
                                  % (proc.returncode, proc.stdout[-3000:], proc.stderr[-3000:])) from None
 
     def __repr__(self):
-        return "rc=%s stats=%s\n%s" % (self.proc.returncode, self.data["stats"], self.proc.stdout[-3000:])
+        return "rc=%s stats=%s failures=%s" % (self.proc.returncode, self.data["stats"], self.failures())
 
     @property
     def ok(self):

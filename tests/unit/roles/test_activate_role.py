@@ -7,8 +7,7 @@ import json
 
 import pytest
 
-from _roleplay import play, run, sim_vars
-from _simhost import SimHost, sim_ready
+from _roleplay import play, run, sim_vars, simulated
 
 HOST = "srv-r01-01"
 A, B = "0000:3b:00.0", "0000:d8:00.0"   # the two ConnectX-6 Dx cards of the cx6dx-roce profile
@@ -19,9 +18,7 @@ RECORD = "Record the activation"
 
 @pytest.fixture
 def sim(tmp_path):
-    if not sim_ready():
-        pytest.skip("the simulator (tests/sim/bin) is not present")
-    return SimHost(tmp_path / HOST, "cx6dx-roce", hostname=HOST)
+    return simulated(tmp_path, HOST, "cx6dx-roce")
 
 
 def activate(tmp_path, sim, check=False, **role_vars):

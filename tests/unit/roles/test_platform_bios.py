@@ -62,9 +62,6 @@ class Run(roleplay.Run):
         for password in passwords:  # no_log: the BMC password shows nowhere
             assert password not in self.proc.stdout and password not in self.proc.stderr
 
-    def __repr__(self):
-        return "rc=%s stats=%s failures=%s" % (self.proc.returncode, self.data["stats"], self.failures())
-
     def changed(self, host):
         return self.stats(host)["changed"]
 
