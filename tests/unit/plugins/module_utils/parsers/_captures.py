@@ -6,6 +6,8 @@ keeps it that way.
 """
 import os
 
+import pytest
+
 from _paths import REAL
 
 
@@ -58,6 +60,15 @@ NOT_OURS = {
     "nccl_all_reduce_perf_v100_1.txt": "nccl-tests",
     "rdma_link_old_format_1.txt": "rdma link",
 }
+
+
+def capture_test(found):
+    """The test of one file's checks (``found``, the ``CHECKS`` of ``checks()``), each on its capture; call it after
+    the last ``@check``: ``test_capture = capture_test(CHECKS)``."""
+    @pytest.mark.parametrize("name", sorted(found))
+    def test_capture(name):
+        found[name](capture(name))
+    return test_capture
 
 
 def parsed_captures():

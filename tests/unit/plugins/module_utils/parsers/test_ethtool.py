@@ -3,7 +3,7 @@ import pytest
 
 from ansible_collections.gpufabric.mlnx.plugins.module_utils._parsers import ParseError, parse
 
-from ._captures import capture, checks, section
+from ._captures import capture_test, checks, section
 
 CHECKS, check = checks()
 
@@ -42,6 +42,4 @@ def _ethtool_settings(text):
         parse("ethtool_i", text)
 
 
-@pytest.mark.parametrize("name", sorted(CHECKS))
-def test_capture(name):
-    CHECKS[name](capture(name))
+test_capture = capture_test(CHECKS)

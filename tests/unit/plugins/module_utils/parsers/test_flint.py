@@ -1,9 +1,7 @@
 """flint / mstflint query and burn (_parsers/flint.py): the real captures and a synthetic FS4/FS2 query."""
-import pytest
-
 from ansible_collections.gpufabric.mlnx.plugins.module_utils._parsers import parse
 
-from ._captures import capture, checks, section
+from ._captures import capture_test, checks, section
 
 CHECKS, check = checks()
 
@@ -78,9 +76,7 @@ def _mstflint_burn_psid_mismatch(text):
     assert forced["ok"] is True
 
 
-@pytest.mark.parametrize("name", sorted(CHECKS))
-def test_capture(name):
-    CHECKS[name](capture(name))
+test_capture = capture_test(CHECKS)
 
 
 def test_flint_running_version_and_fs2():

@@ -1,9 +1,7 @@
 """ibdev2netdev, plain and -v (_parsers/ibdev2netdev.py): the real captures and a synthetic verbose text."""
-import pytest
-
 from ansible_collections.gpufabric.mlnx.plugins.module_utils._parsers import parse
 
-from ._captures import capture, checks, section
+from ._captures import capture_test, checks, section
 
 CHECKS, check = checks()
 
@@ -26,9 +24,7 @@ def _mlnx_qos_pcp(text):
     assert len(rows) == 8
 
 
-@pytest.mark.parametrize("name", sorted(CHECKS))
-def test_capture(name):
-    CHECKS[name](capture(name))
+test_capture = capture_test(CHECKS)
 
 
 def test_ibdev2netdev_verbose():

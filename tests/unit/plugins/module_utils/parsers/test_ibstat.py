@@ -3,7 +3,7 @@ import pytest
 
 from ansible_collections.gpufabric.mlnx.plugins.module_utils._parsers import ParseError, parse
 
-from ._captures import capture, checks, only, section
+from ._captures import capture_test, checks, only, section
 
 CHECKS, check = checks()
 
@@ -75,6 +75,4 @@ def _rdma_link_ibstat_lspci_cx5(text):
         parse("ibstat", section(text, 'ibstat mlx5_0 | grep "Link layer"', "```"))
 
 
-@pytest.mark.parametrize("name", sorted(CHECKS))
-def test_capture(name):
-    CHECKS[name](capture(name))
+test_capture = capture_test(CHECKS)

@@ -1,10 +1,8 @@
 """lspci, -nn and -vv with VPD (_parsers/lspci.py): the real captures and the link annotations of newer
 lspci."""
-import pytest
-
 from ansible_collections.gpufabric.mlnx.plugins.module_utils._parsers import parse
 
-from ._captures import capture, checks, only, section
+from ._captures import capture_test, checks, only, section
 
 CHECKS, check = checks()
 
@@ -87,9 +85,7 @@ def _lspci_vvvvv_vpd_cx4(text):
     assert dev["lnksta"] == {"speed": "8GT/s", "width": "x8", "downgraded": True}
 
 
-@pytest.mark.parametrize("name", sorted(CHECKS))
-def test_capture(name):
-    CHECKS[name](capture(name))
+test_capture = capture_test(CHECKS)
 
 
 def test_lspci_link_annotations_of_newer_lspci():

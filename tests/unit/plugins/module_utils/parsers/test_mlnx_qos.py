@@ -3,7 +3,7 @@ import pytest
 
 from ansible_collections.gpufabric.mlnx.plugins.module_utils._parsers import ParseError, parse
 
-from ._captures import capture, checks, section
+from ._captures import capture_test, checks, section
 
 CHECKS, check = checks()
 
@@ -40,9 +40,7 @@ def _mlnx_qos_trust_pfc(text):
         parse("mlnx_qos", text)
 
 
-@pytest.mark.parametrize("name", sorted(CHECKS))
-def test_capture(name):
-    CHECKS[name](capture(name))
+test_capture = capture_test(CHECKS)
 
 
 def test_mlnx_qos_ets_and_buffers():

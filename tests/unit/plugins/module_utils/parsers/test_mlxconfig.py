@@ -13,7 +13,7 @@ from ansible_collections.gpufabric.mlnx.plugins.module_utils._parsers import (
     parse_mlxconfig_json,
 )
 
-from ._captures import CX7_DESC, CX7_DUAL_DESC, capture, checks, only, section
+from ._captures import CX7_DESC, CX7_DUAL_DESC, capture_test, checks, only, section
 
 CHECKS, check = checks()
 
@@ -217,9 +217,7 @@ def _mlxfwmanager_and_mlxconfig_cx5(text):
     assert len(cfg["params"]) == 5  # "..." rows elided by the author
 
 
-@pytest.mark.parametrize("name", sorted(CHECKS))
-def test_capture(name):
-    CHECKS[name](capture(name))
+test_capture = capture_test(CHECKS)
 
 
 # ---------------------------------------------------------------- mlxconfig layouts (FORMAT_FACTS.md printf)

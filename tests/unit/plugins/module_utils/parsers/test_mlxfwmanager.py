@@ -4,7 +4,7 @@ import pytest
 
 from ansible_collections.gpufabric.mlnx.plugins.module_utils._parsers import ParseError, parse
 
-from ._captures import CX7_DUAL_DESC, capture, checks, only, section
+from ._captures import CX7_DUAL_DESC, capture, capture_test, checks, only, section
 
 CHECKS, check = checks()
 
@@ -114,9 +114,7 @@ def _mlxup_list_and_download(text):
         parse("mlxup", text)
 
 
-@pytest.mark.parametrize("name", sorted(CHECKS))
-def test_capture(name):
-    CHECKS[name](capture(name))
+test_capture = capture_test(CHECKS)
 
 
 # ---------------------------------------------------------------- mlxfwmanager synthetic

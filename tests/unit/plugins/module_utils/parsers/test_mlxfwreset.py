@@ -1,10 +1,8 @@
 """mlxfwreset / mstfwreset query and reset (_parsers/mlxfwreset.py): the real reset capture and text built
 from the tool's printf format."""
-import pytest
-
 from ansible_collections.gpufabric.mlnx.plugins.module_utils._parsers import parse
 
-from ._captures import capture, checks, section
+from ._captures import capture_test, checks, section
 
 CHECKS, check = checks()
 
@@ -22,9 +20,7 @@ def _mlxfwreset_reset_cx7(text):
     }
 
 
-@pytest.mark.parametrize("name", sorted(CHECKS))
-def test_capture(name):
-    CHECKS[name](capture(name))
+test_capture = capture_test(CHECKS)
 
 
 def _reset_row(level, desc, status, default=False):

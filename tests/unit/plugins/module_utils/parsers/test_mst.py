@@ -1,9 +1,7 @@
 """mst status (_parsers/mst.py): the real captures, and text without modules or with NA columns."""
-import pytest
-
 from ansible_collections.gpufabric.mlnx.plugins.module_utils._parsers import parse
 
-from ._captures import capture, checks, section
+from ._captures import capture_test, checks, section
 
 CHECKS, check = checks()
 
@@ -77,9 +75,7 @@ def _mst_start_fail(text):
     assert status["warnings"] == ['Missing "lsusb" command, skipping MTUSB devices detection']
 
 
-@pytest.mark.parametrize("name", sorted(CHECKS))
-def test_capture(name):
-    CHECKS[name](capture(name))
+test_capture = capture_test(CHECKS)
 
 
 def test_mst_status_without_modules_and_verbose_na():

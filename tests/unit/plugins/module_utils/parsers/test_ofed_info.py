@@ -1,9 +1,7 @@
 """ofed_info -s / -n (_parsers/ofed_info.py): MLNX_OFED and DOCA-OFED version lines."""
-import pytest
-
 from ansible_collections.gpufabric.mlnx.plugins.module_utils._parsers import parse
 
-from ._captures import capture, checks, section
+from ._captures import capture_test, checks, section
 
 CHECKS, check = checks()
 
@@ -16,9 +14,7 @@ def _ofed_info_s(text):
         "version": "5.4-3.1.0.0", "flavour": None, "raw": "5.4-3.1.0.0"}
 
 
-@pytest.mark.parametrize("name", sorted(CHECKS))
-def test_capture(name):
-    CHECKS[name](capture(name))
+test_capture = capture_test(CHECKS)
 
 
 def test_ofed_info_doca_and_plain():
