@@ -68,8 +68,9 @@ DEFAULTS = {
 QOS_KEYS = ("trust", "pfc", "prio_tc", "tsa", "tc_bw")
 ETS_KEYS = ("prio_tc", "tsa", "tc_bw")
 MLNX_QOS_FLAG = {"trust": "--trust", "pfc": "--pfc", "prio_tc": "--prio_tc", "tsa": "--tsa", "tc_bw": "--tcbw"}
-# Linux interface names: at most 15 bytes, no '/', no whitespace, not '.' or '..'.
-IFNAME_RE = re.compile(r"^(?!\.{1,2}$)[^/\s:]{1,15}$")
+# Linux interface names: at most 15 bytes, no '/', no whitespace, not '.' or '..'. \Z, not $: $ would let
+# a trailing newline through.
+IFNAME_RE = re.compile(r"^(?!\.{1,2}\Z)[^/\s:]{1,15}\Z")
 RDMA_RE = re.compile(r"^[A-Za-z0-9_.-]{1,64}$")
 
 

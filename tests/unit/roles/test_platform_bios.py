@@ -9,13 +9,11 @@ pending; after a ComputerSystem.Reset they are current and nothing is pending; a
 a value not allowed (found in the registry, or refused by the BMC itself) and a model without an
 attribute set fail naming host and attribute, and nothing is written. The BMC password never shows."""
 import json
-import subprocess
 import sys
 
 import pytest
-import yaml
 
-from _ansible import env as ansible_env, tool
+import _roleplay as roleplay
 from _paths import REPO
 
 pytest.importorskip("sushy_tools", reason="sushy-tools (requirements.txt) runs the Redfish emulator")
@@ -58,39 +56,17 @@ def pending_of(bmc):
     return {name: value for name, value in bmc.pending().items() if current.get(name) != value}
 
 
-class Run:
-    def __init__(self, proc, passwords):
-        self.proc = proc
+class Run(roleplay.Run):
+    def __init__(self, ran, passwords):
+        super().__init__(ran.proc)
         for password in passwords:  # no_log: the BMC password shows nowhere
-            assert password not in proc.stdout and password not in proc.stderr
-        try:
-            self.data = json.loads(proc.stdout)
-        except ValueError:
-            raise AssertionError("ansible-playbook printed no JSON:\n%s\n%s" % (proc.stdout, proc.stderr))
-
-    def __repr__(self):
-        return "rc=%s stats=%s failures=%s" % (self.proc.returncode, self.stats, self.failures())
-
-    @property
-    def stats(self):
-        return self.data["stats"]
+            assert password not in self.proc.stdout and password not in self.proc.stderr
 
     def changed(self, host):
-        return self.stats[host]["changed"]
-
-    def task(self, name, host):
-        for play in self.data["plays"]:
-            for task in play["tasks"]:
-                if task["task"]["name"].split(" : ")[-1] == name and host in task["hosts"]:
-                    return task["hosts"][host]
-        raise AssertionError("task %r did not run on %s" % (name, host))
+        return self.stats(host)["changed"]
 
     def facts(self, host):
         return self.task(RECORD, host)["ansible_facts"]
-
-    def failures(self):
-        return {host: result.get("msg") for play in self.data["plays"] for task in play["tasks"]
-                for host, result in task["hosts"].items() if result.get("failed") and "censored" not in result}
 
 
 def run_play(tmp_path, bmcs, check=False, spec=None, **host_vars):
@@ -98,16 +74,11 @@ def run_play(tmp_path, bmcs, check=False, spec=None, **host_vars):
                       "gpufabric_platform_bmc_password": bmc.password, "gpufabric_platform_bmc_ca_path": str(bmc.ca_path)}
                for host, bmc in bmcs.items()}
     # the host side (kernel command line, sysfs) must never run on this machine: BIOS tasks only
-    group = dict({"ansible_connection": "local", "ansible_python_interpreter": sys.executable,
-                  "gpufabric_platform_host_enabled": False,
+    group = dict({"gpufabric_platform_host_enabled": False,
                   "gpufabric_platform_bios": SPEC if spec is None else spec,
                   "gpufabric_platform_bios_sriov": True}, **host_vars)
-    inventory = tmp_path / "inventory.yml"
-    inventory.write_text(yaml.safe_dump({"all": {"children": {"servers": {"hosts": servers, "vars": group}}}}))
-    env = ansible_env(tmp_path, ANSIBLE_STDOUT_CALLBACK="ansible.posix.json", ANSIBLE_FORKS="2")
-    argv = [str(tool("ansible-playbook")), "-i", str(inventory), str(PLAY)] + (["--check"] if check else [])
-    proc = subprocess.run(argv, env=env, capture_output=True, text=True, timeout=600, check=False, cwd=str(tmp_path))
-    return Run(proc, [bmc.password for bmc in bmcs.values()])
+    ran = roleplay.run(tmp_path, servers, PLAY, check=check, group_vars=group, environ={"ANSIBLE_FORKS": "2"})
+    return Run(ran, [bmc.password for bmc in bmcs.values()])
 
 
 # ---------------------------------------------------------------- check, converge, again, reset, again

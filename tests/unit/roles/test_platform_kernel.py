@@ -6,55 +6,37 @@ Before issue 17 the role ran update-grub whenever grub.cfg had no kernel line an
 could not bring the parameter: every run rebooted the host again."""
 import json
 import os
-import subprocess
-import sys
 
 import pytest
-import yaml
 
-from _ansible import env, tool
+from _roleplay import play, run, sim_vars
 
+HOST = "srv-r01-01"
 PLATFORM = "gpufabric.mlnx.platform : "
 KERNEL_TASK = PLATFORM + "Kernel parameters on every boot entry, read back from the boot loader's configuration"
 
 
-def play(*roles):
-    return yaml.safe_dump([{"hosts": "servers", "gather_facts": False, "roles": ["gpufabric.mlnx." + r for r in roles]}])
-
-
 @pytest.fixture
 def host(sim_host, tmp_path):
-    """A simulated DGX H100 (Debian 12: a kernel in /boot, grub.cfg as update-grub wrote it) as an inventory."""
-    sim = sim_host("dgx-h100", hostname="srv-r01-01")
+    """A simulated DGX H100 (Debian 12: a kernel in /boot, grub.cfg as update-grub wrote it)."""
+    sim = sim_host("dgx-h100", hostname=HOST)
     sim.env["MLXSIM_UDEV_RULES"] = str(tmp_path / "udev")     # the role's NIC power rule runs at the simulated boot
-    root = str(tmp_path / "root")
-    host_vars = {"ansible_connection": "local", "ansible_python_interpreter": sys.executable,
-                 "gpufabric_sysfs_root": root, "gpufabric_platform_boot_root": root,
-                 "gpufabric_platform_pcie_check": False, "gpufabric_platform_cpu_governor": "",
-                 "gpufabric_platform_nic_udev_rule": str(tmp_path / "udev" / "90-gpufabric-nic-power.rules"),
-                 "gpufabric_activate_allow_reboot": True}
-    (tmp_path / "hosts.yml").write_text(yaml.safe_dump(
-        {"all": {"children": {"servers": {"hosts": {"srv-r01-01": host_vars}}}}}))
     return sim
 
 
-def run(tmp_path, sim, text, check=False):
-    (tmp_path / "play.yml").write_text(text)
-    proc = subprocess.run([str(tool("ansible-playbook")), "-i", str(tmp_path / "hosts.yml"), str(tmp_path / "play.yml")]
-                          + (["--check"] if check else []),
-                          env=env(tmp_path, ANSIBLE_STDOUT_CALLBACK="ansible.posix.json", **sim.env),
-                          capture_output=True, text=True, timeout=300, check=False, cwd=str(tmp_path))
-    return proc, json.loads(proc.stdout)
+def run_play(tmp_path, sim, text, check=False):
+    """``text`` on the simulated host as inventory -> (CompletedProcess, Run)."""
+    ran = run(tmp_path, {HOST: sim_vars(
+        sim, gpufabric_platform_boot_root=str(tmp_path / "root"), gpufabric_platform_pcie_check=False,
+        gpufabric_platform_cpu_governor="",
+        gpufabric_platform_nic_udev_rule=str(tmp_path / "udev" / "90-gpufabric-nic-power.rules"),
+        gpufabric_activate_allow_reboot=True)}, text, check=check)
+    return ran.proc, ran
 
 
-def results(data, prefix=""):
+def results(ran, prefix=""):
     """``{task name: result on the host}`` of every task that ran (first run of each name)."""
-    out = {}
-    for p in data["plays"]:
-        for t in p["tasks"]:
-            if t["task"]["name"].startswith(prefix) and "srv-r01-01" in t["hosts"]:
-                out.setdefault(t["task"]["name"], t["hosts"]["srv-r01-01"])
-    return out
+    return ran.results(HOST, prefix)
 
 
 def boots(sim):
@@ -71,7 +53,7 @@ def remove_kernels(sim, tmp_path):
 
 def test_no_kernel_entry_fails_the_host_at_the_platform_step_and_nothing_reboots(host, tmp_path):
     remove_kernels(host, tmp_path)
-    proc, data = run(tmp_path, host, play("platform", "activate"))
+    proc, data = run_play(tmp_path, host, play("platform", "activate"))
     assert proc.returncode == 2, proc.stdout[-3000:]
     ran = results(data)
     kernel = ran[KERNEL_TASK]
@@ -82,12 +64,12 @@ def test_no_kernel_entry_fails_the_host_at_the_platform_step_and_nothing_reboots
     assert not [name for name in ran if name.startswith("gpufabric.mlnx.activate")]
     assert boots(host) == 0
     # the check run of the same host says the same, before anything is written
-    proc, data = run(tmp_path, host, play("platform", "activate"), check=True)
+    proc, data = run_play(tmp_path, host, play("platform", "activate"), check=True)
     assert proc.returncode == 2 and "has no kernel entry" in results(data)[KERNEL_TASK]["msg"]
 
 
 def test_a_compliant_host_reruns_without_any_activation(host, tmp_path):
-    proc, data = run(tmp_path, host, play("platform"))
+    proc, data = run_play(tmp_path, host, play("platform"))
     assert proc.returncode == 0, proc.stdout[-3000:]
     ran = results(data)
     assert ran[KERNEL_TASK]["changed"] and ran[KERNEL_TASK]["regenerated"]
@@ -96,11 +78,11 @@ def test_a_compliant_host_reruns_without_any_activation(host, tmp_path):
     host.mlxsim("reboot")                    # the ONE activation, as activate's reboot would do it
     assert "pcie_aspm=off" in (tmp_path / "root" / "proc" / "cmdline").read_text().split()
     for check in (True, False):
-        proc, data = run(tmp_path, host, play("platform", "activate"), check=check)
+        proc, data = run_play(tmp_path, host, play("platform", "activate"), check=check)
         assert proc.returncode == 0, proc.stdout[-3000:]
         ran = results(data)
         assert not ran[KERNEL_TASK]["changed"] and not ran[KERNEL_TASK]["regenerated"]
         assert ran["gpufabric.mlnx.activate : Record the activation"]["ansible_facts"]["gpufabric_activation"][
             "method"] == "none"
-        assert data["stats"]["srv-r01-01"]["changed"] == 0, [n for n, r in ran.items() if r.get("changed")]
+        assert data.stats(HOST)["changed"] == 0, [n for n, r in ran.items() if r.get("changed")]
     assert boots(host) == 1

@@ -1,13 +1,7 @@
 """The roce_qos role in a check run of a rollout that would change the driver (playbooks/site.yml runs the
 ofed role first): the new driver's QoS tools and sysfs may not exist yet, so the role reads nothing and
 reports every rail as to be configured; with the driver unchanged the module itself runs and reads."""
-import json
-import subprocess
-import sys
-
-import yaml
-
-from _ansible import env, tool
+from _roleplay import run
 
 PLAY = """
 - hosts: servers
@@ -17,50 +11,33 @@ PLAY = """
 """
 
 
-LOCAL = {"ansible_connection": "local", "ansible_python_interpreter": sys.executable}
-
-
-def run(tmp_path, hosts, play=PLAY, check=False):
-    """ansible-playbook of ``play`` on the local ``hosts`` ({name: host vars}) of group servers; (proc, JSON)."""
-    inventory = {name: dict(LOCAL, **host_vars) for name, host_vars in hosts.items()}
-    (tmp_path / "hosts.yml").write_text(yaml.safe_dump({"all": {"children": {"servers": {"hosts": inventory}}}}))
-    (tmp_path / "play.yml").write_text(play)
-    proc = subprocess.run([str(tool("ansible-playbook")), "-i", str(tmp_path / "hosts.yml"), str(tmp_path / "play.yml")]
-                          + (["--check"] if check else []), env=env(tmp_path, ANSIBLE_STDOUT_CALLBACK="ansible.posix.json"),
-                          capture_output=True, text=True, timeout=300, check=False, cwd=str(tmp_path))
-    return proc, json.loads(proc.stdout)
-
-
 def check_run(tmp_path, **host_vars):
     """The role in check mode on one host with two interfaces and no sysfs tree."""
     return run(tmp_path, {"srv-r01-01": dict({"gpufabric_roce_qos_interfaces": ["enp24s0np0", "enp64s0np0"],
                                               "gpufabric_sysfs_root": str(tmp_path / "no-such-root")}, **host_vars)},
-               check=True)
+               PLAY, check=True)
 
 
-def task(data, name, host="srv-r01-01"):
+def task(ran, name, host="srv-r01-01"):
     """The result on ``host`` of the first task named ``name`` (a role's tasks carry the role's prefix)."""
-    found = [t for play in data["plays"] for t in play["tasks"]
-             if t["task"]["name"] in (name, "gpufabric.mlnx.roce_qos : " + name)]
-    assert found, "no task %r ran" % name
-    return found[0]["hosts"][host]
+    return ran.task(name, host, role="roce_qos")
 
 
 def test_check_run_before_a_driver_install_reports_every_rail(tmp_path):
-    proc, data = check_run(tmp_path, gpufabric_ofed_result={"action": "install"})
-    assert proc.returncode == 0, proc.stdout[-3000:]
+    data = check_run(tmp_path, gpufabric_ofed_result={"action": "install"})
+    assert data.ok, data
     fact = task(data, "Remember what would be done")["ansible_facts"]["gpufabric_roce_qos"]
     assert fact == {"changed": True, "interfaces": ["enp24s0np0", "enp64s0np0"],
                     "drift": ["enp24s0np0", "enp64s0np0"], "waiting_for_driver": True}
     assert "would be set on the new driver" in task(data, "Report")["msg"]
-    assert data["stats"]["srv-r01-01"]["failures"] == 0
+    assert data.stats("srv-r01-01")["failures"] == 0
 
 
 def test_check_run_with_the_driver_unchanged_reads_the_host(tmp_path):
     """The same run with the driver as pinned: the module reads the host - which, like a host before its driver
     install, has no mlnx_qos (or, with one on PATH, no such interface)."""
-    proc, data = check_run(tmp_path, gpufabric_ofed_result={"action": "none"})
-    assert proc.returncode != 0
+    data = check_run(tmp_path, gpufabric_ofed_result={"action": "none"})
+    assert not data.ok
     result = task(data, "RoCE QoS of the compute rails (in check mode, the drift)")
     assert result["failed"]
     assert "mlnx_qos not found on PATH" in result["msg"] or "enp24s0np0" in result["msg"], result["msg"]
@@ -79,11 +56,11 @@ PROBLEMS_PLAY = """
 
 def test_problems_entry_lists_every_bad_value_of_the_role_variables(tmp_path):
     """What the preflight role runs per host: the role's variables (over its defaults), checked without a host."""
-    proc, data = run(tmp_path, {
+    data = run(tmp_path, {
         "srv-r01-01": {"gpufabric_roce_qos_pfc_priorities": [3, 9], "gpufabric_roce_qos_cnp_dscp": 64},
         "srv-r01-02": {},
         "srv-r01-03": {"gpufabric_roce_qos_cnp_dscp": 64, "gpufabric_roce_qos_leave": ["cnp_dscp"]}}, PROBLEMS_PLAY)
-    assert proc.returncode == 0, proc.stdout[-3000:]
+    assert data.ok, data
     facts = {host: task(data, "Check this host's RoCE QoS settings (every bad value at once)", host)["ansible_facts"]
              ["gpufabric_roce_qos_problems"] for host in ("srv-r01-01", "srv-r01-02", "srv-r01-03")}
     assert facts == {

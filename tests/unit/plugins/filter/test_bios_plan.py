@@ -41,7 +41,20 @@ def test_the_filter_is_the_core():
     assert sorted(filters) == ["bios_plan"]
     args = dict(host=HOST, model=DELL, current=factory(DELL), pending={"SysProfile": "PerfOptimized"},
                 registry=registry(DELL), sriov=True, iommu=False, overrides={"LogicalProc": "Disabled"})
-    assert filters["bios_plan"](SPEC, **args) == bios.plan(SPEC, **args)
+    result = filters["bios_plan"](SPEC, **args)
+    assert result == bios.plan(SPEC, **args)         # the wiring
+    # the oracle, worked out by hand from the factory values of tests/redfish/bios_models.json: SysProfile is
+    # pending already, ProcCStates / SR-IOV (SriovGlobalEnable on a Dell) / the override differ from the factory,
+    # IOMMU off is the Dell's ProcVirtualization=Disabled, its factory value
+    assert result["wanted"] == {"SysProfile": "PerfOptimized", "ProcCStates": "Disabled",
+                                "SriovGlobalEnable": "Enabled", "ProcVirtualization": "Disabled",
+                                "LogicalProc": "Disabled"}
+    assert [(row["attribute"], row["action"]) for row in result["attributes"]] == [
+        ("LogicalProc", "set"), ("ProcCStates", "set"), ("ProcVirtualization", "ok"),
+        ("SriovGlobalEnable", "set"), ("SysProfile", "pending")]
+    assert result["set"] == {"LogicalProc": "Disabled", "ProcCStates": "Disabled", "SriovGlobalEnable": "Enabled"}
+    assert result["pending"] == dict(result["set"], SysProfile="PerfOptimized") and result["pending_other"] == {}
+    assert result["pending_reset"] is True and result["problems"] == [] and result["host"] == HOST
 
 
 def test_the_filter_documents_every_argument():

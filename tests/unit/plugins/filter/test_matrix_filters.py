@@ -73,7 +73,11 @@ def test_matrix_check_fails_listing_every_problem():
 
 def test_matrix_check_without_failing_returns_the_problems():
     problems = FILTERS["matrix_check"](bad_matrix(), fail=False)
-    assert problems == mx.matrix_problems(bad_matrix()) and len(problems) == 3
+    assert problems == mx.matrix_problems(bad_matrix())      # the wiring
+    # the oracle: one problem for each of the three places bad_matrix() broke, and no other
+    assert sorted(problem.split(": ", 1)[0] for problem in problems) == [
+        "gpufabric_matrix.driver.flavour", "gpufabric_matrix.firmware.MT_0000000838.sha256",
+        "gpufabric_matrix.nv_profile_assignments[1].profile"]
 
 
 @pytest.mark.parametrize("value", [None, "text", [MATRIX], 3])

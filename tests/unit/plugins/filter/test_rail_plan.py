@@ -33,10 +33,44 @@ def test_the_file_registers_its_filters():
     assert sorted(FILTERS) == ["rail_cabling", "rail_plan", "rail_plan_problems"]
 
 
+# The plan of HOSTS/FABRIC worked out by hand from docs/rails.md ("How the addresses are chosen"): rack r01 is SU 1,
+# r02 SU 2 (racks_per_su 1); SU s takes the s-th /26 of each rail's pool, the leaf its first address, host i of
+# the SU (by position) the first + 2 + i, cabled to swp(i + 1); rail k routes through table 100 + k.
+# (host, rail, pci, interface, address, network, gateway, table, leaf, leaf port)
+PLAN = [
+    ("srv-r01-01", 0, "0000:18:00.0", "enp24s0np0", "198.18.0.2", "198.18.0.0/26", "198.18.0.1", 100,
+     "su01-leaf-rail0", "swp1"),
+    ("srv-r01-01", 1, "0000:40:00.0", "enp64s0np0", "198.18.1.2", "198.18.1.0/26", "198.18.1.1", 101,
+     "su01-leaf-rail1", "swp1"),
+    ("srv-r01-02", 0, "0000:18:00.0", "enp24s0np0", "198.18.0.3", "198.18.0.0/26", "198.18.0.1", 100,
+     "su01-leaf-rail0", "swp2"),
+    ("srv-r01-02", 1, "0000:40:00.0", "enp64s0np0", "198.18.1.3", "198.18.1.0/26", "198.18.1.1", 101,
+     "su01-leaf-rail1", "swp2"),
+    ("srv-r02-01", 0, "0000:18:00.0", "enp24s0np0", "198.18.0.66", "198.18.0.64/26", "198.18.0.65", 100,
+     "su02-leaf-rail0", "swp1"),
+    ("srv-r02-01", 1, "0000:40:00.0", "enp64s0np0", "198.18.1.66", "198.18.1.64/26", "198.18.1.65", 101,
+     "su02-leaf-rail1", "swp1"),
+]
+LEAVES = {
+    "su01-leaf-rail0": {"rail": 0, "su": 1, "network": "198.18.0.0/26", "ports": {"swp1": "srv-r01-01",
+                                                                                  "swp2": "srv-r01-02"}},
+    "su01-leaf-rail1": {"rail": 1, "su": 1, "network": "198.18.1.0/26", "ports": {"swp1": "srv-r01-01",
+                                                                                  "swp2": "srv-r01-02"}},
+    "su02-leaf-rail0": {"rail": 0, "su": 2, "network": "198.18.0.64/26", "ports": {"swp1": "srv-r02-01"}},
+    "su02-leaf-rail1": {"rail": 1, "su": 2, "network": "198.18.1.64/26", "ports": {"swp1": "srv-r02-01"}},
+}
+
+
 def test_rail_plan_is_the_core_plan():
     result = FILTERS["rail_plan"](HOSTS, FABRIC)
-    assert result == rp.plan(HOSTS, FABRIC)
-    assert result["hosts"]["srv-r02-01"][1]["address"] == "198.18.1.66"
+    assert result == rp.plan(HOSTS, FABRIC)         # the wiring
+    hosts = {}
+    for host, rail, pci, interface, address, network, gateway, table, leaf, port in PLAN:
+        hosts.setdefault(host, []).append({
+            "rail": rail, "pci": pci, "interface": interface, "address": address, "prefix": 26, "network": network,
+            "gateway": gateway, "table": table, "leaf": leaf, "leaf_port": port,
+            "cable_label": "%s:%s -> %s:%s" % (host, interface, leaf, port)})
+    assert result == {"hosts": hosts, "leaves": LEAVES}   # the oracle
     assert result["hosts"]["srv-r02-01"][1]["cable_label"] == "srv-r02-01:enp64s0np0 -> su02-leaf-rail1:swp1"
 
 
@@ -60,8 +94,10 @@ def test_rail_plan_problems_are_the_plans_problems_as_a_list():
     fabric = dict(FABRIC, pools={"rail0": "198.18.0.0/24", "rail1": "198.18.0.128/25"})
     with pytest.raises(rp.RailPlanError) as core:
         rp.plan(hosts, fabric)
-    assert FILTERS["rail_plan_problems"](hosts, fabric) == core.value.problems
-    assert len(core.value.problems) == 2
+    assert FILTERS["rail_plan_problems"](hosts, fabric) == core.value.problems == [
+        "gpufabric_fabric.pools.rail1: 198.18.0.128/25 overlaps gpufabric_fabric.pools.rail0 (198.18.0.0/24): "
+        "they share 198.18.0.128/25",
+        "hosts.srv-r01-03: rack r01 position 1 is also srv-r01-01's"]
     assert FILTERS["rail_plan_problems"](HOSTS, FABRIC) == []
 
 
@@ -77,6 +113,8 @@ def test_rail_cabling_rows():
         ("su01-leaf-rail0", "swp1", "srv-r01-01"), ("su01-leaf-rail0", "swp2", "srv-r01-02"),
         ("su01-leaf-rail1", "swp1", "srv-r01-01"), ("su01-leaf-rail1", "swp2", "srv-r01-02"),
         ("su02-leaf-rail0", "swp1", "srv-r02-01"), ("su02-leaf-rail1", "swp1", "srv-r02-01")]
+    assert sorted((r["host"], r["rail"], r["interface"], r["address"], r["pci"]) for r in rows) == sorted(
+        (host, rail, interface, address, pci) for host, rail, pci, interface, address, *_rest in PLAN)
 
 
 @pytest.mark.parametrize("bad", [None, "plan", {"hosts": []}])

@@ -118,6 +118,36 @@ def test_device_type_from_text(text, token):
     assert info.device_type_from_text(text) == token
 
 
+# Vendor 15b3 (Mellanox Technologies) of the public PCI ID list, pci.ids version 2023.04.10 (Debian bookworm's
+# package pci.ids 0.0~2023.04.11-1, /usr/share/misc/pci.ids): device id, its name there, the device type token.
+PCI_IDS = [
+    (0x1013, "MT27700 Family [ConnectX-4]", "ConnectX4"),
+    (0x1015, "MT27710 Family [ConnectX-4 Lx]", "ConnectX4LX"),
+    (0x1017, "MT27800 Family [ConnectX-5]", "ConnectX5"),
+    (0x1019, "MT28800 Family [ConnectX-5 Ex]", "ConnectX5"),
+    (0x101B, "MT28908 Family [ConnectX-6]", "ConnectX6"),
+    (0x101D, "MT2892 Family [ConnectX-6 Dx]", "ConnectX6DX"),
+    (0x101F, "MT2894 Family [ConnectX-6 Lx]", "ConnectX6LX"),
+    (0x1021, "MT2910 Family [ConnectX-7]", "ConnectX7"),
+    (0x1023, "CX8 Family [ConnectX-8]", "ConnectX8"),
+    (0xA2D6, "MT42822 BlueField-2 integrated ConnectX-6 Dx network controller", "BlueField2"),
+    (0xA2DC, "MT43244 BlueField-3 integrated ConnectX-7 network controller", "BlueField3"),
+]
+
+
+def test_the_device_id_table_is_the_public_pci_ids():
+    assert info.DEVICE_IDS == {number: token for number, _name, token in PCI_IDS}
+
+
+@pytest.mark.parametrize("number, name, token", PCI_IDS, ids=["%04x" % row[0] for row in PCI_IDS])
+def test_each_device_id_names_the_family_pci_ids_names(number, name, token):
+    assert info.device_type_from_id(number) == token
+    assert info.device_type_from_id(str(number)) == token                     # as a decimal string
+    assert info.device_type_from_text("Mellanox Technologies " + name) == token   # lspci with this pci.ids
+    assert info.device_type_from_text("Mellanox Technologies Device %04x" % number) == token   # an older pci.ids
+    assert info.device_type_from_text("mt%d_pciconf0" % number) == token     # mst: the id in decimal
+
+
 @pytest.mark.parametrize("cap, sta, expected", [
     ({"speed": "8GT/s", "width": "x16"}, {"speed": "8GT/s", "width": "x8"},
      {"lnkcap": {"speed": "8GT/s", "width": 16}, "lnksta": {"speed": "8GT/s", "width": 8}, "degraded": True}),

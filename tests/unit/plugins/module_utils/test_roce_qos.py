@@ -1,10 +1,11 @@
 """roce_qos core: input checks, the pure plan and commands, and converge on a fake host (a temporary sysfs/configfs
 root, fake mlnx_qos / cma_roce_tos / ibdev2netdev answering from the real captures, every argv and write recorded)."""
 import collections
+import re
 import threading
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from _paths import REAL
@@ -106,7 +107,7 @@ def test_bad_input_names_interface_option_and_allowed(case):
     assert allowed in exc.value.msg and "Nothing was changed" in exc.value.msg
 
 
-@pytest.mark.parametrize("value", [[], "", "../etc", "a/b", ["eth0", "x" * 16], [None], [1]])
+@pytest.mark.parametrize("value", [[], "", "../etc", "a/b", ["eth0", "x" * 16], [None], [1], ["eth0\n"], "..\n"])
 def test_bad_interface_names(value):
     with pytest.raises(InvalidValue) as exc:
         rq.desired_state({"interfaces": value})
@@ -168,12 +169,119 @@ def test_settings_problems_of_good_settings_and_left_options():
     assert rq.settings_problems(["pfc"], "h") == ["h: roce_qos: the settings must be a mapping, not ['pfc']"]
 
 
-@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(st.dictionaries(st.sampled_from(OPTIONS), ANYTHING))
+# The rules of the options, written again here from the module's documentation (plugins/modules/roce_qos.py) and
+# not from _roce_qos: the oracle of the property below. A bad option of the model is one the module must refuse.
+BLANKS = " \t\n\r\f\v"          # around a number given as a string: ASCII blanks only
+
+
+def model_int(value, high):
+    """0..high as an int (not a bool) or a string of 1-9 ASCII digits with blanks around it."""
+    if isinstance(value, str):
+        digits = value.strip(BLANKS)
+        if not (digits.isascii() and digits.isdigit() and len(digits) <= 9):
+            return False
+        value = int(digits)
+    return isinstance(value, int) and not isinstance(value, bool) and 0 <= value <= high
+
+
+def model_ints(value, high, length=None):
+    """A list (or tuple) of model_int; with ``length``, exactly that many, and a comma-separated string too."""
+    if length is not None and isinstance(value, str) and "," in value:
+        value = value.split(",")
+    return (isinstance(value, (list, tuple)) and (length is None or len(value) == length)
+            and all(model_int(item, high) for item in value))
+
+
+def model_priorities(value):
+    """One priority 0-7, or a list of them."""
+    return model_ints([value] if isinstance(value, (int, str)) else value, 7)
+
+
+def model_ifname(name):
+    """A Linux interface name: 1-15 characters, none of them '/', ':' or a blank (Unicode's too), not . or .."""
+    return (isinstance(name, str) and 1 <= len(name) <= 15 and name not in (".", "..")
+            and not any(c in "/:" or c.isspace() for c in name))
+
+
+def model_tsa(value):
+    words = value.split(",") if isinstance(value, str) else value
+    return (isinstance(words, (list, tuple)) and len(words) == 8
+            and all(isinstance(w, str) and w.strip().lower() in ("ets", "strict", "vendor") for w in words))
+
+
+def model_bad_options(params):
+    """The options of ``params`` the module must refuse, by the model; None (or absent) leaves an option alone."""
+    bad = set()
+    interfaces = params.get("interfaces")
+    if interfaces:
+        names = [interfaces] if isinstance(interfaces, str) else interfaces
+        if not isinstance(names, (list, tuple)) or not all(model_ifname(n) for n in names):
+            bad.add("interfaces")
+    trust = params.get("trust")
+    if trust is not None and not (isinstance(trust, str) and trust.strip().lower() in ("dscp", "pcp")):
+        bad.add("trust")
+    for option in ("pfc_priorities", "ecn_priorities"):
+        if params.get(option) is not None and not model_priorities(params[option]):
+            bad.add(option)
+    for option, high in (("cnp_dscp", 63), ("cnp_802p_prio", 7), ("cma_roce_tos", 255), ("traffic_class", 255)):
+        if params.get(option) is not None and not model_int(params[option], high):
+            bad.add(option)
+    if params.get("prio_tc") is not None and not model_ints(params["prio_tc"], 7, 8):
+        bad.add("prio_tc")
+    tsa, tc_bw = params.get("tsa"), params.get("tc_bw")
+    if tsa is not None and not model_tsa(tsa):
+        bad.add("tsa")
+    if tc_bw is not None:
+        if not model_ints(tc_bw, 100, 8):
+            bad.add("tc_bw")
+        elif tsa is not None and "tsa" not in bad:   # mlnx_qos: strict/vendor classes get 0, the ets ones 100 in all
+            words = [w.strip().lower() for w in (tsa.split(",") if isinstance(tsa, str) else tsa)]
+            bw = [int(str(v).strip(BLANKS)) for v in (tc_bw.split(",") if isinstance(tc_bw, str) else tc_bw)]
+            ets = [b for w, b in zip(words, bw) if w == "ets"]
+            if any(b for w, b in zip(words, bw) if w != "ets") or (ets and sum(ets) != 100):
+                bad.add("tc_bw")
+    return bad
+
+
+# Around every range's ends, as ints and as the strings a YAML inventory may hand over.
+EDGES = st.sampled_from([-1, 0, 1, 7, 8, 63, 64, 99, 100, 101, 255, 256, 999999999, 1000000000])
+EDGY = st.one_of(EDGES, EDGES.map(str), EDGES.map(lambda n: " %d\n" % n), st.lists(EDGES, min_size=1, max_size=9),
+                 st.lists(st.one_of(EDGES, EDGES.map(str)), min_size=8, max_size=8),
+                 st.lists(EDGES, min_size=8, max_size=8).map(lambda v: ",".join(map(str, v))),
+                 st.builds(lambda name, odd: [name + odd], st.text(alphabet="enp0s.-", max_size=16),
+                           st.sampled_from(["", "", "\n", " ", "/", ":", "\t", "\u00a0", "\u2028"])),
+                 st.lists(st.sampled_from(["ets", "strict", "vendor"]), min_size=8, max_size=8).map(",".join))
+
+
+def test_the_model_on_literal_cases():
+    """The oracle itself, on cases worked out by hand."""
+    assert model_bad_options({}) == set()
+    assert model_bad_options({"cnp_dscp": 63, "cnp_802p_prio": "7", "cma_roce_tos": " 255 ", "pfc_priorities": 3,
+                              "prio_tc": "0,1,2,3,4,5,6,7", "interfaces": "enp24s0np0"}) == set()
+    assert model_bad_options({"cnp_dscp": 64, "cnp_802p_prio": 8, "cma_roce_tos": 256, "traffic_class": -1,
+                              "pfc_priorities": [8], "ecn_priorities": True, "trust": "DSCPX",
+                              "interfaces": ["eth0\n"]}) == {
+        "cnp_dscp", "cnp_802p_prio", "cma_roce_tos", "traffic_class", "pfc_priorities", "ecn_priorities", "trust",
+        "interfaces"}
+    assert model_bad_options({"tsa": ["ets"] * 2 + ["strict"] * 6, "tc_bw": [60, 40] + [0] * 6}) == set()
+    assert model_bad_options({"tsa": ["ets"] * 2 + ["strict"] * 6, "tc_bw": [60, 40, 1] + [0] * 5}) == {"tc_bw"}
+    assert model_bad_options({"tsa": ["ets"] * 8, "tc_bw": [50, 10] + [0] * 6}) == {"tc_bw"}
+
+
+@settings(max_examples=500, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.dictionaries(st.sampled_from(OPTIONS), st.one_of(ANYTHING, EDGY)))
+@example({"interfaces": ["eth0\n"]})
+@example({"interfaces": ["x" * 16], "cnp_802p_prio": 8, "cnp_dscp": "64", "cma_roce_tos": 256, "traffic_class": " 256"})
+@example({"pfc_priorities": [0, 8], "ecn_priorities": 8, "prio_tc": [0] * 7 + [8], "tc_bw": [101] + [0] * 7})
+@example({"cnp_802p_prio": 7, "cnp_dscp": "63", "cma_roce_tos": 255, "traffic_class": " 255", "prio_tc": [7] * 8,
+          "tsa": ["ets"] + ["strict"] * 7, "tc_bw": [100] + [0] * 7, "interfaces": ["x" * 15]})
 def test_settings_problems_agree_with_the_module_and_never_raise(params):
-    """Any input: a list of sentences, empty exactly when the module's own check accepts it."""
+    """Any input: one sentence per option the model finds bad, and no other; the module's own check accepts the
+    settings exactly when there is none (the preflight and the module are the same code - the wiring)."""
     problems = rq.settings_problems(params, "h")
-    assert all(isinstance(p, str) and p.startswith("h: roce_qos") for p in problems)
+    assert all(isinstance(p, str) and p.startswith("h: roce_qos: ") for p in problems)
+    named = sorted(re.match(r"h: roce_qos: (\w+)", p).group(1) for p in problems)
+    assert named == sorted(model_bad_options(params)), problems
     given_ifaces = params.get("interfaces") or [A]
     try:
         rq.desired_state(dict(params, interfaces=given_ifaces))

@@ -1,21 +1,14 @@
 """The kernel_cmdline module: options to the core, the result and diff, failures as one fail_json."""
-import json
-
 import pytest
-from ansible.module_utils.testing import patch_module_args
 
+from _modules import run_module
 from ansible_collections.gpufabric.mlnx.plugins.modules import kernel_cmdline
 
 
 @pytest.fixture
-def run(capsys):
-    def _run(args, check=False):
-        if check:
-            args = dict(args, _ansible_check_mode=True, _ansible_diff=True)
-        with patch_module_args(args), pytest.raises(SystemExit) as exc:
-            kernel_cmdline.main()
-        return exc.value.code != 0, json.loads(capsys.readouterr().out)
-    return _run
+def run():
+    """run(args, check=False) -> (failed?, result); check mode shows the diff too."""
+    return lambda args, check=False: run_module(kernel_cmdline, args, check=check, diff=check)
 
 
 @pytest.fixture

@@ -4,12 +4,11 @@ The Runner is replaced by one with a fake flint (the real captures as output); d
 """
 import collections
 import hashlib
-import json
 import os
 
 import pytest
-from ansible.module_utils.testing import patch_module_args
 
+from _modules import run_module
 from ansible_collections.gpufabric.mlnx.plugins.module_utils import _devices as devices_
 from ansible_collections.gpufabric.mlnx.plugins.module_utils._runner import Runner
 from ansible_collections.gpufabric.mlnx.plugins.modules import mlx_firmware
@@ -28,7 +27,7 @@ def image(tmp_path):
 
 
 @pytest.fixture
-def run(monkeypatch, capsys):
+def run(monkeypatch):
     """run(args, fake, family='mft', check=False, discovered=None) -> (failed?, result dict)."""
     def _run(args, fake, family="mft", check=False, discovered=None, diff=False):
         installed = MFT if family == "mft" else MSTFLINT
@@ -40,16 +39,9 @@ def run(monkeypatch, capsys):
         discover_calls = []
         monkeypatch.setattr(devices_, "discover",
                             lambda r: discover_calls.append(r) or [dict(d) for d in discovered or []])
-        args = dict(args)
-        if check:
-            args["_ansible_check_mode"] = True
-        if diff:
-            args["_ansible_diff"] = True
-        with patch_module_args(args), pytest.raises(SystemExit) as exc:
-            mlx_firmware.main()
-        out = json.loads(capsys.readouterr().out)
+        failed, out = run_module(mlx_firmware, args, check=check, diff=diff)
         out["_discovered"] = len(discover_calls)
-        return exc.value.code != 0, out
+        return failed, out
     return _run
 
 
@@ -191,31 +183,25 @@ def test_device_not_present(run, image):
     assert fake.calls == []
 
 
-def _module(args, capsys):
-    with patch_module_args(args), pytest.raises(SystemExit) as exc:
-        mlx_firmware.main()
-    return exc.value.code != 0, json.loads(capsys.readouterr().out)
-
-
-def test_module_against_the_simulator(sim_host, capsys):
+def test_module_against_the_simulator(sim_host):
     """check -> apply -> apply again, through main() with the real Runner and the simulated tools."""
     host = sim_host("cx6dx-roce")
     images = host.newer_images()   # psid, version, path, sha256: as a task lists them
     images[0]["part_numbers"] = ["MCX623106AN-CDAT"]
     args = {"images": images, "tool": "mstflint"}
 
-    failed, check = _module(dict(args, _ansible_check_mode=True, _ansible_diff=True), capsys)
+    failed, check = run_module(mlx_firmware, args, check=True, diff=True)
     assert not failed and check["changed"] and check["pending_reset"]
     assert check["diff"]["after"] == {"0000:3b:00.0": "22.43.1014", "0000:d8:00.0": "22.43.1014"}
     assert check["msg"].startswith("would burn 0000:3b:00.0 22.41.1000 -> 22.43.1014")
     assert not host.burns("mstflint")
 
-    failed, first = _module(args, capsys)
+    failed, first = run_module(mlx_firmware, args)
     assert not failed and first["changed"] and first["pending_reset"]
     assert [d["part_number"] for d in first["devices"]] == ["MCX623106AN-CDAT"] * 2
     assert len(host.burns("mstflint")) == 2
 
-    failed, second = _module(args, capsys)
+    failed, second = run_module(mlx_firmware, args)
     assert not failed and not second["changed"] and second["pending_reset"]
     assert len(host.burns("mstflint")) == 2
 

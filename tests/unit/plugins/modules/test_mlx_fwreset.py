@@ -3,10 +3,8 @@
 Simulator tests run the module in-process with tests/sim/bin first on PATH (MLXSIM_TIME_SCALE=0) and
 read the simulator's call log to count resets.
 """
-import json
-
 import pytest
-from ansible.module_utils.testing import patch_module_args
+from _modules import run_module
 
 from ansible_collections.gpufabric.mlnx.plugins.module_utils import _devices as devices_
 from ansible_collections.gpufabric.mlnx.plugins.modules import mlx_fwreset
@@ -15,18 +13,8 @@ from unit.plugins.module_utils.fake_fwreset import MSTFLINT, NEW, OLD, Card, Car
 A, A1, B = "0000:18:00.0", "0000:18:00.1", "0000:40:00.0"
 
 
-def call_module(args, capsys, check=False):
-    args = dict(args)
-    if check:
-        args["_ansible_check_mode"] = True
-    with patch_module_args(args), pytest.raises(SystemExit) as exc:
-        mlx_fwreset.main()
-    out = json.loads(capsys.readouterr().out)
-    return exc.value.code != 0, out
-
-
 @pytest.fixture
-def run(monkeypatch, capsys, tmp_path):
+def run(monkeypatch, tmp_path):
     """run(args, cards, check=False) -> (failed?, result, fake) with fake mstflint tools; the management connection
     is on eth9, a virtual interface: no card carries it."""
     def _run(args, cards, check=False):
@@ -38,7 +26,7 @@ def run(monkeypatch, capsys, tmp_path):
         monkeypatch.setattr(mlx_fwreset, "Runner", runner)
         monkeypatch.setattr(devices_, "discover", fake.discover)
         monkeypatch.delenv("SSH_CONNECTION", raising=False)
-        failed, out = call_module(args, capsys, check)
+        failed, out = run_module(mlx_fwreset, args, check=check)
         return failed, out, fake
     return _run
 
@@ -121,14 +109,14 @@ def resets(host):
     return [argv for argv in host.argvs() if "reset" in argv]
 
 
-def test_sim_burn_then_reset_then_nothing(sim_host, capsys):
+def test_sim_burn_then_reset_then_nothing(sim_host):
     host = sim_host("dgx-h100")
     burn(host, ["18:00.0"])
     assert host.run("mlxconfig", "-d", "29:00.1", "-y", "set", "NUM_OF_VFS=4").returncode == 0
     host.clear_calls()
     args = {"device": ["18:00.0", "29:00.0", "4f:00.0"]}
 
-    failed, out = call_module(args, capsys)
+    failed, out = run_module(mlx_fwreset, args)
     assert not failed, out["msg"]
     assert out["changed"] and out["level"] == 3 and out["reset_supported"] and not out["reboot_required"]
     assert sorted(resets(host)) == sorted(["mlxfwreset", "-d", dev, "reset", "-l", "3", "-y"]
@@ -144,47 +132,47 @@ def test_sim_burn_then_reset_then_nothing(sim_host, capsys):
     assert all(c["fw"]["running"] == c["fw"]["burned"] for c in host.cards())
 
     host.clear_calls()
-    failed, out = call_module(args, capsys)
+    failed, out = run_module(mlx_fwreset, args)
     assert not failed and out["changed"] is False and out["level"] is None
     assert resets(host) == [] and all(d["action"] == "none" for d in out["devices"])
 
 
-def test_sim_check_mode_resets_nothing(sim_host, capsys):
+def test_sim_check_mode_resets_nothing(sim_host):
     host = sim_host("dgx-h100")
     burn(host, ["18:00.0"])
-    failed, out = call_module({"device": ["18:00.0"]}, capsys, check=True)
+    failed, out = run_module(mlx_fwreset, {"device": ["18:00.0"]}, check=True)
     assert not failed and out["changed"] and out["devices"][0]["action"] == "reset" and resets(host) == []
     assert any(c["fw"]["running"] != c["fw"]["burned"] for c in host.cards())
 
 
-def test_sim_noreset_profile_needs_a_reboot(sim_host, capsys):
+def test_sim_noreset_profile_needs_a_reboot(sim_host):
     host = sim_host("dgx-h100-noreset")
     burn(host, ["18:00.0"])
-    failed, out = call_module({"device": ["18:00.0", "40:00.0"]}, capsys)
+    failed, out = run_module(mlx_fwreset, {"device": ["18:00.0", "40:00.0"]})
     assert not failed and not out["changed"] and resets(host) == []
     assert out["reboot_required"] is True and out["reset_supported"] is False and out["level"] == 3
     assert out["unsupported"] == [{"device": "0000:18:00.0", "level": 3, "supported_levels": [4]}]
     assert [d["action"] for d in out["devices"]] == ["unsupported", "none"]
 
-    failed, out = call_module({"device": ["18:00.0"], "fail_if_unsupported": True}, capsys)
+    failed, out = run_module(mlx_fwreset, {"device": ["18:00.0"], "fail_if_unsupported": True})
     assert failed and "0000:18:00.0" in out["msg"] and resets(host) == []
 
 
-def test_sim_fwreset_unsupported_fault_on_one_card_stops_the_host(sim_host, capsys):
+def test_sim_fwreset_unsupported_fault_on_one_card_stops_the_host(sim_host):
     host = sim_host("dgx-h100")
     burn(host, ["18:00.0", "40:00.0"])
     host.mlxsim("fault", "add", "fwreset_unsupported", "--device", "40:00.0")
-    failed, out = call_module({"device": ["18:00.0", "40:00.0"]}, capsys)
+    failed, out = run_module(mlx_fwreset, {"device": ["18:00.0", "40:00.0"]})
     assert not failed and out["reboot_required"] and resets(host) == []
     assert [u["device"] for u in out["unsupported"]] == ["0000:40:00.0"]
     assert {d["device"]: d["action"] for d in out["devices"]} == {"0000:18:00.0": "none", "0000:40:00.0": "unsupported"}
 
 
-def test_sim_missing_after_reset_fails_naming_the_device(sim_host, capsys):
+def test_sim_missing_after_reset_fails_naming_the_device(sim_host):
     host = sim_host("dgx-h100")
     burn(host, ["18:00.0", "40:00.0"])
     host.mlxsim("fault", "add", "missing_after_reset", "--device", "40:00.0")
-    failed, out = call_module({"device": ["18:00.0", "40:00.0"]}, capsys)
+    failed, out = run_module(mlx_fwreset, {"device": ["18:00.0", "40:00.0"]})
     assert failed and out["changed"] and list(out["failed_devices"]) == ["0000:40:00.0"]
     assert "0000:40:00.0: disappeared after the level 3 reset" in out["msg"]
     dev = {d["device"]: d for d in out["devices"]}
@@ -192,11 +180,11 @@ def test_sim_missing_after_reset_fails_naming_the_device(sim_host, capsys):
     assert dev["0000:18:00.0"]["after"]["firmware"]["running"] == "28.43.1014"
 
 
-def test_sim_mstflint_all_cards(sim_host, capsys):
+def test_sim_mstflint_all_cards(sim_host):
     host = sim_host("cx6dx-roce")
     assert host.run("mstconfig", "-d", "d8:00.1", "-y", "set", "SRIOV_EN=1", "NUM_OF_VFS=8").returncode == 0
     host.clear_calls()
-    failed, out = call_module({"tool": "mstflint"}, capsys)
+    failed, out = run_module(mlx_fwreset, {"tool": "mstflint"})
     assert not failed, out["msg"]
     assert resets(host) == [["mstfwreset", "-d", "0000:d8:00.0", "reset", "-l", "3", "-y"]]
     dev = {d["device"]: d for d in out["devices"]}
@@ -205,14 +193,14 @@ def test_sim_mstflint_all_cards(sim_host, capsys):
     assert dev["0000:3b:00.0"]["action"] == "none"
 
 
-def test_sim_card_carrying_management_is_not_reset(sim_host, capsys):
+def test_sim_card_carrying_management_is_not_reset(sim_host):
     """ibp24s0 (card 18:00, found through the simulated ibdev2netdev -v) carries the management connection: no card
     of the host is reset, the host needs a reboot; allowed explicitly, the cards are reset."""
     host = sim_host("dgx-h100")
     burn(host, ["18:00.0", "40:00.0"])
-    failed, out = call_module({"mgmt_interface": "ibp24s0"}, capsys)
+    failed, out = run_module(mlx_fwreset, {"mgmt_interface": "ibp24s0"})
     assert not failed and not out["changed"] and out["reboot_required"] and resets(host) == []
     assert out["management"] == [{"device": "0000:18:00.0", "interfaces": ["ibp24s0"]}]
     assert out["mgmt"]["on_mlx5"] and "ibp24s0" in out["msg"]
-    failed, out = call_module({"mgmt_interface": "ibp24s0", "allow_mgmt_reset": True}, capsys)
+    failed, out = run_module(mlx_fwreset, {"mgmt_interface": "ibp24s0", "allow_mgmt_reset": True})
     assert not failed and out["changed"] and len(resets(host)) == 2 and "mgmt" not in out

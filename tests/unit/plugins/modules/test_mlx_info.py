@@ -1,13 +1,12 @@
 """The mlx_info module: arguments, what it returns (no ansible_facts), fail_on_error, failures."""
-import json
 import os
 import re
 
 import pytest
 
 from _paths import REAL
+from _modules import run_module
 from ansible.module_utils import basic
-from ansible.module_utils.testing import patch_module_args
 from ansible_collections.gpufabric.mlnx.plugins.module_utils import _host as host_layer
 from ansible_collections.gpufabric.mlnx.plugins.module_utils._runner import Runner
 from ansible_collections.gpufabric.mlnx.plugins.modules import mlx_info
@@ -28,23 +27,6 @@ LSPCI_BF2 = real("lspci_vv_vpd_bf2_1.txt", stop="---- (second fixture")
 MST_BF2 = real("mst_status_v_bf2_1.txt")
 FLINT_CX7 = real("flint_query_cx7_1.txt", start="Image type:")
 CANNOT_OPEN = (1, "-E- Cannot open Device: 0000:e2:00.0. Operation not supported. MFE_CR_ERROR\n", "")
-
-
-class Exit(Exception):
-    def __init__(self, kwargs):
-        super().__init__(kwargs.get("msg"))
-        self.result = kwargs
-
-
-class Fail(Exit):
-    pass
-
-
-def _raise_with(error):
-    """A stand-in for AnsibleModule.exit_json / fail_json that raises ``error(kwargs)``."""
-    def method(self, **kwargs):
-        raise error(kwargs)
-    return method
 
 
 @pytest.fixture
@@ -78,24 +60,19 @@ def host(monkeypatch, tmp_path):
 
     monkeypatch.setattr(mlx_info, "Runner", make_runner)
     monkeypatch.setattr(basic.AnsibleModule, "warn", lambda self, msg: fake.warnings.append(msg))
-    monkeypatch.setattr(basic.AnsibleModule, "exit_json", _raise_with(Exit))
-    monkeypatch.setattr(basic.AnsibleModule, "fail_json", _raise_with(Fail))
     return fake
 
 
 def run(args):
-    with patch_module_args(args):
-        with pytest.raises(Exit) as caught:
-            mlx_info.main()
-    return caught.value
+    """(failed?, result) of mlx_info with ``args`` on the fake host."""
+    return run_module(mlx_info, args)
 
 
 def test_lists_devices_and_returns_no_facts(host):
     host.outputs = {LSPCI: LSPCI_BF2, ("mst", "status", "-v"): MST_BF2,
                     ("flint", "-d", "0000:e2:00.0", "q"): FLINT_CX7}
-    out = run({})
-    assert not isinstance(out, Fail)
-    result = out.result
+    failed, result = run({})
+    assert not failed
     assert sorted(host.calls) == sorted([LSPCI, ("mst", "status", "-v"), ("flint", "-d", "0000:e2:00.0", "q")])
     assert host.runner_args == {"tool": "auto", "timeout": 900}
     assert "ansible_facts" not in result
@@ -105,25 +82,25 @@ def test_lists_devices_and_returns_no_facts(host):
     (dev,) = result["devices"]
     assert (dev["address"], dev["mst"], dev["part_number"], dev["psid"]) == (
         "0000:e2:00.0", "/dev/mst/mt41686_pciconf0", "MBF2M516A-EEEOT", "MT_0000001244")
-    assert result["summary"]["cards"] == 1
-    json.dumps(result)  # everything returned is JSON-serialisable
+    assert result["summary"]["cards"] == 1  # read back from the module's JSON: all of it is serialisable
 
 
 def test_tool_and_timeout_reach_the_runner(host):
     host.installed = {"lspci", "mstconfig", "mstflint"}
     host.outputs = {LSPCI: LSPCI_BF2, ("mstflint", "-d", "0000:e2:00.0", "q"): FLINT_CX7}
-    out = run({"tool": "mstflint", "timeout": 60})
+    failed, out = run({"tool": "mstflint", "timeout": 60})
+    assert not failed
     assert host.runner_args == {"tool": "mstflint", "timeout": 60}
-    assert out.result["tool_family"] == "mstflint"
+    assert out["tool_family"] == "mstflint"
     assert ("mst", "status", "-v") not in host.calls
 
 
 def test_unreadable_device_warns_but_does_not_fail(host):
     host.outputs = {LSPCI: LSPCI_BF2, ("mst", "status", "-v"): MST_BF2,
                     ("flint", "-d", "0000:e2:00.0", "q"): CANNOT_OPEN}
-    out = run({})
-    assert not isinstance(out, Fail)
-    (dev,) = out.result["devices"]
+    failed, out = run({})
+    assert not failed
+    (dev,) = out["devices"]
     assert dev["part_number"] == "MBF2M516A-EEEOT"
     assert "Cannot open Device: 0000:e2:00.0" in dev["errors"][0]
     assert host.warnings == ["0000:e2:00.0: flint -d 0000:e2:00.0 q failed (rc 1): Cannot open Device: "
@@ -133,24 +110,24 @@ def test_unreadable_device_warns_but_does_not_fail(host):
 def test_fail_on_error_fails_with_the_tools_words_and_the_listing(host):
     host.outputs = {LSPCI: LSPCI_BF2, ("mst", "status", "-v"): MST_BF2,
                     ("flint", "-d", "0000:e2:00.0", "q"): CANNOT_OPEN}
-    out = run({"fail_on_error": True})
-    assert isinstance(out, Fail)
+    failed, out = run({"fail_on_error": True})
+    assert failed
     assert re.match(r"1 of 1 devices could not be fully read: 0000:e2:00.0: flint -d 0000:e2:00.0 q failed \(rc 1\): "
-                    r"Cannot open Device", out.result["msg"])
-    assert list(out.result["failed_devices"]) == ["0000:e2:00.0"]
-    assert out.result["devices"][0]["serial_number"] == "MT2050X00614"
+                    r"Cannot open Device", out["msg"])
+    assert list(out["failed_devices"]) == ["0000:e2:00.0"]
+    assert out["devices"][0]["serial_number"] == "MT2050X00614"
 
 
 def test_no_lspci_fails_clearly(host):
     host.installed = {"mlxconfig", "flint"}
-    out = run({})
-    assert isinstance(out, Fail)
-    assert "lspci not found on PATH" in out.result["msg"] and "pciutils" in out.result["msg"]
+    failed, out = run({})
+    assert failed
+    assert "lspci not found on PATH" in out["msg"] and "pciutils" in out["msg"]
     assert host.calls == []
 
 
 def test_bad_option_is_refused(host):
-    out = run({"tool": "mellanox"})
-    assert isinstance(out, Fail)
-    assert "tool" in out.result["msg"] and "mstflint" in out.result["msg"]
+    failed, out = run({"tool": "mellanox"})
+    assert failed
+    assert "tool" in out["msg"] and "mstflint" in out["msg"]
     assert host.calls == []

@@ -1,31 +1,19 @@
 """The ofed_driver module: arguments, results, check mode and failures on the fake host of
 tests/unit/plugins/module_utils/test_ofed.py (AptHost, on tests/_fakehost.py)."""
-import json
-
 import pytest
-from ansible.module_utils.testing import patch_module_args
+from _modules import run_module
 
 from ansible_collections.gpufabric.mlnx.plugins.modules import ofed_driver
 from unit.plugins.module_utils.test_ofed import URL, V1, V2, AptHost, driver
 
 
-def call_module(args, capsys, check=False):
-    args = dict(args)
-    if check:
-        args["_ansible_check_mode"] = True
-    with patch_module_args(args), pytest.raises(SystemExit) as exc:
-        ofed_driver.main()
-    out = json.loads(capsys.readouterr().out)
-    return exc.value.code != 0, out
-
-
 @pytest.fixture
-def run(monkeypatch, capsys, tmp_path):
+def run(monkeypatch, tmp_path):
     def _run(args, check=False, **host):
         fake = AptHost(tmp_path / "root", **host)
         monkeypatch.setattr(ofed_driver, "Host", fake.host)
         monkeypatch.setattr("tempfile.tempdir", str(tmp_path))
-        failed, out = call_module(args, capsys, check)
+        failed, out = run_module(ofed_driver, args, check=check)
         return failed, out, fake
     return _run
 

@@ -1,23 +1,16 @@
 """The platform_power module: options to the core, results, null leaves a setting, failures."""
-import json
-
 import pytest
-from ansible.module_utils.testing import patch_module_args
+from _modules import run_module
 
 from ansible_collections.gpufabric.mlnx.plugins.modules import platform_power
 from unit.plugins.module_utils.test_power_policy import Kernel, host  # noqa: F401  pylint: disable=unused-import
 
 
 @pytest.fixture
-def run(monkeypatch, capsys):
+def run(monkeypatch):
     def _run(args, root, check=False):
         monkeypatch.setattr(platform_power, "Host", lambda root: Kernel(root).host())
-        args = dict(args, root=str(root))
-        if check:
-            args["_ansible_check_mode"] = True
-        with patch_module_args(args), pytest.raises(SystemExit) as exc:
-            platform_power.main()
-        return exc.value.code != 0, json.loads(capsys.readouterr().out)
+        return run_module(platform_power, dict(args, root=str(root)), check=check)
     return _run
 
 

@@ -1,25 +1,18 @@
 """The rail_interfaces module in a network namespace with real iproute2 (test_rails' netns fixture)."""
-import json
-
 import pytest
-from ansible.module_utils.testing import patch_module_args
+from _modules import run_module
 
 from ansible_collections.gpufabric.mlnx.plugins.modules import rail_interfaces
 from unit.plugins.module_utils.test_rails import RAIL0, RAIL1, netns, netns_host  # noqa: F401  pylint: disable=unused-import
 
 
 @pytest.fixture
-def run(monkeypatch, capsys, netns, tmp_path):  # noqa: F811  pylint: disable=redefined-outer-name
+def run(monkeypatch, netns, tmp_path):  # noqa: F811  pylint: disable=redefined-outer-name
     fake = netns_host(netns, tmp_path)
     monkeypatch.setattr(rail_interfaces, "Host", lambda root="/": fake.host())
 
     def _run(args, check=False):
-        args = dict(args, mgmt_interface="eth-mgmt")
-        if check:
-            args["_ansible_check_mode"] = True
-        with patch_module_args(args), pytest.raises(SystemExit) as exc:
-            rail_interfaces.main()
-        return exc.value.code != 0, json.loads(capsys.readouterr().out)
+        return run_module(rail_interfaces, dict(args, mgmt_interface="eth-mgmt"), check=check)
     return _run
 
 

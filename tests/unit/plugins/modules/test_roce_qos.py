@@ -1,8 +1,6 @@
 """The roce_qos module: arguments, results, diff, check mode and failures, on the fake host of fake_roce_qos."""
-import json
-
 import pytest
-from ansible.module_utils.testing import patch_module_args
+from _modules import run_module
 
 from ansible_collections.gpufabric.mlnx.plugins.modules import roce_qos
 from unit.plugins.module_utils.fake_roce_qos import Port, QosHost, compliant_port
@@ -11,7 +9,7 @@ A, B = "enp24s0np0", "enp41s0np0"
 
 
 @pytest.fixture
-def run(monkeypatch, capsys, tmp_path):
+def run(monkeypatch, tmp_path):
     """run(args, ports, check=False, **host) -> (failed?, result, fake)."""
     def _run(args, ports, check=False, fake=None, **kwargs):
         fake = fake or QosHost(tmp_path, ports, **kwargs)
@@ -21,12 +19,8 @@ def run(monkeypatch, capsys, tmp_path):
             return fake.reader()
         fake.roots = []
         monkeypatch.setattr(roce_qos, "Host", reader)
-        args = dict(args)
-        if check:
-            args["_ansible_check_mode"] = True
-        with patch_module_args(args), pytest.raises(SystemExit) as exc:
-            roce_qos.main()
-        return exc.value.code != 0, json.loads(capsys.readouterr().out), fake
+        failed, out = run_module(roce_qos, args, check=check)
+        return failed, out, fake
     return _run
 
 

@@ -1,0 +1,97 @@
+"""flint / mstflint query and burn (_parsers/flint.py): the real captures and a synthetic FS4/FS2 query."""
+from ansible_collections.gpufabric.mlnx.plugins.module_utils._parsers import parse
+
+from ._captures import capture_test, checks, section
+
+CHECKS, check = checks()
+
+
+# ---------------------------------------------------------------- flint captures
+
+@check("flint_query_cx7_1.txt")
+def _flint_query_cx7(text):
+    assert parse("flint", text) == {
+        "image_type": "FS4", "fw_version": "28.42.1000", "fw_release_date": "8.8.2024",
+        "product_version": "28.42.1000",
+        "rom_info": [{"type": "UEFI", "version": "14.35.15", "cpu": "AMD64,AARCH64"},
+                     {"type": "PXE", "version": "3.7.500", "cpu": "AMD64"}],
+        "base_guid": "e09d730300126474", "guids_number": "16",
+        "base_mac": "e09d73126474", "macs_number": "16",
+        "image_vsd": "N/A", "device_vsd": "N/A", "psid": "MT_0000001244",
+        "security_attributes": "secure-fw", "errors": [],
+    }
+
+
+@check("mstflint_query_cx6lx_1.txt")
+def _mstflint_query_cx6lx(text):
+    info = parse("mstflint", section(text, "mstflint -d 0002:01:00.0 q"))
+    assert info["fw_version"] == "26.33.1048"
+    assert info["fw_release_date"] == "29.4.2022"
+    assert info["rom_info"] == [{"type": "UEFI", "version": "14.26.17", "cpu": "AMD64,AARCH64"},
+                                {"type": "PXE", "version": "3.6.502", "cpu": "AMD64"}]
+    assert (info["base_guid"], info["guids_number"]) == ("e8ebd3030070cf12", "4")
+    assert (info["base_mac"], info["macs_number"]) == ("e8ebd370cf12", "4")
+    assert info["psid"] == "MT_0000000575"
+    assert "fw_version_running" not in info
+
+
+@check("mlxfwreset_reset_cx7_1.txt")
+def _mlxfwreset_reset_cx7(text):
+    after = parse("flint", section(text, "flint -d /dev/mst/mt4129_pciconf0 query"))
+    assert (after["fw_version"], after["fw_release_date"]) == ("28.43.1014", "7.11.2024")
+    assert after["rom_info"][0]["version"] == "14.36.16"
+
+
+@check("mixed_mlxconfig_mlxlink_flint_grep_cx7_1.txt")
+def _mixed_cx7(text):
+    flint = parse("flint", section(text, "Firmware Info:", "Temperature"))
+    assert flint["fw_version"] == "28.40.1000"
+    assert flint["product_version"] == "28.40.1000"
+    assert flint["psid"] == "MT_0000000834"
+
+
+@check("mstflint_burn_cx4_fs3_1.txt")
+def _mstflint_burn_cx4(text):
+    assert parse("mstflint_burn", text) == {
+        "current_version": "12.28.2006", "new_version": "12.28.2302",
+        "stages": [{"stage": "FSMST_INITIALIZE", "status": "OK"},
+                   {"stage": "Writing Boot image component", "status": "OK"}],
+        "ok": True, "errors": [], "warnings": [],
+        "info": ["To load new FW run mstfwreset or reboot machine."], "psid_mismatch": None,
+    }
+
+
+@check("mstflint_burn_psid_mismatch_cx4lx_1.txt")
+def _mstflint_burn_psid_mismatch(text):
+    refused = parse("flint_burn", section(text, "-i $FW_FILE_NAME burn", "```"))
+    assert (refused["current_version"], refused["new_version"]) == ("14.14.2320", "14.32.1900")
+    assert refused["ok"] is False and refused["stages"] == []
+    assert refused["psid_mismatch"] == {"flash": "DEL2420110034", "image": "MT_2420110034"}
+    assert refused["errors"][0].startswith("PSID mismatch.")
+
+    forced = parse("flint_burn", section(text, "--allow_psid_change -d", "```"))
+    assert forced["psid_mismatch"] is None and forced["errors"] == []
+    # the "  1%" progress line and the final OK are one stage
+    assert forced["stages"] == [{"stage": "Burning FW image without signatures", "status": "OK"}]
+    assert forced["ok"] is True
+
+
+test_capture = capture_test(CHECKS)
+
+
+def test_flint_running_version_and_fs2():
+    text = ("Image type:            FS4\nFW Version:            28.43.1014\nFW Version(Running):   28.39.1002\n"
+            "FW Release Date:       7.11.2024\nPart Number:           MCX755106AS-HEA_Ax\n"
+            "Description:           NVIDIA ConnectX-7 HHHL Adapter Card\nRom Info:              N/A\n"
+            "Orig PSID:             MT_0000000834\nSecurity Attributes:   secure-fw, dev\n"
+            "Life cycle:            GA SECURED\n")
+    info = parse("flint", text)
+    assert info["fw_version_running"] == "28.39.1002" and info["fw_version"] == "28.43.1014"
+    assert info["description"] == "NVIDIA ConnectX-7 HHHL Adapter Card"
+    assert info["rom_info"] == [] and info["orig_psid"] == "MT_0000000834"
+    assert info["security_attributes"] == "secure-fw, dev" and info["life_cycle"] == "GA SECURED"
+    fs2 = parse("flint", "Image type:      FS2\nFW Version:      2.42.5000\n"
+                         "Description:     Node             Port1            Port2            Sys image\n"
+                         "GUIDs:           e41d2d0300b0c5f0 e41d2d0300b0c5f1 e41d2d0300b0c5f2 e41d2d0300b0c5f3\n"
+                         "PSID:            MT_1090111023\n")
+    assert "description" not in fs2 and fs2["guids"].split()[3] == "e41d2d0300b0c5f3"
