@@ -30,7 +30,7 @@ HOSTS = [{"name": "srv-r02-01", "rack": "r02", "position": 1},
 
 
 def test_the_file_registers_its_filters():
-    assert sorted(FILTERS) == ["rail_cabling", "rail_plan", "rail_plan_problems"]
+    assert sorted(FILTERS) == ["rail_cabling", "rail_plan", "rail_plan_problems", "rail_plan_servers"]
 
 
 # The plan of HOSTS/FABRIC worked out by hand from docs/rails.md ("How the addresses are chosen"): rack r01 is SU 1,
@@ -124,7 +124,7 @@ def test_rail_cabling_of_something_else(bad):
     assert "rail_cabling: the input must be the result of gpufabric.mlnx.rail_plan" in err.value.message
 
 
-@pytest.mark.parametrize("name", ["rail_plan", "rail_plan_problems", "rail_cabling"])
+@pytest.mark.parametrize("name", ["rail_plan", "rail_plan_problems", "rail_cabling", "rail_plan_servers"])
 def test_docs(name):
     doc = yaml.safe_load((PLUGIN_DIR / (name + ".yml")).read_text())
     assert doc["DOCUMENTATION"]["name"] == name and doc["DOCUMENTATION"]["short_description"]

@@ -1,0 +1,14 @@
+# -*- coding: utf-8 -*-
+# Copyright: gpufabric.mlnx contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+"""The pcie_degraded filter (docs in pcie_degraded.yml beside; logic in plugins/plugin_utils/_roles.py)."""
+
+from __future__ import annotations
+
+from ansible_collections.gpufabric.mlnx.plugins.plugin_utils._filters import filter_errors
+from ansible_collections.gpufabric.mlnx.plugins.plugin_utils._roles import pcie_degraded
+
+
+class FilterModule:
+    def filters(self):
+        return {"pcie_degraded": filter_errors()(pcie_degraded)}

@@ -1,0 +1,168 @@
+# -*- coding: utf-8 -*-
+# Copyright: gpufabric.mlnx contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Controller side: what the roles compute between the inventory, one task's result and the next task.
+
+These were Jinja programs in the roles' vars and tasks (loops with ``namespace`` accumulators and
+``combine`` chains); here they are plain functions with tests. Each one is behind a filter of the same
+name in ``plugins/filter/`` (docs there):
+
+- :func:`rail_plan_servers` - the servers the ``rail_plan`` filter plans, from every host's variables;
+- :func:`host_values` - one value per host of the play (``preflight``, ``delivery_check``);
+- :func:`nv_configs` - the ``configs`` of ``gpufabric.mlnx.mlxconfig``, one per assigned NV profile;
+- :func:`pcie_degraded` - one sentence per PCIe link below the card's capability (``platform``);
+- :func:`strict_word` - a value the roles' templates write into a udev rule, systemd unit or script,
+  refused unless it matches a strict grammar.
+
+``hostvars`` is anything that maps a host name to that host's variables: Ansible's ``hostvars``
+(which templates each variable when it is read) or, in tests, a plain dict.
+"""
+
+from __future__ import annotations
+
+import re
+
+from jinja2 import Undefined
+
+from ansible_collections.gpufabric.mlnx.plugins.module_utils._errors import InvalidValue
+from ansible_collections.gpufabric.mlnx.plugins.module_utils._platform import GOVERNOR_RE
+from ansible_collections.gpufabric.mlnx.plugins.module_utils._profiles import assign
+
+try:
+    import netaddr
+except ImportError:  # pragma: no cover - the rail plan needs netaddr on the controller anyway
+    netaddr = None
+
+MISSING = object()
+
+
+def _get(variables, key):
+    """``variables[key]``, or MISSING where Jinja's ``default`` would give its default: not a mapping, not set, or a
+    template that is undefined (hostvars template each variable when it is read, and give Jinja's Undefined)."""
+    if not hasattr(variables, "keys") or key not in variables:
+        return MISSING
+    value = variables[key]
+    return MISSING if isinstance(value, Undefined) else value
+
+
+def _is_ip_like(value):
+    """What ``value | ansible.utils.ipaddr`` (no query) finds truthy: an IP address or network as netaddr
+    reads it, or a whole number (ipaddr turns it into an address). Host names are not."""
+    if not value or value is True:
+        return False
+    if str(value).isdigit():
+        return int(str(value)) < 2 ** 128
+    if netaddr is None or not isinstance(value, str):
+        return False
+    try:
+        netaddr.IPNetwork(value)
+    except (netaddr.AddrFormatError, ValueError, TypeError):
+        return False
+    return True
+
+
+# ------------------------------------------------------------------------------------------ inventory
+
+def rail_plan_servers(names, hostvars, management=True, devices=True):
+    """The servers ``names`` as the rail_plan filter takes them (docs/rails.md), from ``hostvars``.
+
+    Each server: ``name``, ``rack`` and ``position`` (None when not set), ``su`` when set. With
+    ``management``: ``mgmt_address`` when ``ansible_host`` is an IP address (a host name is not one),
+    ``mgmt_interface`` when ``gpufabric_ofed_mgmt_interface`` is set and not empty. With ``devices``:
+    ``devices`` when ``gpufabric_nics`` (the host's ``mlx_info`` devices) is set.
+    """
+    out = []
+    for name in names or []:
+        host = hostvars[name]
+        server = {"name": name}
+        for key in ("rack", "position"):
+            value = _get(host, key)
+            server[key] = None if value is MISSING else value
+        su = _get(host, "su")
+        if su is not MISSING:
+            server["su"] = su
+        if management:
+            address = _get(host, "ansible_host")
+            if address is not MISSING and _is_ip_like(address):
+                server["mgmt_address"] = address
+            interface = _get(host, "gpufabric_ofed_mgmt_interface")
+            if interface is not MISSING and interface:
+                server["mgmt_interface"] = interface
+        if devices:
+            nics = _get(host, "gpufabric_nics")
+            if nics is not MISSING:
+                server["devices"] = nics
+        out.append(server)
+    return out
+
+
+def host_values(names, hostvars, keys, default=None):
+    """``{name: value}`` for each host of ``names``: its variable ``keys`` (a name, or a list of names to
+    follow into nested mappings, e.g. ``[result, devices]``), or ``default`` where any of them is not set."""
+    path = [keys] if isinstance(keys, str) else keys
+    if not isinstance(path, (list, tuple)) or not path or not all(isinstance(key, str) for key in path):
+        raise InvalidValue("host_values: keys must be a variable name or a non-empty list of names, not %r" % (keys,),
+                           parameter="keys", allowed="a variable name or a list of names")
+    out = {}
+    for name in names or []:
+        value = hostvars[name]
+        for key in path:
+            value = _get(value, key)
+            if value is MISSING:
+                value = default
+                break
+        out[name] = value
+    return out
+
+
+# ------------------------------------------------------------------------------------------ NV profiles
+
+def nv_configs(devices, profiles, assignments):
+    """``[{name, device, params}]``: one ``gpufabric.mlnx.mlxconfig`` config per NV profile that a device has
+    (the PCI addresses of function 0 of its cards, first matching assignment wins), in the order of ``assign``:
+    a profile where its first device is in ``devices``."""
+    return [{"name": name, "device": addresses, "params": profiles[name]}
+            for name, addresses in assign(devices, profiles, assignments).items()]
+
+
+# ------------------------------------------------------------------------------------------ PCIe links
+
+def pcie_degraded(devices):
+    """One sentence per device whose PCIe link trained below its capability (``pcie.degraded``), in order:
+    ``ADDRESS (slot SLOT, PART): expected SPEED xWIDTH, running SPEED xWIDTH`` (``?`` for an unknown slot or part)."""
+    out = []
+    for dev in devices or []:
+        pcie = dev.get("pcie") or {}
+        if not pcie.get("degraded"):
+            continue
+        cap, sta = pcie.get("lnkcap") or {}, pcie.get("lnksta") or {}
+        out.append("%s (slot %s, %s): expected %s x%s, running %s x%s" % (
+            dev.get("address"), dev.get("physical_slot") or "?", dev.get("part_number") or "?",
+            cap.get("speed"), cap.get("width"), sta.get("speed"), sta.get("width")))
+    return out
+
+
+# ------------------------------------------------------------------------------------------ strict words
+
+# What may go into the files the roles' templates write. None of them allows a space, a quote, a
+# backslash, '$' or '%' (udev and systemd substitute those), '*', '?', '[', '|' (udev globs), or a newline.
+GRAMMARS = {
+    "path": (re.compile(r"/[A-Za-z0-9_.+/-]*", re.ASCII),
+             "an absolute path of ASCII letters, digits and _ . + - /"),
+    "ifname": (re.compile(r"(?!\.\.?\Z)[A-Za-z0-9_.+-]{1,15}", re.ASCII),
+               "a network interface name of 1-15 ASCII letters, digits and _ . + -"),
+    "governor": (GOVERNOR_RE, "a cpufreq governor name (lower-case ASCII letters, digits, _ and -, e.g. performance)"),
+}
+
+
+def strict_word(value, grammar, parameter, host=None):
+    """``value`` when it matches the whole of ``GRAMMARS[grammar]``; else InvalidValue naming the host, the
+    parameter and what is allowed."""
+    if grammar not in GRAMMARS:
+        raise InvalidValue("strict_word: grammar %r is not one of %s" % (grammar, ", ".join(sorted(GRAMMARS))),
+                           parameter="grammar", allowed=sorted(GRAMMARS))
+    pattern, allowed = GRAMMARS[grammar]
+    if isinstance(value, str) and pattern.fullmatch(value):
+        return value
+    raise InvalidValue("%s%s=%r cannot be written into a udev rule, systemd unit or script: allowed is %s" % (
+        "%s: " % host if host else "", parameter, value, allowed), device=host, parameter=parameter, allowed=allowed)

@@ -1,0 +1,220 @@
+"""The files the roles write from templates/ (udev rules, the governor's systemd unit) and the shared handlers of
+roles/common that reload udev and systemd.
+
+The templates are rendered by ansible-playbook's own template module, with the role's variables, and compared
+with the text the roles wrote before they were templates (every byte); every value from the inventory that
+reaches a rule, a unit or a shell command line must match a strict grammar (the strict_word filter), so a
+value with a quote, a space, '$', '%', a glob or a newline fails the task naming the host and the variable.
+The platform role runs on a simulated host to show the rule written and the handler notified once, and not
+again on a rerun."""
+import json
+import subprocess
+import sys
+
+import pytest
+import yaml
+
+from _ansible import env, tool
+from _paths import REPO
+
+LOCAL = {"ansible_connection": "local", "ansible_python_interpreter": sys.executable}
+NIC_RULE = "roles/platform/templates/etc/udev/rules.d/90-gpufabric-nic-power.rules.j2"
+UNIT = "roles/platform/templates/etc/systemd/system/gpufabric-cpu-governor.service.j2"
+QOS_RULE = "roles/roce_qos/templates/etc/udev/rules.d/90-gpufabric-roce-qos.rules.j2"
+
+
+def playbook(tmp_path, plays, hosts=None, **extra_env):
+    """ansible-playbook of ``plays`` on the local hosts ``hosts`` ({name: vars}) of group servers; (proc, JSON)."""
+    inventory = {name: dict(LOCAL, **host_vars) for name, host_vars in (hosts or {"srv-r01-01": {}}).items()}
+    (tmp_path / "hosts.yml").write_text(yaml.safe_dump({"all": {"children": {"servers": {"hosts": inventory}}}}))
+    (tmp_path / "play.yml").write_text(yaml.safe_dump(plays))
+    proc = subprocess.run([str(tool("ansible-playbook")), "-i", str(tmp_path / "hosts.yml"), str(tmp_path / "play.yml")],
+                          env=env(tmp_path, ANSIBLE_STDOUT_CALLBACK="ansible.posix.json", **extra_env),
+                          capture_output=True, text=True, timeout=300, check=False, cwd=str(tmp_path))
+    return proc, json.loads(proc.stdout)
+
+
+def render(tmp_path, cases):
+    """Render each ``(name, template, vars)`` of ``cases`` to tmp_path/<name>; {name: text, or the failure message}."""
+    tasks = [{"name": name, "ansible.builtin.template": {"src": str(REPO / src), "dest": str(tmp_path / name)},
+              "vars": variables, "ignore_errors": True} for name, src, variables in cases]
+    proc, data = playbook(tmp_path, [{"hosts": "servers", "gather_facts": False, "tasks": tasks}])
+    assert proc.returncode == 0, proc.stdout[-3000:]
+    out = {}
+    for t in data["plays"][0]["tasks"]:
+        result = t["hosts"]["srv-r01-01"]
+        out[t["task"]["name"]] = result["msg"] if result.get("failed") else (tmp_path / t["task"]["name"]).read_text()
+    return out
+
+
+# The text each role wrote with an inline copy content: before templates/, byte for byte.
+NIC_RULE_TEXT = (
+    "# gpufabric.mlnx platform - managed by Ansible, local changes are overwritten.\n"
+    "# NVIDIA networking PCI functions are never runtime-suspended (no wake-up latency on the rails).\n"
+    'ACTION=="add|bind", SUBSYSTEM=="pci", ATTR{vendor}=="0x15b3", ATTR{class}=="0x02*", '
+    'ATTR{power/control}="%s"\n')
+UNIT_TEXT = (
+    "# gpufabric.mlnx platform - managed by Ansible, local changes are overwritten.\n"
+    "[Unit]\n"
+    "Description=cpufreq governor %(g)s on every CPU (gpufabric.mlnx)\n"
+    "After=systemd-modules-load.service\n"
+    "\n"
+    "[Service]\n"
+    "Type=oneshot\n"
+    "ExecStart=/bin/sh -c 'for g in %(root)s/sys/devices/system/cpu/cpu*/cpufreq/scaling_governor; "
+    "do echo %(g)s > \"$g\"; done; exit 0'\n"
+    "\n"
+    "[Install]\n"
+    "WantedBy=multi-user.target\n")
+QOS_RULE_TEXT = (
+    "# gpufabric.mlnx roce_qos - managed by Ansible, local changes are overwritten.\n"
+    "# The mlx5 driver forgets RoCE QoS on reboot, driver reload and firmware reset; re-apply it when the\n"
+    "# compute rail's netdev appears.\n"
+    'ACTION=="add", SUBSYSTEM=="net", KERNEL=="%s", RUN+="%s $name"\n')
+
+
+def unit_vars(governor="performance", root="/"):
+    return {"gpufabric_platform_cpu_governor": governor, "gpufabric_platform_root": root}
+
+
+def qos_vars(names, script="/usr/local/sbin/gpufabric-roce-qos"):
+    return {"__gpufabric_roce_qos": {"interfaces": [{"interface": n} for n in names]},
+            "gpufabric_roce_qos_script": script}
+
+
+def test_the_templates_write_what_the_roles_wrote_before(tmp_path):
+    out = render(tmp_path, [
+        ("nic-pm-off", NIC_RULE, {"gpufabric_platform_nic_runtime_pm": False}),
+        ("nic-pm-on", NIC_RULE, {"gpufabric_platform_nic_runtime_pm": "yes"}),
+        ("unit", UNIT, unit_vars()),
+        ("unit-lab", UNIT, unit_vars("powersave", "/var/lib/mlxsim/root//")),
+        ("unit-trimmed", UNIT, unit_vars(" schedutil\n")),
+        ("qos", QOS_RULE, qos_vars(["enp24s0np0", "enp64s0np0"])),
+        ("qos-one", QOS_RULE, qos_vars(["rail0.100"], "/opt/gpufabric/bin/roce-qos")),
+    ])
+    assert out == {
+        "nic-pm-off": NIC_RULE_TEXT % "on",
+        "nic-pm-on": NIC_RULE_TEXT % "auto",
+        "unit": UNIT_TEXT % {"g": "performance", "root": ""},
+        "unit-lab": UNIT_TEXT % {"g": "powersave", "root": "/var/lib/mlxsim/root"},
+        "unit-trimmed": UNIT_TEXT % {"g": "schedutil", "root": ""},
+        "qos": QOS_RULE_TEXT % ("enp24s0np0|enp64s0np0", "/usr/local/sbin/gpufabric-roce-qos"),
+        "qos-one": QOS_RULE_TEXT % ("rail0.100", "/opt/gpufabric/bin/roce-qos"),
+    }
+
+
+def test_no_inventory_value_reaches_a_rule_or_unit_outside_its_grammar(tmp_path):
+    path = "an absolute path of ASCII letters, digits and _ . + - /"
+    ifname = "a network interface name of 1-15 ASCII letters, digits and _ . + -"
+    out = render(tmp_path, [
+        ("governor-shell", UNIT, unit_vars("performance; reboot")),
+        ("governor-newline", UNIT, unit_vars("performance\nExecStartPre=/bin/reboot")),
+        ("root-space", UNIT, unit_vars(root="/srv/sim root")),
+        ("root-quote", UNIT, unit_vars(root="/x'$(reboot)'")),
+        ("root-specifier", UNIT, unit_vars(root="/run/%H")),
+        ("root-relative", UNIT, unit_vars(root="sim/root")),
+        ("name-quote", QOS_RULE, qos_vars(["enp24s0np0", 'x", RUN+="/bin/reboot'])),
+        ("name-glob", QOS_RULE, qos_vars(["enp*"])),
+        ("name-long", QOS_RULE, qos_vars(["enp24s0np0abcdef"])),
+        ("script-space", QOS_RULE, qos_vars(["enp24s0np0"], "/usr/local/sbin/roce qos")),
+        ("script-dollar", QOS_RULE, qos_vars(["enp24s0np0"], "/usr/local/sbin/$name")),
+    ])
+    governor = "a cpufreq governor name (lower-case ASCII letters, digits, _ and -, e.g. performance)"
+    prefix = "Task failed: The filter plugin 'gpufabric.mlnx.strict_word' failed: "   # Ansible's words
+    assert all(msg.startswith(prefix) for msg in out.values()), out
+    assert {name: msg[len(prefix):] for name, msg in out.items()} == {
+        "governor-shell": "srv-r01-01: gpufabric_platform_cpu_governor='performance; reboot' cannot be written into "
+                          "a udev rule, systemd unit or script: allowed is " + governor,
+        "governor-newline": "srv-r01-01: gpufabric_platform_cpu_governor='performance\\nExecStartPre=/bin/reboot' "
+                            "cannot be written into a udev rule, systemd unit or script: allowed is " + governor,
+        "root-space": "srv-r01-01: gpufabric_platform_root='/srv/sim root' cannot be written into a udev rule, "
+                      "systemd unit or script: allowed is " + path,
+        "root-quote": "srv-r01-01: gpufabric_platform_root=\"/x'$(reboot)'\" cannot be written into a udev rule, "
+                      "systemd unit or script: allowed is " + path,
+        "root-specifier": "srv-r01-01: gpufabric_platform_root='/run/%H' cannot be written into a udev rule, "
+                          "systemd unit or script: allowed is " + path,
+        "root-relative": "srv-r01-01: gpufabric_platform_root='sim/root' cannot be written into a udev rule, "
+                         "systemd unit or script: allowed is " + path,
+        "name-quote": "srv-r01-01: gpufabric_roce_qos_interfaces='x\", RUN+=\"/bin/reboot' cannot be written into "
+                      "a udev rule, systemd unit or script: allowed is " + ifname,
+        "name-glob": "srv-r01-01: gpufabric_roce_qos_interfaces='enp*' cannot be written into a udev rule, "
+                     "systemd unit or script: allowed is " + ifname,
+        "name-long": "srv-r01-01: gpufabric_roce_qos_interfaces='enp24s0np0abcdef' cannot be written into a udev "
+                     "rule, systemd unit or script: allowed is " + ifname,
+        "script-space": "srv-r01-01: gpufabric_roce_qos_script='/usr/local/sbin/roce qos' cannot be written into a "
+                        "udev rule, systemd unit or script: allowed is " + path,
+        "script-dollar": "srv-r01-01: gpufabric_roce_qos_script='/usr/local/sbin/$name' cannot be written into a "
+                         "udev rule, systemd unit or script: allowed is " + path,
+    }
+    assert [name for name in out if (tmp_path / name).exists()] == []    # nothing written
+
+
+# ------------------------------------------------------------------------------------------ handlers
+
+HANDLERS_PLAY = {"hosts": "servers", "gather_facts": False, "roles": ["gpufabric.mlnx.common"], "tasks": [
+    {"name": "Write a rule", "ansible.builtin.copy": {"dest": "{{ playbook_dir }}/r.rules", "content": "# r\n"},
+     "notify": "gpufabric.mlnx udev rules changed"},
+    {"name": "Write another rule", "ansible.builtin.copy": {"dest": "{{ playbook_dir }}/s.rules", "content": "# s\n"},
+     "notify": "gpufabric.mlnx udev rules changed"},
+    {"name": "Write a unit", "ansible.builtin.copy": {"dest": "{{ playbook_dir }}/u.service", "content": "# u\n"},
+     "notify": "gpufabric.mlnx systemd units changed"}]}
+HANDLERS = ["Is udevd running", "Make udevd read the rules", "Is systemd running", "Make systemd read the unit files"]
+
+
+def handler_runs(data):
+    """[(handler name, skipped?)] in the order the handlers ran on srv-r01-01."""
+    return [(t["task"]["name"].split(" : ")[-1], bool(t["hosts"]["srv-r01-01"].get("skipped")))
+            for p in data["plays"] for t in p["tasks"] if t["task"]["name"].split(" : ")[-1] in HANDLERS]
+
+
+def test_the_shared_handlers_run_once_per_topic_and_only_where_the_daemon_runs(tmp_path):
+    """Two rules and a unit written: each topic's handlers run once, in order; this machine runs neither udevd nor
+    systemd (no /run/udev/control, no /run/systemd/system), so the reloads themselves are skipped. A rerun that
+    changes nothing notifies nothing."""
+    proc, data = playbook(tmp_path, [HANDLERS_PLAY])
+    assert proc.returncode == 0, proc.stdout[-3000:]
+    assert handler_runs(data) == [("Is udevd running", False), ("Make udevd read the rules", True),
+                                  ("Is systemd running", False), ("Make systemd read the unit files", True)]
+    proc, data = playbook(tmp_path, [HANDLERS_PLAY])
+    assert proc.returncode == 0 and handler_runs(data) == []
+
+
+@pytest.fixture
+def platform_host(sim_host, tmp_path):
+    """A simulated DGX H100 whose NIC power rule goes to tmp_path/udev (no governor unit: it would go to /etc)."""
+    sim = sim_host("dgx-h100", hostname="srv-r01-01")
+    root = str(tmp_path / "root")
+    return sim, {"gpufabric_sysfs_root": root, "gpufabric_platform_boot_root": root,
+                 "gpufabric_platform_pcie_check": False, "gpufabric_platform_cpu_governor": "",
+                 "gpufabric_platform_nic_runtime_pm": False,
+                 "gpufabric_platform_nic_udev_rule": str(tmp_path / "udev" / "90-gpufabric-nic-power.rules")}
+
+
+def test_the_platform_role_writes_its_rule_and_notifies_the_udev_handler(platform_host, tmp_path):
+    sim, host_vars = platform_host
+    play = [{"hosts": "servers", "gather_facts": False, "roles": ["gpufabric.mlnx.platform"]}]
+    proc, data = playbook(tmp_path, play, {"srv-r01-01": host_vars}, **sim.env)
+    assert proc.returncode == 0, proc.stdout[-3000:]
+    assert (tmp_path / "udev" / "90-gpufabric-nic-power.rules").read_text() == NIC_RULE_TEXT % "on"
+    assert handler_runs(data) == [("Is udevd running", False), ("Make udevd read the rules", True)]
+    proc, data = playbook(tmp_path, play, {"srv-r01-01": host_vars}, **sim.env)
+    assert proc.returncode == 0, proc.stdout[-3000:]
+    assert handler_runs(data) == []
+
+
+def test_platform_and_roce_qos_in_one_play_share_one_udev_reload(platform_host, tmp_path):
+    """Both roles list gpufabric.mlnx.common as a dependency and both write a rule: the udev handlers run once.
+    The RoCE QoS rule is the template's, for the rails the module configured on the simulated host."""
+    sim, host_vars = platform_host
+    host_vars = dict(host_vars, gpufabric_roce_qos_interfaces=["enp41s0f0np0", "enp41s0f1np1"],
+                     gpufabric_roce_qos_mgmt_interface="eno1",
+                     gpufabric_roce_qos_script=str(tmp_path / "sbin" / "gpufabric-roce-qos"),
+                     gpufabric_roce_qos_udev_rule=str(tmp_path / "udev" / "90-gpufabric-roce-qos.rules"))
+    (tmp_path / "sbin").mkdir()
+    play = [{"hosts": "servers", "gather_facts": False,
+             "roles": ["gpufabric.mlnx.platform", "gpufabric.mlnx.roce_qos"]}]
+    proc, data = playbook(tmp_path, play, {"srv-r01-01": host_vars}, **sim.env)
+    assert proc.returncode == 0, proc.stdout[-3000:]
+    assert (tmp_path / "udev" / "90-gpufabric-roce-qos.rules").read_text() == QOS_RULE_TEXT % (
+        "enp41s0f0np0|enp41s0f1np1", tmp_path / "sbin" / "gpufabric-roce-qos")
+    assert handler_runs(data) == [("Is udevd running", False), ("Make udevd read the rules", True)]
