@@ -55,7 +55,7 @@ BLS_ENTRIES = ("/boot/loader/entries", "/efi/loader/entries", "/boot/efi/loader/
 ESPS = ("/boot/efi", "/efi", "/boot")
 # Where /etc/grub.d/10_linux looks for kernels (Debian grub2 2.06).
 KERNEL_GLOBS = ("/boot/vmlinuz-*", "/vmlinuz-*", "/boot/kernel-*")
-LINUX_RE = re.compile(r"^\s*(linux|linuxefi|linux16)\s+(\S+)(.*)$")
+LINUX_RE = re.compile(r"^\s*(linux|linuxefi|linux16)\s+(\S+)(.*)\Z", re.ASCII)
 MENU_RE = re.compile(r"""^\s*(menuentry|submenu)\s+(?:'((?:[^']|'\\'')*)'|"([^"]*)"|(\S+))""")
 DROPIN_HEAD = ("# gpufabric.mlnx platform - managed by Ansible, local changes are overwritten.\n"
                "# Kernel parameters of the GPU servers; update-grub reads this after /etc/default/grub.\n")

@@ -17,7 +17,7 @@ from ansible_collections.gpufabric.mlnx.plugins.module_utils._errors import Devi
 from ansible_collections.gpufabric.mlnx.plugins.module_utils._parsers import parse
 
 NVIDIA_VENDOR = "15b3"
-PCI_RE = re.compile(r"^(?:(?P<dom>[0-9a-fA-F]{4}):)?(?P<bus>[0-9a-fA-F]{2}):(?P<dev>[0-9a-fA-F]{2})\.(?P<fn>[0-7])$")
+PCI_RE = re.compile(r"^(?:(?P<dom>[0-9a-fA-F]{4}):)?(?P<bus>[0-9a-fA-F]{2}):(?P<dev>[0-9a-fA-F]{2})\.(?P<fn>[0-7])\Z", re.ASCII)
 
 
 def pci_full(address):

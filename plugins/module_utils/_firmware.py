@@ -40,7 +40,7 @@ from ansible_collections.gpufabric.mlnx.plugins.module_utils._host import parall
 from ansible_collections.gpufabric.mlnx.plugins.module_utils._parsers import parse
 from ansible_collections.gpufabric.mlnx.plugins.module_utils._versions import FIRMWARE_VERSION_RE, version_key
 
-SHA256_RE = re.compile(r"^[0-9a-f]{64}$")
+SHA256_RE = re.compile(r"^[0-9a-f]{64}\Z", re.ASCII)
 CHUNK = 1024 * 1024
 
 BURN = "burn"

@@ -81,7 +81,7 @@ MT_NUMBER_RE = re.compile(r"(?<![A-Za-z0-9])mt(\d{4,5})(?!\d)", re.I)
 SPEED_RE = re.compile(r"(\d+(?:\.\d+)?)\s*GT/s", re.I)
 WIDTH_RE = re.compile(r"(\d+)")
 # A port netdev among a BlueField's representors (p0, p1) or a ConnectX uplink (..np0).
-UPLINK_RE = re.compile(r"^p\d+$|np\d+$")
+UPLINK_RE = re.compile(r"^p\d+\Z|np\d+\Z", re.ASCII)
 
 PORT_STATES = {"ACTIVE": "Active", "DOWN": "Down", "INIT": "Initializing", "ARMED": "Armed",
                "POLLING": "Polling"}

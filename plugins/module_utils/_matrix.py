@@ -50,25 +50,25 @@ ASSIGNMENT_KEYS = ("profile",) + tuple(MATCH_KEYS)
 MATCH_WHAT = {"part_numbers": "a part number", "pci": "a PCI address", "device_types": "a device type such as ConnectX7"}
 
 # 28.43.2566: major (the device family), minor, sub-minor - as flint prints "FW Version".
-FW_VERSION_RE = re.compile(r"^\d+\.\d+\.\d+$")
+FW_VERSION_RE = re.compile(r"^\d+\.\d+\.\d+\Z", re.ASCII)
 # 24.10-2.1.8.0, 5.8-1.1.2.1, 25.01-0.6.0: what `ofed_info -s` prints after its prefix.
-DRIVER_VERSION_RE = re.compile(r"^\d+\.\d+-\d+(?:\.\d+){1,4}$")
-DRIVER_PREFIX_RE = re.compile(r"^(?:MLNX_OFED_LINUX|OFED-internal|DOCA-OFED|doca-ofed|mlnx-ofed)-(?P<rest>.*?):?$")
+DRIVER_VERSION_RE = re.compile(r"^\d+\.\d+-\d+(?:\.\d+){1,4}\Z", re.ASCII)
+DRIVER_PREFIX_RE = re.compile(r"^(?:MLNX_OFED_LINUX|OFED-internal|DOCA-OFED|doca-ofed|mlnx-ofed)-(?P<rest>.*?):?\Z", re.ASCII)
 # A vendor prefix and digits, as flint prints "PSID": MT_0000000838 (NVIDIA), DEL0000000027 (Dell).
-PSID_RE = re.compile(r"^[A-Z]{2,4}_?\d{4,13}$")
+PSID_RE = re.compile(r"^[A-Z]{2,4}_?\d{4,13}\Z", re.ASCII)
 PSID_MAX = 16
 # Only for a hint: NVIDIA ordering part numbers (adapters, DPUs, cables).
 PART_NUMBER_HINT_RE = re.compile(r"^(?:MCX|MBF|MCP|MFS|MMA|MQM|MSN|900-|699-)", re.IGNORECASE)
-PACKAGE_NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9.+_-]*$")
+PACKAGE_NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9.+_-]*\Z", re.ASCII)
 # One exact Debian or RPM version ([epoch:]upstream[-release]); never a range, a glob or "latest".
-PACKAGE_VERSION_RE = re.compile(r"^\d[0-9A-Za-z.+~:_-]*$")
-KERNEL_RE = re.compile(r"^\d+\.\d+[0-9A-Za-z.+_~-]*$")
-URL_RE = re.compile(r"^(?:https?|file)://\S+$")
-NCCL_RE = re.compile(r"^\d+\.\d+\.\d+(?:-\d+)?$")
-SWITCH_OS_VERSION_RE = re.compile(r"^\d+(?:\.\d+)*(?:[-.+_][0-9A-Za-z]+)*$")
-PARAM_RE = re.compile(r"^[A-Za-z][A-Za-z0-9_]*(?:\[\d+(?:\.\.\d+)?\])?$")
+PACKAGE_VERSION_RE = re.compile(r"^\d[0-9A-Za-z.+~:_-]*\Z", re.ASCII)
+KERNEL_RE = re.compile(r"^\d+\.\d+[0-9A-Za-z.+_~-]*\Z", re.ASCII)
+URL_RE = re.compile(r"^(?:https?|file)://\S+\Z", re.ASCII)
+NCCL_RE = re.compile(r"^\d+\.\d+\.\d+(?:-\d+)?\Z", re.ASCII)
+SWITCH_OS_VERSION_RE = re.compile(r"^\d+(?:\.\d+)*(?:[-.+_][0-9A-Za-z]+)*\Z", re.ASCII)
+PARAM_RE = re.compile(r"^[A-Za-z][A-Za-z0-9_]*(?:\[\d+(?:\.\.\d+)?\])?\Z", re.ASCII)
 # The device-type tokens mlxconfig and mst print: no dash, no space.
-DEVICE_TYPE_RE = re.compile(r"^(?:ConnectX\d+(?:LX|DX)?|BlueField\d+)$")
+DEVICE_TYPE_RE = re.compile(r"^(?:ConnectX\d+(?:LX|DX)?|BlueField\d+)\Z", re.ASCII)
 # NVIDIA image names: fw-ConnectX7-rel-28_43_2566-MCX75310AAS-NEA_Ax-UEFI-14.36.21-FlexBoot-3.7.500.bin
 IMAGE_REL_RE = re.compile(r"rel-(\d+)_(\d+)_(\d+)")
 ARCHIVE_SUFFIXES = (".zip", ".gz", ".tgz", ".tar", ".xz", ".bz2")

@@ -27,8 +27,8 @@ from ansible_collections.gpufabric.mlnx.plugins.module_utils._parsers import par
 from ansible_collections.gpufabric.mlnx.plugins.module_utils._host import parallel, plan_all
 from ansible_collections.gpufabric.mlnx.plugins.module_utils._validate import close_names
 
-ARRAY_KEY_RE = re.compile(r"^(?P<base>[A-Z0-9_]+)\[(?P<index>\d+)\]$")
-ARRAY_RANGE_RE = re.compile(r"^Array\[(?P<lo>\d+)\.\.(?P<hi>\d+)\]$")
+ARRAY_KEY_RE = re.compile(r"^(?P<base>[A-Z0-9_]+)\[(?P<index>\d+)\]\Z", re.ASCII)
+ARRAY_RANGE_RE = re.compile(r"^Array\[(?P<lo>\d+)\.\.(?P<hi>\d+)\]\Z", re.ASCII)
 UNKNOWN_VALUE_RE = re.compile(r"Unknown value|is not valid|Cannot parse the value", re.IGNORECASE)
 UNKNOWN_PARAM_RE = re.compile(r"Unknown Parameter|Failed to find Param|doesn't support", re.IGNORECASE)
 

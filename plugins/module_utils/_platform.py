@@ -38,8 +38,8 @@ ASPM_POLICY_PATH = "/sys/module/pcie_aspm/parameters/policy"
 PCI_DEVICES = "/sys/bus/pci/devices"
 CPU_DIR = "/sys/devices/system/cpu"
 CMDLINE = "/proc/cmdline"
-GOVERNOR_RE = re.compile(r"^[a-z][a-z0-9_-]{0,31}$")
-CPU_RE = re.compile(r"^cpu(\d+)$")
+GOVERNOR_RE = re.compile(r"^[a-z][a-z0-9_-]{0,31}\Z", re.ASCII)
+CPU_RE = re.compile(r"^cpu(\d+)\Z", re.ASCII)
 
 
 def _bad(option, value, why, allowed):

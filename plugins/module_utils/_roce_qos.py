@@ -43,7 +43,7 @@ from ansible_collections.gpufabric.mlnx.plugins.module_utils._mgmt import MLX5_D
 from ansible_collections.gpufabric.mlnx.plugins.module_utils._parsers.common import ParseError
 from ansible_collections.gpufabric.mlnx.plugins.module_utils._parsers.mlnx_qos import parse_mlnx_qos
 from ansible_collections.gpufabric.mlnx.plugins.module_utils._parsers.sysfs import parse_traffic_class
-from ansible_collections.gpufabric.mlnx.plugins.module_utils._validate import Problems, is_whole
+from ansible_collections.gpufabric.mlnx.plugins.module_utils._validate import IFNAME_ALLOWED, IFNAME_RE, Problems, is_whole
 
 # The tools this module runs, with the package that ships them.
 TOOLS = {
@@ -70,8 +70,7 @@ ETS_KEYS = ("prio_tc", "tsa", "tc_bw")
 MLNX_QOS_FLAG = {"trust": "--trust", "pfc": "--pfc", "prio_tc": "--prio_tc", "tsa": "--tsa", "tc_bw": "--tcbw"}
 # Linux interface names: at most 15 bytes, no '/', no whitespace, not '.' or '..'. \Z, not $: $ would let
 # a trailing newline through.
-IFNAME_RE = re.compile(r"^(?!\.{1,2}\Z)[^/\s:]{1,15}\Z")
-RDMA_RE = re.compile(r"^[A-Za-z0-9_.-]{1,64}$")
+RDMA_RE = re.compile(r"^[A-Za-z0-9_.-]{1,64}\Z", re.ASCII)
 
 
 # ---------------------------------------------------------------------------------- sysfs paths
@@ -158,9 +157,8 @@ def _interfaces(value):
                          allowed="a list of interface names")
     out = []
     for index, name in enumerate(value):
-        if not isinstance(name, str) or not IFNAME_RE.match(name):
-            detail = "interfaces[%d]=%r is not a network interface name (allowed: 1-15 characters, no '/', ':' or " \
-                     "spaces)" % (index, name)
+        if not isinstance(name, str) or not IFNAME_RE.fullmatch(name):
+            detail = "interfaces[%d]=%r is not a network interface name (allowed: %s)" % (index, name, IFNAME_ALLOWED)
             raise BadSetting("roce_qos: %s. Nothing was changed." % detail, detail,
                              device=name if isinstance(name, str) else None, parameter="interfaces",
                              allowed="a Linux interface name")

@@ -30,7 +30,13 @@ from typing import Any, Callable, Iterable, Sequence
 from ansible_collections.gpufabric.mlnx.plugins.module_utils._errors import InvalidValue
 
 # A key that goes in a path with a dot (``.driver``); any other goes in brackets (``["mt 838"]``).
-IDENT_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_-]*$")
+IDENT_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_-]*\Z", re.ASCII)
+# A Linux network interface name as the collection accepts it (for re.fullmatch): what the kernel
+# takes (1-15 bytes, not "." or "..", no "/", ":" or whitespace) narrowed to the characters real
+# NIC, bond and VLAN names use. The name reaches argv lists, sysfs paths, udev rules, systemd units
+# and scripts, so nothing a shell, udev or systemd would interpret ('$', '%', quotes, globs) passes.
+IFNAME_RE = re.compile(r"(?!\.{1,2}\Z)[A-Za-z0-9_.+-]{1,15}", re.ASCII)
+IFNAME_ALLOWED = "1-15 ASCII letters, digits and _ . + - (not '.' or '..')"
 # How much of a string a message quotes.
 QUOTE_LIMIT = 60
 
@@ -197,7 +203,7 @@ def read_text(problems: Problems, path: str, value: Any, what: str, *,
     if not isinstance(value, str) or not value.strip():
         problems.add(path, "must be a non-empty string (%s), not %s" % (what, kind_of(value)))
         return None
-    if pattern is not None and not pattern.match(value):
+    if pattern is not None and not pattern.fullmatch(value):
         problems.add(path, "%s is not %s" % (quoted(value), what))
         return None
     return value

@@ -14,9 +14,9 @@ from __future__ import annotations
 
 import re
 
-PRINTED_RE = re.compile(r"^(?P<name>[A-Za-z_][A-Za-z0-9_.+-]*)\((?P<num>-?\d+)\)$")
-NUMBER_RE = re.compile(r"^(?:0x[0-9a-fA-F]+|-?\d+)$")
-ARRAY_RE = re.compile(r"^Array\[\d+\.\.\d+\]$")
+PRINTED_RE = re.compile(r"^(?P<name>[A-Za-z_][A-Za-z0-9_.+-]*)\((?P<num>-?\d+)\)\Z", re.ASCII)
+NUMBER_RE = re.compile(r"^(?:0x[0-9a-fA-F]+|-?\d+)\Z", re.ASCII)
+ARRAY_RE = re.compile(r"^Array\[\d+\.\.\d+\]\Z", re.ASCII)
 UNKNOWN = ("N/A", "")
 
 # Spellings people use for booleans; mlxconfig itself accepts True/False/1/0.

@@ -18,7 +18,7 @@ import re
 from collections.abc import Callable
 
 # A firmware version: numbers separated by dots (flint's "FW Version", the matrix's pins).
-FIRMWARE_VERSION_RE = re.compile(r"^\d+(?:\.\d+)*$")
+FIRMWARE_VERSION_RE = re.compile(r"^\d+(?:\.\d+)*\Z", re.ASCII)
 
 
 def version_key(version: object) -> tuple[int, ...]:

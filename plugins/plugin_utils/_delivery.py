@@ -73,7 +73,7 @@ ASSET_ALIASES = {"hostname": "host", "server": "host", "pci": "slot", "address":
                  "sn": "serial", "serial_number": "serial", "serial_no": "serial"}
 
 # A PCI address of a card or a function: 0000:18:00, 18:00, 0000:18:00.0, 18:00.0.
-CARD_RE = re.compile(r"^(?:[0-9a-fA-F]{4}:)?[0-9a-fA-F]{2}:[0-9a-fA-F]{2}(?:\.[0-7])?$")
+CARD_RE = re.compile(r"^(?:[0-9a-fA-F]{4}:)?[0-9a-fA-F]{2}:[0-9a-fA-F]{2}(?:\.[0-7])?\Z", re.ASCII)
 # NVIDIA (retail) part numbers of NICs and DPUs: ConnectX MCX..., BlueField MBF..., and the
 # 900-9... ordering numbers of BlueField-3 and newer adapters (900-9D3B6-00CV-AA0); 699-/920-
 # are NVIDIA board numbers of cards built into NVIDIA systems.
@@ -87,7 +87,7 @@ PSID_VENDORS = {"MT_": "NVIDIA", "DEL": "Dell", "HP_": "HPE", "LNV": "Lenovo", "
 # The serial numbers NVIDIA writes in the VPD [SN] of its adapters and DPUs, e.g. MT2050X00614
 # (BlueField-2, lspci capture), MT1838X04950 (ConnectX-4): MT, two digits of the year, two of the
 # week (50 and 38 cannot be months, so the second pair is a week: 01-53), one letter, five digits.
-NVIDIA_SERIAL_RE = re.compile(r"^MT(?P<year>\d{2})(?P<week>\d{2})[A-Z]\d{5}$")
+NVIDIA_SERIAL_RE = re.compile(r"^MT(?P<year>\d{2})(?P<week>\d{2})[A-Z]\d{5}\Z", re.ASCII)
 NVIDIA_SERIAL_TEXT = "MT + 2-digit year + 2-digit week (01-53) + one letter + 5 digits, e.g. MT2050X00614"
 # Text that fills a VPD [SN] nobody programmed.
 PLACEHOLDER_SERIALS = ("N/A", "NA", "NONE", "NULL", "UNKNOWN", "DEFAULT STRING", "TO BE FILLED BY O.E.M.",

@@ -33,7 +33,7 @@ from ansible_collections.gpufabric.mlnx.plugins.module_utils._devices import bas
 from ansible_collections.gpufabric.mlnx.plugins.module_utils._errors import MlnxError
 from ansible_collections.gpufabric.mlnx.plugins.module_utils._info import UPLINK_RE
 from ansible_collections.gpufabric.mlnx.plugins.module_utils._validate import (
-    Problems, ProblemsError, check_list, check_mapping, field, is_whole, join_path, kind_of, quoted, read_choice,
+    IFNAME_RE, Problems, ProblemsError, check_list, check_mapping, field, is_whole, join_path, kind_of, quoted, read_choice,
     read_text, read_whole, some, unknown_keys)
 
 ROOT = "gpufabric_fabric"
@@ -60,11 +60,10 @@ KERNEL_TABLES = {253: "default", 254: "main", 255: "local"}
 RESERVED = (("0.0.0.0/8", "the 'this network' block"), ("127.0.0.0/8", "loopback"),
             ("169.254.0.0/16", "link-local"), ("224.0.0.0/3", "multicast and reserved"))
 
-CIDR_RE = re.compile(r"^\d{1,3}(?:\.\d{1,3}){3}/\d{1,2}$")
-POOL_KEY_RE = re.compile(r"^rail(0|[1-9]\d{0,5})$")
+CIDR_RE = re.compile(r"^\d{1,3}(?:\.\d{1,3}){3}/\d{1,2}\Z", re.ASCII)
+POOL_KEY_RE = re.compile(r"^rail(0|[1-9]\d{0,5})\Z", re.ASCII)
 # Linux interface names: at most 15 bytes, no whitespace, slash or colon.
-IFNAME_RE = re.compile(r"^[^\s/:]{1,15}$")
-INT_SPEC_RE = re.compile(r"^0?[1-9]?d?$")
+INT_SPEC_RE = re.compile(r"^0?[1-9]?d?\Z", re.ASCII)
 DIGITS_RE = re.compile(r"([0-9]+)")
 TEMPLATES = {
     "leaf_name": {"fields": ("su", "rail", "rack"), "what": "the leaf of a rail in an SU, e.g. su{su}-leaf-rail{rail}"},
@@ -509,7 +508,7 @@ def _read_device(problems, path, dev):
     netdevs = dev.get("netdevs")
     if netdevs is None:
         netdevs = []
-    if not isinstance(netdevs, list) or not all(isinstance(n, str) and IFNAME_RE.match(n) for n in netdevs):
+    if not isinstance(netdevs, list) or not all(isinstance(n, str) and IFNAME_RE.fullmatch(n) for n in netdevs):
         problems.add(join_path(path, "netdevs"), "must be a list of interface names, not %s" % kind_of(netdevs))
         return None
     return _Device(pci_full(address), base_part_number(part) if part else None, netdevs, path)

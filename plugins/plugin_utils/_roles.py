@@ -27,6 +27,7 @@ from jinja2 import Undefined
 from ansible_collections.gpufabric.mlnx.plugins.module_utils._errors import InvalidValue
 from ansible_collections.gpufabric.mlnx.plugins.module_utils._platform import GOVERNOR_RE
 from ansible_collections.gpufabric.mlnx.plugins.module_utils._profiles import assign
+from ansible_collections.gpufabric.mlnx.plugins.module_utils._validate import IFNAME_ALLOWED, IFNAME_RE
 
 try:
     import netaddr
@@ -149,8 +150,7 @@ def pcie_degraded(devices):
 GRAMMARS = {
     "path": (re.compile(r"/[A-Za-z0-9_.+/-]*", re.ASCII),
              "an absolute path of ASCII letters, digits and _ . + - /"),
-    "ifname": (re.compile(r"(?!\.\.?\Z)[A-Za-z0-9_.+-]{1,15}", re.ASCII),
-               "a network interface name of 1-15 ASCII letters, digits and _ . + -"),
+    "ifname": (IFNAME_RE, "a network interface name of " + IFNAME_ALLOWED),
     "governor": (GOVERNOR_RE, "a cpufreq governor name (lower-case ASCII letters, digits, _ and -, e.g. performance)"),
 }
 

@@ -2,6 +2,7 @@
 root, fake mlnx_qos / cma_roce_tos / ibdev2netdev answering from the real captures, every argv and write recorded)."""
 import collections
 import re
+import string
 import threading
 
 import pytest
@@ -153,8 +154,8 @@ def test_settings_problems_lists_every_bad_value_naming_host_option_and_allowed(
                                      "cma_roce_tos": "abc", "tsa": ["ets"] * 8, "tc_bw": [50, 10, 0, 0, 0, 0, 0, 0]},
                                     "srv-r01-01")
     assert problems == [
-        "srv-r01-01: roce_qos: interfaces[0]='bad/x' is not a network interface name (allowed: 1-15 characters, "
-        "no '/', ':' or spaces).",
+        "srv-r01-01: roce_qos: interfaces[0]='bad/x' is not a network interface name (allowed: 1-15 ASCII letters, "
+        "digits and _ . + - (not '.' or '..')).",
         "srv-r01-01: roce_qos: pfc_priorities[0]=9 is outside 0-7 (allowed: an integer 0-7).",
         "srv-r01-01: roce_qos: cnp_dscp=64 is outside 0-63 (allowed: an integer 0-63).",
         "srv-r01-01: roce_qos: cma_roce_tos='abc' is not an integer (allowed: an integer 0-255).",
@@ -198,9 +199,10 @@ def model_priorities(value):
 
 
 def model_ifname(name):
-    """A Linux interface name: 1-15 characters, none of them '/', ':' or a blank (Unicode's too), not . or .."""
+    """A Linux interface name as the collection takes it: 1-15 of the ASCII letters, digits and _ . + -,
+    not . or .. (what real NIC, bond and VLAN names use; nothing a shell, udev or systemd interprets)."""
     return (isinstance(name, str) and 1 <= len(name) <= 15 and name not in (".", "..")
-            and not any(c in "/:" or c.isspace() for c in name))
+            and all(c in string.ascii_letters + string.digits + "_.+-" for c in name))
 
 
 def model_tsa(value):

@@ -106,3 +106,24 @@ def test_field_and_the_typed_readers():
         "m.k: must be from 1 to 64 (rails), not the number 65",
         'm.l: "a b" is not an interface name',
         'm.m: must be one of su_subnet, p2p31, not the string "p2p"']
+
+
+# ---------------------------------------------------------------- interface names (one grammar)
+
+@pytest.mark.parametrize("name", ["enp24s0np0", "eth0", "ib0", "bond0.100", "eth-mgmt", "rail_7", "a", "x" * 15])
+def test_interface_names_real_hosts_use_pass(name):
+    from ansible_collections.gpufabric.mlnx.plugins.module_utils._validate import IFNAME_RE
+    assert IFNAME_RE.fullmatch(name)
+
+
+@pytest.mark.parametrize("name", ["", ".", "..", "x" * 16, "eth0\n", "eth0 ", "a/b", "eth0:1", "e$(id)", "e`id`",
+                                  "e%n", "e*", "e'x", "e\"x", "enp\u0663", "\u00e9th0", "eth0\x00"])
+def test_interface_names_that_a_shell_udev_or_the_kernel_would_misread_are_refused(name):
+    from ansible_collections.gpufabric.mlnx.plugins.module_utils._validate import IFNAME_RE
+    assert not IFNAME_RE.fullmatch(name)
+
+
+def test_the_roles_the_rail_plan_and_roce_qos_share_the_interface_grammar():
+    from ansible_collections.gpufabric.mlnx.plugins.module_utils import _roce_qos, _validate
+    from ansible_collections.gpufabric.mlnx.plugins.plugin_utils import _rail_plan, _roles
+    assert _roce_qos.IFNAME_RE is _validate.IFNAME_RE is _rail_plan.IFNAME_RE is _roles.GRAMMARS["ifname"][0]
