@@ -21,6 +21,8 @@ name in ``plugins/filter/`` (docs there):
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
 
 from jinja2 import Undefined
 
@@ -37,7 +39,7 @@ except ImportError:  # pragma: no cover - the rail plan needs netaddr on the con
 MISSING = object()
 
 
-def _get(variables, key):
+def _get(variables: Any, key: str) -> Any:
     """``variables[key]``, or MISSING where Jinja's ``default`` would give its default: not a mapping, not set, or a
     template that is undefined (hostvars template each variable when it is read, and give Jinja's Undefined)."""
     if not hasattr(variables, "keys") or key not in variables:
@@ -46,7 +48,7 @@ def _get(variables, key):
     return MISSING if isinstance(value, Undefined) else value
 
 
-def _is_ip_like(value):
+def _is_ip_like(value: Any) -> bool:
     """What ``value | ansible.utils.ipaddr`` (no query) finds truthy: an IP address or network as netaddr
     reads it, or a whole number (ipaddr turns it into an address). Host names are not."""
     if not value or value is True:
@@ -64,7 +66,8 @@ def _is_ip_like(value):
 
 # ------------------------------------------------------------------------------------------ inventory
 
-def rail_plan_servers(names, hostvars, management=True, devices=True):
+def rail_plan_servers(names: Iterable[str] | None, hostvars: Mapping[str, Any], *, management: bool = True,
+                      devices: bool = True) -> list[dict[str, Any]]:
     """The servers ``names`` as the rail_plan filter takes them (docs/rails.md), from ``hostvars``.
 
     Each server: ``name``, ``rack`` and ``position`` (None when not set), ``su`` when set. With
@@ -97,7 +100,8 @@ def rail_plan_servers(names, hostvars, management=True, devices=True):
     return out
 
 
-def host_values(names, hostvars, keys, default=None):
+def host_values(names: Iterable[str] | None, hostvars: Mapping[str, Any], keys: str | Sequence[str], *,
+                default: Any = None) -> dict[str, Any]:
     """``{name: value}`` for each host of ``names``: its variable ``keys`` (a name, or a list of names to
     follow into nested mappings, e.g. ``[result, devices]``), or ``default`` where any of them is not set."""
     path = [keys] if isinstance(keys, str) else keys
@@ -118,7 +122,8 @@ def host_values(names, hostvars, keys, default=None):
 
 # ------------------------------------------------------------------------------------------ NV profiles
 
-def nv_configs(devices, profiles, assignments):
+def nv_configs(devices: Iterable[Mapping[str, Any]], profiles: Mapping[str, Mapping[str, Any]],
+               assignments: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
     """``[{name, device, params}]``: one ``gpufabric.mlnx.mlxconfig`` config per NV profile that a device has
     (the PCI addresses of function 0 of its cards, first matching assignment wins), in the order of ``assign``:
     a profile where its first device is in ``devices``."""
@@ -128,7 +133,7 @@ def nv_configs(devices, profiles, assignments):
 
 # ------------------------------------------------------------------------------------------ PCIe links
 
-def pcie_degraded(devices):
+def pcie_degraded(devices: Iterable[Mapping[str, Any]] | None) -> list[str]:
     """One sentence per device whose PCIe link trained below its capability (``pcie.degraded``), in order:
     ``ADDRESS (slot SLOT, PART): expected SPEED xWIDTH, running SPEED xWIDTH`` (``?`` for an unknown slot or part)."""
     out = []
@@ -155,7 +160,7 @@ GRAMMARS = {
 }
 
 
-def strict_word(value, grammar, parameter, host=None):
+def strict_word(value: Any, grammar: str, parameter: str, host: str | None = None) -> str:
     """``value`` when it matches the whole of ``GRAMMARS[grammar]``; else InvalidValue naming the host, the
     parameter and what is allowed."""
     if grammar not in GRAMMARS:
