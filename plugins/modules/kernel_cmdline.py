@@ -132,7 +132,8 @@ def main():
         module.fail_json(**err.fail_kwargs())
     module.exit_json(changed=result["changed"], bootloader=result["bootloader"], config=result["config"],
                      regenerated=result["regenerated"], entries=result["entries"],
-                     msg=summary(result, module.check_mode), diff=dict(before=result["before"], after=result["after"]))
+                     msg=summary(result, check_mode=module.check_mode),
+                     diff=dict(before=result["before"], after=result["after"]))
 
 
 if __name__ == "__main__":

@@ -313,7 +313,7 @@ def main():
     if failed:
         module.fail_json(msg="firmware burn failed on %d of %d devices: %s"
                          % (len(failed), len(results), "; ".join(failed.values())), failed_devices=failed, **out)
-    module.exit_json(msg=firmware.summary(done, module.check_mode), **out)
+    module.exit_json(msg=firmware.summary(done, check_mode=module.check_mode), **out)
 
 
 if __name__ == "__main__":

@@ -284,14 +284,14 @@ def main():
         selected = devices_.select(names, None, found)
         protected, mgmt = {}, None
         if not params["allow_mgmt_reset"]:
-            protected, mgmt = mgmt_cards(runner.host, params["mgmt_interface"],
-                                         params["mgmt_address"])
+            protected, mgmt = mgmt_cards(runner.host, interface=params["mgmt_interface"],
+                                         address=params["mgmt_address"])
             if not mgmt["interfaces"]:
                 module.warn("cannot tell which interface carries the management connection (no default route, and "
                             "no interface holds the address Ansible connects to); resetting without that guard - "
                             "set mgmt_interface")
-        result = converge(runner, selected, found, params["state"], level, params["only_if_pending"],
-                          module.check_mode, protected=protected)
+        result = converge(runner, selected, discovered=found, state=params["state"], level=level,
+                          only_if_pending=params["only_if_pending"], check_mode=module.check_mode, protected=protected)
     except MlnxError as err:
         module.fail_json(**err.fail_kwargs())
 
@@ -303,7 +303,7 @@ def main():
         reboot_required=result["reboot_required"],
         unsupported=result["unsupported"],
         management=result["management"],
-        msg=summary(result, module.check_mode),
+        msg=summary(result, check_mode=module.check_mode),
     )
     if mgmt is not None:
         out["mgmt"] = mgmt

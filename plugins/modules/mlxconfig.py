@@ -236,7 +236,7 @@ def main():
         wanted = per_device(configs, lambda c: devices_.select(c["device"], c["part_number"], found))
         if params["configs"] is None:
             wanted = {device: (None, desired) for device, (_name, desired) in wanted.items()}
-        results = converge_each(runner, wanted, module.check_mode, params["output_format"])
+        results = converge_each(runner, wanted, check_mode=module.check_mode, output_format=params["output_format"])
     except MlnxError as err:
         module.fail_json(**err.fail_kwargs())
 
