@@ -30,15 +30,11 @@ author:
   - gpufabric.mlnx contributors (@gpufabric)
 extends_documentation_fragment:
   - gpufabric.mlnx._attributes
+  - gpufabric.mlnx._attributes.full
 attributes:
   check_mode:
-    support: full
     details: Nothing is written or run but C(grubby --info=ALL). When C(grub.cfg) has no kernel entry and C(update-grub)
       would find no kernel image under C(/boot), check mode fails as the real run would.
-  diff_mode:
-    support: full
-  idempotent:
-    support: full
 options:
   args:
     description: The kernel parameters every boot entry must carry. A bare name is satisfied by any value. An empty

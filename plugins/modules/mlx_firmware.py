@@ -30,16 +30,13 @@ author:
   - gpufabric.mlnx contributors (@gpufabric)
 extends_documentation_fragment:
   - gpufabric.mlnx._attributes
-  - gpufabric.mlnx._attributes.TOOLS
+  - gpufabric.mlnx._attributes.full
+  - gpufabric.mlnx._attributes.tools
 attributes:
   check_mode:
-    support: full
     details: Reads the devices and verifies the images (checksum and C(flint -i IMAGE q)), burns nothing.
   diff_mode:
-    support: full
     details: Before and after burned firmware version per device.
-  idempotent:
-    support: full
 options:
   images:
     description:

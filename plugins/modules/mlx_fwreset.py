@@ -30,15 +30,12 @@ author:
   - gpufabric.mlnx contributors (@gpufabric)
 extends_documentation_fragment:
   - gpufabric.mlnx._attributes
-  - gpufabric.mlnx._attributes.TOOLS
+  - gpufabric.mlnx._attributes.no_diff
+  - gpufabric.mlnx._attributes.tools
 attributes:
   check_mode:
-    support: full
     details: Reads every card and reports what would be reset at which level (C(changed) predicts the reset); resets nothing.
-  diff_mode:
-    support: none
   idempotent:
-    support: full
     details: A reset clears what is pending, so a second run finds nothing pending and resets nothing.
 options:
   device:

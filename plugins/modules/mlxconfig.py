@@ -24,14 +24,8 @@ author:
   - gpufabric.mlnx contributors (@gpufabric)
 extends_documentation_fragment:
   - gpufabric.mlnx._attributes
-  - gpufabric.mlnx._attributes.TOOLS
-attributes:
-  check_mode:
-    support: full
-  diff_mode:
-    support: full
-  idempotent:
-    support: full
+  - gpufabric.mlnx._attributes.full
+  - gpufabric.mlnx._attributes.tools
 options:
   device:
     description:

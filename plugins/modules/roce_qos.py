@@ -29,13 +29,7 @@ author:
   - gpufabric.mlnx contributors (@gpufabric)
 extends_documentation_fragment:
   - gpufabric.mlnx._attributes
-attributes:
-  check_mode:
-    support: full
-  diff_mode:
-    support: full
-  idempotent:
-    support: full
+  - gpufabric.mlnx._attributes.full
 options:
   interfaces:
     description:
