@@ -1,7 +1,12 @@
 # -*- coding: utf-8 -*-
 # Copyright: gpufabric.mlnx contributors
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
-"""Shared documentation: module attributes and the NVIDIA tool selection options."""
+"""Shared documentation: module attributes and the NVIDIA tool selection options.
+
+A module names the standard fragment (``gpufabric.mlnx._attributes``: what each attribute means) and one
+of ``.full``, ``.no_diff`` or ``.info_module`` (how far it supports them), like community.general's
+``attributes`` fragment; ``.tools`` adds the MFT/mstflint options of the modules that run NVIDIA tools.
+"""
 
 from __future__ import annotations
 
@@ -21,6 +26,33 @@ attributes:
       - This assumes that the system controlled/queried by the module has not changed in a relevant way.
 """
 
+    # A module that changes the host, reports a diff and converges: use with the standard fragment
+    # (gpufabric.mlnx._attributes and gpufabric.mlnx._attributes.full). A module adds its own
+    # ``details`` under ``attributes`` where it has something to say; the support levels come from here.
+    FULL = r"""
+options: {}
+attributes:
+  check_mode:
+    support: full
+  diff_mode:
+    support: full
+  idempotent:
+    support: full
+"""
+
+    # Like FULL, but the module returns no diff (its results say what changed).
+    NO_DIFF = r"""
+options: {}
+attributes:
+  check_mode:
+    support: full
+  diff_mode:
+    support: none
+  idempotent:
+    support: full
+"""
+
+    # A module that only reads: use with the standard fragment.
     INFO_MODULE = r"""
 options: {}
 attributes:

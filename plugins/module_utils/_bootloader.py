@@ -38,8 +38,10 @@ import glob
 import os
 import re
 import tempfile
+from collections.abc import Mapping, Sequence
 
 from ansible_collections.gpufabric.mlnx.plugins.module_utils._errors import InvalidValue, MlnxError, ToolFailed
+from ansible_collections.gpufabric.mlnx.plugins.module_utils._host import Host
 
 BOOTLOADERS = ("auto", "grub", "grubby")
 # A kernel parameter: a name of letters, digits, '_', '.', '-'; a value of those and ',', ':', '/', '=', '+', '@', '~'
@@ -73,7 +75,7 @@ def _bad(option, value, why, allowed):
                         parameter=option, allowed=allowed)
 
 
-def check_kernel_args(args, *, option="args"):
+def check_kernel_args(args: object, *, option: str = "args") -> list[str]:
     """``args`` as a list of kernel parameters; InvalidValue naming ``option[i]`` for anything else."""
     if not isinstance(args, (list, tuple)):
         raise _bad(option, args, "is not a list", "a list of kernel parameters such as pcie_aspm=off")
@@ -83,7 +85,7 @@ def check_kernel_args(args, *, option="args"):
     return list(dict.fromkeys(args))
 
 
-def check_options(params):
+def check_options(params: Mapping) -> dict:
     """The module's options, checked: ``{"args", "bootloader", "grub_dropin"}``."""
     if not isinstance(params, dict):
         raise _bad("options", params, "is not a mapping", "the module's options")
@@ -100,7 +102,7 @@ def check_options(params):
 
 # ---------------------------------------------------------------------------------- deciding (pure)
 
-def lacking(have, wanted):
+def lacking(have: Sequence[str] | None, wanted: Sequence[str]) -> list[str]:
     """The ``wanted`` parameters missing from the words ``have`` (``name=value`` exactly; a bare ``name`` in any
     form)."""
     present = set(have or [])
@@ -108,7 +110,7 @@ def lacking(have, wanted):
     return [arg for arg in wanted if (arg not in present if "=" in arg else arg not in names)]
 
 
-def render_dropin(args):
+def render_dropin(args: Sequence[str]) -> str:
     """The GRUB drop-in that appends ``args`` (checked by ``check_kernel_args``) to ``GRUB_CMDLINE_LINUX``."""
     words = check_kernel_args(args)
     return DROPIN_HEAD + 'GRUB_CMDLINE_LINUX="${GRUB_CMDLINE_LINUX} %s"\n' % " ".join(words)
@@ -120,7 +122,7 @@ def _title(match):
     return match.group(3) if match.group(3) is not None else match.group(4)
 
 
-def grub_entries(text):
+def grub_entries(text: str | None) -> list[dict]:
     """The kernel entries of a grub.cfg: ``[{"title", "kernel", "args"}]`` in file order, ``title`` the enclosing
     menu path (``Advanced options for X>Y``), ``args`` the words after the kernel path."""
     out, menus, depth = [], [], 0
@@ -148,7 +150,7 @@ def _unquote(value):
     return value[1:-1] if len(value) >= 2 and value[0] == value[-1] == '"' else value
 
 
-def grubby_entries(text):
+def grubby_entries(text: str | None) -> list[dict]:
     """``grubby --info=ALL`` -> ``[{"title", "kernel", "args", "index"}]``; ``args`` are the options grubby shows
     (without ``root=``, which it prints on a line of its own)."""
     out = []
@@ -168,7 +170,7 @@ def grubby_entries(text):
     return [entry for entry in out if entry["kernel"]]
 
 
-def entry_report(entries, wanted):
+def entry_report(entries: Sequence[Mapping], wanted: Sequence[str]) -> list[dict]:
     """``[{"title", "kernel", "lacking"}]`` of ``entries`` against ``wanted``."""
     return [{"title": e["title"], "kernel": e["kernel"], "lacking": lacking(e["args"], wanted)} for e in entries]
 
@@ -188,17 +190,18 @@ def _read(reader, path):
         return None
 
 
-def kernel_images(reader):
+def kernel_images(reader: Host) -> list[str]:
     """The kernel images /etc/grub.d/10_linux would list (host paths)."""
     return [p for pattern in KERNEL_GLOBS for p in _files(reader, pattern)
             if not re.search(r"\.(dpkg-[a-z]+|rpmsave|rpmnew|bak|old)$|~$", p)]
 
 
-def bls_entries(reader):
+def bls_entries(reader: Host) -> list[str]:
+    """The Boot Loader Specification entry files (``*.conf`` under ``BLS_ENTRIES``), host paths."""
     return [p for d in BLS_ENTRIES for p in _files(reader, d + "/*.conf")]
 
 
-def others(reader):
+def others(reader: Host) -> list[str]:
     """The boot loaders on this host that this module does not configure, each as ``name (evidence)``."""
     found = []
     for esp in ESPS:
@@ -213,7 +216,7 @@ def others(reader):
     return list(dict.fromkeys(found))
 
 
-def detect(reader):
+def detect(reader: Host) -> str:
     """``grubby`` where grubby and BLS entries are present, ``grub`` where update-grub/grub-mkconfig and
     /etc/default/grub are; else NotBootable naming what the host has."""
     if reader.which("grubby") and bls_entries(reader):
@@ -284,7 +287,7 @@ def _findings(reader, bootloader):
     return ". ".join(parts) + "."
 
 
-def converge(reader, params, *, host, check_mode=False):
+def converge(reader: Host, params: Mapping, *, host: str, check_mode: bool = False) -> dict:
     """Every kernel entry carries ``params["args"]``: ``{"changed", "bootloader", "config", "regenerated",
     "entries", "before", "after"}``. Raises InvalidValue (bad options), NotBootable (no entry would boot them,
     also predicted in check mode when update-grub would find no kernel), ToolFailed."""
@@ -358,7 +361,7 @@ def _converge_grubby(reader, wanted, host, check_mode):
     return result
 
 
-def summary(result, check_mode):
+def summary(result: Mapping, *, check_mode: bool) -> str:
     """One line for the task's ``msg``."""
     if result["bootloader"] is None:
         return "no kernel parameter to set"

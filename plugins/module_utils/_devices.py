@@ -12,15 +12,20 @@ RDMA name (MFT only; passed to the tool as written), by ``all``, or by part numb
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 from ansible_collections.gpufabric.mlnx.plugins.module_utils._errors import DeviceNotFound
 from ansible_collections.gpufabric.mlnx.plugins.module_utils._parsers import parse
+
+if TYPE_CHECKING:  # _runner imports _host, which imports this module
+    from ansible_collections.gpufabric.mlnx.plugins.module_utils._runner import Runner
 
 NVIDIA_VENDOR = "15b3"
 PCI_RE = re.compile(r"^(?:(?P<dom>[0-9a-fA-F]{4}):)?(?P<bus>[0-9a-fA-F]{2}):(?P<dev>[0-9a-fA-F]{2})\.(?P<fn>[0-7])\Z", re.ASCII)
 
 
-def pci_full(address):
+def pci_full(address: str) -> str:
     """``18:00.0`` -> ``0000:18:00.0``; anything not a PCI address is returned unchanged."""
     match = PCI_RE.match(address.strip())
     if not match:
@@ -29,11 +34,12 @@ def pci_full(address):
                             match.group("dev").lower(), match.group("fn"))
 
 
-def is_pci(address):
+def is_pci(address: str) -> bool:
+    """``18:00.0`` or ``0000:18:00.0`` (domain optional)."""
     return bool(PCI_RE.match(address.strip()))
 
 
-def card_of(address):
+def card_of(address: str) -> str:
     """The card a PCI function belongs to: ``0000:18:00.1`` -> ``0000:18:00``."""
     return pci_full(address).rsplit(".", 1)[0]
 
@@ -41,7 +47,7 @@ def card_of(address):
 NIC_CLASS_RE = re.compile(r"ethernet|infiniband|network", re.I)
 
 
-def is_nic(dev):
+def is_nic(dev: dict) -> bool:
     """A NIC/DPU network function: not a PCIe bridge or a management/DMA function of a
     BlueField or a ConnectX-7's own switch (vendor 15b3 too), not a virtual function."""
     if "virtual function" in (dev.get("description") or "").lower():
@@ -52,12 +58,12 @@ def is_nic(dev):
     return "bridge" not in (dev.get("description") or "").lower()
 
 
-def base_part_number(part_number):
+def base_part_number(part_number: str | None) -> str:
     """``MCX715105AS-WEAT_Ax`` (as mlxconfig prints the name) -> ``MCX715105AS-WEAT``."""
     return (part_number or "").split("_", 1)[0].strip().upper()
 
 
-def discover(runner):
+def discover(runner: Runner) -> list[dict]:
     """Every NVIDIA NIC/DPU physical network function, from one lspci call, in PCI order."""
     result = runner.run("lspci", ["-D", "-d", NVIDIA_VENDOR + ":", "-vv"])
     devices = [dev for dev in parse("lspci", result.stdout) if is_nic(dev)]
@@ -67,13 +73,14 @@ def discover(runner):
     return sorted(devices, key=lambda d: d["address"])
 
 
-def describe(devices):
+def describe(devices: Sequence[dict]) -> list[str]:
     """A short list of what is present, for error messages."""
     return [("%s %s" % (d["address"], d.get("part_number") or d.get("description") or "")).strip()
             for d in devices] or ["no NVIDIA device (vendor 15b3) is visible to lspci"]
 
 
-def select(names, part_numbers, discovered):
+def select(names: Sequence[str] | None, part_numbers: Sequence[str] | None,
+           discovered: Sequence[dict] | None) -> list[str]:
     """The devices a task names, each once, in the order named.
 
     ``names``: PCI addresses, mst paths, RDMA names, or ``all`` (function 0 of every card).
@@ -113,5 +120,6 @@ def select(names, part_numbers, discovered):
     return chosen
 
 
-def needs_discovery(names, part_numbers):
+def needs_discovery(names: Sequence[str] | None, part_numbers: Sequence[str] | None) -> bool:
+    """Whether ``select`` needs ``discover``'s list: ``all`` or a part number is named."""
     return bool(part_numbers) or any(n == "all" for n in names or [])

@@ -16,8 +16,9 @@ from collections.abc import Sequence
 class MlnxError(Exception):
     """Base class. ``msg`` is the whole sentence shown to the user."""
 
-    def __init__(self, msg, device=None, parameter=None, allowed=None, cmd=None, rc=None,
-                 stdout=None, stderr=None):
+    def __init__(self, msg: str, *, device: str | Sequence[str] | None = None, parameter: str | None = None,
+                 allowed: str | Sequence[object] | None = None, cmd: Sequence[str] | None = None, rc: int | None = None,
+                 stdout: str | None = None, stderr: str | None = None):
         super().__init__(msg)
         self.msg = msg
         self.device = device
@@ -28,7 +29,8 @@ class MlnxError(Exception):
         self.stdout = stdout
         self.stderr = stderr
 
-    def fail_kwargs(self):
+    def fail_kwargs(self) -> dict:
+        """The keyword arguments of ``module.fail_json``: ``msg`` and every field that is set."""
         out = {"msg": self.msg}
         for key in ("device", "parameter", "allowed", "cmd", "rc", "stdout", "stderr"):
             value = getattr(self, key)
@@ -36,7 +38,7 @@ class MlnxError(Exception):
                 out[key] = value
         return out
 
-    def __str__(self):
+    def __str__(self) -> str:
         return self.msg
 
     @classmethod

@@ -23,6 +23,7 @@ import hashlib
 import os
 import re
 import shutil
+from collections.abc import Mapping, Sequence
 
 from ansible_collections.gpufabric.mlnx.plugins.module_utils._devices import (
     base_part_number,
@@ -36,8 +37,9 @@ from ansible_collections.gpufabric.mlnx.plugins.module_utils._errors import (
     Refused,
     ToolFailed,
 )
-from ansible_collections.gpufabric.mlnx.plugins.module_utils._host import parallel, plan_all
+from ansible_collections.gpufabric.mlnx.plugins.module_utils._host import Result, parallel, plan_all
 from ansible_collections.gpufabric.mlnx.plugins.module_utils._parsers import parse
+from ansible_collections.gpufabric.mlnx.plugins.module_utils._runner import Runner
 from ansible_collections.gpufabric.mlnx.plugins.module_utils._versions import FIRMWARE_VERSION_RE, version_key
 
 SHA256_RE = re.compile(r"^[0-9a-f]{64}\Z", re.ASCII)
@@ -54,7 +56,7 @@ def _psid(value):
     return str(value).strip().upper()
 
 
-def normalize_images(images):
+def normalize_images(images: Sequence[object] | None) -> list[dict]:
     """Validate the ``images`` option once; returns entries with normalised keys.
 
     Each entry gets ``index`` (its place in the list, for messages), ``psid`` and
@@ -120,7 +122,7 @@ def _check_overlaps(images):
                 parameter="images", allowed=[first["psid"], second["psid"]])
 
 
-def covered_psids(images):
+def covered_psids(images: Sequence[Mapping]) -> list[str]:
     """Every device PSID some image applies to (its own PSID and its from_psids)."""
     out = []
     for image in images:
@@ -130,7 +132,7 @@ def covered_psids(images):
     return out
 
 
-def one_per_card(devices):
+def one_per_card(devices: Sequence[str]) -> list[str]:
     """Both functions of a card share one flash: keep the first address named for each card."""
     seen, out = set(), []
     for dev in devices:
@@ -143,22 +145,24 @@ def one_per_card(devices):
 
 # ---------------------------------------------------------------- argv
 
-def query_args(device):
+def query_args(device: str) -> list[str]:
+    """``-d DEV q``: the device's PSID and burned/running versions."""
     return ["-d", device, "q"]
 
 
-def image_query_args(path):
+def image_query_args(path: str) -> list[str]:
+    """``-i FILE q``: the PSID and version an image file holds."""
     return ["-i", path, "q"]
 
 
-def burn_args(device, path, allow_psid_change=False):
+def burn_args(device: str, path: str, *, allow_psid_change: bool = False) -> list[str]:
     """flint takes every option before the command word: ``-d DEV -i IMAGE -y [--allow_psid_change] burn``."""
     return ["-d", device, "-i", path, "-y"] + (["--allow_psid_change"] if allow_psid_change else []) + ["burn"]
 
 
 # ---------------------------------------------------------------- reading
 
-def parse_query(what, result, device=None):
+def parse_query(what: str, result: Result, *, device: str | None = None) -> dict:
     """``parse('flint', ...)`` of a query's output; unreadable output names ``what`` and the command."""
     try:
         return parse("flint", result.stdout)
@@ -167,7 +171,7 @@ def parse_query(what, result, device=None):
                         device=device, cmd=result.cmd, rc=result.rc, stdout=result.stdout, stderr=result.stderr)
 
 
-def state_from_query(device, info):
+def state_from_query(device: str, info: Mapping) -> dict:
     """``parse('flint', ...)`` of a device -> ``{psid, part_number, burned, running}``."""
     psid = (info.get("psid") or "").strip()
     burned = (info.get("fw_version") or "").strip()
@@ -181,16 +185,18 @@ def state_from_query(device, info):
     return {"psid": psid, "part_number": part, "burned": burned, "running": running}
 
 
-def read_device(runner, device):
+def read_device(runner: Runner, device: str) -> dict:
+    """ONE ``flint -d DEV q`` -> ``state_from_query``; a failing tool raises naming the device."""
     try:
         result = runner.run("flint", query_args(device))
     except ToolFailed as err:
         raise err.__class__("%s: cannot read the firmware: %s" % (device, err.msg), device=device, cmd=err.cmd,
                             rc=err.rc, stdout=err.stdout, stderr=err.stderr)
-    return state_from_query(device, parse_query(device, result, device))
+    return state_from_query(device, parse_query(device, result, device=device))
 
 
-def sha256_file(path):
+def sha256_file(path: str) -> str:
+    """The sha256 of a file (hex), read in 1 MiB blocks."""
     digest = hashlib.sha256()
     with open(path, "rb") as stream:
         for block in iter(lambda: stream.read(CHUNK), b""):
@@ -204,7 +210,7 @@ def _describe(image):
     return "images[%d] (PSID %s, version %s, %s)" % (image["index"], image["psid"], image["version"], image["path"])
 
 
-def match_image(images, psid, part_number):
+def match_image(images: Sequence[dict], psid: str, part_number: str | None) -> tuple[dict | None, str | None]:
     """The image for a device: ``(image, None)`` or ``(None, reason it has none)``."""
     psid = _psid(psid)
     direct = [im for im in images if im["psid"] == psid]
@@ -220,7 +226,8 @@ def match_image(images, psid, part_number):
         part_number or "of unknown part number")
 
 
-def decide(device, state, image, allow_downgrade=False, allow_psid_change=False):
+def decide(device: str, state: Mapping, image: Mapping | None, *, allow_downgrade: bool = False,
+           allow_psid_change: bool = False) -> dict:
     """Pure decision for one device: ``{action: burn|none|skipped, psid_change: bool}``.
 
     ``state``: ``{psid, burned, running, ...}`` as read. ``image``: the matched entry or None.
@@ -243,7 +250,7 @@ def decide(device, state, image, allow_downgrade=False, allow_psid_change=False)
     return {"action": BURN, "psid_change": psid_change}
 
 
-def image_problems(image, digest, info, path=None):
+def image_problems(image: Mapping, digest: str, info: Mapping | None, *, path: str | None = None) -> list[str]:
     """Why a file is not the image the task describes (empty when it is). Pure.
 
     ``digest``: sha256 of the file. ``info``: ``parse('flint', ...)`` of ``flint -i FILE q``, or
@@ -263,7 +270,7 @@ def image_problems(image, digest, info, path=None):
     return problems
 
 
-def verify_image(runner, image, path=None):
+def verify_image(runner: Runner, image: Mapping, *, path: str | None = None) -> dict:
     """Checksum, then ``flint -i FILE q``: raises Refused unless the file (``path``, by default the
     image's own) is what the task says."""
     path = path or image["path"]
@@ -271,7 +278,7 @@ def verify_image(runner, image, path=None):
         raise Refused("%s: %s is not a file on this host" % (_describe(image), path),
                       parameter="images[%d].path" % image["index"])
     digest = sha256_file(path)
-    problems = image_problems(image, digest, None, path)
+    problems = image_problems(image, digest, None, path=path)
     if not problems:
         try:
             result = runner.run("flint", image_query_args(path))
@@ -279,14 +286,14 @@ def verify_image(runner, image, path=None):
             raise Refused("%s: flint cannot read the image: %s" % (_describe(image), err.msg),
                           parameter="images[%d].path" % image["index"], cmd=err.cmd, rc=err.rc,
                           stdout=err.stdout, stderr=err.stderr)
-        problems = image_problems(image, digest, parse_query(_describe(image), result), path)
+        problems = image_problems(image, digest, parse_query(_describe(image), result), path=path)
     if problems:
         raise Refused("%s is refused: %s" % (_describe(image), "; ".join(problems)),
                       parameter="images[%d]" % image["index"])
     return {"sha256": digest}
 
 
-def install(image, source):
+def install(image: Mapping, source: str) -> bool:
     """Put a verified copy (``source``) at the image's path unless that file already has its sha256.
 
     The folder is created (0750) when missing; the file is written next to its place and renamed
@@ -325,8 +332,10 @@ def _entry(device, state, image, decision, reason):
     return entry
 
 
-def converge(runner, devices, images, check_mode=False, allow_downgrade=False, allow_psid_change=False,
-             require_image=False, part_numbers=None, staged=None, installed=None):
+def converge(runner: Runner, devices: Sequence[str], images: Sequence[dict], *, check_mode: bool = False,
+             allow_downgrade: bool = False, allow_psid_change: bool = False, require_image: bool = False,
+             part_numbers: Mapping[str, str] | None = None, staged: Mapping[str, str] | None = None,
+             installed: list[str] | None = None) -> list[tuple]:
     """Bring ``devices`` to the firmware in ``images`` (from ``normalize_images``).
 
     ``part_numbers``: ``{device: VPD part number}`` from discovery, used when flint prints none.
@@ -348,7 +357,7 @@ def converge(runner, devices, images, check_mode=False, allow_downgrade=False, a
         if image is None and require_image:
             raise Refused("%s: %s, and require_image is true" % (device, reason), device=device,
                           parameter="images", allowed=covered_psids(images))
-        decision = decide(device, state, image, allow_downgrade, allow_psid_change)
+        decision = decide(device, state, image, allow_downgrade=allow_downgrade, allow_psid_change=allow_psid_change)
         return state, image, decision, reason
 
     planned = plan_all(read_and_decide, devices)
@@ -363,7 +372,7 @@ def converge(runner, devices, images, check_mode=False, allow_downgrade=False, a
     def check(image):
         copy = staged.get(image["path"])
         if copy:
-            verified = verify_image(runner, image, copy)
+            verified = verify_image(runner, image, path=copy)
             if not check_mode and install(image, copy) and installed is not None:
                 installed.append(image["path"])
             return verified
@@ -390,7 +399,7 @@ def converge(runner, devices, images, check_mode=False, allow_downgrade=False, a
             out["pending_reset"] = state["running"] != image["version"]
             return out
         try:
-            runner.run("flint", burn_args(device, image["path"], decision["psid_change"]))
+            runner.run("flint", burn_args(device, image["path"], allow_psid_change=decision["psid_change"]))
         except ToolFailed as err:
             raise err.__class__("%s: burning %s -> %s failed: %s" % (device, state["burned"], image["version"],
                                                                      err.msg),
@@ -408,7 +417,7 @@ def converge(runner, devices, images, check_mode=False, allow_downgrade=False, a
     return [(item[0], result, error) for item, result, error in done]
 
 
-def summary(results, check_mode=False):
+def summary(results: Sequence[Mapping], *, check_mode: bool = False) -> str:
     """One line for the task output: what was (would be) burned, what is pending, what was skipped."""
     if not results:
         return "no device selected"

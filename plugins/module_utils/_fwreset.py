@@ -30,6 +30,8 @@ Devices Tool"; the device itself reports which of them can load its pending firm
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
+
 from ansible_collections.gpufabric.mlnx.plugins.module_utils import _devices as devices_
 from ansible_collections.gpufabric.mlnx.plugins.module_utils._errors import (
     InvalidValue,
@@ -38,11 +40,12 @@ from ansible_collections.gpufabric.mlnx.plugins.module_utils._errors import (
     ToolNotFound,
 )
 from ansible_collections.gpufabric.mlnx.plugins.module_utils._firmware import read_device
-from ansible_collections.gpufabric.mlnx.plugins.module_utils._host import parallel, plan_all
+from ansible_collections.gpufabric.mlnx.plugins.module_utils._host import Host, parallel, plan_all
 from ansible_collections.gpufabric.mlnx.plugins.module_utils._mgmt import mgmt_state
 from ansible_collections.gpufabric.mlnx.plugins.module_utils._mlxconfig import Query
 from ansible_collections.gpufabric.mlnx.plugins.module_utils._mlxconfig import pending as nv_pending
 from ansible_collections.gpufabric.mlnx.plugins.module_utils._parsers import parse
+from ansible_collections.gpufabric.mlnx.plugins.module_utils._runner import Runner
 
 FIRMWARE = "firmware"
 NV_CONFIG = "nv_config"
@@ -73,7 +76,7 @@ ALLOWED_LEVELS = ["auto"] + list(RUNNABLE)
 
 # ---------------------------------------------------------------- input
 
-def normalize_level(value):
+def normalize_level(value: object) -> int | str:
     """``auto`` (or nothing) -> ``"auto"``; ``3`` / ``"3"`` -> ``3``. Raises InvalidValue."""
     if value is None or (isinstance(value, str) and value.strip().lower() in ("", "auto")):
         return "auto"
@@ -95,7 +98,7 @@ def normalize_level(value):
     return level
 
 
-def units(selected, discovered=None):
+def units(selected: Sequence[str], *, discovered: Sequence[dict] | None = None) -> list[dict]:
     """Group the selected devices by card: ``[{"device": <function 0>, "functions": [...]}]``.
 
     One reset activates the whole card, so a card is reset once, through function 0 (always
@@ -127,11 +130,12 @@ def units(selected, discovered=None):
 
 # ---------------------------------------------------------------- argv
 
-def query_args(device):
+def query_args(device: str) -> list[str]:
+    """``-d DEV q``: the reset levels the card supports."""
     return ["-d", device, "q"]
 
 
-def reset_args(device, level):
+def reset_args(device: str, level: int) -> list[str]:
     """The syntax of the real capture (``mlxfwreset -d DEV reset -y``) with the level named."""
     return ["-d", device, "reset", "-l", str(level), "-y"]
 
@@ -143,7 +147,7 @@ def _failed(device, what, result):
                       cmd=result.cmd, rc=result.rc, stdout=result.stdout, stderr=result.stderr)
 
 
-def read_levels(runner, device):
+def read_levels(runner: Runner, device: str) -> list[dict]:
     """``[{"level", "description", "supported", "default"}]`` from ONE ``mlxfwreset -d DEV q``."""
     result = runner.run("fwreset", query_args(device), check=False)
     if result.rc != 0:
@@ -156,13 +160,13 @@ def read_levels(runner, device):
     return parsed["levels"]
 
 
-def read_firmware(runner, device):
+def read_firmware(runner: Runner, device: str) -> dict:
     """``{"burned", "running"}`` from ONE ``flint -d DEV q``."""
     state = read_device(runner, device)
     return {"burned": state["burned"], "running": state["running"]}
 
 
-def read_nv(query, functions):
+def read_nv(query: Query, functions: Sequence[str]) -> dict[str, dict]:
     """``{NAME: {"current", "next"}}`` pending on any of ``functions``, ONE ``-e q`` each (all at once)."""
     out = {}
     for function, (_fn, params, err) in zip(functions, parallel(lambda fn: query.read(fn)["params"], functions)):
@@ -173,11 +177,12 @@ def read_nv(query, functions):
     return out
 
 
-def pending_of(firmware, nv):
+def pending_of(firmware: Mapping, nv: Mapping) -> dict:
+    """``{"firmware": running != burned, "nv_config": [names pending]}``."""
     return {FIRMWARE: firmware["running"] != firmware["burned"], NV_CONFIG: sorted(nv)}
 
 
-def kinds(pending):
+def kinds(pending: Mapping) -> frozenset[str]:
     """What a card has pending, as a set of FIRMWARE / NV_CONFIG."""
     out = set()
     if pending.get(FIRMWARE):
@@ -196,7 +201,7 @@ def _all_at_once(reads):
     return [res for _read, res, _err in done]
 
 
-def read_unit(runner, query, unit):
+def read_unit(runner: Runner, query: Query, unit: Mapping) -> dict:
     """Everything ``decide`` needs about one card (its reads run at the same time); raises naming the device."""
     levels, firmware, nv = _all_at_once([
         lambda: read_levels(runner, unit["device"]),
@@ -215,7 +220,8 @@ def read_unit(runner, query, unit):
     }
 
 
-def mgmt_cards(reader, interface=None, address=None):
+def mgmt_cards(reader: Host, *, interface: str | None = None,
+               address: str | None = None) -> tuple[dict[str, list[str]], dict]:
     """``({card: [interfaces]}, mgmt)``: the NVIDIA cards the management connection runs over.
 
     ``mgmt`` is the management-interface guard's finding (``_mgmt.mgmt_state``: the interface named, else the one
@@ -241,7 +247,8 @@ def _describe_kinds(needed):
     return " and ".join(("firmware" if k == FIRMWARE else "NV configuration") for k in sorted(needed))
 
 
-def decide(states, level="auto", only_if_pending=True, protected=None):
+def decide(states: Sequence[Mapping], *, level: int | str = "auto", only_if_pending: bool = True,
+           protected: Mapping[str, Sequence[str]] | None = None) -> dict:
     """Pure decision for one host.
 
     ``states``: ``[{"device", "supported_levels", "pending": {"firmware": bool, "nv_config": [...]}}]``.
@@ -319,13 +326,14 @@ def decide(states, level="auto", only_if_pending=True, protected=None):
     return plan
 
 
-def after_predicted(state):
+def after_predicted(state: Mapping) -> dict:
     """What a successful reset leaves: running == burned, no NV parameter pending."""
     fw = {"burned": state["firmware"]["burned"], "running": state["firmware"]["burned"]}
     return {"firmware": fw, "pending": pending_of(fw, {})}
 
 
-def summary(result, check_mode=False):
+def summary(result: Mapping, *, check_mode: bool = False) -> str:
+    """One line for the task's ``msg``: what was (would be) reset at which level, or why nothing was."""
     devices = result["devices"]
     reset = [d["device"] for d in devices if d["action"] == RESET]
     if result.get("management"):
@@ -347,7 +355,8 @@ def summary(result, check_mode=False):
 
 # ---------------------------------------------------------------- writing and verifying
 
-def reset(runner, device, level):
+def reset(runner: Runner, device: str, level: int) -> dict:
+    """ONE ``mlxfwreset -d DEV reset -l LEVEL -y``; raises ToolFailed naming the device unless every step is done."""
     result = runner.run("fwreset", reset_args(device, level), check=False)
     if result.rc != 0:
         raise _failed(device, "reset at level %d" % level, result)
@@ -360,7 +369,7 @@ def reset(runner, device, level):
     return parsed
 
 
-def present_after(runner, devices):
+def present_after(runner: Runner, devices: Sequence[str]) -> list[str] | None:
     """The PCI devices of ``devices`` lspci still lists (None: lspci cannot tell)."""
     pci = [d for d in devices if devices_.is_pci(d)]
     if not pci:
@@ -372,7 +381,7 @@ def present_after(runner, devices):
     return [d for d in pci if devices_.pci_full(d) in found]
 
 
-def verify(runner, query, state, level):
+def verify(runner: Runner, query: Query, state: Mapping, level: int) -> dict:
     """Re-read a reset card; raises naming the device when anything is still pending."""
     device = state["device"]
     try:
@@ -411,8 +420,9 @@ def _entry(state, action, reason, level):
     }
 
 
-def converge(runner, selected, discovered=None, state="reset", level="auto", only_if_pending=True,
-             check_mode=False, output_format="auto", protected=None):
+def converge(runner: Runner, selected: Sequence[str], *, discovered: Sequence[dict] | None = None,
+             state: str = "reset", level: object = "auto", only_if_pending: bool = True, check_mode: bool = False,
+             output_format: str = "auto", protected: Mapping[str, Sequence[str]] | None = None) -> dict:
     """Query (and with ``state=reset`` activate) the pending changes of ``selected`` devices.
 
     ``protected``: ``{card: [interfaces]}`` of the management connection (``mgmt_cards``), see ``decide``.
@@ -423,10 +433,10 @@ def converge(runner, selected, discovered=None, state="reset", level="auto", onl
     cannot be read raises before anything is reset.
     """
     level = normalize_level(level)
-    query = Query(runner, output_format)
-    read = plan_all(lambda unit: read_unit(runner, query, unit), units(selected, discovered))
+    query = Query(runner, output_format=output_format)
+    read = plan_all(lambda unit: read_unit(runner, query, unit), units(selected, discovered=discovered))
     states = [res for _unit, res in read]
-    plan = decide(states, level, only_if_pending, protected)
+    plan = decide(states, level=level, only_if_pending=only_if_pending, protected=protected)
 
     entries = []
     for st in states:

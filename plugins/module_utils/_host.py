@@ -263,7 +263,7 @@ class Host:
         """``Ethernet`` or ``InfiniBand``: /sys/class/infiniband/RDMA/ports/PORT/link_layer."""
         return (self.read_sys("/sys/class/infiniband/%s/ports/%s/link_layer" % (rdma, port)) or "").strip() or None
 
-    def rdma_ports(self) -> dict[str, tuple[str, str]]:
+    def rdma_ports(self) -> dict[str, tuple[str, int]]:
         """``{netdev: (rdma device, port)}`` from ``ibdev2netdev`` (empty when it is missing or unreadable)."""
         rows = self._ibdev2netdev([])
         return {row["netdev"]: (row["rdma"], row["port"]) for row in rows if row.get("netdev")}

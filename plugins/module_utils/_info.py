@@ -283,6 +283,12 @@ def read_flint(runner: Runner, address: str) -> dict:
 
 # ---------------------------------------------------------------- assembling (pure)
 
+def _port_entry(rdma, number, link_layer, state, *, physical_state=None, rate=None, netdev=None, netdev_state=None):
+    """One ``ports[]`` entry of a device, from ibstat (physical state, rate) or ibdev2netdev (netdev and its state)."""
+    return {"port": _int_or_none(number), "rdma": rdma, "link_layer": link_layer, "state": _port_state(state),
+            "physical_state": physical_state, "rate": rate, "netdev": netdev, "netdev_state": netdev_state}
+
+
 def _ports_by_pci(port_tool, port_data, mst, host, flint_by_card):
     """``({pci: [port]}, {pci: [rdma]}, {pci: [netdev]}, {pci: ca_type})`` from the port tool."""
     rdma_to_pci = {}
@@ -308,46 +314,36 @@ def _ports_by_pci(port_tool, port_data, mst, host, flint_by_card):
                     return "%s.%d" % (card, node - base)
         return None
 
+    def card(rdma, ca_type, **where):
+        """The PCI function of ``rdma`` (None: not found), with the RDMA device and its CA type filed under it."""
+        pci = locate(rdma, **where)
+        if pci:
+            _add(rdmas.setdefault(pci, []), rdma)
+            ca_types.setdefault(pci, ca_type)
+        return pci
+
     if port_tool == "ibstat":
         for ca in port_data or []:
-            pci = locate(ca.get("name"), node_guid=ca.get("node_guid"))
+            pci = card(ca.get("name"), ca.get("ca_type"), node_guid=ca.get("node_guid"))
             if not pci:
                 continue
-            _add(rdmas.setdefault(pci, []), ca.get("name"))
-            ca_types.setdefault(pci, ca.get("ca_type"))
             for port in ca.get("ports") or []:
-                ports.setdefault(pci, []).append({
-                    "port": _int_or_none(port.get("port")),
-                    "rdma": ca.get("name"),
-                    "link_layer": port.get("link_layer"),
-                    "state": _port_state(port.get("state")),
-                    "physical_state": port.get("physical_state"),
-                    "rate": _rate(port.get("rate")),
-                    "netdev": None,
-                    "netdev_state": None,
-                })
+                ports.setdefault(pci, []).append(_port_entry(
+                    ca.get("name"), port.get("port"), port.get("link_layer"), port.get("state"),
+                    physical_state=port.get("physical_state"), rate=_rate(port.get("rate"))))
     elif port_tool == "ibdev2netdev":
         for row in port_data or []:
-            pci = locate(row.get("rdma"), pci=row.get("pci"))
+            pci = card(row.get("rdma"), row.get("hca_type"), pci=row.get("pci"))
             if not pci:
                 continue
-            _add(rdmas.setdefault(pci, []), row.get("rdma"))
-            ca_types.setdefault(pci, row.get("hca_type"))
             netdev = row.get("netdev")
             if netdev and netdev.upper() not in ("N/A", "NA"):
                 _add(nets.setdefault(pci, []), netdev)
             else:
                 netdev = None
-            ports.setdefault(pci, []).append({
-                "port": _int_or_none(row.get("port")),
-                "rdma": row.get("rdma"),
-                "link_layer": host.link_layer(row.get("rdma"), row.get("port")) if host else None,
-                "state": _port_state(row.get("port_state")),
-                "physical_state": None,
-                "rate": None,
-                "netdev": netdev,
-                "netdev_state": row.get("state"),
-            })
+            ports.setdefault(pci, []).append(_port_entry(
+                row.get("rdma"), row.get("port"), host.link_layer(row.get("rdma"), row.get("port")) if host else None,
+                row.get("port_state"), netdev=netdev, netdev_state=row.get("state")))
     return ports, rdmas, nets, ca_types
 
 

@@ -15,6 +15,7 @@ from __future__ import annotations
 import os
 import re
 import tempfile
+from collections.abc import Callable, Mapping, Sequence
 
 from ansible_collections.gpufabric.mlnx.plugins.module_utils import _values as values
 from ansible_collections.gpufabric.mlnx.plugins.module_utils._errors import (
@@ -24,7 +25,8 @@ from ansible_collections.gpufabric.mlnx.plugins.module_utils._errors import (
     ToolFailed,
 )
 from ansible_collections.gpufabric.mlnx.plugins.module_utils._parsers import parse
-from ansible_collections.gpufabric.mlnx.plugins.module_utils._host import parallel, plan_all
+from ansible_collections.gpufabric.mlnx.plugins.module_utils._host import Result, parallel, plan_all
+from ansible_collections.gpufabric.mlnx.plugins.module_utils._runner import Runner
 from ansible_collections.gpufabric.mlnx.plugins.module_utils._validate import close_names
 
 ARRAY_KEY_RE = re.compile(r"^(?P<base>[A-Z0-9_]+)\[(?P<index>\d+)\]\Z", re.ASCII)
@@ -33,7 +35,7 @@ UNKNOWN_VALUE_RE = re.compile(r"Unknown value|is not valid|Cannot parse the valu
 UNKNOWN_PARAM_RE = re.compile(r"Unknown Parameter|Failed to find Param|doesn't support", re.IGNORECASE)
 
 
-def normalize_desired(params):
+def normalize_desired(params: Mapping[str, object] | None) -> dict[str, object]:
     """Upper-case names, ``NAME[0..3]: v`` expanded to one key per index; values kept."""
     out = {}
     for name, value in (params or {}).items():
@@ -52,25 +54,26 @@ def normalize_desired(params):
 class Query:
     """Builds the query argv and parses its output, as text or as mlxconfig's JSON file."""
 
-    def __init__(self, runner, output_format="auto"):
+    def __init__(self, runner: Runner, *, output_format: str = "auto"):
         self.runner = runner
         self.use_json = output_format == "json" or (
             output_format == "auto" and runner.family == "mft")
 
-    def args(self, device, names=None, json_file=None):
+    def args(self, device: str, names: Sequence[str] | None = None, *, json_file: str | None = None) -> list[str]:
+        """The argv after the tool's name: ``-d DEVICE -e [-j FILE] q [NAMES]``."""
         # mstconfig needs every option before the command word: -d X -e q, never q -e.
         argv = ["-d", device, "-e"]
         if json_file:
             argv += ["-j", json_file]
         return argv + ["q"] + list(names or [])
 
-    def read(self, device, names=None):
+    def read(self, device: str, names: Sequence[str] | None = None) -> dict:
         """``{NAME: {"default", "current", "next", ...}}`` plus the device header."""
         if self.use_json:
             handle, path = tempfile.mkstemp(prefix="gpufabric-mlxconfig-", suffix=".json")
             os.close(handle)
             try:
-                result = self.runner.run("config", self.args(device, names, path), check=False)
+                result = self.runner.run("config", self.args(device, names, json_file=path), check=False)
                 with open(path) as stream:
                     text = stream.read()
                 if result.rc == 0 and text.strip():
@@ -101,7 +104,7 @@ def _one_device(parsed, device, result):
 
 # ---------------------------------------------------------------- deciding
 
-def expand_arrays(params, desired):
+def expand_arrays(params: Mapping[str, dict], desired: Mapping[str, object]) -> list[str]:
     """Names to query again, expanded, for desired ``NAME[i]`` keys shown as ``Array[..]``."""
     wanted = set()
     for key in desired:
@@ -114,7 +117,7 @@ def expand_arrays(params, desired):
     return sorted(wanted)
 
 
-def plan(device, params, desired):
+def plan(device: str, params: Mapping[str, dict], desired: Mapping[str, object]) -> dict:
     """Pure decision for one device.
 
     ``params``: the parsed query (``{NAME: {"next", "current", "default", ...}}``).
@@ -149,7 +152,7 @@ def plan(device, params, desired):
     return {"set": changes, "before": before, "after": after}
 
 
-def pending(params):
+def pending(params: Mapping[str, dict]) -> dict[str, dict]:
     """Every parameter whose next-boot value differs from the running one (named or not)."""
     out = {}
     for name, entry in params.items():
@@ -163,11 +166,12 @@ def pending(params):
 
 # ---------------------------------------------------------------- writing
 
-def set_args(device, changes):
+def set_args(device: str, changes: Mapping[str, str]) -> list[str]:
+    """The argv after the tool's name: ``-d DEVICE -y set NAME=VALUE ...`` (names sorted)."""
     return ["-d", device, "-y", "set"] + ["%s=%s" % (k, v) for k, v in sorted(changes.items())]
 
 
-def allowed_values(runner, device, name):
+def allowed_values(runner: Runner, device: str, name: str) -> list[str] | None:
     """What a parameter accepts, from the tool's own ``show_confs`` listing (error path only)."""
     base = ARRAY_KEY_RE.sub(r"\g<base>", name)
     result = runner.run("config", ["-d", device, "show_confs"], check=False)
@@ -177,7 +181,8 @@ def allowed_values(runner, device, name):
     return match.group(1).split("|") if match else None
 
 
-def write(runner, device, changes):
+def write(runner: Runner, device: str, changes: Mapping[str, str]) -> Result:
+    """ONE ``set`` of ``changes``; a refusal raises InvalidValue / InvalidParameter / ToolFailed naming the device."""
     result = runner.run("config", set_args(device, changes), check=False)
     if result.rc == 0:
         return result
@@ -198,7 +203,7 @@ def write(runner, device, changes):
 
 # ---------------------------------------------------------------- the whole job
 
-def per_device(configs, select):
+def per_device(configs: Sequence[Mapping], select: Callable[[Mapping], Sequence[str]]) -> dict[str, tuple]:
     """``[{"name", "devices", "params"}]`` -> ``{device: (name, normalised params)}``, in order.
 
     ``select(config)`` gives the devices of one config (the task's device/part_number rules).
@@ -216,19 +221,22 @@ def per_device(configs, select):
     return out
 
 
-def converge(runner, devices, desired, check_mode=False, output_format="auto"):
+def converge(runner: Runner, devices: Sequence[str], desired: Mapping[str, object], *, check_mode: bool = False,
+             output_format: str = "auto") -> list[tuple]:
     """Bring ``devices`` to ``desired`` (already normalised). Returns per-device results."""
-    return converge_each(runner, {device: (None, desired) for device in devices}, check_mode, output_format)
+    return converge_each(runner, {device: (None, desired) for device in devices}, check_mode=check_mode,
+                         output_format=output_format)
 
 
-def converge_each(runner, wanted, check_mode=False, output_format="auto"):
+def converge_each(runner: Runner, wanted: Mapping[str, tuple], *, check_mode: bool = False,
+                  output_format: str = "auto") -> list[tuple]:
     """Bring every device of ``wanted`` (``{device: (config name, normalised params)}``) to its values.
 
     Phase 1 reads and plans every device in parallel; any bad input or unreadable device
     raises before phase 2 writes anything. Phase 2 writes and re-reads, in parallel; a device
     whose write fails is reported with the tool's words, the others finish.
     """
-    query = Query(runner, output_format)
+    query = Query(runner, output_format=output_format)
     devices = list(wanted)
 
     def read_and_plan(device):
@@ -283,7 +291,7 @@ def converge_each(runner, wanted, check_mode=False, output_format="auto"):
 
 # ---------------------------------------------------------------- reporting
 
-def drift(params, desired):
+def drift(params: Mapping[str, dict], desired: Mapping[str, object]) -> dict[str, dict]:
     """Per named parameter: desired, next-boot and running values, and a state.
 
     ``ok`` (next and running equal the desired value), ``pending`` (next-boot is right, the

@@ -27,9 +27,11 @@ from __future__ import annotations
 
 import os
 import re
+from collections.abc import Mapping, Sequence
 
 from ansible_collections.gpufabric.mlnx.plugins.module_utils._bootloader import KERNEL_ARG_ALLOWED, KERNEL_ARG_RE, lacking
 from ansible_collections.gpufabric.mlnx.plugins.module_utils._errors import InvalidValue, MlnxError, Refused
+from ansible_collections.gpufabric.mlnx.plugins.module_utils._host import Host
 from ansible_collections.gpufabric.mlnx.plugins.module_utils._parsers.sysfs import parse_aspm_policy
 
 NVIDIA_VENDOR = "0x15b3"
@@ -47,7 +49,7 @@ def _bad(option, value, why, allowed):
                         parameter=option, allowed=allowed)
 
 
-def desired_state(params):
+def desired_state(params: Mapping) -> dict:
     """The options -> ``{"aspm_policy", "nic_power_control", "cpu_governor", "kernel_args"}`` (None: leave)."""
     if not isinstance(params, dict):
         raise InvalidValue("platform_power: the options must be a mapping, not %r" % (params,), parameter="options")
@@ -88,7 +90,7 @@ def _listdir(reader, path):
         return []
 
 
-def nic_functions(reader):
+def nic_functions(reader: Host) -> list[dict]:
     """``[{"pci", "class", "power_control"}]`` of every NVIDIA network PCI function, in PCI order."""
     out = []
     for pci in _listdir(reader, PCI_DEVICES):
@@ -102,7 +104,7 @@ def nic_functions(reader):
     return out
 
 
-def cpus(reader):
+def cpus(reader: Host) -> list[dict]:
     """``[{"cpu", "governor", "available"}]`` of every CPU with cpufreq, in CPU order."""
     out = []
     names = [n for n in _listdir(reader, CPU_DIR) if CPU_RE.match(n)]
@@ -116,7 +118,8 @@ def cpus(reader):
     return out
 
 
-def read_state(reader):
+def read_state(reader: Host) -> dict:
+    """``{"aspm_policy", "aspm_available", "cmdline", "nics", "cpus"}`` as the host has them now."""
     policy, available = parse_aspm_policy(reader.read_sys(ASPM_POLICY_PATH))
     cmdline = (reader.read_sys(CMDLINE) or "").split()
     return {"aspm_policy": policy, "aspm_available": available, "cmdline": cmdline,
@@ -125,17 +128,18 @@ def read_state(reader):
 
 # ---------------------------------------------------------------------------------- decide
 
-def aspm_off_by_cmdline(cmdline):
+def aspm_off_by_cmdline(cmdline: Sequence[str] | None) -> bool:
+    """``pcie_aspm=off`` is among the words of the running kernel's command line."""
     return "pcie_aspm=off" in (cmdline or [])
 
 
-def missing_kernel_args(cmdline, wanted):
+def missing_kernel_args(cmdline: Sequence[str], wanted: Sequence[str]) -> list[str]:
     """The wanted kernel parameters the running kernel did not boot with (``name=value`` exact, ``name`` alone
     present in any form) - the same rule as a boot entry's (``_bootloader.lacking``)."""
     return lacking(cmdline, wanted)
 
 
-def plan(current, desired):
+def plan(current: Mapping, desired: Mapping) -> dict:
     """Pure: ``{"changes": {setting: {"before", "after"}}, "writes": [{"write", "value"}], "notes": [...]}``.
 
     Settings: ``aspm_policy``, ``power/control <pci>`` per NIC function, ``scaling_governor <cpuN>`` per CPU.
@@ -205,7 +209,7 @@ def _public(state):
             "cpu_governors": governors, "cmdline": " ".join(state["cmdline"])}
 
 
-def converge(reader, params, check_mode=False):
+def converge(reader: Host, params: Mapping, *, check_mode: bool = False) -> dict:
     """Everything the module does. Returns ``{"changed", "changes", "writes", "before", "after", "nics",
     "kernel_args_missing", "reboot_required", "notes", "warnings"}``."""
     desired = desired_state(params)
@@ -266,7 +270,8 @@ def _grouped(changes):
     return out
 
 
-def summary(result, check_mode):
+def summary(result: Mapping, *, check_mode: bool) -> str:
+    """One line for the task's ``msg``: what was (would be) changed, what needs a reboot, notes and warnings."""
     parts = []
     if result["changes"]:
         parts.append("%s %s" % ("would change" if check_mode else "changed", "; ".join(_grouped(result["changes"]))))

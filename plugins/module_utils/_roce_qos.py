@@ -28,7 +28,8 @@ from __future__ import annotations
 
 import os
 import re
-from typing import Any, Iterable
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
 
 from ansible_collections.gpufabric.mlnx.plugins.module_utils._errors import (
     DeviceNotFound,
@@ -38,7 +39,7 @@ from ansible_collections.gpufabric.mlnx.plugins.module_utils._errors import (
     ToolFailed,
     ToolNotFound,
 )
-from ansible_collections.gpufabric.mlnx.plugins.module_utils._host import parallel, plan_all
+from ansible_collections.gpufabric.mlnx.plugins.module_utils._host import Host, parallel, plan_all
 from ansible_collections.gpufabric.mlnx.plugins.module_utils._mgmt import MLX5_DRIVERS, mgmt_state
 from ansible_collections.gpufabric.mlnx.plugins.module_utils._parsers.common import ParseError
 from ansible_collections.gpufabric.mlnx.plugins.module_utils._parsers.mlnx_qos import parse_mlnx_qos
@@ -75,20 +76,23 @@ RDMA_RE = re.compile(r"^[A-Za-z0-9_.-]{1,64}\Z", re.ASCII)
 
 # ---------------------------------------------------------------------------------- sysfs paths
 
-def ecn_path(interface, point, priority):
+def ecn_path(interface: str, point: str, priority: int) -> str:
     """``point``: ``roce_np`` (notification point) or ``roce_rp`` (reaction point)."""
     return "/sys/class/net/%s/ecn/%s/enable/%d" % (interface, point, priority)
 
 
-def cnp_path(interface, name):
+def cnp_path(interface: str, name: str) -> str:
+    """``.../ecn/roce_np/NAME``: ``cnp_dscp`` or ``cnp_802p_prio`` of the notification point."""
     return "/sys/class/net/%s/ecn/roce_np/%s" % (interface, name)
 
 
-def configfs_tos_path(rdma, port):
+def configfs_tos_path(rdma: str, port: int) -> str:
+    """The RDMA-CM default ToS in configfs (there only while the ``rdma_cm/DEV`` directory exists)."""
     return "/sys/kernel/config/rdma_cm/%s/ports/%d/default_roce_tos" % (rdma, port)
 
 
-def traffic_class_path(rdma, port):
+def traffic_class_path(rdma: str, port: int) -> str:
+    """The MLNX_OFED/DOCA-OFED traffic class of an RDMA port."""
     return "/sys/class/infiniband/%s/tc/%d/traffic_class" % (rdma, port)
 
 
@@ -103,7 +107,7 @@ class BadSetting(InvalidValue):
     """A setting the module does not accept; ``detail`` is ``OPTION=VALUE WHY (allowed: ...)`` without the interfaces,
     as the preflight lists it (settings_problems)."""
 
-    def __init__(self, msg, detail, **kwargs):
+    def __init__(self, msg: str, detail: str, **kwargs: Any):
         super().__init__(msg, **kwargs)
         self.detail = detail
 
@@ -167,7 +171,7 @@ def _interfaces(value):
     return out
 
 
-def desired_state(params):
+def desired_state(params: Mapping) -> tuple[list[str], dict]:
     """The options (``interfaces`` + the settings of DEFAULTS) -> ``(interfaces, desired)``.
 
     ``desired`` holds only the settings to manage: ``trust``, ``pfc`` (8 flags), ``ecn_np`` and
@@ -247,7 +251,7 @@ def settings_problems(params: Any, host: str, *, leave: Iterable[str] = ()) -> l
     return list(problems)
 
 
-def check_bandwidth(interfaces, tsa, tc_bw):
+def check_bandwidth(interfaces: Sequence[str], tsa: Sequence[str], tc_bw: Sequence[int]) -> None:
     """mlnx_qos: bandwidth of a strict/vendor class must be 0; the ETS classes must add up to 100."""
     for tc, (algo, bw) in enumerate(zip(tsa, tc_bw)):
         if algo != "ets" and bw:
@@ -262,7 +266,8 @@ def check_bandwidth(interfaces, tsa, tc_bw):
 
 # ---------------------------------------------------------------------------------- reading
 
-def check_tools(reader, desired):
+def check_tools(reader: Host, desired: Mapping) -> None:
+    """ToolNotFound (naming the package) for a tool the ``desired`` settings need that is not on this host."""
     needed = ["mlnx_qos"] if any(k in desired for k in QOS_KEYS) else []
     if "cma_roce_tos" in desired:
         needed.append("cma_roce_tos")
@@ -272,12 +277,12 @@ def check_tools(reader, desired):
                                % (tool, TOOLS[tool]), parameter=tool)
 
 
-def mlx5_interfaces(reader, ports):
+def mlx5_interfaces(reader: Host, ports: Mapping[str, object]) -> list[str]:
     """The interfaces of the host that sit on an mlx5 device (driver mlx5_core, or listed by ibdev2netdev)."""
     return sorted(set(n for n in reader.netdevs() if reader.driver_of(n) in MLX5_DRIVERS) | set(ports))
 
 
-def resolve(reader, interfaces, params=None):
+def resolve(reader: Host, interfaces: Sequence[str], *, params: Mapping | None = None) -> dict[str, dict]:
     """``{interface: {"rdma", "port"}}``; refuses interfaces that are not there, not on mlx5, or carry management."""
     params = params or {}
     ports = reader.rdma_ports()
@@ -340,7 +345,7 @@ def _sys_int(reader, path):
     return int(text) if re.match(r"^\d{1,9}$", text) else text
 
 
-def qos_state(parsed):
+def qos_state(parsed: Mapping) -> dict:
     """The parsed ``mlnx_qos`` output -> trust, pfc, prio_tc, tsa and tc_bw lists (None where not printed)."""
     prio_tc, tsa, tc_bw = [None] * 8, [None] * 8, [None] * 8
     for row in parsed["tcs"]:
@@ -358,7 +363,7 @@ def qos_state(parsed):
             "prio_tc": prio_tc, "tsa": tsa, "tc_bw": tc_bw}
 
 
-def run_tool(reader, argv, interface):
+def run_tool(reader: Host, argv: Sequence[str], interface: str) -> str:
     """Run ``argv`` (tool name first); a non-zero exit raises ToolFailed naming the interface and the tool's words."""
     rc, out, err = reader.run(list(argv), check=False)
     if rc != 0:
@@ -369,7 +374,7 @@ def run_tool(reader, argv, interface):
     return out
 
 
-def read_interface(reader, interface, where, desired):
+def read_interface(reader: Host, interface: str, where: Mapping, desired: Mapping) -> dict:
     """The current value of every setting ``desired`` names, for one interface."""
     state = {}
     rdma, port = where["rdma"], where["port"]
@@ -416,7 +421,7 @@ def _same_list(current, wanted):
     return all(c is None or c == w for c, w in zip(current, wanted))
 
 
-def plan(current, desired, interface=None):
+def plan(current: Mapping, desired: Mapping, interface: str | None = None) -> dict[str, dict]:
     """Pure: ``{setting: {"before", "after"}}`` for every setting whose current value differs.
 
     ``current``: ``read_interface`` output. ECN settings are keyed ``ecn_np[3]`` / ``ecn_rp[3]``.
@@ -466,7 +471,8 @@ def _csv(values):
     return ",".join(str(v) for v in values)
 
 
-def commands(interface, changes, desired, rdma=None, port=None):
+def commands(interface: str, changes: Mapping[str, Mapping], desired: Mapping, *, rdma: str | None = None,
+             port: int | None = None) -> list[dict]:
     """Pure: the steps that carry out ``changes`` - ``{"argv": [...]}`` or ``{"write": path, "value": text}``.
 
     One mlnx_qos call with every differing QoS option (when any of prio_tc/tsa/tc_bw differs, all of
@@ -497,17 +503,18 @@ def commands(interface, changes, desired, rdma=None, port=None):
     return steps
 
 
-def replay(interface, desired, rdma=None, port=None):
+def replay(interface: str, desired: Mapping, *, rdma: str | None = None, port: int | None = None) -> list[dict]:
     """Pure: the steps that set EVERY managed setting of ``interface`` (not only what differs now) - what
     must run again after a reboot or a driver reload, when the driver is back at its defaults."""
     changes = {key: {"after": value} for key, value in desired.items() if not key.startswith("ecn_")}
     for point in ("ecn_np", "ecn_rp"):
         for prio, value in sorted((desired.get(point) or {}).items()):
             changes["%s[%d]" % (point, prio)] = {"after": value}
-    return commands(interface, changes, desired, rdma, port)
+    return commands(interface, changes, desired, rdma=rdma, port=port)
 
 
-def run_steps(reader, interface, steps):
+def run_steps(reader: Host, interface: str, steps: Sequence[Mapping]) -> None:
+    """Carry out ``commands``' steps in order; a tool or a write that fails raises naming the interface."""
     for step in steps:
         if "argv" in step:
             out = run_tool(reader, step["argv"], interface)
@@ -526,7 +533,7 @@ def run_steps(reader, interface, steps):
 
 # ---------------------------------------------------------------------------------- the whole job
 
-def converge(reader, params, check_mode=False):
+def converge(reader: Host, params: Mapping, *, check_mode: bool = False) -> dict:
     """Everything the module does. Returns ``{"changed", "interfaces": [...], "failed": {interface: msg}}``.
 
     Bad options, unknown or non-mlx5 or management interfaces, missing tools, unreadable
@@ -534,7 +541,7 @@ def converge(reader, params, check_mode=False):
     """
     interfaces, desired = desired_state(params)
     check_tools(reader, desired)
-    where = resolve(reader, interfaces, params)
+    where = resolve(reader, interfaces, params=params)
 
     def read_and_plan(name):
         try:
@@ -544,7 +551,7 @@ def converge(reader, params, check_mode=False):
         except Exception as exc:  # pylint: disable=broad-except  # a tool that cannot even start, named per interface
             raise MlnxError("%s: cannot read its QoS state: %s" % (name, exc), device=name) from exc
         changes = plan(current, desired, name)
-        return current, changes, commands(name, changes, desired, where[name]["rdma"], where[name]["port"])
+        return current, changes, commands(name, changes, desired, rdma=where[name]["rdma"], port=where[name]["port"])
 
     planned = plan_all(read_and_plan, interfaces, named_by_item=True)
 
@@ -570,7 +577,7 @@ def converge(reader, params, check_mode=False):
         return {"interface": name, "rdma_device": where[name]["rdma"], "port": where[name]["port"],
                 "changed": bool(changes), "changes": changes, "before": _public(current),
                 "after": _public(after), "commands": steps,
-                "replay": replay(name, desired, where[name]["rdma"], where[name]["port"])}
+                "replay": replay(name, desired, rdma=where[name]["rdma"], port=where[name]["port"])}
 
     done = parallel(apply, planned)
     results = [res for _item, res, err in done if err is None]
@@ -591,7 +598,8 @@ def _public(state):
     return out
 
 
-def summary(result, check_mode):
+def summary(result: Mapping, *, check_mode: bool) -> str:
+    """One line for the task's ``msg``: what failed, changed (would change), or that all is as wanted."""
     changed = [r for r in result["interfaces"] if r["changed"]]
     if result["failed"]:
         return "RoCE QoS failed on %d of %d interfaces: %s" % (

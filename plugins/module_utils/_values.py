@@ -32,12 +32,12 @@ class Value:
 
     __slots__ = ("name", "num", "raw")
 
-    def __init__(self, name=None, num=None, raw=None):
+    def __init__(self, name: str | None = None, num: int | None = None, raw: object = None):
         self.name = name.lower() if isinstance(name, str) else None
         self.num = num
         self.raw = raw
 
-    def __eq__(self, other):
+    def __eq__(self, other: object) -> bool:
         if not isinstance(other, Value):
             return NotImplemented
         if self.num is not None and other.num is not None:
@@ -46,10 +46,10 @@ class Value:
             return self.name == other.name
         return False
 
-    def __hash__(self):  # pragma: no cover - values are compared, not hashed
+    def __hash__(self) -> int:  # pragma: no cover - values are compared, not hashed
         return hash((self.name, self.num))
 
-    def __repr__(self):
+    def __repr__(self) -> str:
         return "Value(%r)" % (self.raw,)
 
 
@@ -81,7 +81,7 @@ NORMALISERS = (
 )
 
 
-def normalize(value):
+def normalize(value: bool | int | str) -> Value:
     """Any accepted spelling of a value -> ``Value``."""
     for kind, func in NORMALISERS:
         if isinstance(value, kind):
@@ -90,12 +90,12 @@ def normalize(value):
                     % type(value).__name__)
 
 
-def equal(desired, printed):
+def equal(desired: bool | int | str, printed: bool | int | str) -> bool:
     """Does the desired value (any spelling) equal the value mlxconfig printed?"""
     return normalize(desired) == normalize(printed)
 
 
-def cli_token(value):
+def cli_token(value: object) -> str:
     """The word to put after ``NAME=`` on the mlxconfig/mstconfig command line.
 
     Booleans as ``True``/``False``, numbers bare, printed enums by their name (the tool
@@ -110,15 +110,17 @@ def cli_token(value):
     return match.group("name") if match else text
 
 
-def is_unknown(printed):
+def is_unknown(printed: str | None) -> bool:
+    """A value mlxconfig could not read (``N/A``, empty, or no value at all)."""
     return printed is None or printed.strip() in UNKNOWN
 
 
-def is_array_summary(printed):
+def is_array_summary(printed: str | None) -> bool:
+    """``Array[0..7]``: an array parameter not expanded into its elements."""
     return bool(printed) and bool(ARRAY_RE.match(printed.strip()))
 
 
-def kind_of(printed):
+def kind_of(printed: bool | int | str) -> str:
     """What a printed value says about its parameter's type: bool, enum, number or other."""
     val = normalize(printed)
     if val.name in ("true", "false") and val.num in (0, 1):
@@ -130,7 +132,7 @@ def kind_of(printed):
     return "other"
 
 
-def invalid_for(printed, desired):
+def invalid_for(printed: bool | int | str, desired: bool | int | str) -> tuple[str, str] | None:
     """A reason the desired value cannot suit a parameter whose value prints as ``printed``.
 
     Only what is certain from the printed form is checked (booleans take True/False/1/0; a

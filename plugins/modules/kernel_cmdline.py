@@ -30,15 +30,11 @@ author:
   - gpufabric.mlnx contributors (@gpufabric)
 extends_documentation_fragment:
   - gpufabric.mlnx._attributes
+  - gpufabric.mlnx._attributes.full
 attributes:
   check_mode:
-    support: full
     details: Nothing is written or run but C(grubby --info=ALL). When C(grub.cfg) has no kernel entry and C(update-grub)
       would find no kernel image under C(/boot), check mode fails as the real run would.
-  diff_mode:
-    support: full
-  idempotent:
-    support: full
 options:
   args:
     description: The kernel parameters every boot entry must carry. A bare name is satisfied by any value. An empty
@@ -132,7 +128,8 @@ def main():
         module.fail_json(**err.fail_kwargs())
     module.exit_json(changed=result["changed"], bootloader=result["bootloader"], config=result["config"],
                      regenerated=result["regenerated"], entries=result["entries"],
-                     msg=summary(result, module.check_mode), diff=dict(before=result["before"], after=result["after"]))
+                     msg=summary(result, check_mode=module.check_mode),
+                     diff=dict(before=result["before"], after=result["after"]))
 
 
 if __name__ == "__main__":

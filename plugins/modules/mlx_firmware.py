@@ -30,16 +30,13 @@ author:
   - gpufabric.mlnx contributors (@gpufabric)
 extends_documentation_fragment:
   - gpufabric.mlnx._attributes
-  - gpufabric.mlnx._attributes.TOOLS
+  - gpufabric.mlnx._attributes.full
+  - gpufabric.mlnx._attributes.tools
 attributes:
   check_mode:
-    support: full
     details: Reads the devices and verifies the images (checksum and C(flint -i IMAGE q)), burns nothing.
   diff_mode:
-    support: full
     details: Before and after burned firmware version per device.
-  idempotent:
-    support: full
 options:
   images:
     description:
@@ -313,7 +310,7 @@ def main():
     if failed:
         module.fail_json(msg="firmware burn failed on %d of %d devices: %s"
                          % (len(failed), len(results), "; ".join(failed.values())), failed_devices=failed, **out)
-    module.exit_json(msg=firmware.summary(done, module.check_mode), **out)
+    module.exit_json(msg=firmware.summary(done, check_mode=module.check_mode), **out)
 
 
 if __name__ == "__main__":

@@ -30,15 +30,12 @@ author:
   - gpufabric.mlnx contributors (@gpufabric)
 extends_documentation_fragment:
   - gpufabric.mlnx._attributes
-  - gpufabric.mlnx._attributes.TOOLS
+  - gpufabric.mlnx._attributes.no_diff
+  - gpufabric.mlnx._attributes.tools
 attributes:
   check_mode:
-    support: full
     details: Reads every card and reports what would be reset at which level (C(changed) predicts the reset); resets nothing.
-  diff_mode:
-    support: none
   idempotent:
-    support: full
     details: A reset clears what is pending, so a second run finds nothing pending and resets nothing.
 options:
   device:
@@ -284,14 +281,14 @@ def main():
         selected = devices_.select(names, None, found)
         protected, mgmt = {}, None
         if not params["allow_mgmt_reset"]:
-            protected, mgmt = mgmt_cards(runner.host, params["mgmt_interface"],
-                                         params["mgmt_address"])
+            protected, mgmt = mgmt_cards(runner.host, interface=params["mgmt_interface"],
+                                         address=params["mgmt_address"])
             if not mgmt["interfaces"]:
                 module.warn("cannot tell which interface carries the management connection (no default route, and "
                             "no interface holds the address Ansible connects to); resetting without that guard - "
                             "set mgmt_interface")
-        result = converge(runner, selected, found, params["state"], level, params["only_if_pending"],
-                          module.check_mode, protected=protected)
+        result = converge(runner, selected, discovered=found, state=params["state"], level=level,
+                          only_if_pending=params["only_if_pending"], check_mode=module.check_mode, protected=protected)
     except MlnxError as err:
         module.fail_json(**err.fail_kwargs())
 
@@ -303,7 +300,7 @@ def main():
         reboot_required=result["reboot_required"],
         unsupported=result["unsupported"],
         management=result["management"],
-        msg=summary(result, module.check_mode),
+        msg=summary(result, check_mode=module.check_mode),
     )
     if mgmt is not None:
         out["mgmt"] = mgmt

@@ -35,8 +35,8 @@ author:
   - gpufabric.mlnx contributors (@gpufabric)
 extends_documentation_fragment:
   - gpufabric.mlnx._attributes
-  - gpufabric.mlnx._attributes.INFO_MODULE
-  - gpufabric.mlnx._attributes.TOOLS
+  - gpufabric.mlnx._attributes.info_module
+  - gpufabric.mlnx._attributes.tools
 options:
   nv_config:
     description:

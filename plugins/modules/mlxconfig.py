@@ -24,14 +24,8 @@ author:
   - gpufabric.mlnx contributors (@gpufabric)
 extends_documentation_fragment:
   - gpufabric.mlnx._attributes
-  - gpufabric.mlnx._attributes.TOOLS
-attributes:
-  check_mode:
-    support: full
-  diff_mode:
-    support: full
-  idempotent:
-    support: full
+  - gpufabric.mlnx._attributes.full
+  - gpufabric.mlnx._attributes.tools
 options:
   device:
     description:
@@ -236,7 +230,7 @@ def main():
         wanted = per_device(configs, lambda c: devices_.select(c["device"], c["part_number"], found))
         if params["configs"] is None:
             wanted = {device: (None, desired) for device, (_name, desired) in wanted.items()}
-        results = converge_each(runner, wanted, module.check_mode, params["output_format"])
+        results = converge_each(runner, wanted, check_mode=module.check_mode, output_format=params["output_format"])
     except MlnxError as err:
         module.fail_json(**err.fail_kwargs())
 

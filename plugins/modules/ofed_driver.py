@@ -37,16 +37,13 @@ author:
   - gpufabric.mlnx contributors (@gpufabric)
 extends_documentation_fragment:
   - gpufabric.mlnx._attributes
+  - gpufabric.mlnx._attributes.no_diff
 attributes:
   check_mode:
-    support: full
     details:
       - Reads the host, probes the repository and reports what would be installed (RV(would_install)); C(changed) predicts
         the install. Installs nothing and writes nothing.
-  diff_mode:
-    support: none
   idempotent:
-    support: full
     details: A second run finds the pinned versions installed and does nothing.
 options:
   driver:

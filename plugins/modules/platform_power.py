@@ -26,13 +26,7 @@ author:
   - gpufabric.mlnx contributors (@gpufabric)
 extends_documentation_fragment:
   - gpufabric.mlnx._attributes
-attributes:
-  check_mode:
-    support: full
-  diff_mode:
-    support: full
-  idempotent:
-    support: full
+  - gpufabric.mlnx._attributes.full
 options:
   aspm_policy:
     description: PCIe ASPM policy of the running kernel.
@@ -147,7 +141,7 @@ def main():
     params = dict(module.params)
     params.update((key, None) for key in module.params["leave"])
     try:
-        result = converge(Host(root=params["root"]), params, module.check_mode)
+        result = converge(Host(root=params["root"]), params, check_mode=module.check_mode)
     except MlnxError as err:
         module.fail_json(**err.fail_kwargs())
     for warning in result["warnings"]:
@@ -155,7 +149,7 @@ def main():
     module.exit_json(changed=result["changed"], changes=result["changes"], writes=result["writes"],
                      nics=result["nics"], kernel_args_missing=result["kernel_args_missing"],
                      reboot_required=result["reboot_required"], notes=result["notes"],
-                     msg=summary(result, module.check_mode),
+                     msg=summary(result, check_mode=module.check_mode),
                      diff=dict(before=result["before"], after=result["after"]))
 
 

@@ -26,13 +26,7 @@ author:
   - gpufabric.mlnx contributors (@gpufabric)
 extends_documentation_fragment:
   - gpufabric.mlnx._attributes
-attributes:
-  check_mode:
-    support: full
-  diff_mode:
-    support: full
-  idempotent:
-    support: full
+  - gpufabric.mlnx._attributes.full
 options:
   rails:
     description: The host's entries of the rail plan (C(gpufabric_rail_plan.hosts[inventory_hostname])) - each with

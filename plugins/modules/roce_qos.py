@@ -29,13 +29,7 @@ author:
   - gpufabric.mlnx contributors (@gpufabric)
 extends_documentation_fragment:
   - gpufabric.mlnx._attributes
-attributes:
-  check_mode:
-    support: full
-  diff_mode:
-    support: full
-  idempotent:
-    support: full
+  - gpufabric.mlnx._attributes.full
 options:
   interfaces:
     description:
@@ -314,13 +308,13 @@ def main():
     params = dict(module.params)
     params.update((key, None) for key in module.params["leave"])
     try:
-        result = converge(Host(root=params["root"], timeout=params["timeout"]), params, module.check_mode)
+        result = converge(Host(root=params["root"], timeout=params["timeout"]), params, check_mode=module.check_mode)
     except MlnxError as err:
         module.fail_json(**err.fail_kwargs())
     out = dict(
         changed=result["changed"],
         interfaces=result["interfaces"],
-        msg=summary(result, module.check_mode),
+        msg=summary(result, check_mode=module.check_mode),
         diff=dict(before={r["interface"]: r["before"] for r in result["interfaces"]},
                   after={r["interface"]: r["after"] for r in result["interfaces"]}),
     )

@@ -28,6 +28,8 @@ holds what every parser shares (line clean-up, ``ParseError``).
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from ansible_collections.gpufabric.mlnx.plugins.module_utils._parsers.common import (
     ParseError,
     parse_errors,
@@ -93,7 +95,7 @@ PARSERS = {
 }
 
 
-def parse(tool, text):
+def parse(tool: str, text: str | bytes | Sequence[str]) -> dict | list[dict]:
     """Parse ``text`` (str, bytes or list of lines) as the output of ``tool`` (a PARSERS key).
 
     Raises ParseError naming ``tool`` for an unknown tool or text that is not its output.

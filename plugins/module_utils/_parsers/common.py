@@ -10,6 +10,7 @@ per-tool files can share them without importing the package back (a circular imp
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 
 from ansible_collections.gpufabric.mlnx.plugins.module_utils._errors import MlnxError
 
@@ -21,7 +22,7 @@ class ParseError(MlnxError, ValueError):
     when there is one. An MlnxError, so modules report it like any other failure.
     """
 
-    def __init__(self, tool, message, line=None, lineno=None):
+    def __init__(self, tool: str, message: str, line: str | None = None, lineno: int | None = None):
         text = "%s: %s" % (tool, message)
         if line is not None:
             text += " (line %s: %r)" % (lineno, line)
@@ -39,11 +40,11 @@ class Line:
 
     __slots__ = ("no", "text")
 
-    def __init__(self, no, text):
+    def __init__(self, no: int, text: str):
         self.no = no
         self.text = text
 
-    def __repr__(self):
+    def __repr__(self) -> str:
         return "Line(%d, %r)" % (self.no, self.text)
 
 
@@ -82,7 +83,7 @@ def _as_text(text, tool):
     raise ParseError(tool, "expected text or a list of lines, got %s" % type(text).__name__)
 
 
-def all_lines(text, tool):
+def all_lines(text: str | bytes | Sequence[str], tool: str) -> list[Line]:
     """Every line of ``text`` (a string, bytes, or a list of lines such as ``stdout_lines``)."""
     return [Line(no, _overwrite(raw)) for no, raw in enumerate(_as_text(text, tool).split("\n"), 1)]
 
@@ -98,12 +99,12 @@ _ELISION_RE = re.compile(r"^\s*[(\[<]?\.{3,}[)\]>]?\s*$")
 _RULE_RE = re.compile(r"^\s*(?:-{3,}|={3,})\s*$")
 
 
-def is_prompt(text):
+def is_prompt(text: str) -> bool:
     """A shell prompt line (``root@host:~# cmd``, ``sh-5.1# cmd``, ``$ cmd``, ``+ cmd``)."""
     return bool(_PROMPT_RE.match(text))
 
 
-def is_filler(text, commands=()):
+def is_filler(text: str, *, commands: Sequence[str] = ()) -> bool:
     """Lines no parser needs: blank, prompt, ``...``/``(...)`` elisions, ``----`` rules, and a
     command echo whose first word (after ``sudo``) is one of ``commands``."""
     if not text.strip() or _ELISION_RE.match(text) or _RULE_RE.match(text) or is_prompt(text):
@@ -117,9 +118,9 @@ def is_filler(text, commands=()):
     return False
 
 
-def content_lines(text, tool, commands=()):
+def content_lines(text: str | bytes | Sequence[str], tool: str, *, commands: Sequence[str] = ()) -> list[Line]:
     """The lines of ``text`` a parser looks at (see ``is_filler``)."""
-    return [line for line in all_lines(text, tool) if not is_filler(line.text, commands)]
+    return [line for line in all_lines(text, tool) if not is_filler(line.text, commands=commands)]
 
 
 # ---------------------------------------------------------------- small helpers
@@ -128,7 +129,7 @@ _MESSAGE_RE = re.compile(r"^\s*-([EWI])-\s?(.*)$")
 MESSAGE_KEYS = {"E": "errors", "W": "warnings", "I": "info"}
 
 
-def message(text):
+def message(text: str) -> tuple[str, str] | None:
     """``("errors"|"warnings"|"info", text)`` for a ``-E-``/``-W-``/``-I-`` line, else None."""
     match = _MESSAGE_RE.match(text)
     if not match:
@@ -136,7 +137,7 @@ def message(text):
     return MESSAGE_KEYS[match.group(1)], match.group(2).strip()
 
 
-def parse_errors(text):
+def parse_errors(text: str | bytes | Sequence[str]) -> list[str]:
     """The text of every ``-E- `` line (prefix removed), for the output of any MFT/mstflint tool.
 
     ``parse_mlxconfig`` returns ``[]`` for output holding no ``Device #`` block (for example
@@ -156,7 +157,7 @@ _PROMPT_ANSWER_RE = re.compile(
 _ANSWERS = ("y", "yes", "n", "no")
 
 
-def split_question(text):
+def split_question(text: str) -> tuple[str, str | None, str] | None:
     """``(question, answer, rest)`` for a ``... (y/n) [n] : y`` / ``[y/N] y`` line, else None.
 
     ``rest`` is text printed on the same line after the question when the answer was not
@@ -174,7 +175,7 @@ def split_question(text):
     return match.group("question").strip(), answer, rest
 
 
-def snake(label):
+def snake(label: str) -> str:
     """``FW Version(Running)`` -> ``fw_version_running``."""
     return re.sub(r"[^0-9a-z]+", "_", label.lower()).strip("_")
 
@@ -183,12 +184,12 @@ _BDF_RE = re.compile(r"^(?:(?P<domain>[0-9a-fA-F]{4,8}):)?(?P<bus>[0-9a-fA-F]{2}
                      r"(?P<dev>[0-9a-fA-F]{2})\.(?P<fn>[0-7])$")
 
 
-def is_bdf(text):
+def is_bdf(text: str) -> bool:
     """``05:00.0`` or ``0000:05:00.0``."""
     return bool(_BDF_RE.match(text))
 
 
-def full_pci(text):
+def full_pci(text: str) -> str | None:
     """``05:00.0`` -> ``0000:05:00.0``; a full address is returned unchanged; else None."""
     match = _BDF_RE.match(text)
     if not match:
@@ -197,7 +198,7 @@ def full_pci(text):
                             match.group("fn"))
 
 
-def not_this_tool(tool, lines, what):
+def not_this_tool(tool: str, lines: Sequence[Line], what: str) -> ParseError:
     """The ParseError raised when no line of ``lines`` was recognised."""
     if not lines:
         return ParseError(tool, "no %s found: the text is empty" % what)

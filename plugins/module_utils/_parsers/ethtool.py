@@ -6,6 +6,7 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 
 from ansible_collections.gpufabric.mlnx.plugins.module_utils._parsers.common import (
     ParseError,
@@ -19,7 +20,7 @@ _FIELD_RE = re.compile(r"^\s*(?P<key>[a-z][a-z0-9-]*):\s*(?P<value>.*)$")
 _FIRMWARE_RE = re.compile(r"^(?P<version>.*?)\s*\((?P<psid>[^()]*)\)$")
 
 
-def parse_ethtool_i(text, tool="ethtool_i"):
+def parse_ethtool_i(text: str | bytes | Sequence[str], *, tool: str = "ethtool_i") -> dict:
     """``ethtool -i IFACE`` output.
 
     Returns each ``key: value`` line with dashes as underscores::
@@ -32,7 +33,7 @@ def parse_ethtool_i(text, tool="ethtool_i"):
     without them), and is removed from ``firmware_version``. A second ``driver:`` line (the
     output of two commands) raises ParseError.
     """
-    lines = content_lines(text, tool, COMMANDS)
+    lines = content_lines(text, tool, commands=COMMANDS)
     result, unknown = {}, []
     for line in lines:
         match = _FIELD_RE.match(line.text)

@@ -6,6 +6,7 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 
 from ansible_collections.gpufabric.mlnx.plugins.module_utils._parsers.common import (
     content_lines,
@@ -52,7 +53,7 @@ _TABLE_HEAD_RE = re.compile(r"^(?:UID\s+GuidsNumber|Node\s+Port1)")
 _ROM_RE = re.compile(r"^\s*type=")
 
 
-def rom_entry(text):
+def rom_entry(text: str) -> dict[str, str]:
     """``type=UEFI version=14.26.17 cpu=AMD64,AARCH64`` -> a dict of its key=value words."""
     entry = {}
     for word in text.split():
@@ -74,7 +75,7 @@ def _query_value(result, key, value):
         result[key] = value
 
 
-def parse_flint(text, tool="flint"):
+def parse_flint(text: str | bytes | Sequence[str], *, tool: str = "flint") -> dict:
     """``flint``/``mstflint`` ``-d DEV q``, ``-i IMAGE q`` and ``q full`` output.
 
     Returns a dict keyed by the snake_case of each label, values as printed::
@@ -89,7 +90,7 @@ def parse_flint(text, tool="flint"):
 
     ``rom_info`` is ``[]`` for ``Rom Info: N/A``.
     """
-    lines = content_lines(text, tool, COMMANDS)
+    lines = content_lines(text, tool, commands=COMMANDS)
     result = {"errors": []}
     unknown = []
     for line in lines:
@@ -125,7 +126,7 @@ _PSID_RE = re.compile(r"PSID on flash \((.*?)\) differs from the PSID in the giv
 FINAL = ("OK",)
 
 
-def parse_flint_burn(text, tool="flint_burn"):
+def parse_flint_burn(text: str | bytes | Sequence[str], *, tool: str = "flint_burn") -> dict:
     """``flint``/``mstflint -d DEV -i IMAGE [-y] [--allow_psid_change] burn`` output.
 
     Returns::
@@ -138,7 +139,7 @@ def parse_flint_burn(text, tool="flint_burn"):
 
     A stage whose last status is a percentage (output cut during the burn) leaves ``ok`` False.
     """
-    lines = content_lines(text, tool, COMMANDS)
+    lines = content_lines(text, tool, commands=COMMANDS)
     result = {"current_version": None, "new_version": None, "stages": [], "ok": False,
               "errors": [], "warnings": [], "info": [], "psid_mismatch": None}
     stages = {}

@@ -6,6 +6,7 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 
 from ansible_collections.gpufabric.mlnx.plugins.module_utils._parsers.common import (
     content_lines,
@@ -25,7 +26,7 @@ _VERBOSE_RE = re.compile(
     r"==>\s+(?P<netdev>\S+)\s+\((?P<state>[^)]*)\)" + _TAIL)
 
 
-def parse_ibdev2netdev(text, tool="ibdev2netdev"):
+def parse_ibdev2netdev(text: str | bytes | Sequence[str], *, tool: str = "ibdev2netdev") -> list[dict]:
     """``ibdev2netdev`` (``mlx5_0 port 1 ==> ens1np0 (Up)``) and ``ibdev2netdev -v`` output.
 
     Returns a list::
@@ -36,7 +37,7 @@ def parse_ibdev2netdev(text, tool="ibdev2netdev"):
     ``description``, ``fw_version`` and ``port_state`` (``ACTIVE``, padding removed).
     Empty output gives ``[]``.
     """
-    lines = content_lines(text, tool, COMMANDS)
+    lines = content_lines(text, tool, commands=COMMANDS)
     rows, unknown = [], []
     for line in lines:
         verbose = _VERBOSE_RE.match(line.text)

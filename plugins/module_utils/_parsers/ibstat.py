@@ -6,6 +6,7 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 
 from ansible_collections.gpufabric.mlnx.plugins.module_utils._parsers.common import (
     content_lines,
@@ -40,7 +41,8 @@ _PORT_RE = re.compile(r"^\s*Port ([0-9]{1,9}):\s*$")
 _FIELD_RE = re.compile(r"^\s*([A-Za-z][A-Za-z ]*?):(?:\s+(.*))?$")
 
 
-def new_ca(name):
+def new_ca(name: str) -> dict:
+    """The entry of one ``CA 'NAME'`` block, every field None until printed."""
     ca = {"name": name}
     for key in CA_LABELS.values():
         ca[key] = None
@@ -48,14 +50,15 @@ def new_ca(name):
     return ca
 
 
-def new_port(number):
+def new_port(number: int) -> dict:
+    """The entry of one ``Port N:`` block of a CA, every field None until printed."""
     port = {"port": number}
     for key in PORT_LABELS.values():
         port[key] = None
     return port
 
 
-def parse_ibstat(text, tool="ibstat"):
+def parse_ibstat(text: str | bytes | Sequence[str], *, tool: str = "ibstat") -> list[dict]:
     """``ibstat [CA [PORT]]`` output (TAB or space indentation; ``ibwarn:`` debug lines skipped).
 
     Returns a list of CAs::
@@ -69,7 +72,7 @@ def parse_ibstat(text, tool="ibstat"):
 
     Values are strings as printed; empty output gives ``[]``.
     """
-    lines = content_lines(text, tool, COMMANDS)
+    lines = content_lines(text, tool, commands=COMMANDS)
     cas, ca, port, unknown = [], None, None, []
     for line in lines:
         text_ = line.text

@@ -8,7 +8,7 @@ from __future__ import annotations
 import re
 
 
-def parse_ip_addr(text):
+def parse_ip_addr(text: str) -> list[tuple[str, str]]:
     """``ip -o addr show`` -> [(interface, address)] (address without the prefix length)."""
     rows = []
     for line in text.splitlines():
@@ -18,7 +18,7 @@ def parse_ip_addr(text):
     return rows
 
 
-def parse_ip_route(text):
+def parse_ip_route(text: str) -> list[str]:
     """``ip -o route show default`` -> the interfaces named by ``dev``."""
     found = []
     for line in text.splitlines():

@@ -6,6 +6,7 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 
 from ansible_collections.gpufabric.mlnx.plugins.module_utils._parsers.common import (
     content_lines,
@@ -41,7 +42,8 @@ _SPEED_RE = re.compile(r"\bSpeed\s+([^\s,]+)")
 _WIDTH_RE = re.compile(r"\bWidth\s+([^\s,]+)")
 
 
-def new_device(address, pci_class, description):
+def new_device(address: str | None, pci_class: str, description: str) -> dict:
+    """The entry of one device, every detail None until printed."""
     return {
         "address": address, "class": pci_class, "description": description,
         "class_id": None, "vendor_id": None, "device_id": None, "revision": None,
@@ -50,7 +52,7 @@ def new_device(address, pci_class, description):
     }
 
 
-def device_line(text):
+def device_line(text: str) -> dict | None:
     """The dict of a device's first line, or None when ``text`` is not one."""
     match = _DEVICE_RE.match(text)
     if not match:
@@ -76,7 +78,7 @@ def device_line(text):
     return dev
 
 
-def link(text, with_state=False):
+def link(text: str, *, with_state: bool = False) -> dict:
     """``LnkCap: Port #0, Speed 8GT/s, Width x16, ...`` -> ``{"speed": "8GT/s", "width": "x16"}``.
 
     ``(ok)`` / ``(downgraded)`` annotations are not part of the values; with ``with_state``,
@@ -126,7 +128,7 @@ class _Device:
             self.dev["product_name"] = stripped.split(":", 1)[1].strip()
 
 
-def parse_lspci(text, tool="lspci"):
+def parse_lspci(text: str | bytes | Sequence[str], *, tool: str = "lspci") -> list[dict]:
     """``lspci`` output, any of ``-D``, ``-nn``, ``-s ADDR``, ``-d 15b3:``, ``-v``/``-vv``/``-vvv``.
 
     Returns a list of devices::
@@ -145,7 +147,7 @@ def parse_lspci(text, tool="lspci"):
     ``address`` always has its domain. Keys whose line is not printed are None; ``vpd`` is
     ``{}`` when the VPD capability holds only ``End``. Empty output (no match) gives ``[]``.
     """
-    lines = content_lines(text, tool, COMMANDS)
+    lines = content_lines(text, tool, commands=COMMANDS)
     devices, current, unknown = [], None, []
     for line in lines:
         dev = device_line(line.text)

@@ -6,6 +6,7 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 
 from ansible_collections.gpufabric.mlnx.plugins.module_utils._parsers.common import (
     ParseError,
@@ -119,7 +120,7 @@ def _feed(tool, result, line):
     return False
 
 
-def parse_mlnx_qos(text, tool="mlnx_qos"):
+def parse_mlnx_qos(text: str | bytes | Sequence[str], *, tool: str = "mlnx_qos") -> dict:
     """``mlnx_qos -i IFACE [--trust ...] [--pfc ...]`` output (one invocation).
 
     Returns (ints where the tool prints numbers)::
@@ -135,7 +136,7 @@ def parse_mlnx_qos(text, tool="mlnx_qos"):
     Older MLNX_OFED builds print no DCBX and buffer lines: those keys are None. The output
     of two invocations raises ParseError.
     """
-    lines = content_lines(text, tool, COMMANDS)
+    lines = content_lines(text, tool, commands=COMMANDS)
     result = {"dcbx_mode": None, "trust": None, "dscp2prio": {}, "buffer_sizes": None, "cable_len": None,
               "pfc": {"enabled": None, "buffer": None}, "tcs": []}
     unknown = [line for line in lines if not _feed(tool, result, line)]

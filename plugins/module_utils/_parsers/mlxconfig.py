@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Sequence
 
 from ansible_collections.gpufabric.mlnx.plugins.module_utils._parsers.common import (
     ParseError,
@@ -54,7 +55,7 @@ _KNOWN_TEXT_RE = re.compile(
     r"|Operation intended for advanced users|Are you sure you want to apply)")
 
 
-def new_device(index):
+def new_device(index: int) -> dict:
     """The empty result entry of one ``Device #N`` block."""
     return {
         "device_index": index,
@@ -71,7 +72,7 @@ def new_device(index):
     }
 
 
-def split_row(text):
+def split_row(text: str) -> tuple[str, list[str], bool, bool] | None:
     """``(name, values, modified, read_only)`` of a table row, or None when it is not one.
 
     Rows are split on runs of whitespace (header offsets do not line up with the values in
@@ -226,7 +227,7 @@ class _Reader:
             wanted = ("%d value(s) (%s)" % (len(columns), ", ".join(columns))) if columns else "1 to 4 values"
             raise ParseError(self.tool, "expected %s after the parameter name" % wanted, line.text, line.no)
         self.columns = columns
-        self.dev["params"][name] = make_param(columns, values, modified, read_only)
+        self.dev["params"][name] = make_param(columns, values, modified=modified, read_only=read_only)
         return True
 
     def result(self, lines):
@@ -235,7 +236,8 @@ class _Reader:
         return self.devices
 
 
-def make_param(columns, values, modified=False, read_only=False):
+def make_param(columns: Sequence[str], values: Sequence[str], *, modified: bool = False,
+               read_only: bool = False) -> dict:
     """One ``params`` entry from the column keys and the printed values."""
     entry = dict(zip(columns, values))
     if "default" in entry or "current" in entry or modified:
@@ -245,7 +247,7 @@ def make_param(columns, values, modified=False, read_only=False):
     return entry
 
 
-def parse_mlxconfig(text, tool="mlxconfig"):
+def parse_mlxconfig(text: str | bytes | Sequence[str], *, tool: str = "mlxconfig") -> list[dict]:
     """Text output of ``mlxconfig``/``mstconfig`` ``[-e] query``, ``set``, ``reset`` and their errors.
 
     Returns a list with one dict per ``Device #N`` block::
@@ -266,7 +268,7 @@ def parse_mlxconfig(text, tool="mlxconfig"):
     question. Text with ``-E-`` lines but no device block returns ``[]``: use ``parse_errors``
     for the reason. Raises ParseError for text holding neither.
     """
-    lines = content_lines(text, tool, COMMANDS)
+    lines = content_lines(text, tool, commands=COMMANDS)
     reader = _Reader(tool, lines)
     for line in lines:
         reader.feed(line)
@@ -304,7 +306,7 @@ def _json_param(tool, name, raw):
     return entry
 
 
-def parse_mlxconfig_json(text, tool="mlxconfig_json"):
+def parse_mlxconfig_json(text: str | bytes | Sequence[str], *, tool: str = "mlxconfig_json") -> list[dict]:
     """The JSON file written by ``mlxconfig -j FILE [-e] query`` (not its stdout).
 
     Returns the same list as ``parse_mlxconfig``, values as strings (JSON numbers converted),

@@ -6,6 +6,7 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from xml.etree import ElementTree
 
 from ansible_collections.gpufabric.mlnx.plugins.module_utils._parsers.common import (
@@ -45,7 +46,7 @@ _STAGE_RE = re.compile(r"^\s*(?P<stage>\S.*?)\s+-\s+(?P<status>OK|FAILED|Failed|
 _RESULT_RE = re.compile(r"^\s*(?:(?P<word>Done|Interrupted)|(?P<fail>Fail(?:ed)?)\s*(?::\s*(?P<msg>.*))?)\s*$")
 
 
-def new_device(index):
+def new_device(index: int) -> dict:
     """The entry of one ``Device #N`` block; optional keys are added when printed."""
     return {
         "device_index": index,
@@ -59,7 +60,7 @@ def new_device(index):
     }
 
 
-def version_row(text):
+def version_row(text: str) -> tuple[str, str, str | None] | None:
     """``(name, current, available)`` of a Versions row such as ``UEFI Virtio net  14.1  N/A``.
 
     ROM names may hold spaces; versions never do, so versions are taken from the right.
@@ -181,7 +182,7 @@ class _Reader:
         return [self.devices[index] for index in sorted(self.devices)]
 
 
-def parse_mlxfwmanager(text, tool="mlxfwmanager"):
+def parse_mlxfwmanager(text: str | bytes | Sequence[str], *, tool: str = "mlxfwmanager") -> list[dict]:
     """Text output of ``mlxfwmanager`` / ``mstfwmanager`` / ``mlxup`` ``--query`` and ``-u``.
 
     Returns a list with one dict per ``Device #N`` block::
@@ -200,7 +201,7 @@ def parse_mlxfwmanager(text, tool="mlxfwmanager"):
     ``--`` and ``N/A`` are kept as printed. Output with no device but a ``-E-`` line (``-E- No
     devices found``) returns ``[]``.
     """
-    lines = content_lines(text, tool, COMMANDS)
+    lines = content_lines(text, tool, commands=COMMANDS)
     reader = _Reader(tool)
     for line in lines:
         reader.feed(line)
@@ -246,7 +247,7 @@ def _xml_device(index, element):
     return dev
 
 
-def parse_mlxfwmanager_xml(text, tool="mlxfwmanager_xml"):
+def parse_mlxfwmanager_xml(text: str | bytes | Sequence[str], *, tool: str = "mlxfwmanager_xml") -> list[dict]:
     """``mlxfwmanager`` / ``mlxup`` ``--query --query-format XML`` output.
 
     Returns the same list as ``parse_mlxfwmanager`` (devices numbered in document order).
@@ -254,7 +255,7 @@ def parse_mlxfwmanager_xml(text, tool="mlxfwmanager_xml"):
     body = "\n".join(line.text for line in all_lines(text, tool))
     start, end = body.find("<Devices"), body.rfind("</Devices>")
     if start < 0 or end < start:
-        raise not_this_tool(tool, content_lines(text, tool, COMMANDS), "<Devices> document")
+        raise not_this_tool(tool, content_lines(text, tool, commands=COMMANDS), "<Devices> document")
     try:  # only the <Devices> element is read: a DTD before it (entities) is never seen
         root = ElementTree.fromstring(body[start:end + len("</Devices>")])
     except ElementTree.ParseError as err:

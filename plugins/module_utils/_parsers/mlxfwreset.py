@@ -6,6 +6,7 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 
 from ansible_collections.gpufabric.mlnx.plugins.module_utils._parsers.common import (
     content_lines,
@@ -24,14 +25,14 @@ _OPTION_RE = re.compile(r"^\s*(?P<level>[0-9]{1,9}):\s*(?P<desc>.*?)\s*-(?P<stat
                         r"(?P<default>\(default\))?\s*$", re.I)
 
 
-def parse_mlxfwreset(text, tool="mlxfwreset"):
+def parse_mlxfwreset(text: str | bytes | Sequence[str], *, tool: str = "mlxfwreset") -> dict:
     """``mlxfwreset``/``mstfwreset -d DEV q`` output.
 
     Returns ``{"levels": [...], "types": [...], "sync": [...], "errors": [...]}``, each option
     ``{"level": 3, "description": "Driver restart and PCI reset", "supported": True,
     "default": False}`` (``Not supported``, lowercase in Reset-sync rows, is False too).
     """
-    lines = content_lines(text, tool, COMMANDS)
+    lines = content_lines(text, tool, commands=COMMANDS)
     result = {"levels": [], "types": [], "sync": [], "errors": []}
     section, found, unknown = None, False, []
     for line in lines:
@@ -67,7 +68,7 @@ _LOADED_RE = re.compile(r"FW was loaded successfully")
 GOOD_STEPS = ("Done", "Skipped")
 
 
-def parse_mlxfwreset_reset(text, tool="mlxfwreset_reset"):
+def parse_mlxfwreset_reset(text: str | bytes | Sequence[str], *, tool: str = "mlxfwreset_reset") -> dict:
     """``mlxfwreset``/``mstfwreset -d DEV [-l N] [-y] reset`` output.
 
     Returns::
@@ -79,7 +80,7 @@ def parse_mlxfwreset_reset(text, tool="mlxfwreset_reset"):
 
     ``level`` is None when the level line is not printed.
     """
-    lines = content_lines(text, tool, COMMANDS)
+    lines = content_lines(text, tool, commands=COMMANDS)
     result = {"device": None, "level": None, "steps": [], "ok": False, "errors": []}
     want_level, loaded, unknown = False, False, []
     for line in lines:

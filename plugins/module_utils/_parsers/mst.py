@@ -6,6 +6,7 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 
 from ansible_collections.gpufabric.mlnx.plugins.module_utils._parsers.common import (
     content_lines,
@@ -28,12 +29,13 @@ _FAILURE_RE = re.compile(r"FATAL:|driver not found|Failed to|Failure")
 _ONLY_STATUS_RE = re.compile(r"^\s*-\s*(?:Failure|Success)\b")
 
 
-def new_device(mst=None, pci=None):
+def new_device(mst: str | None = None, pci: str | None = None) -> dict:
+    """The entry of one device (``mst`` path, ``pci`` address), the other columns None until read."""
     return {"mst": mst, "pci": pci, "device_type": None, "rev": None, "rdma": None, "net": [],
             "numa": None}
 
 
-def verbose_row(text):
+def verbose_row(text: str) -> dict | None:
     """A ``mst status -v`` row ``ConnectX7(rev:0)  /dev/mst/mt4129_pciconf0  37:00.0  mlx5_0  net-ens1np0  0``.
 
     Columns can be empty (NET, RDMA, NUMA; MST is ``NA`` without the modules), so every
@@ -64,7 +66,7 @@ def verbose_row(text):
     return dev
 
 
-def parse_mst_status(text, tool="mst_status"):
+def parse_mst_status(text: str | bytes | Sequence[str], *, tool: str = "mst_status") -> dict:
     """``mst status`` / ``mst status -v`` output.
 
     Returns::
@@ -80,7 +82,7 @@ def parse_mst_status(text, tool="mst_status"):
     gives ``mst`` None. ``pci`` always has its domain. ``NA`` in MST / DEVICE_TYPE is None.
     ``errors`` holds ``-E-`` text and the failure lines of a failed ``mst start``.
     """
-    lines = content_lines(text, tool, COMMANDS)
+    lines = content_lines(text, tool, commands=COMMANDS)
     result = {"modules": {"pci": None, "pciconf": None}, "devices": [], "errors": [], "warnings": []}
     found, unknown = False, []
     for line in lines:

@@ -6,6 +6,7 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 
 from ansible_collections.gpufabric.mlnx.plugins.module_utils._parsers.common import (
     content_lines,
@@ -23,14 +24,14 @@ _PACKAGE_RE = re.compile(r"^\s*(?P<raw>(?P<prefix>MLNX_OFED_LINUX|OFED-internal)
 _BARE_RE = re.compile(r"^\s*(?P<version>\d+\.\d+-[\w.-]+)\s*$")  # ofed_info -n
 
 
-def parse_ofed_info(text, tool="ofed_info"):
+def parse_ofed_info(text: str | bytes | Sequence[str], *, tool: str = "ofed_info") -> dict:
     """``ofed_info -s`` (also plain ``ofed_info``'s first line, or ``ofed_info -n``).
 
     Returns ``{"version": "5.8-1.1.2.1", "flavour": "mlnx-ofed", "raw": "MLNX_OFED_LINUX-5.8-1.1.2.1"}``
     (trailing colon removed); ``flavour`` is ``doca-ofed`` for ``OFED-internal-...`` and None
     for a bare ``-n`` version.
     """
-    lines = content_lines(text, tool, COMMANDS)
+    lines = content_lines(text, tool, commands=COMMANDS)
     bare = None
     for line in lines:
         match = _PACKAGE_RE.match(line.text)

@@ -9,7 +9,7 @@ from __future__ import annotations
 import re
 
 
-def parse_packages_index(text):
+def parse_packages_index(text: str) -> list[dict]:
     """An apt ``Packages`` index -> [{"name", "version", "depends": [(name, op, version)]}] (first alternatives)."""
     stanzas, cur, field = [], {}, None
     for line in text.splitlines() + [""]:
@@ -35,7 +35,7 @@ def parse_packages_index(text):
     return rows
 
 
-def parse_dpkg_query(text):
+def parse_dpkg_query(text: str) -> dict[str, str]:
     """``dpkg-query -W -f '${Package}\\t${Version}\\t${db:Status-Abbrev}\\n'`` -> {name: version} (installed only)."""
     found = {}
     for line in text.splitlines():
@@ -49,7 +49,7 @@ def parse_dpkg_query(text):
     return found
 
 
-def parse_rpm_query(text):
+def parse_rpm_query(text: str) -> dict[str, str]:
     """``rpm -q --qf '%{NAME}\\t%|EPOCH?{%{EPOCH}:}:{}|%{VERSION}-%{RELEASE}\\n'`` -> {name: version}."""
     found = {}
     for line in text.splitlines():
@@ -67,7 +67,7 @@ _DKMS_OLD = re.compile(r"^(?P<module>[^/,\s]+),\s*(?P<version>[^,\s]+),\s*(?P<ke
                        r"(?:,\s*(?P<arch>[^:\s]+))?:\s*(?P<status>[\w-]+)")
 
 
-def parse_dkms_status(text):
+def parse_dkms_status(text: str) -> list[dict]:
     """``dkms status`` (``module/version, kernel, arch: installed`` and the older comma form) -> list of dicts.
 
     Lines without a kernel (``module/version: added``) are skipped: nothing is built for any kernel.
@@ -83,7 +83,7 @@ def parse_dkms_status(text):
     return rows
 
 
-def parse_madison(text):
+def parse_madison(text: str) -> dict[str, list[str]]:
     """``apt-cache madison NAME...`` -> {name: [versions]}."""
     found = {}
     for line in text.splitlines():
@@ -95,7 +95,7 @@ def parse_madison(text):
     return found
 
 
-def parse_repoquery(text):
+def parse_repoquery(text: str) -> dict[str, list[str]]:
     """``dnf repoquery --qf '%{name}\\t%{evr}\\n'`` -> {name: [versions]}."""
     found = {}
     for line in text.splitlines():
@@ -107,7 +107,7 @@ def parse_repoquery(text):
     return found
 
 
-def apt_errors(text):
+def apt_errors(text: str) -> list[str]:
     """The lines of ``apt-get update`` output that mean a source could not be used.
 
     apt exits 0 when a repository cannot be reached (``W: Failed to fetch ...``,

@@ -11,7 +11,7 @@ import re
 TCLASS_RE = re.compile(r"^\s*(?:Global tclass\s*=\s*)?(\d{1,3})\s*$")
 
 
-def parse_aspm_policy(text):
+def parse_aspm_policy(text: str | None) -> tuple[str | None, list[str]]:
     """``[default] performance powersave powersupersave`` -> ``("default", [all four])``; (None, []) unread."""
     if not text:
         return None, []
@@ -22,7 +22,7 @@ def parse_aspm_policy(text):
     return (active[0] if active else None), [w.strip("[]") for w in words]
 
 
-def parse_traffic_class(text):
+def parse_traffic_class(text: str | None) -> int | None:
     """``Global tclass=106`` (what mlx5_ib prints once set) or a bare ``106`` -> 106; empty (never set) -> None."""
     if text is None:
         return None

@@ -180,7 +180,7 @@ def test_argv():
     assert fw.query_args(A) == ["-d", A, "q"]
     assert fw.image_query_args("/fw/x.bin") == ["-i", "/fw/x.bin", "q"]
     assert fw.burn_args(A, "/fw/x.bin") == ["-d", A, "-i", "/fw/x.bin", "-y", "burn"]
-    assert fw.burn_args(A, "/fw/x.bin", True) == ["-d", A, "-i", "/fw/x.bin", "-y", "--allow_psid_change", "burn"]
+    assert fw.burn_args(A, "/fw/x.bin", allow_psid_change=True) == ["-d", A, "-i", "/fw/x.bin", "-y", "--allow_psid_change", "burn"]
 
 
 def test_state_from_query():

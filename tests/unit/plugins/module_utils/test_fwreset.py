@@ -206,7 +206,7 @@ def test_bad_levels(value, words):
 
 def test_units_group_functions_by_card():
     discovered = [{"address": a} for a in (A, A1, B, "0000:29:00.0", "0000:29:00.1")]
-    assert fr.units([A1, B, "/dev/mst/mt4129_pciconf0"], discovered) == [
+    assert fr.units([A1, B, "/dev/mst/mt4129_pciconf0"], discovered=discovered) == [
         {"device": A, "functions": [A, A1]}, {"device": B, "functions": [B]},
         {"device": "/dev/mst/mt4129_pciconf0", "functions": ["/dev/mst/mt4129_pciconf0"]}]
     assert fr.units(["18:00.1"]) == [{"device": A, "functions": [A, A1]}]

@@ -72,12 +72,12 @@ def test_fresh_host_everything_written_then_idempotent(host):
     assert _get(host, "/sys/bus/pci/devices/0000:a0:00.0/power/control") == "auto"      # a bridge: not a NIC
     assert _get(host, "/sys/devices/system/cpu/cpu3/cpufreq/scaling_governor") == "performance"
     assert first["kernel_args_missing"] == ["pcie_aspm=off"] and first["reboot_required"]
-    assert pp.summary(first, False) == ("changed aspm_policy; power/control of 0000:18:00.0, 0000:3b:00.0, "
-                                        "0000:3b:00.1, 0000:40:00.0; scaling_governor of cpu0-cpu3; the running "
-                                        "kernel lacks pcie_aspm=off: a reboot is needed")
+    assert pp.summary(first, check_mode=False) == ("changed aspm_policy; power/control of 0000:18:00.0, 0000:3b:00.0, "
+                                                   "0000:3b:00.1, 0000:40:00.0; scaling_governor of cpu0-cpu3; the running "
+                                                   "kernel lacks pcie_aspm=off: a reboot is needed")
     second = pp.converge(reader, DEFAULTS)
     assert not second["changed"] and second["writes"] == []
-    assert pp.summary(second, False) == "power policy already as wanted"
+    assert pp.summary(second, check_mode=False) == "power policy already as wanted"
 
 
 DEFAULTS = {"aspm_policy": "performance", "nic_runtime_pm": False, "cpu_governor": "performance"}

@@ -143,7 +143,7 @@ def test_any_input_gives_a_clean_failure_or_a_desired_state(params):
     except InvalidValue as err:   # tc_bw without tsa, checked against the device's vendor classes
         assert err.parameter.startswith("tc_bw")
         return
-    steps = rq.commands(ifaces[0], changes, desired, "mlx5_0", 1)
+    steps = rq.commands(ifaces[0], changes, desired, rdma="mlx5_0", port=1)
     assert all(isinstance(a, str) for s in steps for a in s.get("argv", []))
 
 
@@ -307,7 +307,7 @@ def test_plan_of_a_fresh_interface():
                        "ecn_np[3]": {"before": 0, "after": 1}, "ecn_rp[3]": {"before": 0, "after": 1},
                        "cnp_dscp": {"before": 0, "after": 48}, "cnp_802p_prio": {"before": 0, "after": 6},
                        "cma_roce_tos": {"before": 0, "after": 106}, "traffic_class": {"before": None, "after": 106}}
-    assert rq.commands(A, changes, desired, "mlx5_0", 1) == [
+    assert rq.commands(A, changes, desired, rdma="mlx5_0", port=1) == [
         {"argv": ["mlnx_qos", "-i", A, "--trust", "dscp", "--pfc", "0,0,0,1,0,0,0,0"]},
         {"write": "/sys/class/net/%s/ecn/roce_np/enable/3" % A, "value": "1"},
         {"write": "/sys/class/net/%s/ecn/roce_rp/enable/3" % A, "value": "1"},
@@ -323,7 +323,7 @@ def test_plan_of_a_compliant_interface_is_empty():
     current = {"trust": "dscp", "pfc": [0, 0, 0, 1, 0, 0, 0, 0], "ecn_np": {3: 1}, "ecn_rp": {3: 1}, "cnp_dscp": 48,
                "cnp_802p_prio": 6, "cma_roce_tos": 106, "traffic_class": 106}
     assert rq.plan(current, desired, A) == {}
-    assert rq.commands(A, {}, desired, "mlx5_0", 1) == []
+    assert rq.commands(A, {}, desired, rdma="mlx5_0", port=1) == []
 
 
 def test_one_ets_option_differing_sends_every_managed_ets_option():
@@ -559,7 +559,7 @@ def test_the_reads_of_two_interfaces_run_at_the_same_time(host):
 
 def test_replay_sets_everything_even_when_nothing_differs():
     _ifaces, desired = rq.desired_state({"interfaces": ["enp24s0np0"], "ecn_priorities": [3, 4]})
-    steps = rq.replay("enp24s0np0", desired, "mlx5_0", 1)
+    steps = rq.replay("enp24s0np0", desired, rdma="mlx5_0", port=1)
     assert steps[0] == {"argv": ["mlnx_qos", "-i", "enp24s0np0", "--trust", "dscp", "--pfc", "0,0,0,1,0,0,0,0"]}
     writes = {s["write"]: s["value"] for s in steps if "write" in s}
     assert writes == {
@@ -571,14 +571,14 @@ def test_replay_sets_everything_even_when_nothing_differs():
     # a setting left alone (null) is not replayed either
     _ifaces, desired = rq.desired_state({"interfaces": ["enp24s0np0"], "traffic_class": None, "cma_roce_tos": None,
                                          "trust": None})
-    steps = rq.replay("enp24s0np0", desired, "mlx5_0", 1)
+    steps = rq.replay("enp24s0np0", desired, rdma="mlx5_0", port=1)
     assert steps[0]["argv"] == ["mlnx_qos", "-i", "enp24s0np0", "--pfc", "0,0,0,1,0,0,0,0"]
     assert not [s for s in steps if "infiniband" in s.get("write", "") or s.get("argv", [""])[0] == "cma_roce_tos"]
 
 
 def test_replay_script_looks_the_rdma_device_up_and_quotes_every_word():
     _ifaces, desired = rq.desired_state({"interfaces": ["enp24s0np0"]})
-    entry = {"interface": "enp24s0np0", "rdma_device": "mlx5_0", "replay": rq.replay("enp24s0np0", desired, "mlx5_0", 1)}
+    entry = {"interface": "enp24s0np0", "rdma_device": "mlx5_0", "replay": rq.replay("enp24s0np0", desired, rdma="mlx5_0", port=1)}
     text = qs.replay_script([entry], root="/var/lib/mlxsim/root/")
     assert text.startswith("#!/bin/sh\n")
     assert "\nROOT=/var/lib/mlxsim/root\n" in text
