@@ -105,7 +105,7 @@ def test_the_templates_write_what_the_roles_wrote_before(tmp_path):
 
 def test_no_inventory_value_reaches_a_rule_or_unit_outside_its_grammar(tmp_path):
     path = "an absolute path of ASCII letters, digits and _ . + - /"
-    ifname = "a network interface name of 1-15 ASCII letters, digits and _ . + -"
+    ifname = "a network interface name of 1-15 ASCII letters, digits and _ . + - (not '.' or '..')"
     out = render(tmp_path, [
         ("governor-shell", UNIT, unit_vars("performance; reboot")),
         ("governor-newline", UNIT, unit_vars("performance\nExecStartPre=/bin/reboot")),
