@@ -96,6 +96,7 @@ def _all_capture_lines():
         found.extend(capture(name).split("\n"))
     return found
 
+
 CAPTURE_LINES = _all_capture_lines()
 random_text = st.one_of(
     st.text(),

@@ -22,6 +22,7 @@ def _mlxfwmanager_and_mlxconfig_cx5(text):
                               "UEFI": {"current": "14.21.0017", "available": "14.21.0017"}}
     assert fw["status"] == "Up to date"
 
+
 # ---------------------------------------------------------------- mlxfwmanager / mlxup captures
 
 CX6LX_FW = {
