@@ -32,15 +32,22 @@ def test_demo_inventory_groups_and_vars(lab, repo):
     assert leaves["leaf-rail7"] == {"ansible_host": "gflab-leaf-rail7", "rail": 7}
 
 
-@pytest.mark.parametrize("path", [
-    "inventory/lab/group_vars/all.yml",
-    "molecule/resources/inventory/group_vars/all.yml",
+@pytest.mark.parametrize("path, connection", [
+    ("inventory/lab/group_vars/all.yml", "containers.podman.podman"),
+    # tests/lab/connection_plugins/lab_podman.py: containers.podman.podman with pipelining
+    ("molecule/resources/inventory/group_vars/all.yml", "lab_podman"),
 ])
-def test_group_vars_all_holds_only_connection_settings(repo, path):
+def test_group_vars_all_holds_only_connection_settings(repo, path, connection):
     data = yaml.safe_load((repo / path).read_text())
     assert set(data) == CONNECTION_KEYS
-    assert data["ansible_connection"] == "containers.podman.podman"
+    assert data["ansible_connection"] == connection
     assert data["ansible_python_interpreter"] == "/usr/bin/python3"
+
+
+def test_the_molecule_connection_plugin_is_on_the_path_of_every_scenario(repo):
+    base = yaml.safe_load((repo / BASE_CONFIG).read_text())
+    path = base["ansible"]["env"]["ANSIBLE_CONNECTION_PLUGINS"].replace("${MOLECULE_PROJECT_DIRECTORY}", str(repo))
+    assert (repo / path / "lab_podman.py").is_file(), path
 
 
 def _scenario_config(repo, scenario):
