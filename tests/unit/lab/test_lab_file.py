@@ -131,3 +131,9 @@ def test_node_lookup_by_name_or_container(lab, repo):
 def test_lab_files_are_plain_yaml(repo):
     for path in (repo / "tests/lab/labs").glob("*.yml"):
         assert isinstance(yaml.safe_load(path.read_text()), dict), path
+
+
+def test_molecule_labs_run_the_simulator_fast(lab, repo):
+    """No molecule case times the simulator: its labs scale the latency model to 0.2% (issue 11, CI budget)."""
+    for name in ("driver_firmware", "molecule", "ofed", "platform", "rails", "roce_qos"):
+        assert lab.read_lab(repo / "tests/lab/labs" / (name + ".yml")).time_scale == 0.002, name
