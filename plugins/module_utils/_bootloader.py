@@ -287,6 +287,8 @@ def _findings(reader, bootloader):
     return ". ".join(parts) + "."
 
 
+# ---------------------------------------------------------------------------------- the whole job
+
 def converge(reader: Host, params: Mapping, *, host: str, check_mode: bool = False) -> dict:
     """Every kernel entry carries ``params["args"]``: ``{"changed", "bootloader", "config", "regenerated",
     "entries", "before", "after"}``. Raises InvalidValue (bad options), NotBootable (no entry would boot them,

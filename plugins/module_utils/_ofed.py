@@ -80,7 +80,7 @@ MARKER = "pending.json"
 DEFAULT_STATE_DIR = "/var/lib/gpufabric/ofed"
 
 
-# ---------------------------------------------------------------------------------- the matrix entry
+# ---------------------------------------------------------------------------------- input: the matrix entry
 
 _OWN_KEYS = ("allow_downgrade",)
 _MATRIX_KEYS = ("name", "description", "firmware", "compatibility", "nv_profiles", "nv_profile_assignments")
@@ -202,7 +202,7 @@ def pinned_packages(spec: dict, *, packages: Mapping[str, str | None] | None = N
     return dict(pins)
 
 
-# ---------------------------------------------------------------------------------- apt files
+# ---------------------------------------------------------------------------------- argv: apt files and command lines
 
 def apt_sources(repo: Mapping, *, fmt: str = "deb822", comment: str | None = None) -> str:
     """The repository as a deb822 ``.sources`` file or a one-line ``.list`` entry.
@@ -287,7 +287,7 @@ def dnf_probe_argv(repo: Mapping, names: Sequence[str]) -> list[str]:
             "--setopt=%s.gpgcheck=0" % rid, "repoquery", "--qf", "%{name}\t%{evr}\n"] + sorted(names)
 
 
-# ---------------------------------------------------------------------------------- pure decisions
+# ---------------------------------------------------------------------------------- deciding (pure)
 
 def plan(spec: dict, ofed: dict | None, installed: Mapping[str, str], manager: str, *,
          packages: Mapping[str, str | None] | None = None) -> dict:
@@ -460,7 +460,7 @@ def pending_decision(marker: dict | None, boot_id: str | None, loaded_version: s
     return False, None
 
 
-# ---------------------------------------------------------------------------------- reading the host
+# ---------------------------------------------------------------------------------- reading: the host
 # What the driver reads besides the generic host facts of ``_host.Host`` (packages, kernels, boot id,
 # the management interface): its own version, its modules on disk and the pending-reboot marker.
 
@@ -516,7 +516,7 @@ def write_marker(host: Host, state_dir: str, data: dict) -> None:
     os.replace(tmp, os.path.join(directory, MARKER))
 
 
-# ---------------------------------------------------------------------------------- repository checks
+# ---------------------------------------------------------------------------------- reading: the repository
 
 def probe_repository(reader: Host, manager: str, repo: Mapping, names: Sequence[str], wanted: Mapping[str, str], *,
                      timeout: int, key_fetch: Callable[[str, str], None] | None = None) -> dict[str, list[str]]:

@@ -81,7 +81,7 @@ def desired_state(params: Mapping) -> dict:
     return out
 
 
-# ---------------------------------------------------------------------------------- read
+# ---------------------------------------------------------------------------------- reading
 
 def _listdir(reader, path):
     try:
@@ -126,7 +126,7 @@ def read_state(reader: Host) -> dict:
             "nics": nic_functions(reader), "cpus": cpus(reader)}
 
 
-# ---------------------------------------------------------------------------------- decide
+# ---------------------------------------------------------------------------------- deciding
 
 def aspm_off_by_cmdline(cmdline: Sequence[str] | None) -> bool:
     """``pcie_aspm=off`` is among the words of the running kernel's command line."""
@@ -200,7 +200,7 @@ def _span(names):
     return ", ".join(parts)
 
 
-# ---------------------------------------------------------------------------------- converge
+# ---------------------------------------------------------------------------------- the whole job
 
 def _public(state):
     governors = sorted({c["governor"] for c in state["cpus"]})

@@ -82,7 +82,7 @@ def desired_state(host: str, entries: Any, *, mtu: Any = 9000, sysctls: Any = No
     return {"rails": out, "mtu": mtu, "sysctls": wanted_sysctls}
 
 
-# ---------------------------------------------------------------------------------- read (iproute2 JSON)
+# ---------------------------------------------------------------------------------- reading (iproute2 JSON)
 
 def parse_json(text: str | None, what: str) -> list:
     try:
@@ -122,7 +122,7 @@ def routes(route_json: list) -> dict:
             for r in route_json}
 
 
-# ---------------------------------------------------------------------------------- decide
+# ---------------------------------------------------------------------------------- deciding
 
 def plan(current: dict, desired: dict) -> dict:
     """Pure: ``{"changes": {rail interface: [what, ...]}, "steps": [{"argv": [...]} | {"write", "value"}]}``.
@@ -189,7 +189,7 @@ def plan(current: dict, desired: dict) -> dict:
     return {"changes": changes, "steps": steps}
 
 
-# ---------------------------------------------------------------------------------- persist (pure renderers)
+# ---------------------------------------------------------------------------------- deciding: the persisted files (pure renderers)
 
 def netplan(desired: dict) -> dict:
     """netplan YAML (as a dict) for /etc/netplan/90-gpufabric-rails.yaml: the rails only, matched by name."""
@@ -244,7 +244,7 @@ def sysctl_conf(desired: dict) -> str:
     return "\n".join(out) + "\n"
 
 
-# ---------------------------------------------------------------------------------- converge
+# ---------------------------------------------------------------------------------- the whole job
 
 def _ip_json(reader, argv, what, missing_ok=False):
     rc, out, err = reader.run(argv, check=False)

@@ -74,7 +74,7 @@ MLNX_QOS_FLAG = {"trust": "--trust", "pfc": "--pfc", "prio_tc": "--prio_tc", "ts
 RDMA_RE = re.compile(r"^[A-Za-z0-9_.-]{1,64}\Z", re.ASCII)
 
 
-# ---------------------------------------------------------------------------------- sysfs paths
+# ---------------------------------------------------------------------------------- input: sysfs paths
 
 def ecn_path(interface: str, point: str, priority: int) -> str:
     """``point``: ``roce_np`` (notification point) or ``roce_rp`` (reaction point)."""
@@ -96,7 +96,7 @@ def traffic_class_path(rdma: str, port: int) -> str:
     return "/sys/class/infiniband/%s/tc/%d/traffic_class" % (rdma, port)
 
 
-# ---------------------------------------------------------------------------------- the options
+# ---------------------------------------------------------------------------------- input: the options
 
 def _who(interfaces):
     names = [str(i) for i in interfaces or []] if isinstance(interfaces, (list, tuple)) else [str(interfaces)]

@@ -125,3 +125,27 @@ def test_the_checks_see_a_violation(tmp_path):
     assert list(collection_imports(bad)) == [("module_utils._matrix", ["_hidden"]), ("plugin_utils._report", ["rows"])]
     assert not is_module("module_utils._matrix", "_hidden")
     assert is_module("module_utils", "_values") and is_module("module_utils", "_parsers")
+
+
+SECTIONS = ("input", "argv", "reading", "deciding", "writing", "the whole job", "reporting")
+
+
+def sections(text):
+    return re.findall(r"^# -{10,} (.+)$", text, flags=re.M)
+
+
+@pytest.mark.parametrize("path", [p for p in python_files("module_utils") if "def converge(" in p.read_text()],
+                         ids=lambda p: p.name)
+def test_host_side_core_files_use_the_section_convention(path):
+    """Each section of a core file with a converge() is one of docs/architecture.md's, perhaps qualified."""
+    names = sections(path.read_text())
+    assert names, "%s has no sections" % path.name
+    odd = [name for name in names if not any(re.match(re.escape(word) + r"(\b|$)", name) for word in SECTIONS)]
+    assert not odd, "%s: sections %s are not among %s" % (path.name, odd, ", ".join(SECTIONS))
+    assert names[-1] in ("the whole job", "reporting") or "the whole job" in names, path.name
+
+
+def test_the_section_check_sees_a_stray_name():
+    text = "# ---------------------------------------------------------------- read\n"
+    assert sections(text) == ["read"]
+    assert not any(re.match(re.escape(word) + r"(\b|$)", "read") for word in SECTIONS)
