@@ -62,6 +62,9 @@ class MlnxError(Exception):
         kind = kinds.pop() if len(kinds) == 1 else cls
         if not issubclass(kind, cls):
             kind = cls
+        # A class with its own constructor (ParseError, BadSetting, ProblemsError) cannot be built from one
+        # joined message: use its nearest ancestor that takes MlnxError's arguments.
+        kind = next(k for k in kind.__mro__ if issubclass(k, cls) and k.__init__ is MlnxError.__init__)
         if devices is None:
             devices = [err.device for err in errors if getattr(err, "device", None) is not None] or None
         first = errors[0]

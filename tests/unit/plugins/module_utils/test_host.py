@@ -230,3 +230,19 @@ def test_combine():
     assert MlnxError.combine([MlnxError("x"), MlnxError("y")], devices=["eth0", "eth1"]).device == ["eth0", "eth1"]
     with pytest.raises(ValueError):
         MlnxError.combine([])
+
+
+def test_combine_errors_whose_class_has_its_own_constructor():
+    """Two cards whose flint output cannot be parsed, two bad QoS settings: one error naming both, of the nearest
+    class that takes a joined message (ParseError and BadSetting build their message from other arguments)."""
+    from ansible_collections.gpufabric.mlnx.plugins.module_utils._errors import InvalidValue
+    from ansible_collections.gpufabric.mlnx.plugins.module_utils._parsers.common import ParseError
+    from ansible_collections.gpufabric.mlnx.plugins.module_utils._roce_qos import BadSetting
+    parsed = MlnxError.combine([ParseError("flint", "no FW Version line"), ParseError("flint", "no PSID line")],
+                               devices=[A, B])
+    assert type(parsed) is MlnxError  # pylint: disable=unidiomatic-typecheck
+    assert parsed.msg == "flint: no FW Version line; flint: no PSID line" and parsed.device == [A, B]
+    settings = MlnxError.combine([BadSetting("roce_qos: cnp_dscp=64.", "cnp_dscp=64", parameter="cnp_dscp"),
+                                  BadSetting("roce_qos: tc_bw=[1].", "tc_bw=[1]", parameter="tc_bw")])
+    assert type(settings) is InvalidValue  # pylint: disable=unidiomatic-typecheck
+    assert settings.msg == "roce_qos: cnp_dscp=64.; roce_qos: tc_bw=[1]." and settings.parameter == "cnp_dscp"
