@@ -181,56 +181,11 @@ def host_or_default():
 # ------------------------------------------------------------------------------------------ versions
 
 
-def _deb_order(c):
-    if c == "~":
-        return -1
-    if c.isdigit():
-        return 0
-    if c.isalpha():
-        return ord(c)
-    return ord(c) + 256
-
-
-def _deb_part(a, b):
-    i = j = 0
-    while i < len(a) or j < len(b):
-        first_diff = 0
-        while (i < len(a) and not a[i].isdigit()) or (j < len(b) and not b[j].isdigit()):
-            ac = _deb_order(a[i]) if i < len(a) else 0
-            bc = _deb_order(b[j]) if j < len(b) else 0
-            if ac != bc:
-                return ac - bc
-            i += 1
-            j += 1
-        while i < len(a) and a[i] == "0":
-            i += 1
-        while j < len(b) and b[j] == "0":
-            j += 1
-        while i < len(a) and a[i].isdigit() and j < len(b) and b[j].isdigit():
-            if not first_diff:
-                first_diff = ord(a[i]) - ord(b[j])
-            i += 1
-            j += 1
-        if i < len(a) and a[i].isdigit():
-            return 1
-        if j < len(b) and b[j].isdigit():
-            return -1
-        if first_diff:
-            return first_diff
-    return 0
-
-
 def deb_compare(a, b):
-    """dpkg --compare-versions as a cmp value (epoch:upstream-revision)."""
-    def split(v):
-        epoch, _s, rest = v.rpartition(":") if ":" in v else ("0", "", v)
-        up, _s, rev = rest.rpartition("-") if "-" in rest else (rest, "", "")
-        return int(epoch or 0) if epoch.isdigit() else 0, up, rev
-    ea, ua, ra = split(a)
-    eb, ub, rb = split(b)
-    if ea != eb:
-        return ea - eb
-    return _deb_part(ua, ub) or _deb_part(ra, rb)
+    """``dpkg --compare-versions`` itself (what grub-mkconfig_lib's version_test_gt runs): -1, 0 or 1."""
+    def holds(op):
+        return subprocess.run(["dpkg", "--compare-versions", a, op, b], check=False).returncode == 0
+    return -1 if holds("lt") else (0 if holds("eq") else 1)
 
 
 def grub_version_gt(a, b):
