@@ -83,8 +83,8 @@ def test_play_settings_that_differ_between_servers_are_refused(tmp_path):
 
 def test_good_values_pass_and_every_step_can_be_switched_off(tmp_path):
     """Every step off, including firmware, nic_config and activate: the run passes the check, then no role runs a task."""
-    hosts = {"srv-r01-0%d" % i: dict(OFF, gpufabric_batch_size=[1, "50%"], gpufabric_max_fail_percentage=25,
-                                      gpufabric_max_unreachable=2) for i in (1, 2, 3)}
+    good = dict(OFF, gpufabric_batch_size=[1, "50%"], gpufabric_max_fail_percentage=25, gpufabric_max_unreachable=2)
+    hosts = {"srv-r01-0%d" % i: good for i in (1, 2, 3)}
     ran = run(tmp_path, hosts, SITE)
     assert ran.ok, ran
     role_tasks = [t["task"]["name"] for p in ran.data["plays"] for t in p["tasks"]
