@@ -124,9 +124,10 @@ class Run:
                 for host, result in t["hosts"].items() if result.get("failed") and "censored" not in result}
 
 
-def run(tmp_path, hosts, playbook, check=False, group_vars=None, environ=None):
+def run(tmp_path, hosts, playbook, check=False, group_vars=None, environ=None, args=()):
     """ansible-playbook of ``playbook`` (YAML text, or the path of a playbook) on ``hosts`` ({name: host variables},
-    the group ``servers`` with ``group_vars``) -> Run. ``environ``: more environment for ansible-playbook itself."""
+    the group ``servers`` with ``group_vars``) -> Run. ``environ``: more environment for ansible-playbook itself;
+    ``args``: more arguments (``["--tags", "rails"]``)."""
     inventory = {name: dict(LOCAL, **host_vars) for name, host_vars in hosts.items()}
     servers = {"hosts": inventory}
     if group_vars:
@@ -135,7 +136,7 @@ def run(tmp_path, hosts, playbook, check=False, group_vars=None, environ=None):
     if isinstance(playbook, str):
         (tmp_path / "play.yml").write_text(playbook)
         playbook = tmp_path / "play.yml"
-    argv = [str(tool("ansible-playbook")), "-i", str(tmp_path / "hosts.yml"), str(playbook)]
+    argv = [str(tool("ansible-playbook")), "-i", str(tmp_path / "hosts.yml"), str(playbook)] + list(args)
     proc = subprocess.run(argv + (["--check"] if check else []),
                           env=env(tmp_path, ANSIBLE_STDOUT_CALLBACK="ansible.posix.json",
                                   ANSIBLE_CONNECTION_PLUGINS=str(PLUGINS / "connection"), **(environ or {})),

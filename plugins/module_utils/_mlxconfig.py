@@ -33,6 +33,8 @@ ARRAY_KEY_RE = re.compile(r"^(?P<base>[A-Z0-9_]+)\[(?P<index>\d+)\]\Z", re.ASCII
 ARRAY_RANGE_RE = re.compile(r"^Array\[(?P<lo>\d+)\.\.(?P<hi>\d+)\]\Z", re.ASCII)
 UNKNOWN_VALUE_RE = re.compile(r"Unknown value|is not valid|Cannot parse the value", re.IGNORECASE)
 UNKNOWN_PARAM_RE = re.compile(r"Unknown Parameter|Failed to find Param|doesn't support", re.IGNORECASE)
+LINK_TYPE_RE = re.compile(r"LINK_TYPE_P[1-9][0-9]?", re.ASCII)
+ETH_ONLY_RULE = "n/a: Ethernet-only card has no LINK_TYPE (its ports are Ethernet)"
 
 
 def normalize_desired(params: Mapping[str, object] | None) -> dict[str, object]:
@@ -117,15 +119,39 @@ def expand_arrays(params: Mapping[str, dict], desired: Mapping[str, object]) -> 
     return sorted(wanted)
 
 
+def not_applicable(name: str, params: Mapping[str, dict], want: object) -> str | None:
+    """The rule by which the profile parameter ``name`` = ``want`` does not apply to a device that lacks it
+    (``params``: the device's query), or None when it applies (a missing parameter is then an error).
+
+    One rule: ``LINK_TYPE_P<n>`` = ETH on a card that has no ``LINK_TYPE_*`` parameter at all. Such a card
+    (e.g. a ConnectX-6 Dx EN) is Ethernet-only: its ports are Ethernet and have no type to set, so a profile shared
+    with VPI cards (ConnectX-7) holds on it. A VPI card lacking one port's LINK_TYPE, or IB wanted, is not covered.
+    """
+    if not params or name in params or not LINK_TYPE_RE.fullmatch(name):  # no query read: nothing is known
+        return None
+    if any(LINK_TYPE_RE.fullmatch(key) for key in params):
+        return None
+    try:
+        is_eth = values.equal(want, "ETH(2)")
+    except TypeError:
+        return None
+    return ETH_ONLY_RULE if is_eth else None
+
+
 def plan(device: str, params: Mapping[str, dict], desired: Mapping[str, object]) -> dict:
     """Pure decision for one device.
 
     ``params``: the parsed query (``{NAME: {"next", "current", "default", ...}}``).
-    Returns ``{"set": {NAME: cli_token}, "before": {NAME: next}, "after": {NAME: value}}``.
+    Returns ``{"set": {NAME: cli_token}, "before": {NAME: next}, "after": {NAME: value},
+    "not_applicable": {NAME: rule}}`` (``not_applicable``: see that function; such a parameter is left out).
     Raises InvalidParameter / InvalidValue naming the device, the parameter and what is allowed.
     """
-    changes, before, after = {}, {}, {}
+    changes, before, after, skipped = {}, {}, {}, {}
     for name, want in desired.items():
+        rule = not_applicable(name, params, want)
+        if rule:
+            skipped[name] = rule
+            continue
         if name not in params:
             close = close_names(name, params, folded=False)
             hint = (" Did you mean %s?" % " or ".join(close)) if close else ""
@@ -149,7 +175,7 @@ def plan(device: str, params: Mapping[str, dict], desired: Mapping[str, object])
         else:
             changes[name] = values.cli_token(want)
             after[name] = changes[name]
-    return {"set": changes, "before": before, "after": after}
+    return {"set": changes, "before": before, "after": after, "not_applicable": skipped}
 
 
 def pending(params: Mapping[str, dict]) -> dict[str, dict]:
@@ -263,6 +289,7 @@ def converge_each(runner: Runner, wanted: Mapping[str, tuple], *, check_mode: bo
             "before": decision["before"],
             "after": decision["after"],
             "current": {n: params[n].get("current") for n in desired if n in params},
+            "not_applicable": decision["not_applicable"],
         }
         if name is not None:
             out["config"] = name
@@ -272,7 +299,7 @@ def converge_each(runner: Runner, wanted: Mapping[str, tuple], *, check_mode: bo
             fresh = query.read(device, sorted(desired))["params"]
             after_params = dict(params)
             after_params.update(fresh)
-            out["after"] = {n: fresh.get(n, {}).get("next") for n in desired}
+            out["after"] = {n: fresh.get(n, {}).get("next") for n in desired if n not in decision["not_applicable"]}
             wrong = [n for n in decision["set"] if not values.equal(desired[n], out["after"][n] or "")]
             if wrong:
                 raise MlnxError("%s: %s reported success but next-boot values are still %s" % (
@@ -295,12 +322,17 @@ def drift(params: Mapping[str, dict], desired: Mapping[str, object]) -> dict[str
     """Per named parameter: desired, next-boot and running values, and a state.
 
     ``ok`` (next and running equal the desired value), ``pending`` (next-boot is right, the
-    device still runs another value), ``drift`` (next-boot differs), ``missing`` (the device
-    has no such parameter), ``unknown`` (the device cannot report it). Never raises: for reports.
+    device still runs another value), ``drift`` (next-boot differs), ``n/a`` (the device has no such
+    parameter and ``not_applicable`` gives the rule - in ``rule`` - by which ``plan`` leaves it out), ``missing``
+    (the device has no such parameter), ``unknown`` (the device cannot report it). Never raises: for reports.
     """
     out = {}
     for name, want in normalize_desired(desired).items():
         entry = params.get(name)
+        rule = not_applicable(name, params, want)
+        if rule:
+            out[name] = {"desired": want, "next": None, "current": None, "state": "n/a", "rule": rule}
+            continue
         if entry is None:
             out[name] = {"desired": want, "next": None, "current": None, "state": "missing"}
             continue

@@ -20,6 +20,8 @@ from ansible_collections.gpufabric.mlnx.plugins.module_utils._errors import Mlnx
 from ansible_collections.gpufabric.mlnx.plugins.module_utils._mlxconfig import drift
 
 MATCH_KEYS = ("part_numbers", "pci", "device_types")
+# Parameter states (``_mlxconfig.drift``) that leave nothing to do: as wanted, or not applicable to the card.
+DONE = ("ok", "n/a")
 
 
 def check_assignments(profiles: Any, assignments: Any) -> None:
@@ -66,7 +68,7 @@ def report(devices: list[dict], profiles: dict, assignments: list) -> list[dict]
             "part_number": dev.get("part_number"),
             "profile": name,
             "params": params,
-            "state": "no profile" if not name else ("ok" if states in ([], ["ok"]) else ",".join(s for s in states if s != "ok")),
+            "state": "no profile" if not name else (",".join(s for s in states if s not in DONE) or "ok"),
         })
     return out
 

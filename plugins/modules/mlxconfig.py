@@ -165,6 +165,14 @@ devices:
     current:
       description: Running values of the named parameters.
       type: dict
+    not_applicable:
+      description:
+        - The named parameters the device does not have and that do not apply to it, each with the rule that decides
+          it; they are neither written nor an error. One rule - C(LINK_TYPE_P<n>=ETH) on a card without any
+          C(LINK_TYPE) parameter (an Ethernet-only card such as the ConnectX-6 Dx EN, whose ports are Ethernet), so
+          one profile serves VPI and Ethernet-only cards. Any other parameter the device lacks fails the task.
+      type: dict
+      sample: {LINK_TYPE_P1: "n/a: Ethernet-only card has no LINK_TYPE (its ports are Ethernet)"}
     pending:
       description: Every parameter whose next-boot value differs from its running value, named or not.
       type: dict

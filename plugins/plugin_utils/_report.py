@@ -36,10 +36,16 @@ def _pcie(dev):
 
 
 def _drift_text(entry):
+    """What differs from the profile (``NAME: next→desired``, ``NAME: pending`` ...), else ``ok``; then each
+    parameter that does not apply to the card with the rule that decides it (``NAME n/a: <rule>``)."""
+    params = sorted(entry["params"].items())
     bad = ["%s: %s→%s" % (name, p["next"], p["desired"]) if p["state"] == "drift"
            else "%s: %s" % (name, p["state"])
-           for name, p in sorted(entry["params"].items()) if p["state"] != "ok"]
-    return "; ".join(bad) if bad else ("" if entry["profile"] is None else "ok")
+           for name, p in params if p["state"] not in ("ok", "n/a")]
+    skipped = ["%s %s" % (name, p["rule"]) for name, p in params if p["state"] == "n/a"]
+    if entry["profile"] is None:
+        return ""
+    return "; ".join((bad or ["ok"]) + skipped)
 
 
 def inventory_rows(host: str, devices: list[dict], profiles: dict | None = None,

@@ -28,7 +28,7 @@ def test_check_run_before_a_driver_install_reports_every_rail(tmp_path):
     assert data.ok, data
     fact = task(data, "Remember what would be done")["ansible_facts"]["gpufabric_roce_qos"]
     assert fact == {"changed": True, "interfaces": ["enp24s0np0", "enp64s0np0"],
-                    "drift": ["enp24s0np0", "enp64s0np0"], "waiting_for_driver": True}
+                    "drift": ["enp24s0np0", "enp64s0np0"], "waiting_for_driver": True, "waiting_for_activation": False}
     assert "would be set on the new driver" in task(data, "Report")["msg"]
     assert data.stats("srv-r01-01")["failures"] == 0
 

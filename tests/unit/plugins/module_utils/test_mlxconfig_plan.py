@@ -71,3 +71,30 @@ def test_array_summary_needs_expansion():
 
 def test_pending_lists_every_parameter_next_differs_from_current():
     assert pending(PARAMS) == {"SRIOV_EN": {"current": "False(0)", "next": "True(1)"}}
+
+
+# An Ethernet-only card (ConnectX-6 Dx EN): its query has no LINK_TYPE parameter at all.
+ETH_ONLY = {name: entry for name, entry in PARAMS.items() if not name.startswith("LINK_TYPE")}
+
+
+def test_link_type_eth_on_an_ethernet_only_card_is_not_applicable_and_not_written():
+    """One profile for ConnectX-7 (VPI) and ConnectX-6 Dx EN cards: LINK_TYPE_P1=ETH holds on the Ethernet-only card."""
+    decision = plan(DEV, ETH_ONLY, normalize_desired({"LINK_TYPE_P1": "ETH", "SRIOV_EN": False}))
+    assert decision["set"] == {"SRIOV_EN": "False"}
+    assert decision["not_applicable"] == {"LINK_TYPE_P1": "n/a: Ethernet-only card has no LINK_TYPE (its ports are Ethernet)"}
+    assert "LINK_TYPE_P1" not in decision["before"] and "LINK_TYPE_P1" not in decision["after"]
+
+
+@pytest.mark.parametrize("params, desired", [
+    (ETH_ONLY, {"LINK_TYPE_P1": "IB"}),        # an Ethernet-only card cannot run InfiniBand
+    (PARAMS, {"LINK_TYPE_P2": "ETH"}),         # a VPI card without a second port
+    (ETH_ONLY, {"LINK_TYPE_X": "ETH"}),        # not a port's LINK_TYPE
+])
+def test_other_missing_parameters_still_fail(params, desired):
+    with pytest.raises(InvalidParameter) as err:
+        plan(DEV, params, normalize_desired(desired))
+    assert err.value.parameter == list(desired)[0]
+
+
+def test_a_parameter_the_card_has_is_never_not_applicable():
+    assert plan(DEV, PARAMS, normalize_desired({"LINK_TYPE_P1": "ETH"}))["not_applicable"] == {}

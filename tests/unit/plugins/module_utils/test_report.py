@@ -76,3 +76,25 @@ def test_assign_groups_function_zero_by_profile():
         "roce": ["0000:18:00.0"], "dpu": ["0000:03:00.0"]}
     with pytest.raises(MlnxError, match="not one of"):
         assign([CX7], PROFILES, [{"profile": "gone", "pci": ["18:00.0"]}])
+
+
+# A ConnectX-6 Dx EN (Ethernet-only: no LINK_TYPE parameter) sharing the ConnectX-7's profile.
+CX6DX = {"address": "0000:3b:00.0", "part_number": "MCX623106AN-CDAT", "device_type": "ConnectX6DX",
+         "nv_config": {"SRIOV_EN": {"current": "False(0)", "next": "False(0)"},
+                       "NUM_OF_VFS": {"current": "0", "next": "0"}}}
+SHARED = [{"profile": "roce", "part_numbers": ["MCX75310AAS-NEAT", "MCX623106AN-CDAT"]}]
+
+
+def test_link_type_on_an_ethernet_only_card_is_not_applicable_with_its_rule():
+    out = drift(CX6DX["nv_config"], PROFILES["roce"])
+    assert out["LINK_TYPE_P1"] == {"desired": "ETH", "next": None, "current": None, "state": "n/a",
+                                   "rule": "n/a: Ethernet-only card has no LINK_TYPE (its ports are Ethernet)"}
+    assert report([CX6DX], PROFILES, SHARED)[0]["state"] == "ok"
+    row = inventory_rows("srv-r01-01", [CX6DX], PROFILES, SHARED)[0]
+    assert row["profile"] == "roce"
+    assert row["nv_drift"] == "ok; LINK_TYPE_P1 n/a: Ethernet-only card has no LINK_TYPE (its ports are Ethernet)"
+
+
+def test_a_card_whose_config_was_not_read_is_missing_not_not_applicable():
+    assert drift({}, PROFILES["roce"])["LINK_TYPE_P1"]["state"] == "missing"
+    assert report([dict(CX6DX, nv_config={})], PROFILES, SHARED)[0]["state"] == "missing"

@@ -67,10 +67,17 @@ def test_enum_value_rejected_by_tool_lists_allowed(sim_host):
 
 
 def test_port_parameter_a_card_lacks(sim_host):
-    """Ethernet-only ConnectX-6 Dx has no LINK_TYPE_P1: named, with what it has that is close."""
-    sim_host("cx6dx-roce")
-    failed, out = run_module(mlxconfig, {"device": ["all"], "params": {"LINK_TYPE_P1": "ETH"}})
+    """Ethernet-only ConnectX-6 Dx has no LINK_TYPE_P1: InfiniBand asked of it is named, with what it has that is
+    close; Ethernet asked of it holds (its ports are Ethernet): not applicable, with the rule, nothing written."""
+    host = sim_host("cx6dx-roce")
+    failed, out = run_module(mlxconfig, {"device": ["all"], "params": {"LINK_TYPE_P1": "IB"}})
     assert failed and out["parameter"] == "LINK_TYPE_P1" and "0000:" in out["msg"]
+    failed, out = run_module(mlxconfig, {"device": ["all"], "params": {"LINK_TYPE_P1": "ETH"}})
+    assert not failed and not out["changed"], out
+    assert {d["device"]: d["not_applicable"] for d in out["devices"]} == {
+        dev: {"LINK_TYPE_P1": "n/a: Ethernet-only card has no LINK_TYPE (its ports are Ethernet)"}
+        for dev in ("0000:3b:00.0", "0000:d8:00.0")}
+    assert [c for c in host.calls() if "set" in c["argv"]] == []
 
 
 def test_device_not_found_lists_present(sim_host):

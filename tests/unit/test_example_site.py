@@ -1,0 +1,84 @@
+"""inventory/example-1250 is a complete reference site: management and BMC addresses for every server, the BMC
+password as an Ansible Vault value that the example's documented password decrypts (and that is not readable
+without it), reboots allowed, batches and the batch gate valid for playbooks/site.yml."""
+import ipaddress
+import json
+import re
+import subprocess
+
+import yaml
+from ansible.parsing.vault import VaultLib, VaultSecret
+
+from _ansible import env, tool
+from _paths import REPO
+
+SITE = REPO / "inventory" / "example-1250"
+
+
+class _Loader(yaml.SafeLoader):
+    pass
+
+
+_Loader.add_constructor("!vault", lambda loader, node: loader.construct_scalar(node))
+
+
+def load(path):
+    return yaml.load((SITE / path).read_text(), Loader=_Loader)  # noqa: S506 - SafeLoader plus !vault as text
+
+
+def documented_password():
+    match = re.search(r"^    (\S+)$", (SITE / "README.md").read_text(), re.M)
+    return match.group(1)
+
+
+def test_the_bmc_password_is_vaulted_and_the_readme_password_opens_it():
+    vaulted = load("group_vars/servers/vault.yml")["vault_gpufabric_platform_bmc_password"]
+    assert vaulted.startswith("$ANSIBLE_VAULT;1.1;AES256")
+    vault = VaultLib([("default", VaultSecret(documented_password().encode()))])
+    assert vault.decrypt(vaulted.encode()) == b"example-bmc-password"
+    management = load("group_vars/servers/management.yml")
+    assert management["gpufabric_platform_bmc_password"] == "{{ vault_gpufabric_platform_bmc_password }}"
+
+
+def test_every_server_gets_a_distinct_management_and_bmc_address_in_the_management_network():
+    """The patterns of management.yml, computed as Jinja would for every host of hosts.yml."""
+    inventory = yaml.safe_load((SITE / "hosts.yml").read_text())
+    mgmt = ipaddress.ip_network("198.19.0.0/16")
+    rails = yaml.safe_load((SITE / "group_vars/all/rails.yml").read_text())["gpufabric_fabric"]
+    assert str(mgmt) in rails["mgmt_subnets"]
+    addresses, bmcs = set(), set()
+    for group in inventory["all"]["children"]["servers"]["children"].values():
+        for host in group["hosts"].values():
+            rack, position = int(group["vars"]["rack"][1:]), host["position"]
+            index, block = (rack - 1) % 50 * 4 + position, (rack - 1) // 50
+            addresses.add(ipaddress.ip_address("198.19.%d.%d" % (10 + block, index)))
+            bmcs.add(ipaddress.ip_address("198.19.%d.%d" % (100 + block, index)))
+    assert len(addresses) == len(bmcs) == 1250 and not addresses & bmcs
+    assert all(a in mgmt and a.packed[-1] not in (0, 255) for a in addresses | bmcs)
+
+
+def test_reboots_batches_and_gate_are_set():
+    rollout = load("group_vars/all/rollout.yml")
+    assert rollout["gpufabric_activate_allow_reboot"] is True
+    assert rollout["gpufabric_batch_size"] == [1, 4, "10%"]
+    assert 0 <= rollout["gpufabric_max_fail_percentage"] <= 100
+
+
+def adhoc_msgs(tmp_path, hosts, msg, *args):
+    """{host: msg} of ``ansible -m debug -a msg=...`` on example-1250 (nothing is contacted)."""
+    proc = subprocess.run([str(tool("ansible")), "-i", str(SITE), hosts, "-c", "local", "-m", "ansible.builtin.debug",
+                           "-a", json.dumps({"msg": msg})] + list(args), env=env(tmp_path, ANSIBLE_LOAD_CALLBACK_PLUGINS="1"),
+                          capture_output=True, text=True, timeout=300, check=False, cwd=str(tmp_path))
+    found = dict(re.findall(r'^(\S+) \| SUCCESS =>\s*\n\s+msg: (.*)$', proc.stdout, re.M))
+    return proc, found
+
+
+def test_ansible_reads_the_addresses_and_the_vaulted_password_of_the_example(tmp_path):
+    proc, found = adhoc_msgs(tmp_path, "srv-r01-01:srv-r51-01:srv-r313-02",
+                             "{{ ansible_host }} {{ gpufabric_platform_bmc_address }}")
+    assert found == {"srv-r01-01": "198.19.10.1 198.19.100.1", "srv-r51-01": "198.19.11.1 198.19.101.1",
+                     "srv-r313-02": "198.19.16.50 198.19.106.50"}, proc.stdout + proc.stderr
+    (tmp_path / "pw").write_text(documented_password() + "\n")
+    proc, found = adhoc_msgs(tmp_path, "srv-r01-01", "{{ gpufabric_platform_bmc_password }}",
+                             "--vault-password-file", str(tmp_path / "pw"))
+    assert found == {"srv-r01-01": "example-bmc-password"}, proc.stdout + proc.stderr

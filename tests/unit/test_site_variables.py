@@ -1,0 +1,104 @@
+"""The playbook-level variables of playbooks/site.yml: one reference (docs/variables.md), one argument spec (role
+site_variables, run first), a switch and a tag per step - and a bad value stops the run before any host is
+contacted, naming the variable, the value and what is allowed."""
+import re
+
+import pytest
+import yaml
+
+from _paths import REPO
+from _roleplay import run
+
+SITE = REPO / "playbooks" / "site.yml"
+SPEC = yaml.safe_load((REPO / "roles/site_variables/meta/argument_specs.yml").read_text())["argument_specs"]["main"]
+STEPS = ["preflight", "platform", "ofed", "firmware", "nic_config", "activate", "rails", "roce_qos", "report"]
+OFF = {"gpufabric_%s_enabled" % step: False for step in STEPS}
+
+
+def documented():
+    """The variables of the table of docs/variables.md (its first column, up to the next heading)."""
+    text = (REPO / "docs" / "variables.md").read_text()
+    table = text.split("## The table", 1)[1].split("\n## ", 1)[0]
+    return [m.group(1) for m in re.finditer(r"^\| `(gpufabric_[a-z_]+)` \|", table, re.M)]
+
+
+def site_entries():
+    """(tags, when) of every role and imported playbook of site.yml, in order."""
+    out = []
+    for play in yaml.safe_load(SITE.read_text()):
+        if "ansible.builtin.import_playbook" in play:
+            out.append((play.get("tags", []), play.get("when")))
+        for role in play.get("roles", []):
+            out.append((role.get("tags", []), role.get("when")))
+    return out
+
+
+def test_the_reference_lists_exactly_the_argument_spec():
+    assert documented() == list(SPEC["options"])
+
+
+def test_every_step_has_a_switch_in_the_spec_and_a_tag_with_its_switch_in_site_yml():
+    tagged = {}
+    for tags, when in site_entries():
+        for tag in tags:
+            tagged[tag] = when if isinstance(when, list) else [when]
+    assert [t for t in tagged if t != "always"] == STEPS
+    for step in STEPS:
+        switch = "gpufabric_%s_enabled" % step
+        assert switch in SPEC["options"] and SPEC["options"][switch]["type"] == "bool"
+        assert any(switch in (w or "") for w in tagged[step]), (step, tagged[step])
+
+
+def fail_text(ran):
+    return " ".join(str(msg) for msg in ran.failures().values())
+
+
+@pytest.mark.parametrize("host_vars, words", [
+    ({"gpufabric_batch_size": 0}, "gpufabric_batch_size=0 is not a batch size: allowed is a whole number of at least 1"),
+    ({"gpufabric_batch_size": "150%"}, 'gpufabric_batch_size="150%" is not a batch size'),
+    ({"gpufabric_batch_size": [1, "x"]}, 'gpufabric_batch_size=[1, "x"] is not a batch size'),
+    ({"gpufabric_batch_size": "4\n"}, "is not a batch size"),
+    ({"gpufabric_batch_size": {"5": 1}}, "is not a batch size"),
+    ({"gpufabric_batch_size": []}, "gpufabric_batch_size=[] is not a batch size"),
+    ({"gpufabric_max_fail_percentage": 150}, "gpufabric_max_fail_percentage=150 is outside 0-100"),
+    ({"gpufabric_max_unreachable": -1}, "gpufabric_max_unreachable=-1 is negative"),
+    ({"gpufabric_rails_enabled": "maybe"}, "gpufabric_rails_enabled"),
+    ({"gpufabric_firmware_enabled": [True]}, "gpufabric_firmware_enabled"),
+    ({"gpufabric_max_fail_percentage": "lots"}, "gpufabric_max_fail_percentage"),
+])
+def test_a_bad_value_stops_the_run_before_any_host_is_contacted(tmp_path, host_vars, words):
+    ran = run(tmp_path, {"srv-r01-01": dict(OFF, **host_vars)}, SITE)
+    assert not ran.ok
+    assert words in fail_text(ran), ran
+    assert [p["play"]["name"] for p in ran.data["plays"]] == [
+        "Check the playbook's variables (docs/variables.md) before any host is contacted"]
+
+
+def test_play_settings_that_differ_between_servers_are_refused(tmp_path):
+    ran = run(tmp_path, {"srv-r01-01": dict(OFF, gpufabric_batch_size=4), "srv-r01-02": dict(OFF, gpufabric_batch_size=8)},
+              SITE)
+    assert not ran.ok
+    assert "gpufabric_batch_size differs between servers (4, 8)" in fail_text(ran), ran
+
+
+def test_good_values_pass_and_every_step_can_be_switched_off(tmp_path):
+    """Every step off, including firmware, nic_config and activate: the run passes the check, then no role runs a task."""
+    good = dict(OFF, gpufabric_batch_size=[1, "50%"], gpufabric_max_fail_percentage=25, gpufabric_max_unreachable=2)
+    hosts = {"srv-r01-0%d" % i: good for i in (1, 2, 3)}
+    ran = run(tmp_path, hosts, SITE)
+    assert ran.ok, ran
+    role_tasks = [t["task"]["name"] for p in ran.data["plays"] for t in p["tasks"]
+                  if " : " in t["task"]["name"] and not t["task"]["name"].startswith("gpufabric.mlnx.site_variables")
+                  and any(not r.get("skipped") for r in t["hosts"].values())]
+    assert role_tasks == []
+    batches = [p["tasks"][0]["hosts"] for p in ran.data["plays"] if p["play"]["name"].startswith("Servers, batch")]
+    assert [sorted(b) for b in batches] == [["srv-r01-01"], ["srv-r01-02"], ["srv-r01-03"]]  # serial [1, 50%]
+
+
+def test_the_batch_size_of_the_inventory_reaches_serial(tmp_path):
+    """serial is read before any host is chosen; site.yml takes the servers' (group_vars) value."""
+    hosts = {"srv-r01-0%d" % i: dict(OFF) for i in (1, 2, 3, 4)}
+    ran = run(tmp_path, hosts, SITE, group_vars={"gpufabric_batch_size": 2})
+    assert ran.ok, ran
+    batches = [sorted(p["tasks"][0]["hosts"]) for p in ran.data["plays"] if p["play"]["name"].startswith("Servers, batch")]
+    assert batches == [["srv-r01-01", "srv-r01-02"], ["srv-r01-03", "srv-r01-04"]]
