@@ -72,6 +72,7 @@ bench: venv collection image
 	$(BIN)/python tests/bench/run.py
 	$(BIN)/python tests/bench/rollout.py
 	$(BIN)/python tests/bench/rail_plan.py
+	$(BIN)/python tests/bench/check_inventory.py
 
 test: unit sanity lint docs molecule
 

@@ -54,6 +54,14 @@ def simulated(tmp_path, host, profile):
     return SimHost(tmp_path / host, profile, hostname=host)
 
 
+def controller(tmp_path):
+    """The controller's simulated tools: a SimHost in ``tmp_path / "controller"`` whose ``env`` (PATH with
+    tests/sim/bin, its own MLXSIM_STATE) is given to ansible-playbook itself (``run(..., environ=ctl.env)``), so a
+    task delegated to localhost - the firmware images read on the controller - runs the simulated flint, and
+    ``ctl.mkimage`` makes the images it reads."""
+    return simulated(tmp_path, "controller", "cx6dx-roce")
+
+
 def sim_root(sim):
     """The simulated host's sysfs/configfs/boot tree (MLXSIM_ROOT: ``root`` beside its state file)."""
     return os.path.join(os.path.dirname(sim.env["MLXSIM_STATE"]), "root")

@@ -27,6 +27,11 @@ options:
     description: A host with no NVIDIA device is a problem.
     type: bool
     default: true
+  unreachable:
+    description:
+      - The hosts the preflight could not reach, a mapping of host name to the reason (the C(msg) of the result);
+        each is one problem, listed first, and its devices are not checked.
+    type: dict
 """
 
 EXAMPLES = r"""
@@ -51,8 +56,8 @@ from ansible_collections.gpufabric.mlnx.plugins.plugin_utils._filters import fil
 
 
 @filter_errors()
-def preflight_problems(devices_by_host, matrix, require_devices=True):
-    return problems(devices_by_host, matrix, require_devices=require_devices)
+def preflight_problems(devices_by_host, matrix, require_devices=True, unreachable=None):
+    return problems(devices_by_host, matrix, require_devices=require_devices, unreachable=unreachable)
 
 
 class FilterModule:

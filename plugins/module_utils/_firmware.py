@@ -270,8 +270,8 @@ def image_problems(image: Mapping, digest: str, info: Mapping | None, *, path: s
     return problems
 
 
-def verify_image(runner: Runner, image: Mapping, *, path: str | None = None) -> dict:
-    """Checksum, then ``flint -i FILE q``: raises Refused unless the file (``path``, by default the
+def verify_image(runner: Runner, image: Mapping, *, path: str | None = None, query: bool = True) -> dict:
+    """Checksum, then (with ``query``) ``flint -i FILE q``: raises Refused unless the file (``path``, by default the
     image's own) is what the task says."""
     path = path or image["path"]
     if not os.path.isfile(path):
@@ -279,7 +279,7 @@ def verify_image(runner: Runner, image: Mapping, *, path: str | None = None) -> 
                       parameter="images[%d].path" % image["index"])
     digest = sha256_file(path)
     problems = image_problems(image, digest, None, path=path)
-    if not problems:
+    if not problems and query:
         try:
             result = runner.run("flint", image_query_args(path))
         except ToolFailed as err:
@@ -291,6 +291,28 @@ def verify_image(runner: Runner, image: Mapping, *, path: str | None = None) -> 
         raise Refused("%s is refused: %s" % (_describe(image), "; ".join(problems)),
                       parameter="images[%d]" % image["index"])
     return {"sha256": digest}
+
+
+def images_problems(runner: Runner, images: Sequence[dict]) -> list[str]:
+    """Every image of ``images`` (from ``normalize_images``) checked as a burn checks it (``verify_image``: present,
+    sha256, then the PSID and version ``flint -i FILE q`` reads from the file), every problem of every image listed
+    at once and nothing raised for a bad image. Without flint/mstflint the files are still checked for presence and
+    sha256, and one problem says which tool to install."""
+    found = []
+    try:
+        runner.path("flint")
+        tool = None
+    except MlnxError as err:  # ToolNotFound: neither MFT nor mstflint
+        tool = err.msg
+    for image in images:
+        try:
+            verify_image(runner, image, query=tool is None)
+        except MlnxError as err:
+            found.append(err.msg)
+    if tool is not None and images:
+        found.append("the PSID and FW version inside the images cannot be read: %s; install NVIDIA MFT (flint) or "
+                     "mstflint on this host" % tool)
+    return found
 
 
 def install(image: Mapping, source: str) -> bool:

@@ -123,6 +123,16 @@ options:
         PSIDs the images cover. Without it such a device is reported as skipped.
     type: bool
     default: false
+  verify_only:
+    description:
+      - Only verify every image of O(images) at its O(images[].path) - present, sha256, and the PSID and FW version
+        C(flint -i IMAGE q) reads from the file - and return every problem of every image in RV(image_problems)
+        without failing; no device is read and nothing is burned or copied.
+      - The P(gpufabric.mlnx.firmware#role) role's C(images) tasks run it once on the controller
+        (delegated to localhost) for the preflight and C(playbooks/check_inventory.yml); the controller then needs
+        MFT or mstflint, else the PSID and version cannot be read and a problem says so.
+    type: bool
+    default: false
 notes:
   - Images are verified on the managed host, as sent with O(src) or already there.
   - The burn runs C(flint -d DEV -i IMAGE -y burn); a burn that fails on one device does not stop the others,
@@ -242,6 +252,13 @@ images_installed:
   type: list
   elements: str
   sample: [/var/lib/gpufabric/firmware/fw-ConnectX7-rel-28_43_1014.bin]
+image_problems:
+  description: With O(verify_only), every problem of every image (empty when all are good).
+  returned: when O(verify_only=true)
+  type: list
+  elements: str
+  sample:
+    - "images[0] (PSID MT_0000000838, version 28.43.2566, /srv/fw/cx7.bin): /srv/fw/cx7.bin is not a file on this host"
 failed_devices:
   description: Devices whose burn failed, with the tool's words (rc and C(-E-) lines).
   returned: when a device failed
@@ -276,6 +293,7 @@ def main():
             allow_psid_change=dict(type="bool", default=False),
             require_image=dict(type="bool", default=False),
             src=dict(type="path"),
+            verify_only=dict(type="bool", default=False),
             **TOOL_ARGSPEC
         ),
         supports_check_mode=True,
@@ -284,6 +302,9 @@ def main():
     runner = Runner(tool=params["tool"], timeout=params["timeout"])
     try:
         images = firmware.normalize_images(params["images"])
+        if params["verify_only"]:
+            module.exit_json(changed=False, image_problems=firmware.images_problems(runner, images),
+                             msg="%d image(s) verified" % len(images))
         found = None
         if devices_.needs_discovery(params["device"], None) or any(im["part_numbers"] for im in images):
             found = devices_.discover(runner)

@@ -90,7 +90,7 @@ EXAMPLES = r"""
 
 - name: Keep it as a fact for later plays
   ansible.builtin.set_fact:
-    gpufabric_nics: "{{ nics.devices }}"
+    gpufabric_nic_devices: "{{ nics.devices }}"
 
 - name: With the NV configuration, fail when a tool cannot read a device
   gpufabric.mlnx.mlx_info:

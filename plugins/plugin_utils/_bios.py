@@ -194,17 +194,24 @@ def _check_value(problems, name, value, path, entry, current_value, model):
 
 # ---------------------------------------------------------------- the plan
 
+def _switch_ok(problems, switch, setting):
+    """True when the SR-IOV/IOMMU switch ``setting`` is to be set (true or false); a bad value is a problem."""
+    if setting is None:
+        return False
+    if not isinstance(setting, bool):
+        problems.add(SWITCH_VARS[switch], "must be true (on), false (off) or null (leave the BIOS as it is), not %s"
+                     % kind_of(setting))
+        return False
+    return True
+
+
 def _wanted(problems, spec, model, current, sriov, iommu, overrides):
     """``{name: (value, path)}`` the host wants: its model's set, the switches, its overrides (last wins)."""
     wanted, source = _model_set(problems, spec, model)
     wanted = dict(wanted)
     for switch, setting in (("sriov", sriov), ("iommu", iommu)):
         var = SWITCH_VARS[switch]
-        if setting is None:
-            continue
-        if not isinstance(setting, bool):
-            problems.add(var, "must be true (on), false (off) or null (leave the BIOS as it is), not %s"
-                         % kind_of(setting))
+        if not _switch_ok(problems, switch, setting):
             continue
         choices = SWITCHES[switch]
         present = [choice for choice in choices if choice[0] in current]
@@ -307,3 +314,36 @@ def _summary(rows, others, current):
 
 def _shown(value):
     return value if isinstance(value, str) else json.dumps(value, default=str)
+
+
+# ---------------------------------------------------------------- the inventory alone (no BMC contacted)
+
+def spec_problems(spec: Any, host: Any, *, sriov: Any = None, iommu: Any = None, overrides: Any = None) -> list[str]:
+    """Every problem of a host's BIOS inputs that shows without its BMC (the offline check, the preflight): the shape
+    of ``gpufabric_platform_bios`` (every model's set and the default), the SR-IOV/IOMMU switches and the host's
+    overrides, each as ``plan`` names it. Pure; never raises. What needs the BMC (the model it reports, unknown
+    attributes, allowed values) is checked by ``plan`` at the platform step."""
+    problems = Problems(prefix=str(host))
+    if isinstance(spec, dict):
+        unknown_keys(problems, spec, ROOT, SPEC_KEYS)
+        models = spec.get("models")
+        if isinstance(models, dict):
+            for model, attributes in models.items():
+                path = join_path(ROOT, "models", model)
+                if not isinstance(model, str) or not model.strip():
+                    problems.add(path, "a server model must be a non-empty string (as the BMC reports the system's "
+                                       "Model), not %s" % _value_text(model))
+                    continue
+                _attribute_set(problems, path, attributes, "the BIOS attributes of %s servers" % model)
+        elif models is not None:
+            problems.add(join_path(ROOT, "models"), "must be a mapping of server models (as the BMC reports the "
+                                                    "system's Model, e.g. PowerEdge XE9680) to BIOS attributes, not %s"
+                         % kind_of(models))
+        _attribute_set(problems, join_path(ROOT, "default"), spec.get("default"), "the BIOS attributes of other models")
+    elif spec is not None:
+        problems.add(ROOT, "must be a mapping with `models` (server model -> BIOS attributes) and optionally "
+                           "`default`, not %s" % kind_of(spec))
+    for switch, setting in (("sriov", sriov), ("iommu", iommu)):
+        _switch_ok(problems, switch, setting)
+    _attribute_set(problems, OVERRIDES, overrides, "BIOS attributes of this host")
+    return list(problems)

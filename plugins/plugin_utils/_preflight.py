@@ -3,22 +3,171 @@
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
 """Preflight: everything that must hold before any host of a rollout is touched.
 
-Pure: takes the matrix and every host's devices (mlx_info) and returns ALL problems at once,
-each naming the host, the card and what is wrong, so one run shows everything to fix.
+- :func:`inventory_problems` - what shows from the inventory alone, no host contacted (the offline check,
+  ``playbooks/check_inventory.yml``, and the first half of the preflight role): every distinct matrix, the
+  rail plan, every distinct set of RoCE QoS settings and of BIOS inputs, each checked ONCE and named with
+  the hosts that share it;
+- :func:`problems` - every host's devices (mlx_info) against the matrix (the second half of the preflight).
+
+Both return ALL problems at once, each naming the host(s), the card or the setting and what is wrong, so
+one run shows everything to fix.
 """
 
 from __future__ import annotations
 
+import functools
+import json
+import os
+from collections.abc import Iterable, Mapping
 from typing import Any
 
+import yaml
+
+from ansible_collections.gpufabric.mlnx.plugins.module_utils._errors import InvalidValue
 from ansible_collections.gpufabric.mlnx.plugins.module_utils._matrix import firmware_targets, matrix_problems
+from ansible_collections.gpufabric.mlnx.plugins.module_utils._roce_qos import settings_problems
+from ansible_collections.gpufabric.mlnx.plugins.module_utils._validate import kind_of
+from ansible_collections.gpufabric.mlnx.plugins.plugin_utils._bios import spec_problems
+from ansible_collections.gpufabric.mlnx.plugins.plugin_utils._rail_plan import plan_problems
+from ansible_collections.gpufabric.mlnx.plugins.plugin_utils._roles import (
+    MISSING, RAIL_PLAN_VARS, rail_plan_servers, read_vars)
+
+# The collection's roles (this file is plugins/plugin_utils/_preflight.py).
+ROLES = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))), "roles")
+# The roce_qos role's options, by the name of the module option each one is.
+QOS_OPTIONS = ("interfaces", "trust", "pfc_priorities", "ecn_priorities", "cnp_dscp", "cnp_802p_prio", "cma_roce_tos",
+               "traffic_class", "prio_tc", "tsa", "tc_bw")
+QOS_VARS = {"gpufabric_roce_qos_" + option: option for option in QOS_OPTIONS}
+BIOS_VARS = ("gpufabric_platform_bios", "gpufabric_platform_bios_sriov", "gpufabric_platform_bios_iommu",
+             "gpufabric_platform_bios_overrides")
+# What the offline check reads of every host, besides what rail_plan_servers reads (RAIL_PLAN_VARS).
+HOST_VARS = ("gpufabric_matrix", "gpufabric_fabric", "gpufabric_roce_qos_enabled", "gpufabric_roce_qos_leave") \
+    + tuple(QOS_VARS) + BIOS_VARS
 
 
-def problems(devices_by_host: dict, matrix: Any, *, require_devices: bool = True) -> list[str]:
-    """``devices_by_host``: ``{host: mlx_info devices list}``. Returns a list of sentences."""
-    found = list(matrix_problems(matrix))
-    if found:
-        return found  # device checks need a consistent matrix
+# ------------------------------------------------------------------------------------------ the roles' defaults
+
+@functools.lru_cache(maxsize=None)
+def role_defaults(role: str) -> dict:
+    """The variables of ``roles/ROLE/defaults/main.yml`` of this collection, as written (templates not rendered):
+    what a host that does not set a variable gets, read from the one place the role keeps them."""
+    with open(os.path.join(ROLES, role, "defaults", "main.yml"), encoding="utf-8") as stream:
+        return yaml.safe_load(stream) or {}
+
+
+def _with_default(variables: Mapping, name: str, role: str) -> Any:
+    value = variables.get(name, MISSING)
+    return role_defaults(role).get(name) if value is MISSING else value
+
+
+def _truthy(value: Any) -> bool:
+    """Jinja's ``value | bool`` of a role switch (true, 'yes', 'on', 1 ...)."""
+    if isinstance(value, str):
+        return value.strip().lower() in ("y", "yes", "on", "1", "true", "t")
+    return bool(value)
+
+
+# ------------------------------------------------------------------------------------------ the inventory
+
+def hosts_text(names: Iterable[str]) -> str:
+    """``srv-a`` for one host, ``3 hosts (srv-a, srv-b, srv-c)`` for several: who shares one input."""
+    names = list(names)
+    return names[0] if len(names) == 1 else "%d hosts (%s)" % (len(names), ", ".join(names))
+
+
+def distinct(values_by_host: Mapping[str, Any]) -> list[tuple[Any, list[str]]]:
+    """``[(value, [hosts that have it])]``, one entry per distinct value (equal as JSON), in the order of the hosts."""
+    groups: dict[str, tuple[Any, list[str]]] = {}
+    for host, value in values_by_host.items():
+        key = json.dumps(value, sort_keys=True, default=repr)
+        groups.setdefault(key, (value, []))[1].append(host)
+    return list(groups.values())
+
+
+def _qos_settings(host_vars: Mapping) -> tuple[dict, list] | None:
+    """``(settings, leave)`` of the roce_qos role for a host that configures RoCE QoS, else None (the condition of
+    the role in playbooks/site.yml: a fabric or interfaces given, and gpufabric_roce_qos_enabled not false)."""
+    settings = {option: _with_default(host_vars, var, "roce_qos") for var, option in QOS_VARS.items()}
+    if host_vars.get("gpufabric_fabric", MISSING) is MISSING and not settings["interfaces"]:
+        return None
+    if not _truthy(host_vars.get("gpufabric_roce_qos_enabled", True)):
+        return None
+    return settings, _with_default(host_vars, "gpufabric_roce_qos_leave", "roce_qos") or []
+
+
+def _bios_inputs(host_vars: Mapping) -> dict | None:
+    """The BIOS inputs of a host (the platform role's variables), None when it sets none of them."""
+    inputs = {var: _with_default(host_vars, var, "platform") for var in BIOS_VARS}
+    if not any(value not in (None, {}, "") for value in inputs.values()):
+        return None
+    return inputs
+
+
+def inventory_problems(names: Iterable[str] | None, hostvars: Mapping[str, Any], *, fabric: Any = None,
+                       rail_hosts: Iterable[str] | None = None) -> list[str]:
+    """Every problem the inventory alone shows for the hosts ``names`` (their variables in ``hostvars``), each
+    input checked once however many hosts share it:
+
+    - every distinct ``gpufabric_matrix`` (``matrix_problems``; a host without one is a problem);
+    - the rail plan of ``rail_hosts`` on ``fabric`` (``plan_problems`` of ``rail_plan_servers``, as the rail_plan
+      role plans it), when ``fabric`` is given;
+    - every distinct set of RoCE QoS settings of the hosts that configure RoCE QoS (``settings_problems``, the
+      roce_qos module's own checks, with the role's defaults for what a host does not set);
+    - every distinct set of BIOS inputs (``spec_problems``).
+
+    A problem shared by several hosts is one sentence naming them all."""
+    names = list(names or [])
+    rail_hosts = list(rail_hosts or []) if fabric is not None else []
+    wanted = list(dict.fromkeys(names + rail_hosts))
+    read = read_vars(wanted, hostvars, HOST_VARS + RAIL_PLAN_VARS)
+    found = []
+
+    matrices = {name: read[name].get("gpufabric_matrix", MISSING) for name in names}
+    unset = [name for name, matrix in matrices.items() if matrix is MISSING]
+    if unset:
+        found.append("%s: gpufabric_matrix is not set (docs/matrix.md)" % hosts_text(unset))
+    groups = distinct({name: matrix for name, matrix in matrices.items() if matrix is not MISSING})
+    for matrix, hosts in groups:
+        prefix = "" if len(groups) == 1 and not unset else "gpufabric_matrix of %s: " % hosts_text(hosts)
+        found.extend(prefix + problem for problem in matrix_problems(matrix))
+
+    if fabric is not None:
+        found.extend(plan_problems(rail_plan_servers(rail_hosts, read), fabric))
+
+    qos = {}
+    for name in names:
+        settings = _qos_settings(read[name])
+        if settings is not None:
+            qos[name] = settings
+    for (settings, leave), hosts in distinct(qos):
+        found.extend(settings_problems(settings, hosts_text(hosts), leave=leave))
+
+    bios = {name: inputs for name, inputs in ((name, _bios_inputs(read[name])) for name in names) if inputs}
+    for inputs, hosts in distinct(bios):
+        found.extend(spec_problems(inputs["gpufabric_platform_bios"], hosts_text(hosts),
+                                   sriov=inputs["gpufabric_platform_bios_sriov"],
+                                   iommu=inputs["gpufabric_platform_bios_iommu"],
+                                   overrides=inputs["gpufabric_platform_bios_overrides"]))
+    return found
+
+
+# ------------------------------------------------------------------------------------------ the devices
+
+
+def problems(devices_by_host: dict, matrix: Any, *, require_devices: bool = True,
+             unreachable: Mapping[str, Any] | None = None) -> list[str]:
+    """``devices_by_host``: ``{host: mlx_info devices list}``; ``unreachable``: ``{host: why}`` of the hosts the
+    preflight could not reach (one sentence each, first: the rollout leaves them out). Returns a list of sentences."""
+    if unreachable is not None and not isinstance(unreachable, Mapping):
+        raise InvalidValue("preflight_problems: unreachable must be a mapping of host name to the reason, not %s"
+                           % kind_of(unreachable), parameter="unreachable", allowed="a mapping of host to reason")
+    found = ["%s: unreachable, so it is left out of the rollout%s" % (host, (": %s" % str(why).strip()) if why else "")
+             for host, why in sorted((unreachable or {}).items())]
+    gone = set(unreachable or ())
+    matrix_found = list(matrix_problems(matrix))
+    if matrix_found:
+        return found + matrix_found  # device checks need a consistent matrix
+    devices_by_host = {host: devices for host, devices in devices_by_host.items() if host not in gone}
     serials = {}
     for host in sorted(devices_by_host):
         devices = devices_by_host[host]

@@ -9,6 +9,7 @@ name in ``plugins/filter/`` (docs there):
 
 - :func:`rail_plan_servers` - the servers the ``rail_plan`` filter plans, from every host's variables;
 - :func:`host_values` - one value per host of the play (``preflight``, ``delivery_check``);
+- :func:`read_vars` - the variables of many hosts, each host's read once (the preflight's ``inventory_problems``);
 - :func:`nv_configs` - the ``configs`` of ``gpufabric.mlnx.mlxconfig``, one per assigned NV profile;
 - :func:`pcie_degraded` - one sentence per PCIe link below the card's capability (``platform``);
 - :func:`strict_word` - a value the roles' templates write into a udev rule, systemd unit or script,
@@ -66,6 +67,10 @@ def _is_ip_like(value: Any) -> bool:
 
 # ------------------------------------------------------------------------------------------ inventory
 
+# Every variable of a host that rail_plan_servers reads (read_vars of these gives it all it needs).
+RAIL_PLAN_VARS = ("rack", "position", "su", "ansible_host", "gpufabric_ofed_mgmt_interface", "gpufabric_nic_devices")
+
+
 def rail_plan_servers(names: Iterable[str] | None, hostvars: Mapping[str, Any], *, management: bool = True,
                       devices: bool = True) -> list[dict[str, Any]]:
     """The servers ``names`` as the rail_plan filter takes them (docs/rails.md), from ``hostvars``.
@@ -73,7 +78,7 @@ def rail_plan_servers(names: Iterable[str] | None, hostvars: Mapping[str, Any], 
     Each server: ``name``, ``rack`` and ``position`` (None when not set), ``su`` when set. With
     ``management``: ``mgmt_address`` when ``ansible_host`` is an IP address (a host name is not one),
     ``mgmt_interface`` when ``gpufabric_ofed_mgmt_interface`` is set and not empty. With ``devices``:
-    ``devices`` when ``gpufabric_nics`` (the host's ``mlx_info`` devices) is set.
+    ``devices`` when ``gpufabric_nic_devices`` (the host's ``mlx_info`` devices) is set.
     """
     out = []
     for name in names or []:
@@ -93,10 +98,26 @@ def rail_plan_servers(names: Iterable[str] | None, hostvars: Mapping[str, Any], 
             if interface is not MISSING and interface:
                 server["mgmt_interface"] = interface
         if devices:
-            nics = _get(host, "gpufabric_nics")
+            nics = _get(host, "gpufabric_nic_devices")
             if nics is not MISSING:
                 server["devices"] = nics
         out.append(server)
+    return out
+
+
+def read_vars(names: Iterable[str] | None, hostvars: Mapping[str, Any], keys: Sequence[str]) -> dict[str, dict]:
+    """``{name: {key: value}}``: the variables ``keys`` of each host of ``names`` that it sets (a template that is
+    undefined counts as not set), each host's variables taken from ``hostvars`` once. The result is a ``hostvars``
+    for the functions here (a plain mapping), read once for all of them."""
+    out = {}
+    for name in names or []:
+        host = hostvars[name]
+        values = {}
+        for key in keys:
+            value = _get(host, key)
+            if value is not MISSING:
+                values[key] = value
+        out[name] = values
     return out
 
 

@@ -95,3 +95,16 @@ def test_a_card_the_matrix_refuses_stops_the_host_before_any_burn(tmp_path, sim)
     assert msg.startswith("srv-r01-01: the matrix refuses 1 card(s), nothing was burned: 0000:ca:00.0: "), msg
     assert "MT_0000000884" in msg
     assert burns(sim) == {CX6: 0, CX7: 0, BF3: 1}     # the CX6 burn did not happen either
+
+
+def test_check_mode_sends_no_image_to_the_host(tmp_path, sim):
+    # a matrix bump: the CX6 would burn; --check reports it without sending its image (the preflight checked the
+    # controller's copy): the module sees no copy, so it reports the image as not staged yet, and nothing is burned
+    ran = firmware(tmp_path, sim, check=True)
+    assert ran.ok, ran
+    burn = ran.task("Stage and burn (every card of the host in parallel; images verified before anything is burned)",
+                    HOST, role="firmware")
+    assert {dev["device"]: dev.get("image_staged") for dev in burn["devices"] if dev["action"] == "burn"} == {
+        CX6: False}
+    assert burn["images_installed"] == [] and not (tmp_path / "host-firmware").exists()
+    assert burns(sim) == {CX6: 0, CX7: 0, BF3: 1}

@@ -1,17 +1,27 @@
 """The preflight role's decision on two simulated hosts in one play (tests/_roleplay.py): every host fits the matrix
--> "no problem" and each host keeps the devices it read for the firmware and nic_config roles; any problem
-anywhere (a card the matrix does not pin, a card without a serial number, a bad RoCE QoS value) -> ONE failure
-that lists every problem of every host, and the roles after it change nothing on any host."""
+-> "no problem" and each host keeps the devices it read for the firmware and nic_config roles (and the rail plan
+reads them); any problem anywhere (a card the matrix does not pin, a card without a serial number, a bad RoCE QoS
+value, a firmware image missing or not what the matrix says on the controller, an unreachable host) -> ONE
+failure that lists every problem of every host, and the roles after it change nothing on any host. The
+controller's tools are simulated too (``controller``): the images are read there with the simulated flint."""
+import hashlib
 import json
+import os
 
 import pytest
+import yaml
 
-from _roleplay import matrix, play, run, sim_vars, simulated
+from _paths import REPO
+from _roleplay import controller, matrix, play, run, sim_vars, simulated
+from _simhost import device_id
 
-CX6DX = {"MT_0000000359": {"version": "22.43.1014", "image": "fw-ConnectX6Dx-rel-22_43_1014-MCX623106AN-CDA_Ax.bin",
-                           "sha256": "ab" * 32, "part_numbers": ["MCX623106AN-CDAT"]}}
-MATRIX = matrix("unit-preflight", CX6DX)
+PSID, VERSION, PART = "MT_0000000359", "22.43.1014", "MCX623106AN-CDAT"
+WRONG = hashlib.sha256(b"not the image").hexdigest()
+MISSING = hashlib.sha256(b"an image not downloaded").hexdigest()
 CHECK = "Check the matrix and every host against it, the rail plan and the QoS settings (every problem at once)"
+# Two rails on the two ConnectX-6 Dx cards of the cx6dx-roce profile, told apart by part number (docs/rails.md).
+FABRIC = {"rails": 2, "su_prefix": 26, "racks_per_su": 1,
+          "pools": {"rail0": "198.18.0.0/20", "rail1": "198.18.16.0/20"}, "nics": {"part_numbers": [PART]}}
 
 
 @pytest.fixture
@@ -19,19 +29,37 @@ def sims(tmp_path):
     return lambda **profiles: {host: simulated(tmp_path, host, profile) for host, profile in profiles.items()}
 
 
-def preflight(tmp_path, sims, text=None, **host_vars):
-    """The play (default: the preflight role) on every simulated host of ``sims``; ``host_vars``: {host: vars}."""
-    return run(tmp_path, {host: sim_vars(sim, gpufabric_matrix=MATRIX, **host_vars.get(host, {}))
-                          for host, sim in sims.items()}, text or play("preflight"))
+@pytest.fixture
+def ctl(tmp_path):
+    """The controller, with the pinned image of the cx6dx-roce cards in its firmware folder."""
+    ctl = controller(tmp_path)
+    ctl.image = ctl.mkimage(PSID, VERSION, device_id("ConnectX6DX"))
+    return ctl
+
+
+def pinned(ctl, **firmware):
+    """The matrix pinning the cx6dx-roce cards to ``ctl``'s image, and ``firmware`` ({PSID: pin}) too."""
+    return matrix("unit-preflight", dict({PSID: {"version": VERSION, "image": os.path.basename(ctl.image["path"]),
+                                                  "sha256": ctl.image["sha256"], "part_numbers": [PART]}}, **firmware))
+
+
+def preflight(tmp_path, sims, ctl, text=None, extra_hosts=None, firmware=None, group_vars=None, **host_vars):
+    """The play (default: the preflight role) on every simulated host of ``sims``; ``host_vars``: {host: vars};
+    ``extra_hosts``: more hosts as they are ({name: variables}); ``group_vars``: the group servers' variables."""
+    common = {"gpufabric_matrix": pinned(ctl, **(firmware or {})),
+              "gpufabric_firmware_source_dir": str(ctl.tmp)}
+    hosts = {host: sim_vars(sim, **dict(common, **host_vars.get(host, {}))) for host, sim in sims.items()}
+    hosts.update({name: dict(common, **variables) for name, variables in (extra_hosts or {}).items()})
+    return run(tmp_path, hosts, text or play("preflight"), environ=ctl.env, group_vars=group_vars)
 
 
 def addresses(devices):
     return sorted(dev["address"] for dev in devices)
 
 
-def test_hosts_that_fit_pass_and_keep_what_was_read(tmp_path, sims):
+def test_hosts_that_fit_pass_and_keep_what_was_read(tmp_path, sims, ctl):
     hosts = sims(**{"srv-r01-01": "cx6dx-roce", "srv-r01-02": "cx6dx-roce"})
-    ran = preflight(tmp_path, hosts)
+    ran = preflight(tmp_path, hosts, ctl)
     assert ran.ok, ran
     assert ran.task(CHECK, "srv-r01-01", role="preflight")["msg"] == "matrix unit-preflight and 2 hosts: no problem"
     for host in hosts:
@@ -41,10 +69,10 @@ def test_hosts_that_fit_pass_and_keep_what_was_read(tmp_path, sims):
         assert {dev["serial_number"] for dev in kept} != {None}
 
 
-def test_every_problem_of_every_host_at_once_and_nothing_changed_after_it(tmp_path, sims):
+def test_every_problem_of_every_host_at_once_and_nothing_changed_after_it(tmp_path, sims, ctl):
     hosts = sims(**{"srv-r01-01": "cx6dx-roce", "srv-r01-02": "mixed"})
     hosts["srv-r01-01"].mlxsim("fault", "add", "vpd_missing_serial", "--device", "0000:d8:00.0")
-    ran = preflight(tmp_path, hosts, play("preflight", "nic_config"), **{"srv-r01-01": {
+    ran = preflight(tmp_path, hosts, ctl, play("preflight", "nic_config"), **{"srv-r01-01": {
         "gpufabric_roce_qos_interfaces": ["enp59s0f0np0"], "gpufabric_roce_qos_cnp_dscp": 64,
         "gpufabric_nic_config_profiles": {"sriov": {"SRIOV_EN": True}},
         "gpufabric_nic_config_assignments": [{"profile": "sriov", "part_numbers": ["MCX623106AN-CDAT"]}]}})
@@ -61,3 +89,75 @@ def test_every_problem_of_every_host_at_once_and_nothing_changed_after_it(tmp_pa
         assert not [argv for argv in sim.argvs() if "set" in argv], host
         assert not [name for name in ran.results(host) if name.startswith("gpufabric.mlnx.nic_config")], host
     assert json.loads(hosts["srv-r01-01"].mlxsim("activity"))["boots"] == 0
+
+
+def test_every_image_checked_once_on_the_controller_every_bad_one_listed(tmp_path, sims, ctl):
+    hosts = sims(**{"srv-r01-01": "cx6dx-roce"})
+    other = ctl.mkimage("MT_0000000838", "28.43.2566", device_id("ConnectX7"))
+    ran = preflight(tmp_path, hosts, ctl, firmware={
+        "MT_0000000838": {"version": "28.43.2566", "image": os.path.basename(other["path"]), "sha256": WRONG,
+                          "part_numbers": ["MCX75310AAS-NEAT"]},
+        "MT_0000000884": {"version": "32.43.1014", "image": "fw-bf3-not-downloaded.bin", "sha256": MISSING,
+                          "part_numbers": ["900-9D3B6-00CV-AA0"]}})
+    assert not ran.ok
+    msg = ran.task(CHECK, "srv-r01-01", role="preflight")["msg"]
+    where = "controller (gpufabric_firmware_source_dir %s): " % ctl.tmp
+    assert msg[0] == "preflight found 2 problem(s); no host was changed:", msg
+    assert msg[1:] == [
+        where + "images[1] (PSID MT_0000000838, version 28.43.2566, %s) is refused: sha256 of %s is %s, the task "
+                "expects %s" % (other["path"], other["path"], other["sha256"], WRONG),
+        where + "images[2] (PSID MT_0000000884, version 32.43.1014, %s/fw-bf3-not-downloaded.bin): %s/fw-bf3-not-"
+                "downloaded.bin is not a file on this host" % (ctl.tmp, ctl.tmp)], msg
+    reads = [call["argv"] for call in ctl.calls() if call["tool"] == "flint"]
+    assert reads == [["flint", "-i", ctl.image["path"], "q"]], reads      # once, on the controller, the good one only
+    assert not [c for c in hosts["srv-r01-01"].calls() if "-i" in c["argv"]]   # no host read an image
+
+
+def test_the_rail_plan_takes_the_devices_the_preflight_read(tmp_path, sims, ctl):
+    hosts = sims(**{"srv-r01-01": "cx6dx-roce", "srv-r01-02": "cx6dx-roce"})
+    placed = {name: {"rack": "r01", "position": index + 1, "gpufabric_fabric": FABRIC}
+              for index, name in enumerate(sorted(hosts))}
+    ran = preflight(tmp_path, hosts, ctl, **placed)            # nics by part number: no interface_names needed
+    assert ran.ok, ran
+
+    four = dict(FABRIC, rails=4, pools=dict(FABRIC["pools"], rail2="198.18.32.0/20", rail3="198.18.48.0/20"))
+    placed = {name: dict(where, gpufabric_fabric=four) for name, where in placed.items()}
+    ran = preflight(tmp_path, hosts, ctl, REPO / "playbooks" / "site.yml", **placed)
+    assert not ran.ok
+    msg = ran.task(CHECK, "srv-r01-01", role="preflight")["msg"]
+    assert msg[1:] == ["hosts.%s.devices: has 2 compute NICs (part number %s, function 0) for 4 rails: "
+                       "0000:3b:00.0, 0000:d8:00.0" % (name, PART) for name in sorted(hosts)], msg
+    later = [name for name in ran.results("srv-r01-01")                     # site.yml stopped at its preflight
+             if "preflight" not in name and "Check every image of the matrix once" not in name]
+    assert not later, later
+
+
+UNREACHABLE = {"ansible_connection": "ssh", "ansible_host": "127.0.0.1", "ansible_port": 9,
+               "ansible_ssh_common_args": "-o ConnectTimeout=5 -o StrictHostKeyChecking=no"}
+AFTER = [{"name": "After the preflight", "hosts": "servers", "gather_facts": False,
+          "tasks": [{"name": "Rolled out", "ansible.builtin.debug": {"msg": "rolled out"}}]}]
+
+
+def test_an_unreachable_host_is_listed_with_every_other_problem_and_left_out(tmp_path, sims, ctl):
+    hosts = sims(**{"srv-r01-01": "cx6dx-roce", "srv-r01-02": "cx6dx-roce"})
+    text = play("preflight") + yaml.safe_dump(AFTER)
+    ran = preflight(tmp_path, hosts, ctl, text, extra_hosts={"srv-r09-01": UNREACHABLE},
+                    **{"srv-r01-02": {"gpufabric_roce_qos_interfaces": ["enp59s0f0np0"],
+                                      "gpufabric_roce_qos_cnp_dscp": 64}})
+    assert not ran.ok
+    msg = ran.task(CHECK, "srv-r01-01", role="preflight")["msg"]
+    assert msg[0] == "preflight found 2 problem(s); no host was changed:", msg
+    assert msg[1].startswith("srv-r09-01: unreachable, so it is left out of the rollout: "), msg
+    assert "Connection refused" in msg[1] or "timed out" in msg[1], msg                # ssh's own words
+    assert msg[2] == "srv-r01-02: roce_qos: cnp_dscp=64 is outside 0-63 (allowed: an integer 0-63).", msg
+    assert msg[3] == "1 unreachable host(s), more than gpufabric_max_unreachable=0", msg
+    assert not [host for host in hosts if "Rolled out" in ran.results(host)]
+
+    # allowed: the others pass and are rolled out, the unreachable one is left out (and named)
+    ran = preflight(tmp_path, hosts, ctl, text, extra_hosts={"srv-r09-01": UNREACHABLE},
+                    group_vars={"gpufabric_max_unreachable": 1})
+    check = ran.task(CHECK, "srv-r01-01", role="preflight")
+    assert not check.get("failed") and check["msg"] == (
+        "matrix unit-preflight and 2 hosts: no problem; left out of the rollout (unreachable): srv-r09-01"), check
+    assert all("Rolled out" in ran.results(host) for host in hosts)
+    assert "Rolled out" not in ran.results("srv-r09-01") and ran.stats("srv-r09-01")["unreachable"] == 1

@@ -15,13 +15,13 @@ IMAGES = [{"psid": "MT_0000000838", "version": "28.43.1014", "sha256": "a" * 64,
            "path": "/var/lib/gpufabric/firmware/fw-bf3.bin"}]
 
 
-def action(args, tmp_path):
+def action(args, tmp_path, check_mode=False):
     task = mock.MagicMock(args=args)
     connection = mock.MagicMock()
     connection._shell.tmpdir = TMP
     connection._shell.join_path.side_effect = lambda *parts: "/".join(parts)
-    plugin = ActionModule(task, connection, mock.MagicMock(), loader=mock.MagicMock(), templar=None,
-                          shared_loader_obj=None)
+    plugin = ActionModule(task, connection, mock.MagicMock(check_mode=check_mode), loader=mock.MagicMock(),
+                          templar=None, shared_loader_obj=None)
     plugin._find_needle = lambda kind, src: str(tmp_path / src)
     plugin._transfer_file = mock.MagicMock(side_effect=lambda local, remote: remote)
     plugin._fixup_perms2 = mock.MagicMock()
@@ -76,3 +76,18 @@ def test_without_src_the_module_runs_as_written(tmp_path):
     plugin.run(task_vars={})
     assert plugin._execute_module.call_args.kwargs["module_args"] == {"images": IMAGES}
     assert not plugin._transfer_file.called
+
+
+def test_check_mode_sends_no_image_but_still_finds_each_in_src(tmp_path):
+    (tmp_path / "fw").mkdir()
+    for name in ("fw-cx7.bin", "fw-bf3.bin"):
+        (tmp_path / "fw" / name).write_bytes(b"x")
+    plugin = action({"images": IMAGES, "src": "fw"}, tmp_path, check_mode=True)
+    assert plugin.run(task_vars={}) == {"changed": True}
+    assert not plugin._transfer_file.called and not plugin._fixup_perms2.called   # nothing reached the host
+    assert plugin._execute_module.call_args.kwargs["module_args"] == {"images": IMAGES}   # no copy_from
+
+    (tmp_path / "fw" / "fw-bf3.bin").unlink()                                   # a missing one still fails
+    plugin = action({"images": IMAGES, "src": "fw"}, tmp_path, check_mode=True)
+    with pytest.raises(AnsibleActionFail, match=r"images\[1\] \(PSID MT_0000000884\): fw-bf3.bin is not in src"):
+        plugin.run(task_vars={})

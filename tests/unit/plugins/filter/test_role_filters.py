@@ -47,14 +47,14 @@ def test_each_file_registers_its_filter():
 
 HOSTVARS = {
     "srv-r01-01": {"rack": "r01", "position": 1, "ansible_host": "192.0.2.11", "gpufabric_ofed_mgmt_interface": "eno1",
-                   "gpufabric_nics": [{"address": "0000:18:00.0"}]},
+                   "gpufabric_nic_devices": [{"address": "0000:18:00.0"}]},
     "srv-r01-02": {"rack": "r01", "position": 2, "su": 3, "ansible_host": "srv-r01-02.example",
                    "gpufabric_ofed_mgmt_interface": ""},
-    "srv-r02-01": {"rack": 2, "ansible_host": "2001:db8::21", "gpufabric_nics": []},
+    "srv-r02-01": {"rack": 2, "ansible_host": "2001:db8::21", "gpufabric_nic_devices": []},
     "srv-r02-02": {"position": 4, "ansible_host": "192.0.2.22/24"},
     "srv-r02-03": {"rack": "r02", "position": 3, "ansible_host": 3221225994},
     "srv-r02-04": TemplatedVars(rack="r02", position=UNDEFINED, su=UNDEFINED, ansible_host=UNDEFINED,
-                                gpufabric_nics=UNDEFINED),
+                                gpufabric_nic_devices=UNDEFINED),
 }
 
 
@@ -224,7 +224,7 @@ INVENTORY = {"all": {"children": {"servers": {
     "hosts": {
         "srv-r01-01": {"rack_number": 1, "position": "{{ 1 + 1 }}", "su": 2, "ansible_host": "192.0.2.11",
                        "gpufabric_ofed_mgmt_interface": "eno1"},
-        "srv-r03-07": {"rack_number": 3, "ansible_host": "srv-r03-07.example", "gpufabric_nics": []},
+        "srv-r03-07": {"rack_number": 3, "ansible_host": "srv-r03-07.example", "gpufabric_nic_devices": []},
         "srv-r09-01": {"position": 1}}}}}}     # rack's template is undefined there: counts as unset
 PLAY = [{"hosts": "servers", "gather_facts": False, "tasks": [
     {"name": "Register something on two hosts",

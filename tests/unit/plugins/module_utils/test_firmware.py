@@ -587,3 +587,40 @@ def test_sim_cross_flash_oem_psid(sim_host):
     assert ["flint", "-d", oem, "-i", images[0]["path"], "-y", "--allow_psid_change", "burn"] in host.burns("flint")
     _runner, again = _sim_converge("mft", images, allow_psid_change=True)
     assert not any(res["changed"] for _d, res, _e in again)
+
+
+# ---------------------------------------------------------------- images_problems (the controller's check)
+
+def test_images_problems_lists_every_bad_image_at_once(image_file):
+    good, good_sha = image_file("cx7.bin", b"cx7")
+    wrong_psid, wrong_psid_sha = image_file("other.bin", b"other")
+    bad_sha, _sha = image_file("cx6lx.bin", b"cx6lx")
+    fake = FakeFlint({}, {good: (CX7_PSID, "28.43.1014"), wrong_psid: ("MT_0000000838", "28.43.1014")})
+    images = fw.normalize_images([
+        entry(good, good_sha),
+        entry("/nonexistent/fw.bin", "a" * 64, psid=CX6LX_PSID, version="26.43.1014"),
+        entry(bad_sha, "1" * 64, psid="MT_0000000223", version="26.43.1014"),
+        entry(wrong_psid, wrong_psid_sha, psid="MT_0000000884", version="28.43.1014")])
+    assert fw.images_problems(make_runner(fake), images) == [
+        "images[1] (PSID %s, version 26.43.1014, /nonexistent/fw.bin): /nonexistent/fw.bin is not a file on this "
+        "host" % CX6LX_PSID,
+        "images[2] (PSID MT_0000000223, version 26.43.1014, %s) is refused: sha256 of %s is %s, the task expects %s"
+        % (bad_sha, bad_sha, hashlib.sha256(b"cx6lx").hexdigest(), "1" * 64),
+        "images[3] (PSID MT_0000000884, version 28.43.1014, %s) is refused: the file's PSID is MT_0000000838, the "
+        "task says MT_0000000884" % wrong_psid]
+    # each image read once, as a burn reads it: flint -i FILE q only for the files whose sha256 is right
+    assert fake.count() == collections.Counter({iq("flint", good): 1, iq("flint", wrong_psid): 1})
+
+
+def test_images_problems_without_flint_or_mstflint_says_so_and_still_checks_sha256(image_file):
+    good, good_sha = image_file("cx7.bin", b"cx7")
+    fake = FakeFlint({}, {good: (CX7_PSID, "28.43.1014")})
+    runner = Runner("auto", execute=fake, which=lambda name: None)
+    images = fw.normalize_images([entry(good, good_sha), entry(good, "2" * 64, psid=CX6LX_PSID)])
+    found = fw.images_problems(runner, images)
+    assert len(found) == 2 and not fake.calls
+    assert found[0].startswith("images[1] (PSID %s, version 28.43.1014, %s) is refused: sha256 of" % (CX6LX_PSID, good))
+    assert found[1].startswith("the PSID and FW version inside the images cannot be read: no NVIDIA NIC "
+                               "configuration tool found on PATH: install mlxconfig (NVIDIA Firmware Tools")
+    assert found[1].endswith("; install NVIDIA MFT (flint) or mstflint on this host")
+    assert fw.images_problems(runner, []) == []

@@ -1,0 +1,79 @@
+# -*- coding: utf-8 -*-
+# Copyright: gpufabric.mlnx contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+
+from __future__ import annotations
+
+DOCUMENTATION = r"""
+name: inventory_problems
+short_description: Every problem the inventory alone shows, each distinct input checked once
+version_added: 0.1.0
+description:
+  - Takes host names and Ansible's C(hostvars) and returns every problem that shows without contacting a host - what
+    C(playbooks/check_inventory.yml) and the first half of the P(gpufabric.mlnx.preflight#role) role check.
+  - The version matrix of every host (P(gpufabric.mlnx.matrix_check#filter)); a host without C(gpufabric_matrix) is a
+    problem. Hosts sharing one matrix are checked once; with several distinct matrices each problem names its hosts.
+  - With O(fabric), the rail plan of the hosts O(rail_hosts) (P(gpufabric.mlnx.rail_plan_problems#filter) of
+    P(gpufabric.mlnx.rail_plan_servers#filter), as the C(gpufabric.mlnx.rail_plan) role plans them).
+  - The RoCE QoS settings (the C(gpufabric.mlnx.roce_qos) role's variables, with that role's defaults for what a host
+    does not set) of every host that configures RoCE QoS - C(gpufabric_fabric) or C(gpufabric_roce_qos_interfaces)
+    set and C(gpufabric_roce_qos_enabled) not false - checked as the M(gpufabric.mlnx.roce_qos) module checks them
+    (P(gpufabric.mlnx.roce_qos_problems#filter)).
+  - The BIOS inputs of every host that sets any (C(gpufabric_platform_bios), C(gpufabric_platform_bios_sriov),
+    C(gpufabric_platform_bios_iommu), C(gpufabric_platform_bios_overrides)) - their shape, as
+    P(gpufabric.mlnx.bios_plan#filter) reads them; what needs the BMC is checked by the platform role.
+  - Every distinct input is checked ONCE, however many hosts share it (hosts are grouped by equal settings), and a
+    problem of an input that several hosts share is one sentence that names them all, for example C(3 hosts (a, b, c)) then the problem.
+  - Each host's variables are read once. Firmware images are checked by the C(gpufabric.mlnx.firmware) role's
+    C(images) tasks (on the controller), not here.
+options:
+  _input:
+    description: The host names to check (for example C(ansible_play_hosts_all)).
+    type: list
+    elements: str
+    required: true
+  hostvars:
+    description: Ansible's C(hostvars).
+    type: dict
+    required: true
+  fabric:
+    description: C(gpufabric_fabric); when null the rail plan is not checked.
+    type: dict
+  rail_hosts:
+    description: The hosts the rail plan covers (C(groups[gpufabric_rail_plan_group])).
+    type: list
+    elements: str
+seealso:
+  - role: gpufabric.mlnx.preflight
+"""
+
+EXAMPLES = r"""
+- name: Every problem of the inventory, no host contacted
+  ansible.builtin.set_fact:
+    problems: >-
+      {{ groups['servers'] | gpufabric.mlnx.inventory_problems(hostvars, fabric=gpufabric_fabric | default(none),
+         rail_hosts=groups['servers']) }}
+  run_once: true
+"""
+
+RETURN = r"""
+_value:
+  description: Sentences, one per problem; empty when the inventory has none.
+  type: list
+  elements: str
+  sample:
+    - "2 hosts (srv-r01-01, srv-r01-02): roce_qos: cnp_dscp=64 is outside 0-63 (allowed: an integer 0-63)."
+"""
+
+from ansible_collections.gpufabric.mlnx.plugins.plugin_utils._preflight import inventory_problems as problems
+from ansible_collections.gpufabric.mlnx.plugins.plugin_utils._filters import filter_errors
+
+
+@filter_errors()
+def inventory_problems(names, hostvars, fabric=None, rail_hosts=None):
+    return problems(names, hostvars, fabric=fabric, rail_hosts=rail_hosts)
+
+
+class FilterModule:
+    def filters(self):
+        return {"inventory_problems": inventory_problems}

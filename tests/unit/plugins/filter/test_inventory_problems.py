@@ -1,0 +1,124 @@
+"""The inventory_problems filter (plugins/plugin_utils/_preflight.py inventory_problems): what the inventory alone
+shows - every distinct matrix, the rail plan, every distinct set of RoCE QoS settings and of BIOS inputs - each
+checked once and named with the hosts that share it. Literal expected values on a small inventory, then the
+property that makes the grouping safe: the problems of the grouped check, each message expanded to its hosts, are
+exactly the problems of checking every host alone."""
+import copy
+import itertools
+import random
+import re
+
+import pytest
+import yaml
+
+from _paths import REPO
+from ansible_collections.gpufabric.mlnx.plugins.filter import inventory_problems as plugin
+from ansible_collections.gpufabric.mlnx.plugins.plugin_utils import _preflight, _roles
+
+inventory_problems = plugin.FilterModule().filters()["inventory_problems"]
+MATRIX = yaml.safe_load((REPO / "inventory/example-1250/group_vars/all/matrix.yml").read_text())["gpufabric_matrix"]
+FABRIC = {"rails": 2, "su_prefix": 26, "racks_per_su": 1,
+          "pools": {"rail0": "198.18.0.0/20", "rail1": "198.18.16.0/20"},
+          "nics": {"pci": ["0000:18:00.0", "0000:40:00.0"]}, "interface_names": ["enp24s0np0", "enp64s0np0"],
+          "mgmt_subnets": ["198.19.0.0/16"]}
+
+
+def host(rack, position, **extra):
+    return dict({"gpufabric_matrix": MATRIX, "gpufabric_fabric": FABRIC, "rack": rack, "position": position,
+                 "ansible_host": "198.19.%d.%d" % (rack, position)}, **extra)
+
+
+def test_a_clean_inventory_has_no_problem():
+    hostvars = {"srv-r01-%02d" % p: host(1, p) for p in (1, 2, 3)}
+    assert inventory_problems(list(hostvars), hostvars, fabric=FABRIC, rail_hosts=list(hostvars)) == []
+
+
+def test_each_surface_named_once_with_the_hosts_that_share_it():
+    bios = {"models": {"PowerEdge XE9680": {"ProcCStates": None}}}
+    hostvars = {
+        "srv-r01-01": host(1, 1, gpufabric_roce_qos_cnp_dscp=64, gpufabric_platform_bios=bios),
+        "srv-r01-02": host(1, 2, gpufabric_roce_qos_cnp_dscp=64, gpufabric_platform_bios=bios),
+        "srv-r01-03": host(1, 3, gpufabric_platform_bios_sriov="yes"),
+        "srv-r01-04": host(1, 3, gpufabric_roce_qos_enabled=False, gpufabric_roce_qos_cnp_dscp=99),   # QoS off
+        "srv-r01-05": {k: v for k, v in host(1, 5).items() if k != "gpufabric_matrix"},
+    }
+    bad_matrix = copy.deepcopy(MATRIX)
+    del bad_matrix["firmware"]["MT_0000000838"]["sha256"]
+    hostvars["srv-r01-05"]["gpufabric_roce_qos_interfaces"] = ["x\"$(reboot)\""]
+    found = inventory_problems(list(hostvars), hostvars, fabric=FABRIC, rail_hosts=list(hostvars))
+    assert found == [
+        "srv-r01-05: gpufabric_matrix is not set (docs/matrix.md)",
+        "hosts.srv-r01-04: rack 1 position 3 is also srv-r01-03's",
+        "2 hosts (srv-r01-01, srv-r01-02): roce_qos: cnp_dscp=64 is outside 0-63 (allowed: an integer 0-63).",
+        "srv-r01-05: roce_qos: interfaces[0]='x\"$(reboot)\"' is not a network interface name (allowed: 1-15 ASCII "
+        "letters, digits and _ . + - (not '.' or '..')).",
+        "2 hosts (srv-r01-01, srv-r01-02): gpufabric_platform_bios.models[\"PowerEdge XE9680\"].ProcCStates: BIOS "
+        "attribute ProcCStates has no value (null): give one, or leave the attribute out to keep the BIOS's value",
+        "srv-r01-03: gpufabric_platform_bios_sriov: must be true (on), false (off) or null (leave the BIOS as it "
+        "is), not the string \"yes\"",
+    ], found                                  # srv-r01-04's cnp_dscp 99 is not checked: it configures no RoCE QoS
+    hostvars["srv-r02-01"] = host(2, 1, gpufabric_matrix=bad_matrix)       # a second, inconsistent matrix
+    found = inventory_problems(["srv-r01-01", "srv-r02-01"], hostvars)
+    assert found == ["gpufabric_matrix of srv-r02-01: gpufabric_matrix.firmware.MT_0000000838.sha256: required: the "
+                     "sha256 of the image file (64 hex digits)",
+                     "srv-r01-01: roce_qos: cnp_dscp=64 is outside 0-63 (allowed: an integer 0-63).",
+                     found[2]], found
+    assert not [line for line in found if "rail" in line]                   # no fabric given: no rail plan
+
+
+def test_a_rail_pool_over_the_management_network_is_a_problem():
+    fabric = dict(FABRIC, pools={"rail0": "198.19.0.0/20", "rail1": "198.18.16.0/20"})
+    hostvars = {"srv-r01-01": host(1, 1, gpufabric_fabric=fabric)}
+    found = inventory_problems(list(hostvars), hostvars, fabric=fabric, rail_hosts=list(hostvars))
+    assert len(found) >= 1 and all("198.19.0.0" in line for line in found), found
+
+
+def test_the_rail_plan_servers_from_the_variables_read_once_are_the_same():
+    from unit.plugins.filter.test_role_filters import HOSTVARS
+    read = _roles.read_vars(list(HOSTVARS), HOSTVARS, _roles.RAIL_PLAN_VARS)
+    assert _roles.rail_plan_servers(list(HOSTVARS), read) == _roles.rail_plan_servers(list(HOSTVARS), HOSTVARS)
+    assert read["srv-r02-04"] == {"rack": "r02"}                 # an undefined template is not read as set
+
+
+def test_role_defaults_are_the_roles_own():
+    defaults = yaml.safe_load((REPO / "roles/roce_qos/defaults/main.yml").read_text())
+    assert _preflight.role_defaults("roce_qos") == defaults and defaults["gpufabric_roce_qos_cnp_dscp"] == 48
+
+
+# ------------------------------------------------------------------------------------------ grouping = per host
+
+VARIANTS = {
+    "gpufabric_roce_qos_cnp_dscp": [48, 64, "x"],
+    "gpufabric_roce_qos_trust": ["dscp", "DSCP", "pcp"],
+    "gpufabric_roce_qos_pfc_priorities": [[3], [8], [3, 3]],
+    "gpufabric_roce_qos_leave": [[], ["trust"], ["cnp_dcsp"]],
+    "gpufabric_platform_bios_overrides": [{}, {"A": None}, {"B": [1]}],
+    "gpufabric_platform_bios_iommu": [None, True, "on"],
+}
+
+
+def expand(problems):
+    """{(host, problem text without the hosts)} of the problems of the grouped check."""
+    out = set()
+    for line in problems:
+        many = re.fullmatch(r"\d+ hosts \(([^)]*)\): (.*)", line, re.S)
+        if many:
+            out.update((name, many.group(2)) for name in many.group(1).split(", "))
+        else:
+            name, rest = line.split(": ", 1)
+            out.add((name, rest))
+    return out
+
+
+@pytest.mark.parametrize("seed", range(5))
+def test_grouped_problems_are_the_per_host_problems(seed):
+    pick = random.Random(seed)
+    hostvars = {}
+    for index in range(40):
+        extra = {key: pick.choice(values) for key, values in VARIANTS.items() if pick.random() < 0.5}
+        hostvars["srv-%02d" % index] = dict(extra, gpufabric_matrix=MATRIX, gpufabric_roce_qos_interfaces=["eth0"])
+    grouped = inventory_problems(list(hostvars), hostvars)
+    alone = set(itertools.chain.from_iterable(
+        ((name, line.split(": ", 1)[1]) for line in inventory_problems([name], hostvars)) for name in hostvars))
+    assert expand(grouped) == alone and alone
+    assert len(grouped) < sum(1 for _ in alone)                 # hosts that share an input share its sentences

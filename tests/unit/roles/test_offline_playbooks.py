@@ -1,0 +1,103 @@
+"""The playbooks that contact no host, called by their FQCN as an installed collection is (tests/_roleplay.py):
+gpufabric.mlnx.check_inventory lists one known problem of every surface (matrix, rail plan, RoCE QoS, BIOS inputs,
+a firmware image on the controller) at once and fails, and passes a clean inventory; gpufabric.mlnx.cabling_plan
+refuses a rail pool over the management addresses as the preflight does. Every host is unreachable (ssh to a
+closed port): the playbooks pass or fail without contacting one."""
+import hashlib
+import os
+
+import yaml
+
+from _roleplay import controller, matrix, run
+from _simhost import device_id
+
+PSID, VERSION, PART = "MT_0000000359", "22.43.1014", "MCX623106AN-CDAT"
+NOWHERE = {"ansible_connection": "ssh", "ansible_port": 9,
+           "ansible_ssh_common_args": "-o ConnectTimeout=5 -o StrictHostKeyChecking=no"}
+FABRIC = {"rails": 2, "su_prefix": 26, "racks_per_su": 1,
+          "pools": {"rail0": "198.18.0.0/20", "rail1": "198.18.16.0/20"}, "nics": {"part_numbers": [PART]},
+          "interface_names": ["enp59s0f0np0", "enp216s0f0np0"], "mgmt_subnets": ["198.19.0.0/16"]}
+CHECK = "Check the inventory without contacting any host (every problem at once)"
+
+
+def site(tmp_path, **pins):
+    """The controller (simulated flint, the pinned image) and the group variables of a clean site."""
+    ctl = controller(tmp_path)
+    image = ctl.mkimage(PSID, VERSION, device_id("ConnectX6DX"))
+    firmware = dict({PSID: {"version": VERSION, "image": os.path.basename(image["path"]), "sha256": image["sha256"],
+                            "part_numbers": [PART]}}, **pins)
+    return ctl, {"gpufabric_matrix": matrix("unit-offline", firmware), "gpufabric_fabric": FABRIC,
+                 "gpufabric_firmware_source_dir": str(ctl.tmp), "gpufabric_report_dir": str(tmp_path / "reports")}
+
+
+def servers(**extra):
+    """Three servers of rack r01 (positions 1-3), ``extra``: {host: more variables}."""
+    return {"srv-r01-%02d" % pos: dict(dict(NOWHERE, ansible_host="127.0.0.%d" % pos, rack="r01", position=pos),
+                                       **extra.get("srv-r01-%02d" % pos, {}))
+            for pos in (1, 2, 3)}
+
+
+def cabling_plan(tmp_path, hosts, group_vars):
+    """gpufabric.mlnx.cabling_plan (a localhost play: the fabric and report folder as its vars)."""
+    text = yaml.safe_dump([{"import_playbook": "gpufabric.mlnx.cabling_plan",
+                            "vars": {key: group_vars[key] for key in ("gpufabric_fabric", "gpufabric_report_dir")}}])
+    return run(tmp_path, hosts, text, group_vars=group_vars)
+
+
+def check_inventory(tmp_path, hosts, group_vars, ctl):
+    return run(tmp_path, hosts, "- import_playbook: gpufabric.mlnx.check_inventory\n", group_vars=group_vars,
+               environ=ctl.env)
+
+
+def test_a_clean_inventory_passes_without_contacting_a_host(tmp_path):
+    ctl, group_vars = site(tmp_path)
+    ran = check_inventory(tmp_path, servers(), group_vars, ctl)
+    assert ran.ok, ran
+    assert ran.task(CHECK, "srv-r01-01", role="preflight")["msg"] == (
+        "3 hosts, matrix unit-offline, the rail plan, the firmware images: no problem")
+    assert all(stats["unreachable"] == 0 for stats in ran.data["stats"].values())   # run once, on the controller
+
+
+def test_one_problem_of_every_surface_at_once(tmp_path):
+    ctl, group_vars = site(tmp_path, MT_0000000838={"version": "28.43.2566", "image": "fw-cx7-missing.bin",
+                                                    "sha256": hashlib.sha256(b"not here").hexdigest(),
+                                                    "part_numbers": ["MCX75310AAS-NEAT"]})
+    bad = dict(group_vars["gpufabric_matrix"], nv_profile_assignments=[{"profile": "nowhere", "part_numbers": [PART]}])
+    hosts = servers(**{
+        "srv-r01-01": {"gpufabric_roce_qos_cnp_dscp": 64},                                       # RoCE QoS
+        "srv-r01-02": {"position": 1,                                                            # rail plan
+                       "gpufabric_platform_bios": {"models": {"PowerEdge XE9680": {"ProcCStates": None}}}},  # BIOS
+        "srv-r01-03": {"gpufabric_matrix": bad}})                                                # matrix
+    ran = check_inventory(tmp_path, hosts, group_vars, ctl)
+    assert not ran.ok
+    msg = ran.task(CHECK, "srv-r01-01", role="preflight")["msg"]
+    text = "\n".join(msg)
+    assert msg[0] == "the inventory has %d problem(s):" % (len(msg) - 1), msg
+    assert "gpufabric_matrix of srv-r01-03: gpufabric_matrix.nv_profile_assignments[0].profile" in text, text
+    assert "hosts.srv-r01-02: rack r01 position 1 is also srv-r01-01's" in msg, text
+    assert "srv-r01-01: roce_qos: cnp_dscp=64 is outside 0-63 (allowed: an integer 0-63)." in msg, text
+    assert ("srv-r01-02: gpufabric_platform_bios.models[\"PowerEdge XE9680\"].ProcCStates: BIOS attribute ProcCStates "
+            "has no value (null)") in text, text
+    assert ("controller (gpufabric_firmware_source_dir %s): images[1] (PSID MT_0000000838, version 28.43.2566, "
+            "%s/fw-cx7-missing.bin): %s/fw-cx7-missing.bin is not a file on this host" % (ctl.tmp, ctl.tmp, ctl.tmp)
+            ) in msg, text
+    assert all(stats["unreachable"] == 0 for stats in ran.data["stats"].values())
+
+
+def test_the_cabling_plan_refuses_a_rail_pool_over_the_management_addresses(tmp_path):
+    ctl, group_vars = site(tmp_path)
+    hosts = servers()
+    hosts["srv-r01-02"]["ansible_host"] = "198.18.0.12"                   # a management address in rail0's pool
+    ran = cabling_plan(tmp_path, hosts, group_vars)
+    assert not ran.ok
+    failure = "\n".join(str(msg) for msg in ran.failures().values())
+    assert "198.18.0.12" in failure and "srv-r01-02" in failure, failure
+    assert not (tmp_path / "reports" / "cabling.csv").exists()
+
+    ran = check_inventory(tmp_path, hosts, group_vars, ctl)              # the offline check refuses the same
+    assert not ran.ok and "198.18.0.12" in "\n".join(ran.task(CHECK, "srv-r01-01", role="preflight")["msg"])
+
+    hosts["srv-r01-02"]["ansible_host"] = "127.0.0.2"
+    ran = cabling_plan(tmp_path, hosts, group_vars)
+    assert ran.ok, ran
+    assert len((tmp_path / "reports" / "cabling.csv").read_text().splitlines()) == 1 + 6   # 3 servers x 2 rails
