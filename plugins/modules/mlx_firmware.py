@@ -281,9 +281,10 @@ def main():
         supports_check_mode=True,
     )
     params = module.params
-    runner = Runner(tool=params["tool"], timeout=params["timeout"])
     try:
+        runner = Runner(tool=params["tool"], timeout=params["timeout"])
         images = firmware.normalize_images(params["images"])
+        devices_.check_names(params["device"])   # before any tool runs
         found = None
         if devices_.needs_discovery(params["device"], None) or any(im["part_numbers"] for im in images):
             found = devices_.discover(runner)

@@ -11,28 +11,44 @@ from __future__ import annotations
 
 from typing import Any
 
+from ansible_collections.gpufabric.mlnx.plugins.module_utils._errors import InvalidValue, MlnxError
 from ansible_collections.gpufabric.mlnx.plugins.module_utils._matrix import firmware_targets, matrix_problems
+from ansible_collections.gpufabric.mlnx.plugins.module_utils._validate import kind_of
 
 
 def problems(devices_by_host: dict, matrix: Any, *, require_devices: bool = True) -> list[str]:
-    """``devices_by_host``: ``{host: mlx_info devices list}``. Returns a list of sentences."""
+    """``devices_by_host``: ``{host: mlx_info devices list}``. Returns a list of sentences; InvalidValue when
+    ``devices_by_host`` is not a mapping (a wrong value in one host's devices is a problem naming that host)."""
+    if not isinstance(devices_by_host, dict):
+        raise InvalidValue("preflight_problems: the input must be a mapping of host name to the devices list "
+                           "gpufabric.mlnx.mlx_info returned there, not %s" % kind_of(devices_by_host),
+                           parameter="_input", allowed="a mapping of host name to a devices list")
     found = list(matrix_problems(matrix))
     if found:
         return found  # device checks need a consistent matrix
     serials = {}
-    for host in sorted(devices_by_host):
+    for host in sorted(devices_by_host, key=str):
         devices = devices_by_host[host]
         if devices is None:
             found.append("%s: its NVIDIA devices could not be read (mlx_info did not run there)" % host)
             continue
+        if not isinstance(devices, list):
+            found.append("%s: devices must be the list gpufabric.mlnx.mlx_info returns, not %s" % (host, kind_of(devices)))
+            continue
         if require_devices and not devices:
             found.append("%s: no NVIDIA NIC/DPU found (lspci shows none)" % host)
             continue
-        for target in firmware_targets(devices, matrix):
+        try:
+            targets = firmware_targets(devices, matrix)
+        except MlnxError as err:   # a malformed device entry: named with its index
+            found.append("%s: %s" % (host, err.msg))
+            continue
+        for target in targets:
             where = "%s %s" % (host, target["address"])
             if target["action"] == "refused":
                 found.append("%s: %s" % (where, target["reason"]))
-            serial = (target.get("serial_number") or "").strip()
+            serial = target.get("serial_number")
+            serial = serial.strip() if isinstance(serial, str) else ""
             if not serial:
                 found.append("%s: the card has no serial number in its VPD ([SN])" % where)
             else:
