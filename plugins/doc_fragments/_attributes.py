@@ -79,7 +79,7 @@ options:
     default: auto
   timeout:
     description:
-      - Seconds one tool invocation may run before it is stopped and the device reported failed.
+      - Seconds one tool invocation may run before it is stopped and the device reported failed; above 0.
     type: int
     default: 900
 notes:

@@ -17,7 +17,7 @@ def roce_qos_script(interfaces, root="/", path="/usr/local/sbin/gpufabric-roce-q
 
 @filter_errors()
 def roce_qos_problems(settings, host, leave=None):
-    return settings_problems(settings, host, leave=leave or ())
+    return settings_problems(settings, host, leave=leave)
 
 
 class FilterModule:

@@ -15,7 +15,7 @@ import re
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
-from ansible_collections.gpufabric.mlnx.plugins.module_utils._errors import DeviceNotFound
+from ansible_collections.gpufabric.mlnx.plugins.module_utils._errors import DeviceNotFound, InvalidValue
 from ansible_collections.gpufabric.mlnx.plugins.module_utils._parsers import parse
 
 if TYPE_CHECKING:  # _runner imports _host, which imports this module
@@ -88,6 +88,7 @@ def select(names: Sequence[str] | None, part_numbers: Sequence[str] | None,
     ``discovered``: the result of ``discover`` (may be None when only explicit addresses
     were named and no discovery was needed). Raises DeviceNotFound listing what is present.
     """
+    check_names(names)
     chosen = []
 
     def add(dev_name):
@@ -118,6 +119,30 @@ def select(names: Sequence[str] | None, part_numbers: Sequence[str] | None,
         for dev in matches:
             add(dev["address"])
     return chosen
+
+
+# A device as a task names it, passed to the tools as one argv word after -d: a PCI address, an mst device path,
+# an RDMA device name, or all. Nothing that the tool would read as an option (a leading "-") or a path elsewhere.
+DEVICE_NAME_RE = re.compile(r"all|/dev/mst/[A-Za-z0-9_.:-]{1,64}|[A-Za-z0-9][A-Za-z0-9_.:-]{0,63}", re.ASCII)
+DEVICE_ALLOWED = ("a PCI address (0000:18:00.0 or 18:00.0), an mst device (/dev/mst/mt4129_pciconf0), an RDMA device "
+                  "(mlx5_0) or all")
+
+
+def check_names(names: object, parameter: str = "device") -> list[str]:
+    """``names`` (None, a name, or a list of names) checked against ``DEVICE_NAME_RE`` before any tool runs;
+    InvalidValue naming ``parameter[i]`` for a name that is none of a PCI address, an mst path or an RDMA name."""
+    if names is None:
+        return []
+    items = [names] if isinstance(names, str) else names
+    if not isinstance(items, list):
+        raise InvalidValue("%s must be a list of devices (%s), not %r" % (parameter, DEVICE_ALLOWED, names),
+                           parameter=parameter, allowed=DEVICE_ALLOWED)
+    for index, name in enumerate(items):
+        if not isinstance(name, str) or not DEVICE_NAME_RE.fullmatch(name):
+            raise InvalidValue("%s[%d]=%r is not a device; allowed: %s. Nothing was run." % (
+                parameter, index, name, DEVICE_ALLOWED), parameter="%s[%d]" % (parameter, index),
+                allowed=DEVICE_ALLOWED)
+    return list(items)
 
 
 def needs_discovery(names: Sequence[str] | None, part_numbers: Sequence[str] | None) -> bool:

@@ -40,9 +40,17 @@ from ansible_collections.gpufabric.mlnx.plugins.module_utils._errors import (
 from ansible_collections.gpufabric.mlnx.plugins.module_utils._host import Result, parallel, plan_all
 from ansible_collections.gpufabric.mlnx.plugins.module_utils._parsers import parse
 from ansible_collections.gpufabric.mlnx.plugins.module_utils._runner import Runner
+from ansible_collections.gpufabric.mlnx.plugins.module_utils._validate import kind_of, quoted
 from ansible_collections.gpufabric.mlnx.plugins.module_utils._versions import FIRMWARE_VERSION_RE, version_key
 
 SHA256_RE = re.compile(r"^[0-9a-f]{64}\Z", re.ASCII)
+# A vendor prefix and digits, as flint prints "PSID": MT_0000000838 (NVIDIA), DEL0000000027 (Dell), HPE0000000058.
+PSID_RE = re.compile(r"^[A-Z]{2,4}_?\d{4,13}\Z", re.ASCII)
+PSID_MAX = 16
+PSID_ALLOWED = ("a vendor prefix and digits as `flint q` prints it, at most %d characters, e.g. MT_0000000838, "
+                "DEL0000000027" % PSID_MAX)
+# NVIDIA ordering part numbers (adapters, DPUs, cables): never a PSID, even when one would match PSID_RE (MCX7531).
+PART_NUMBER_HINT_RE = re.compile(r"^(?:MCX|MBF|MCP|MFS|MMA|MQM|MSN|900-|699-)", re.IGNORECASE | re.ASCII)
 CHUNK = 1024 * 1024
 
 BURN = "burn"
@@ -52,8 +60,33 @@ SKIPPED = "skipped"
 
 # ---------------------------------------------------------------- input
 
+def psid_problem(psid: object) -> str | None:
+    """Why ``psid`` is not a PSID as flint prints it (None when it is one). A part number is named as one: an image
+    keyed by a part number would match no card and silently never be burned."""
+    if not isinstance(psid, str):
+        return "a PSID must be a string like MT_0000000838, not %s" % kind_of(psid)
+    if PART_NUMBER_HINT_RE.match(psid.strip()):
+        hint = ("; this looks like a part number: firmware is keyed by PSID (`flint -d DEVICE q` prints it as "
+                "PSID, e.g. MT_0000000838) and the part numbers go in its part_numbers")
+    elif PSID_RE.match(psid) and len(psid) <= PSID_MAX:
+        return None
+    else:
+        fixed = psid.strip().upper()
+        hint = "; write it as flint prints it: %s" % fixed if PSID_RE.match(fixed) and len(fixed) <= PSID_MAX else ""
+    return "%s is not a PSID (allowed: %s)%s" % (quoted(psid, limit=None), PSID_ALLOWED, hint)
+
+
 def _psid(value):
     return str(value).strip().upper()
+
+
+def _image_psid(value, where):
+    """The PSID of an image entry, upper-cased; InvalidValue naming ``where`` for anything that is not one."""
+    psid = str(value).strip().upper() if isinstance(value, str) else value
+    why = psid_problem(psid)
+    if why:
+        raise InvalidValue("%s: %s" % (where, why), parameter=where, allowed=PSID_ALLOWED)
+    return psid
 
 
 def normalize_images(images: Sequence[object] | None) -> list[dict]:
@@ -87,10 +120,14 @@ def normalize_images(images: Sequence[object] | None) -> list[dict]:
         if not SHA256_RE.match(digest):
             raise InvalidValue("%s.sha256 must be 64 hexadecimal digits (optionally prefixed sha256:), not %r"
                                % (where, raw["sha256"]), parameter=where + ".sha256", allowed=["64 hex digits"])
-        psid = _psid(raw["psid"])
+        psid = _image_psid(raw["psid"], where + ".psid")
         from_psids = []
-        for other in raw.get("from_psids") or []:
-            other = _psid(other)
+        olds = raw.get("from_psids") or []
+        if not isinstance(olds, list):
+            raise InvalidValue("%s.from_psids must be a list of PSIDs, not %s" % (where, kind_of(olds)),
+                               parameter=where + ".from_psids", allowed=PSID_ALLOWED)
+        for number, other in enumerate(olds):
+            other = _image_psid(other, "%s.from_psids[%d]" % (where, number))
             if other != psid and other not in from_psids:
                 from_psids.append(other)
         out.append({

@@ -43,6 +43,7 @@ from ansible_collections.gpufabric.mlnx.plugins.module_utils._parsers.packages i
     parse_dpkg_query,
     parse_rpm_query,
 )
+from ansible_collections.gpufabric.mlnx.plugins.module_utils._validate import check_timeout
 from ansible_collections.gpufabric.mlnx.plugins.module_utils._versions import deb_compare
 
 # Every command runs with these (tools print parseable English).
@@ -101,7 +102,7 @@ class Host:
     def __init__(self, *, root: str = "/", timeout: float = 1800, execute: Callable | None = None,
                  which: Callable[[str], str | None] | None = None):
         self.root = root
-        self.timeout = timeout
+        self.timeout = check_timeout(timeout)
         self.execute = execute or default_execute
         self.which = which or default_which
 

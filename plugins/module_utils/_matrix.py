@@ -24,7 +24,8 @@ from typing import Any, Sequence
 from ansible_collections.gpufabric.mlnx.plugins.module_utils._devices import base_part_number, card_of
 from ansible_collections.gpufabric.mlnx.plugins.module_utils._devices import is_pci
 from ansible_collections.gpufabric.mlnx.plugins.module_utils._errors import InvalidValue, MlnxError
-from ansible_collections.gpufabric.mlnx.plugins.module_utils._firmware import SHA256_RE
+from ansible_collections.gpufabric.mlnx.plugins.module_utils._firmware import SHA256_RE, psid_problem
+from ansible_collections.gpufabric.mlnx.plugins.module_utils._mlxconfig import param_problems
 from ansible_collections.gpufabric.mlnx.plugins.module_utils._profiles import MATCH_KEYS, check_assignments
 from ansible_collections.gpufabric.mlnx.plugins.module_utils._validate import (
     Problems, ProblemsError, check_list, check_mapping, field, is_whole, join_path, kind_of, problem_list, quoted,
@@ -54,11 +55,6 @@ FW_VERSION_RE = re.compile(r"^\d+\.\d+\.\d+\Z", re.ASCII)
 # 24.10-2.1.8.0, 5.8-1.1.2.1, 25.01-0.6.0: what `ofed_info -s` prints after its prefix.
 DRIVER_VERSION_RE = re.compile(r"^\d+\.\d+-\d+(?:\.\d+){1,4}\Z", re.ASCII)
 DRIVER_PREFIX_RE = re.compile(r"^(?:MLNX_OFED_LINUX|OFED-internal|DOCA-OFED|doca-ofed|mlnx-ofed)-(?P<rest>.*?):?\Z", re.ASCII)
-# A vendor prefix and digits, as flint prints "PSID": MT_0000000838 (NVIDIA), DEL0000000027 (Dell).
-PSID_RE = re.compile(r"^[A-Z]{2,4}_?\d{4,13}\Z", re.ASCII)
-PSID_MAX = 16
-# Only for a hint: NVIDIA ordering part numbers (adapters, DPUs, cables).
-PART_NUMBER_HINT_RE = re.compile(r"^(?:MCX|MBF|MCP|MFS|MMA|MQM|MSN|900-|699-)", re.IGNORECASE)
 PACKAGE_NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9.+_-]*\Z", re.ASCII)
 # One exact Debian or RPM version ([epoch:]upstream[-release]); never a range, a glob or "latest".
 PACKAGE_VERSION_RE = re.compile(r"^\d[0-9A-Za-z.+~:_-]*\Z", re.ASCII)
@@ -66,7 +62,6 @@ KERNEL_RE = re.compile(r"^\d+\.\d+[0-9A-Za-z.+_~-]*\Z", re.ASCII)
 URL_RE = re.compile(r"^(?:https?|file)://\S+\Z", re.ASCII)
 NCCL_RE = re.compile(r"^\d+\.\d+\.\d+(?:-\d+)?\Z", re.ASCII)
 SWITCH_OS_VERSION_RE = re.compile(r"^\d+(?:\.\d+)*(?:[-.+_][0-9A-Za-z]+)*\Z", re.ASCII)
-PARAM_RE = re.compile(r"^[A-Za-z][A-Za-z0-9_]*(?:\[\d+(?:\.\.\d+)?\])?\Z", re.ASCII)
 # The device-type tokens mlxconfig and mst print: no dash, no space.
 DEVICE_TYPE_RE = re.compile(r"^(?:ConnectX\d+(?:LX|DX)?|BlueField\d+)\Z", re.ASCII)
 # NVIDIA image names: fw-ConnectX7-rel-28_43_2566-MCX75310AAS-NEA_Ax-UEFI-14.36.21-FlexBoot-3.7.500.bin
@@ -304,21 +299,10 @@ def _check_driver(problems, driver, base):
 # ---------------------------------------------------------------- firmware
 
 def _psid_ok(problems, path, psid):
-    if not isinstance(psid, str):
-        problems.add(path, "a PSID must be a string like MT_0000000838, not %s" % kind_of(psid))
-        return False
-    if PSID_RE.match(psid) and len(psid) <= PSID_MAX:
-        return True
-    hint = ""
-    fixed = psid.strip().upper()
-    if PSID_RE.match(fixed) and len(fixed) <= PSID_MAX:
-        hint = "; write it as flint prints it: %s" % fixed
-    elif PART_NUMBER_HINT_RE.match(psid.strip()):
-        hint = ("; this looks like a part number: firmware is keyed by PSID (`flint -d DEVICE q` prints it as "
-                "PSID, e.g. MT_0000000838) and the part numbers go in its part_numbers")
-    problems.add(path, "%s is not a PSID (allowed: a vendor prefix and digits as `flint q` prints it, at most %d "
-                       "characters, e.g. MT_0000000838, DEL0000000027)%s" % (_quoted(psid), PSID_MAX, hint))
-    return False
+    why = psid_problem(psid)
+    if why:
+        problems.add(path, why)
+    return not why
 
 
 def _check_image(problems, path, value, version, version_path):
@@ -493,14 +477,8 @@ def _check_profiles(problems, profiles, base):
         if not check_mapping(problems, path, params, "mlxconfig parameter -> value"):
             continue
         for param, value in params.items():
-            ppath = join_path(path, param)
-            if not isinstance(param, str) or not PARAM_RE.match(param):
-                problems.add(ppath, "%s is not an mlxconfig parameter name (e.g. LINK_TYPE_P1, SRIOV_EN, "
-                                    "NUM_OF_VFS)" % kind_of(param))
-            if isinstance(value, (bool, int)) or (isinstance(value, str) and value.strip()):
-                continue
-            problems.add(ppath, "must be a value mlxconfig takes - a word such as ETH or force_relax, a number, "
-                                "or true/false - not %s" % kind_of(value))
+            for _what, message in param_problems(param, value):   # the mlxconfig module's own rule
+                problems.add(join_path(path, param), message)
     return good
 
 

@@ -17,7 +17,9 @@ from __future__ import annotations
 import os
 from collections.abc import Callable, Mapping, Sequence
 
+from ansible_collections.gpufabric.mlnx.plugins.module_utils._errors import InvalidValue
 from ansible_collections.gpufabric.mlnx.plugins.module_utils._host import Host
+from ansible_collections.gpufabric.mlnx.plugins.module_utils._validate import IFNAME_ALLOWED, IFNAME_RE
 
 # What the kernel's network drivers of NVIDIA ConnectX / BlueField devices are called in sysfs.
 MLX5_DRIVERS = ("mlx5_core", "mlx5_ib")
@@ -65,9 +67,21 @@ def mgmt_decision(*, explicit: str | None, addresses: Sequence[str], addr_table:
     return {"interfaces": interfaces, "source": source, "on_mlx5": on_mlx5, "evidence": evidence}
 
 
+def check_mgmt_interface(value: object, *, parameter: str = "mgmt_interface") -> str | None:
+    """``value`` when it is one network interface name (or nothing: None); else InvalidValue. A list, a
+    comma- or space-separated string or a glob names no interface of the host, so the guard would check nothing."""
+    if value is None or value == "":
+        return None
+    if isinstance(value, str) and IFNAME_RE.fullmatch(value):
+        return value
+    raise InvalidValue("%s=%r is not one network interface name, so the management guard would check nothing; "
+                       "allowed: one name of %s (e.g. eno1 or bond0). Nothing was changed." % (
+                           parameter, value, IFNAME_ALLOWED), parameter=parameter, allowed=IFNAME_ALLOWED)
+
+
 def mgmt_state(host: Host, params: Mapping) -> dict:
     """``mgmt_decision`` for this host (a ``_host.Host``); ``params``: ``mgmt_interface``, ``mgmt_address``."""
-    explicit = params.get("mgmt_interface")
+    explicit = check_mgmt_interface(params.get("mgmt_interface"))
     addresses = [a for a in (params.get("mgmt_address") or "", ssh_server_address()) if a]
     addr_table = host.addresses() if not explicit else []
     defaults = host.default_route_interfaces() if not explicit else []

@@ -27,7 +27,15 @@ from ansible_collections.gpufabric.mlnx.plugins.module_utils._errors import (
 from ansible_collections.gpufabric.mlnx.plugins.module_utils._parsers import parse
 from ansible_collections.gpufabric.mlnx.plugins.module_utils._host import Result, parallel, plan_all
 from ansible_collections.gpufabric.mlnx.plugins.module_utils._runner import Runner
-from ansible_collections.gpufabric.mlnx.plugins.module_utils._validate import close_names
+from ansible_collections.gpufabric.mlnx.plugins.module_utils._validate import (
+    Problems,
+    ProblemsError,
+    close_names,
+    is_whole,
+    join_path,
+    kind_of,
+    quoted,
+)
 
 ARRAY_KEY_RE = re.compile(r"^(?P<base>[A-Z0-9_]+)\[(?P<index>\d+)\]\Z", re.ASCII)
 ARRAY_RANGE_RE = re.compile(r"^Array\[(?P<lo>\d+)\.\.(?P<hi>\d+)\]\Z", re.ASCII)
@@ -37,17 +45,61 @@ LINK_TYPE_RE = re.compile(r"LINK_TYPE_P[1-9][0-9]?", re.ASCII)
 ETH_ONLY_RULE = "n/a: Ethernet-only card has no LINK_TYPE (its ports are Ethernet)"
 
 
-def normalize_desired(params: Mapping[str, object] | None) -> dict[str, object]:
-    """Upper-case names, ``NAME[0..3]: v`` expanded to one key per index; values kept."""
+# ---------------------------------------------------------------- input
+
+# NAME, NAME[i] or NAME[lo..hi] (any case; upper-cased before use).
+PARAM_NAME_RE = re.compile(r"(?P<base>[A-Za-z][A-Za-z0-9_]{0,63})(?:\[(?P<lo>[0-9]{1,6})(?:\.\.(?P<hi>[0-9]{1,6}))?\])?",
+                           re.ASCII)
+# The highest array index accepted: the largest NV array of the cards captured in tests/fixtures/real is
+# Array[0..15]; 255 leaves room for bigger cards while NAME[0..999999999] cannot expand into a billion keys.
+MAX_ARRAY_INDEX = 255
+# A value as one word of the tool's NAME=VALUE argument: ETH, force_relax, 0x10, True, ETH(2).
+VALUE_RE = re.compile(r"[A-Za-z0-9_.:+()/-]{1,64}", re.ASCII)
+PARAM_ALLOWED = "e.g. LINK_TYPE_P1, SRIOV_EN, NUM_OF_VFS, or NAME[i] / NAME[lo..hi] with indexes 0-%d" % MAX_ARRAY_INDEX
+
+
+def param_problems(name: object, value: object) -> list[tuple[str, str]]:
+    """What is wrong with one NV parameter ``name: value``: ``[("name" | "value", message)]``, [] when nothing.
+    One rule for the module (``normalize_desired``) and the preflight (``_matrix``'s NV profiles)."""
+    out = []
+    match = PARAM_NAME_RE.fullmatch(name) if isinstance(name, str) else None
+    if match is None:
+        out.append(("name", "%s is not an mlxconfig parameter name (%s)" % (kind_of(name), PARAM_ALLOWED)))
+    else:
+        low, high = match.group("lo"), match.group("hi")
+        if low is not None and (int(low) > MAX_ARRAY_INDEX or (high is not None and not
+                                                                  int(low) <= int(high) <= MAX_ARRAY_INDEX)):
+            out.append(("name", "%s is not an index range of an NV array (allowed: indexes 0-%d, lo..hi with lo <= hi)"
+                        % (quoted(name), MAX_ARRAY_INDEX)))
+    if not (is_whole(value) or isinstance(value, bool) or (isinstance(value, str) and VALUE_RE.fullmatch(value.strip()))):
+        out.append(("value", "must be a value mlxconfig takes - a word such as ETH or force_relax, a number, "
+                             "or true/false - not %s" % kind_of(value)))
+    return out
+
+
+def normalize_desired(params: Mapping[str, object] | None, *, option: str = "params") -> dict[str, object]:
+    """Upper-case names, ``NAME[0..3]: v`` expanded to one key per index; values kept. Every name and value is
+    checked first (``param_problems``): ProblemsError naming ``option.NAME`` for each bad one."""
+    problems = Problems()
+    if params is not None and not isinstance(params, dict):
+        problems.add(option, "must be a mapping of NV parameters, not %s" % kind_of(params))
+        raise ProblemsError("mlxconfig: the NV parameters cannot be set", problems, parameter=option)
+    for name, value in (params or {}).items():
+        for _what, message in param_problems(name, value):
+            problems.add(join_path(option, name), message)
+    if problems:
+        raise ProblemsError("mlxconfig: the NV parameters cannot be set", problems, parameter=option)
     out = {}
     for name, value in (params or {}).items():
-        key = str(name).strip().upper()
-        rng = re.match(r"^(?P<base>[A-Z0-9_]+)\[(?P<lo>\d+)\.\.(?P<hi>\d+)\]$", key)
-        if rng:
-            for index in range(int(rng.group("lo")), int(rng.group("hi")) + 1):
-                out["%s[%d]" % (rng.group("base"), index)] = value
+        match = PARAM_NAME_RE.fullmatch(name)
+        base, low, high = match.group("base").upper(), match.group("lo"), match.group("hi")
+        if high is not None:
+            for index in range(int(low), int(high) + 1):
+                out["%s[%d]" % (base, index)] = value
+        elif low is not None:
+            out["%s[%d]" % (base, int(low))] = value
         else:
-            out[key] = value
+            out[base] = value
     return out
 
 
@@ -324,9 +376,12 @@ def drift(params: Mapping[str, dict], desired: Mapping[str, object]) -> dict[str
     ``ok`` (next and running equal the desired value), ``pending`` (next-boot is right, the
     device still runs another value), ``drift`` (next-boot differs), ``n/a`` (the device has no such
     parameter and ``not_applicable`` gives the rule - in ``rule`` - by which ``plan`` leaves it out), ``missing``
-    (the device has no such parameter), ``unknown`` (the device cannot report it). Never raises: for reports.
+    (the device has no such parameter), ``unknown`` (the device cannot report it, or reports something that is
+    not a value). For reports: whatever the device reported, only a ``desired`` the module would refuse raises
+    (ProblemsError).
     """
     out = {}
+    params = params if isinstance(params, Mapping) else {}
     for name, want in normalize_desired(desired).items():
         entry = params.get(name)
         rule = not_applicable(name, params, want)
@@ -336,8 +391,9 @@ def drift(params: Mapping[str, dict], desired: Mapping[str, object]) -> dict[str
         if entry is None:
             out[name] = {"desired": want, "next": None, "current": None, "state": "missing"}
             continue
-        nxt, cur = entry.get("next"), entry.get("current")
-        if values.is_unknown(nxt):
+        nxt, cur = (entry.get("next"), entry.get("current")) if isinstance(entry, Mapping) else (None, None)
+        cur = cur if isinstance(cur, (bool, int, str)) else None
+        if not isinstance(nxt, (bool, int, str)) or values.is_unknown(nxt):
             state = "unknown"
         elif not values.equal(want, nxt):
             state = "drift"

@@ -45,7 +45,8 @@ from ansible_collections.gpufabric.mlnx.plugins.module_utils._errors import (
 from ansible_collections.gpufabric.mlnx.plugins.module_utils._firmware import sha256_file
 from ansible_collections.gpufabric.mlnx.plugins.module_utils._host import Host
 from ansible_collections.gpufabric.mlnx.plugins.module_utils._matrix import matrix_problems
-from ansible_collections.gpufabric.mlnx.plugins.module_utils._mgmt import mgmt_state
+from ansible_collections.gpufabric.mlnx.plugins.module_utils._mgmt import check_mgmt_interface, mgmt_state
+from ansible_collections.gpufabric.mlnx.plugins.module_utils._validate import check_timeout
 from ansible_collections.gpufabric.mlnx.plugins.module_utils._parsers.common import ParseError
 from ansible_collections.gpufabric.mlnx.plugins.module_utils._parsers.ofed_info import parse_ofed_info
 from ansible_collections.gpufabric.mlnx.plugins.module_utils._parsers.packages import (
@@ -625,6 +626,9 @@ def converge(reader: Host, spec: dict, params: Mapping, *, check_mode: bool,
     packages (a tarball's pins), mgmt_interface, mgmt_address, boot_kernel, restart_driver,
     state_dir, boot_id_command, mark_pending, timeout, lock_timeout, package_manager."""
     state = params.get("state") or "query"
+    check_mgmt_interface(params.get("mgmt_interface"))   # before anything is installed; the guard runs at the end
+    for option, default in (("timeout", 30), ("lock_timeout", 300)):
+        check_timeout(params.get(option, default), option)
     manager = params.get("package_manager") or "auto"
     if manager == "auto":
         manager = reader.package_manager()

@@ -20,17 +20,43 @@ import json
 from typing import Any, Collection
 
 from ansible_collections.gpufabric.mlnx.plugins.module_utils._errors import InvalidValue, MlnxError, Refused
-from ansible_collections.gpufabric.mlnx.plugins.module_utils._validate import is_whole
+from ansible_collections.gpufabric.mlnx.plugins.module_utils._validate import IFNAME_ALLOWED, IFNAME_RE, is_whole
 
 SYSCTLS = {"arp_ignore": 1, "arp_announce": 2, "rp_filter": 2}
 SYSCTL_PATH = "/proc/sys/net/ipv4/conf/%s/%s"
 RULE_PRIORITY_BASE = 1000        # rail k: priority 1000 + k, before main (32766)
 ENTRY_KEYS = ("rail", "interface", "address", "prefix", "gateway", "table")
+MAX_RAILS = 64                   # rails 0-63 (the rail plan's bound too)
+MAX_TABLE = 2 ** 32 - 1          # a routing table is a 32-bit number
+# Tables a rail must never take: 0 is "unspec" (ip reads it as "all tables"), 253-255 are the kernel's own.
+RESERVED_TABLES = {0: "unspec", 253: "default", 254: "main", 255: "local"}
+TABLE_ALLOWED = "a whole number 1-%d other than the kernel's own tables 253 (default), 254 (main), 255 (local)" % MAX_TABLE
 
 
 def _bad(host, where, why, allowed):
     return InvalidValue("rails: %s: %s %s; allowed: %s. Nothing was changed." % (host, where, why, allowed),
                         parameter=where, allowed=allowed)
+
+
+def check_entry(host: str, where: str, entry: dict) -> None:
+    """The words of one plan entry that go into argv lists, sysctl paths and the persisted files (netplan,
+    NetworkManager keyfiles, ifupdown stanzas that a shell runs): each of a strict grammar, else InvalidValue."""
+    if not is_whole(entry["rail"]) or not 0 <= entry["rail"] < MAX_RAILS:
+        raise _bad(host, where + ".rail", "is %r" % (entry["rail"],), "a whole number 0-%d" % (MAX_RAILS - 1))
+    if not isinstance(entry["interface"], str) or not IFNAME_RE.fullmatch(entry["interface"]):
+        raise _bad(host, where + ".interface", "is %r, not one network interface name" % (entry["interface"],),
+                   IFNAME_ALLOWED)
+    table = entry["table"]
+    if not is_whole(table) or not 0 <= table <= MAX_TABLE or table in RESERVED_TABLES:
+        why = ("is %r, the kernel's table %s" % (table, RESERVED_TABLES[table]) if is_whole(table) and
+               table in RESERVED_TABLES else "is %r" % (table,))
+        raise _bad(host, where + ".table", why, TABLE_ALLOWED)
+    for key in ("address", "gateway"):
+        if not isinstance(entry[key], str):
+            raise _bad(host, "%s.%s" % (where, key), "is %r, not a string" % (entry[key],), "an IPv4 address")
+    if not is_whole(entry["prefix"]) and not (isinstance(entry["prefix"], str) and entry["prefix"].isascii()
+                                              and entry["prefix"].isdigit()):
+        raise _bad(host, where + ".prefix", "is %r" % (entry["prefix"],), "a prefix length 0-32")
 
 
 def desired_state(host: str, entries: Any, *, mtu: Any = 9000, sysctls: Any = None,
@@ -59,6 +85,7 @@ def desired_state(host: str, entries: Any, *, mtu: Any = 9000, sysctls: Any = No
             lacking = [k for k in ENTRY_KEYS if not isinstance(entry, dict) or entry.get(k) is None]
             raise _bad(host, where, "lacks %s" % ", ".join(lacking),
                        "an entry of gpufabric_rail_plan.hosts[<host>] (%s)" % ", ".join(ENTRY_KEYS))
+        check_entry(host, where, entry)
         try:
             iface = ipaddress.IPv4Interface("%s/%s" % (entry["address"], entry["prefix"]))
             gateway = ipaddress.IPv4Address(entry["gateway"])
@@ -67,7 +94,7 @@ def desired_state(host: str, entries: Any, *, mtu: Any = 9000, sysctls: Any = No
         if gateway not in iface.network:
             raise _bad(host, where, "gateway %s is outside %s" % (gateway, iface.network), "an address of the rail's "
                        "network")
-        name = str(entry["interface"])
+        name = entry["interface"]
         if name in mgmt_interfaces:
             raise Refused("rails: %s: %s puts rail %s on %s, the management interface. Nothing was changed."
                           % (host, where, entry["rail"], name), device=name, parameter=where)
@@ -77,8 +104,8 @@ def desired_state(host: str, entries: Any, *, mtu: Any = 9000, sysctls: Any = No
                            "interface, table and address")
             seen[(key, value)] = where
         out.append({"rail": entry["rail"], "interface": name, "address": str(iface.ip), "prefix": iface.network.prefixlen,
-                    "network": str(iface.network), "gateway": str(gateway), "table": int(entry["table"]),
-                    "priority": RULE_PRIORITY_BASE + int(entry["rail"])})
+                    "network": str(iface.network), "gateway": str(gateway), "table": entry["table"],
+                    "priority": RULE_PRIORITY_BASE + entry["rail"]})
     return {"rails": out, "mtu": mtu, "sysctls": wanted_sysctls}
 
 

@@ -28,7 +28,7 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from ansible_collections.gpufabric.mlnx.plugins.module_utils._errors import (
@@ -40,11 +40,17 @@ from ansible_collections.gpufabric.mlnx.plugins.module_utils._errors import (
     ToolNotFound,
 )
 from ansible_collections.gpufabric.mlnx.plugins.module_utils._host import Host, parallel, plan_all
-from ansible_collections.gpufabric.mlnx.plugins.module_utils._mgmt import MLX5_DRIVERS, mgmt_state
+from ansible_collections.gpufabric.mlnx.plugins.module_utils._mgmt import MLX5_DRIVERS, check_mgmt_interface, mgmt_state
 from ansible_collections.gpufabric.mlnx.plugins.module_utils._parsers.common import ParseError
 from ansible_collections.gpufabric.mlnx.plugins.module_utils._parsers.mlnx_qos import parse_mlnx_qos
 from ansible_collections.gpufabric.mlnx.plugins.module_utils._parsers.sysfs import parse_traffic_class
-from ansible_collections.gpufabric.mlnx.plugins.module_utils._validate import IFNAME_ALLOWED, IFNAME_RE, Problems, is_whole
+from ansible_collections.gpufabric.mlnx.plugins.module_utils._validate import (
+    IFNAME_ALLOWED,
+    IFNAME_RE,
+    Problems,
+    close_names,
+    is_whole,
+)
 
 # The tools this module runs, with the package that ships them.
 TOOLS = {
@@ -65,6 +71,9 @@ DEFAULTS = {
     "tsa": None,
     "tc_bw": None,
 }
+# The settings ``leave`` may name (a default Ansible cannot pass as null), and every option of the module.
+LEAVE = ("trust", "pfc_priorities", "cnp_dscp", "cnp_802p_prio", "cma_roce_tos", "traffic_class")
+OPTIONS = ("interfaces",) + tuple(DEFAULTS) + ("mgmt_interface", "mgmt_address", "allow_mgmt", "leave", "root", "timeout")
 # Settings in the order they are reported and written.
 QOS_KEYS = ("trust", "pfc", "prio_tc", "tsa", "tc_bw")
 ETS_KEYS = ("prio_tc", "tsa", "tc_bw")
@@ -171,6 +180,24 @@ def _interfaces(value):
     return out
 
 
+def read_leave(value: Any) -> list[str]:
+    """The ``leave`` option: a list of names of LEAVE (None or [] for none); BadSetting naming ``leave[i]`` and the
+    closest name for anything else."""
+    if value is None:
+        return []
+    if not isinstance(value, list):
+        detail = "leave=%r is not a list (allowed: a list of %s)" % (value, ", ".join(LEAVE))
+        raise BadSetting("roce_qos: %s. Nothing was changed." % detail, detail, parameter="leave", allowed=list(LEAVE))
+    for index, name in enumerate(value):
+        if name not in LEAVE:
+            guess = close_names(name, LEAVE) if isinstance(name, str) else []
+            detail = "leave[%d]=%r is not a setting the module can leave%s (allowed: %s)" % (
+                index, name, "; did you mean %s?" % guess[0] if guess else "", ", ".join(LEAVE))
+            raise BadSetting("roce_qos: %s. Nothing was changed." % detail, detail, parameter="leave[%d]" % index,
+                             allowed=list(LEAVE))
+    return list(dict.fromkeys(value))
+
+
 def desired_state(params: Mapping) -> tuple[list[str], dict]:
     """The options (``interfaces`` + the settings of DEFAULTS) -> ``(interfaces, desired)``.
 
@@ -182,8 +209,10 @@ def desired_state(params: Mapping) -> tuple[list[str], dict]:
     if not isinstance(params, dict):
         raise InvalidValue("roce_qos: the options must be a mapping, not %r" % (params,), parameter="options")
     ifaces = _interfaces(params.get("interfaces"))
+    check_mgmt_interface(params.get("mgmt_interface"))
     opts = dict(DEFAULTS)
     opts.update({k: v for k, v in params.items() if k in DEFAULTS})
+    opts.update({key: None for key in read_leave(params.get("leave"))})
     desired = {}
     trust = opts["trust"]
     if trust is not None:
@@ -222,7 +251,7 @@ def desired_state(params: Mapping) -> tuple[list[str], dict]:
     return ifaces, desired
 
 
-def settings_problems(params: Any, host: str, *, leave: Iterable[str] = ()) -> list[str]:
+def settings_problems(params: Any, host: str, *, leave: Any = ()) -> list[str]:
     """Every bad value among the options in ``params`` (the module's, ``interfaces`` included when given), each as
     ``HOST: roce_qos: OPTION=VALUE WHY (allowed: ...).``; [] when all are good. Options named in ``leave`` are not
     checked (the module leaves them). The checks are desired_state's own: a bad option is set aside and the others
@@ -231,8 +260,25 @@ def settings_problems(params: Any, host: str, *, leave: Iterable[str] = ()) -> l
     if not isinstance(params, dict):
         problems.add("roce_qos", "the settings must be a mapping, not %r" % (params,))
         return list(problems)
+    for key in params:
+        if key not in OPTIONS:   # the module refuses an unknown option: so does the preflight
+            guess = close_names(key, OPTIONS) if isinstance(key, str) else []
+            problems.add("roce_qos", "%r is not an option of the roce_qos module%s (allowed: %s)." % (
+                key, "; did you mean %s?" % guess[0] if guess else "", ", ".join(OPTIONS)))
+    left = []
+    for given in (params.get("leave"), leave):
+        if given is None or given == ():
+            continue
+        try:
+            left += read_leave(list(given) if isinstance(given, tuple) else given)
+        except BadSetting as err:
+            problems.add("roce_qos", err.detail + ".")
+    try:
+        check_mgmt_interface(params.get("mgmt_interface"))
+    except InvalidValue as err:
+        problems.add("roce_qos", err.msg)
     opts = {key: params.get(key, DEFAULTS[key]) for key in DEFAULTS}
-    opts.update({key: None for key in leave or () if key in opts})
+    opts.update({key: None for key in left})
     if params.get("interfaces"):
         try:
             _interfaces(params["interfaces"])

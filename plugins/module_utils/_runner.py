@@ -20,6 +20,7 @@ from collections.abc import Callable, Sequence
 
 from ansible_collections.gpufabric.mlnx.plugins.module_utils._errors import ToolFailed, ToolNotFound
 from ansible_collections.gpufabric.mlnx.plugins.module_utils._host import Host, Result
+from ansible_collections.gpufabric.mlnx.plugins.module_utils._validate import check_timeout
 
 # role -> binary name, per family. ``None``: the family has no such tool.
 TOOLSETS = {
@@ -77,7 +78,7 @@ class Runner:
         if tool not in ("auto", "mft", "mstflint"):
             raise ValueError("tool must be one of auto, mft, mstflint, not %r" % (tool,))
         self.requested = tool
-        self.timeout = timeout
+        self.timeout = check_timeout(timeout)
         self.semaphore_retries = semaphore_retries
         self.retry_delay = retry_delay
         self.host = host or Host(timeout=timeout, execute=execute, which=which)

@@ -231,6 +231,17 @@ def read_whole(problems: Problems, path: str, value: Any, low: int, high: int, w
     return None
 
 
+def check_timeout(value: Any, parameter: str = "timeout") -> float:
+    """``value`` when it is a number of seconds above 0 (a whole number or a finite float, never a boolean); else
+    InvalidValue naming ``parameter``. A timeout of 0 or below would stop every command at once (or never)."""
+    if (is_whole(value) or isinstance(value, float)) and 0 < value < float("inf"):
+        return value
+    allowed = "a number of seconds above 0"
+    shown = repr(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else kind_of(value)
+    raise InvalidValue("%s=%s is not a timeout; allowed: %s. Nothing was changed." % (parameter, shown, allowed),
+                       parameter=parameter, allowed=allowed)
+
+
 def read_choice(problems: Problems, path: str, value: Any, allowed: Sequence[str]) -> str | None:
     """One of ``allowed`` (a string), or None after adding a problem."""
     if isinstance(value, str) and value in allowed:

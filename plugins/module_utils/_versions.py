@@ -38,7 +38,7 @@ def driver_key(version: object) -> tuple[tuple[int, ...], tuple[int, ...]] | Non
     """
     if not isinstance(version, str):
         return None
-    match = re.match(r"^\s*(\d+(?:\.\d+)*)-(\d+(?:\.\d+)*)\s*$", version)
+    match = re.fullmatch(r"\s*(\d+(?:\.\d+)*)-(\d+(?:\.\d+)*)\s*", version, re.ASCII)
     if not match:
         return None
     release = tuple(int(x) for x in match.group(1).split("."))

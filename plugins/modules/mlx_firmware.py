@@ -299,9 +299,10 @@ def main():
         supports_check_mode=True,
     )
     params = module.params
-    runner = Runner(tool=params["tool"], timeout=params["timeout"])
     try:
+        runner = Runner(tool=params["tool"], timeout=params["timeout"])
         images = firmware.normalize_images(params["images"])
+        devices_.check_names(params["device"])   # before any tool runs
         if params["verify_only"]:
             module.exit_json(changed=False, image_problems=firmware.images_problems(runner, images),
                              msg="%d image(s) verified" % len(images))

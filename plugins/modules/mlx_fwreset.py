@@ -248,6 +248,7 @@ from ansible.module_utils.basic import AnsibleModule
 from ansible_collections.gpufabric.mlnx.plugins.module_utils import _devices as devices_
 from ansible_collections.gpufabric.mlnx.plugins.module_utils._errors import MlnxError, ToolNotFound
 from ansible_collections.gpufabric.mlnx.plugins.module_utils._fwreset import converge, mgmt_cards, normalize_level, summary
+from ansible_collections.gpufabric.mlnx.plugins.module_utils._mgmt import check_mgmt_interface
 from ansible_collections.gpufabric.mlnx.plugins.module_utils._runner import TOOL_ARGSPEC, Runner
 
 
@@ -267,8 +268,10 @@ def main():
         supports_check_mode=True,
     )
     params = module.params
-    runner = Runner(tool=params["tool"], timeout=params["timeout"])
     try:
+        runner = Runner(tool=params["tool"], timeout=params["timeout"])
+        check_mgmt_interface(params["mgmt_interface"])   # before any tool runs
+        devices_.check_names(params["device"])
         level = normalize_level(params["level"])
         names = params["device"]
         found = None

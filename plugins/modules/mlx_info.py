@@ -316,8 +316,8 @@ def main():
         ),
         supports_check_mode=True,
     )
-    runner = Runner(tool=module.params["tool"], timeout=module.params["timeout"])
     try:
+        runner = Runner(tool=module.params["tool"], timeout=module.params["timeout"])
         result = gather(runner, nv_config=module.params["nv_config"], start_mst=module.params["start_mst"],
                         check_mode=module.check_mode, host=runner.host)
     except MlnxError as err:

@@ -31,6 +31,8 @@ options:
     description:
       - Devices to configure. Each is a PCI address (V(18:00.0) or V(0000:18:00.0)), an C(/dev/mst) path or
         RDMA device name (MFT only; passed to the tool as written), or V(all) for function 0 of every NVIDIA card.
+      - Anything else (a word starting with C(-), a blank, a shell character, a path outside C(/dev/mst)) is refused
+        before any tool runs.
       - Both functions of a dual-port card share the global parameters; port parameters carry C(_P1)/C(_P2).
     type: list
     elements: str
@@ -45,8 +47,11 @@ options:
     description:
       - Desired next-boot values, a mapping of parameter name to value. Names as C(mlxconfig) prints them
         (case-insensitive), port parameters with C(_P1)/C(_P2), array elements as C(NAME[3]), or C(NAME[0..7])
-        for one value on a range.
-      - Values as YAML booleans, numbers, names (any case) or the printed form C(NAME(n\)).
+        for one value on a range. Indexes are 0-255 (the largest NV array of the cards in the repository's real
+        captures is C(Array[0..15])), so a range such as C(NUM_OF_VFS[0..999999999]) is refused before it is expanded.
+      - Values as YAML booleans, numbers, names (any case) or the printed form C(NAME(n\)); one word of ASCII letters,
+        digits and the characters C(_.:+-/(\)). A list, a mapping or null is refused. Every name and value is checked before any
+        tool runs, with the rule the matrix check uses for NV profiles.
       - Required unless O(configs) is given.
     type: dict
   configs:
@@ -200,7 +205,7 @@ from ansible.module_utils.basic import AnsibleModule
 
 from ansible_collections.gpufabric.mlnx.plugins.module_utils import _devices as devices_
 from ansible_collections.gpufabric.mlnx.plugins.module_utils._errors import MlnxError
-from ansible_collections.gpufabric.mlnx.plugins.module_utils._mlxconfig import converge_each, per_device
+from ansible_collections.gpufabric.mlnx.plugins.module_utils._mlxconfig import converge_each, normalize_desired, per_device
 from ansible_collections.gpufabric.mlnx.plugins.module_utils._runner import TOOL_ARGSPEC, Runner
 
 CONFIG_SPEC = dict(
@@ -230,8 +235,12 @@ def main():
     params = module.params
     configs = params["configs"] if params["configs"] is not None else [
         dict(name=None, device=params["device"], part_number=params["part_number"], params=params["params"])]
-    runner = Runner(tool=params["tool"], timeout=params["timeout"])
     try:
+        for index, config in enumerate(configs):   # every device name and NV parameter, before any tool runs
+            where = "configs[%d]" % index if params["configs"] is not None else None
+            devices_.check_names(config["device"], "%s.device" % where if where else "device")
+            normalize_desired(config["params"], option="%s.params" % where if where else "params")
+        runner = Runner(tool=params["tool"], timeout=params["timeout"])
         found = None
         if any(devices_.needs_discovery(c["device"], c["part_number"]) for c in configs):
             found = devices_.discover(runner)

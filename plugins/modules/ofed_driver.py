@@ -147,11 +147,11 @@ options:
     type: list
     elements: str
   timeout:
-    description: Seconds a repository may take to answer (apt C(Acquire::http::Timeout)).
+    description: Seconds a repository may take to answer (apt C(Acquire::http::Timeout)); above 0.
     type: int
     default: 30
   lock_timeout:
-    description: Seconds C(apt-get install) waits for the dpkg lock (C(DPkg::Lock::Timeout)).
+    description: Seconds C(apt-get install) waits for the dpkg lock (C(DPkg::Lock::Timeout)); above 0.
     type: int
     default: 300
 notes:

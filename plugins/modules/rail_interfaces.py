@@ -29,8 +29,12 @@ extends_documentation_fragment:
   - gpufabric.mlnx._attributes.full
 options:
   rails:
-    description: The host's entries of the rail plan (C(gpufabric_rail_plan.hosts[inventory_hostname])) - each with
-      C(rail), C(interface), C(address), C(prefix), C(gateway) and C(table).
+    description:
+      - The host's entries of the rail plan (C(gpufabric_rail_plan.hosts[inventory_hostname])) - each with
+        C(rail), C(interface), C(address), C(prefix), C(gateway) and C(table).
+      - Checked before anything runs on the host (the management guard reads C(ibdev2netdev)) - C(rail) 0-63,
+        C(interface) one name of 1-15 ASCII letters, digits and C(_ . + -), C(table) a whole number 1-4294967295
+        other than the kernel's own tables 253 (default), 254 (main) and 255 (local).
     type: list
     elements: dict
     required: true
@@ -46,7 +50,8 @@ options:
     type: dict
     default: {arp_ignore: 1, arp_announce: 2, rp_filter: 2}
   mgmt_interface:
-    description: The management interface; empty - found from the address Ansible connects to and the default route.
+    description: The management interface (one interface name); empty - found from the address Ansible connects to
+      and the default route.
     type: str
   root:
     description: Where procfs is, as a prefix of V(/proc) - V(/) on a real host.
@@ -118,9 +123,12 @@ def main():
     )
     params = module.params
     reader = Host(root=params["root"])
+    host = params["host"] or socket.gethostname()
     try:
+        # every option is checked before anything runs on the host (the guard below runs ibdev2netdev)
+        _rails.desired_state(host, params["rails"], mtu=params["mtu"], sysctls=params["sysctls"])
         mgmt = mgmt_state(reader, {"mgmt_interface": params["mgmt_interface"], "mgmt_address": None})
-        result = _rails.converge(reader, params["host"] or socket.gethostname(), params["rails"], mtu=params["mtu"],
+        result = _rails.converge(reader, host, params["rails"], mtu=params["mtu"],
                                  sysctls=params["sysctls"], mgmt_interfaces=set(mgmt["interfaces"]) | set(mgmt["evidence"]),
                                  check_mode=module.check_mode)
     except MlnxError as err:

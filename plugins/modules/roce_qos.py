@@ -35,75 +35,73 @@ options:
     description:
       - The network interfaces to configure, for example the compute rails V(enp24s0np0), V(enp41s0np0).
       - Each must exist and sit on an mlx5 device; the error lists the mlx5 interfaces the host has.
-    type: list
-    elements: str
+      - This option and the settings below are checked by the module itself, with the check of
+        P(gpufabric.mlnx.roce_qos_problems#filter) (one rule, so the preflight refuses exactly what the module
+        refuses) - a list of names (one name alone is taken as a list of one), each of 1-15 ASCII letters, digits and
+        C(_ . + -).
+    type: raw
     required: true
   trust:
     description:
       - Priority trust state (C(mlnx_qos --trust)). V(dscp) classifies by the IP DSCP (routed RoCE, the usual choice),
-        V(pcp) by the VLAN 802.1p priority.
-    type: str
-    choices: [dscp, pcp]
+        V(pcp) by the VLAN 802.1p priority. One of V(dscp), V(pcp) (in any case).
+    type: raw
     default: dscp
   pfc_priorities:
     description:
       - The priorities with priority flow control; all others get none (C(mlnx_qos --pfc 0,0,0,1,0,0,0,0) for V([3])).
         Each 0-7.
       - With the default dscp to priority map, DSCP 26 (ToS 106) is priority 3.
-    type: list
-    elements: int
+    type: raw
     default: [3]
   ecn_priorities:
     description:
       - The priorities whose ECN is enabled on both the notification point (C(ecn/roce_np/enable/P)) and the reaction
         point (C(ecn/roce_rp/enable/P)). Other priorities are not touched. Default is O(pfc_priorities).
-    type: list
-    elements: int
+    type: raw
   cnp_dscp:
     description: DSCP of the congestion notification packets this host sends (C(ecn/roce_np/cnp_dscp)), 0-63.
-    type: int
+    type: raw
     default: 48
   cnp_802p_prio:
     description: 802.1p priority of the congestion notification packets (C(ecn/roce_np/cnp_802p_prio)), 0-7.
-    type: int
+    type: raw
     default: 6
   cma_roce_tos:
     description:
       - Default ToS of RDMA-CM connections of the interface's RDMA device and port, 0-255 (C(cma_roce_tos -t)).
         V(106) is DSCP 26 with ECN capable transport (26 << 2 | 2).
-    type: int
+    type: raw
     default: 106
   traffic_class:
     description:
       - The global traffic class (ToS) of verbs traffic of the RDMA device and port, 0-255
         (C(/sys/class/infiniband/DEV/tc/PORT/traffic_class), provided by the mlx5_ib of DOCA-OFED / MLNX_OFED, not by
         the inbox driver; set V(null) there).
-    type: int
+    type: raw
     default: 106
   prio_tc:
     description:
       - Priority to traffic class map, 8 values 0-7, one per priority (C(mlnx_qos --prio_tc)). Left alone when not given.
-    type: list
-    elements: int
+    type: raw
   tsa:
     description:
       - Transmission selection algorithm per traffic class, 8 of V(ets), V(strict), V(vendor) (C(mlnx_qos --tsa)).
         Left alone when not given.
-    type: list
-    elements: str
+    type: raw
   tc_bw:
     description:
       - Minimal bandwidth share per traffic class in percent, 8 values (C(mlnx_qos --tcbw)). The ETS classes must add
         up to 100 and a strict or vendor class must have 0. Left alone when not given.
-    type: list
-    elements: int
+    type: raw
   mgmt_interface:
     description:
       - The interface that carries the management connection (a bond, VLAN or bridge is followed down to its ports).
         By default it is found as the ofed role does - the interface holding O(mgmt_address) or the address SSH
         connected to, and the interface of the default route.
       - Naming it in O(interfaces) is refused unless O(allow_mgmt=true).
-    type: str
+      - One interface name (not a list, not several names in one string, which would make the guard check nothing).
+    type: raw
   mgmt_address:
     description: The address Ansible reaches the host on (the role passes C(ansible_host)), to find O(mgmt_interface).
     type: str
@@ -115,9 +113,9 @@ options:
     description:
       - Settings to leave as they are, for example V(traffic_class) on the inbox driver, which has no such attribute.
         Ansible cannot pass V(null) for a setting with a default, so this is how one is switched off.
-    type: list
-    elements: str
-    choices: [trust, pfc_priorities, cnp_dscp, cnp_802p_prio, cma_roce_tos, traffic_class]
+      - A list of V(trust), V(pfc_priorities), V(cnp_dscp), V(cnp_802p_prio), V(cma_roce_tos), V(traffic_class); a
+        misspelt name is refused with the closest one.
+    type: raw
     default: []
   root:
     description:
@@ -126,7 +124,7 @@ options:
     type: path
     default: /
   timeout:
-    description: Seconds one tool invocation may run before it is stopped.
+    description: Seconds one tool invocation may run before it is stopped; above 0.
     type: int
     default: 60
 notes:
@@ -281,32 +279,33 @@ from ansible_collections.gpufabric.mlnx.plugins.module_utils._host import Host
 from ansible_collections.gpufabric.mlnx.plugins.module_utils._roce_qos import converge, summary
 
 
+# The settings are "raw": the core checks them (_roce_qos.desired_state, also the check of the roce_qos_problems
+# filter), so Ansible's own conversions (int("\u0663") is 3, "a,b" is a list) cannot make the module take what the
+# preflight refuses.
+ARGUMENT_SPEC = dict(
+    interfaces=dict(type="raw", required=True),
+    trust=dict(type="raw", default="dscp"),
+    pfc_priorities=dict(type="raw", default=[3]),
+    ecn_priorities=dict(type="raw"),
+    cnp_dscp=dict(type="raw", default=48),
+    cnp_802p_prio=dict(type="raw", default=6),
+    cma_roce_tos=dict(type="raw", default=106),
+    traffic_class=dict(type="raw", default=106),
+    prio_tc=dict(type="raw"),
+    tsa=dict(type="raw"),
+    tc_bw=dict(type="raw"),
+    mgmt_interface=dict(type="raw"),
+    mgmt_address=dict(type="str"),
+    allow_mgmt=dict(type="bool", default=False),
+    leave=dict(type="raw", default=[]),
+    root=dict(type="path", default="/"),
+    timeout=dict(type="int", default=60),
+)
+
+
 def main():
-    module = AnsibleModule(
-        argument_spec=dict(
-            interfaces=dict(type="list", elements="str", required=True),
-            trust=dict(type="str", default="dscp", choices=["dscp", "pcp"]),
-            pfc_priorities=dict(type="list", elements="int", default=[3]),
-            ecn_priorities=dict(type="list", elements="int"),
-            cnp_dscp=dict(type="int", default=48),
-            cnp_802p_prio=dict(type="int", default=6),
-            cma_roce_tos=dict(type="int", default=106),
-            traffic_class=dict(type="int", default=106),
-            prio_tc=dict(type="list", elements="int"),
-            tsa=dict(type="list", elements="str"),
-            tc_bw=dict(type="list", elements="int"),
-            mgmt_interface=dict(type="str"),
-            mgmt_address=dict(type="str"),
-            allow_mgmt=dict(type="bool", default=False),
-            leave=dict(type="list", elements="str", default=[],
-                       choices=["trust", "pfc_priorities", "cnp_dscp", "cnp_802p_prio", "cma_roce_tos", "traffic_class"]),
-            root=dict(type="path", default="/"),
-            timeout=dict(type="int", default=60),
-        ),
-        supports_check_mode=True,
-    )
+    module = AnsibleModule(argument_spec=ARGUMENT_SPEC, supports_check_mode=True)
     params = dict(module.params)
-    params.update((key, None) for key in module.params["leave"])
     try:
         result = converge(Host(root=params["root"], timeout=params["timeout"]), params, check_mode=module.check_mode)
     except MlnxError as err:

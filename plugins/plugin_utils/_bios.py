@@ -167,7 +167,8 @@ def _check_value(problems, name, value, path, entry, current_value, model):
     if entry is not None and entry.get("ReadOnly") is True:
         problems.add(path, "BIOS attribute %s is read-only on this BIOS (%s): leave it out" % (name, model))
         return False
-    kind = entry.get("Type") if entry is not None and entry.get("Type") in _TYPES else _kind_of_current(current_value)
+    registered = entry.get("Type") if entry is not None else None
+    kind = registered if isinstance(registered, str) and registered in _TYPES else _kind_of_current(current_value)
     types = _TYPES.get(kind)
     if types and (not isinstance(value, types) or (bool not in types and isinstance(value, bool))):
         problems.add(path, "BIOS attribute %s is of type %s on this BIOS (%s), not %s%s" % (

@@ -79,7 +79,7 @@ CARD_RE = re.compile(r"^(?:[0-9a-fA-F]{4}:)?[0-9a-fA-F]{2}:[0-9a-fA-F]{2}(?:\.[0
 # are NVIDIA board numbers of cards built into NVIDIA systems.
 NVIDIA_PART_RE = re.compile(r"^(?:MCX|MBF|MBE|900-9|699-|920-)", re.IGNORECASE)
 # A PSID: vendor prefix and digits, as flint prints it (MT_0000000838, DEL0000000027, HP_0000000009).
-PSID_VENDOR_RE = re.compile(r"^([A-Z]{2,3}_?)\d")
+PSID_VENDOR_RE = re.compile(r"^([A-Z]{2,3}_?)\d", re.ASCII)
 NVIDIA_PSID_PREFIX = "MT_"
 # Vendor symbols seen on OEM Mellanox/NVIDIA cards (the PSID's first characters).
 PSID_VENDORS = {"MT_": "NVIDIA", "DEL": "Dell", "HP_": "HPE", "LNV": "Lenovo", "IBM": "IBM", "SM_": "Supermicro",
@@ -92,8 +92,8 @@ NVIDIA_SERIAL_TEXT = "MT + 2-digit year + 2-digit week (01-53) + one letter + 5 
 # Text that fills a VPD [SN] nobody programmed.
 PLACEHOLDER_SERIALS = ("N/A", "NA", "NONE", "NULL", "UNKNOWN", "DEFAULT STRING", "TO BE FILLED BY O.E.M.",
                        "SERIAL", "SN", "0123456789", "123456789", "1234567890")
-SPEED_RE = re.compile(r"(\d+(?:\.\d+)?)")
-WIDTH_RE = re.compile(r"(\d+)")
+SPEED_RE = re.compile(r"(\d+(?:\.\d+)?)", re.ASCII)
+WIDTH_RE = re.compile(r"(\d+)", re.ASCII)
 
 FINDING_KEYS = ("severity", "host", "slot", "address", "check", "part_number", "serial", "psid", "expected",
                 "found", "message")

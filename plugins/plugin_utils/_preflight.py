@@ -23,7 +23,7 @@ from typing import Any
 
 import yaml
 
-from ansible_collections.gpufabric.mlnx.plugins.module_utils._errors import InvalidValue
+from ansible_collections.gpufabric.mlnx.plugins.module_utils._errors import InvalidValue, MlnxError
 from ansible_collections.gpufabric.mlnx.plugins.module_utils._matrix import firmware_targets, matrix_problems
 from ansible_collections.gpufabric.mlnx.plugins.module_utils._roce_qos import settings_problems
 from ansible_collections.gpufabric.mlnx.plugins.module_utils._validate import kind_of
@@ -158,6 +158,10 @@ def problems(devices_by_host: dict, matrix: Any, *, require_devices: bool = True
              unreachable: Mapping[str, Any] | None = None) -> list[str]:
     """``devices_by_host``: ``{host: mlx_info devices list}``; ``unreachable``: ``{host: why}`` of the hosts the
     preflight could not reach (one sentence each, first: the rollout leaves them out). Returns a list of sentences."""
+    if not isinstance(devices_by_host, dict):
+        raise InvalidValue("preflight_problems: the input must be a mapping of host name to the devices list "
+                           "gpufabric.mlnx.mlx_info returned there, not %s" % kind_of(devices_by_host),
+                           parameter="_input", allowed="a mapping of host name to a devices list")
     if unreachable is not None and not isinstance(unreachable, Mapping):
         raise InvalidValue("preflight_problems: unreachable must be a mapping of host name to the reason, not %s"
                            % kind_of(unreachable), parameter="unreachable", allowed="a mapping of host to reason")
@@ -169,19 +173,28 @@ def problems(devices_by_host: dict, matrix: Any, *, require_devices: bool = True
         return found + matrix_found  # device checks need a consistent matrix
     devices_by_host = {host: devices for host, devices in devices_by_host.items() if host not in gone}
     serials = {}
-    for host in sorted(devices_by_host):
+    for host in sorted(devices_by_host, key=str):
         devices = devices_by_host[host]
         if devices is None:
             found.append("%s: its NVIDIA devices could not be read (mlx_info did not run there)" % host)
             continue
+        if not isinstance(devices, list):
+            found.append("%s: devices must be the list gpufabric.mlnx.mlx_info returns, not %s" % (host, kind_of(devices)))
+            continue
         if require_devices and not devices:
             found.append("%s: no NVIDIA NIC/DPU found (lspci shows none)" % host)
             continue
-        for target in firmware_targets(devices, matrix):
+        try:
+            targets = firmware_targets(devices, matrix)
+        except MlnxError as err:   # a malformed device entry: named with its index
+            found.append("%s: %s" % (host, err.msg))
+            continue
+        for target in targets:
             where = "%s %s" % (host, target["address"])
             if target["action"] == "refused":
                 found.append("%s: %s" % (where, target["reason"]))
-            serial = (target.get("serial_number") or "").strip()
+            serial = target.get("serial_number")
+            serial = serial.strip() if isinstance(serial, str) else ""
             if not serial:
                 found.append("%s: the card has no serial number in its VPD ([SN])" % where)
             else:

@@ -32,6 +32,7 @@ else:
 from ansible_collections.gpufabric.mlnx.plugins.module_utils._devices import base_part_number, is_pci, pci_full
 from ansible_collections.gpufabric.mlnx.plugins.module_utils._errors import MlnxError
 from ansible_collections.gpufabric.mlnx.plugins.module_utils._info import UPLINK_RE
+from ansible_collections.gpufabric.mlnx.plugins.module_utils._rails import MAX_RAILS, MAX_TABLE, RESERVED_TABLES
 from ansible_collections.gpufabric.mlnx.plugins.module_utils._validate import (
     IFNAME_RE, Problems, ProblemsError, check_list, check_mapping, field, is_whole, join_path, kind_of, quoted, read_choice,
     read_text, read_whole, some, unknown_keys)
@@ -50,12 +51,10 @@ HOST_KEYS = ("name", "rack", "position", "su", "mgmt_address", "mgmt_interface",
 DEFAULTS = {"addressing": SU_SUBNET, "su_prefix": 24, "table_base": 100, "leaf_name": "su{su}-leaf-rail{rail}",
             "leaf_port": "swp{port}", "leaf_port_base": 1}
 
-MAX_RAILS = 64
 MAX_SU = 99999
 MAX_POSITION = 999999
 MAX_RACK_NUMBER = 10 ** 9
-MAX_TABLE = 2 ** 32 - 1
-KERNEL_TABLES = {253: "default", 254: "main", 255: "local"}
+KERNEL_TABLES = RESERVED_TABLES
 # Never a rail address: "this" network, loopback, link-local, multicast and reserved.
 RESERVED = (("0.0.0.0/8", "the 'this network' block"), ("127.0.0.0/8", "loopback"),
             ("169.254.0.0/16", "link-local"), ("224.0.0.0/3", "multicast and reserved"))
@@ -519,6 +518,17 @@ def _read_devices(problems, path, value):
         problems.add(path, "must be the devices list of gpufabric.mlnx.mlx_info, not %s" % kind_of(value))
         return BAD
     devices = [_read_device(problems, join_path(path, index), dev) for index, dev in enumerate(value)]
+    seen = {}
+    for index, dev in enumerate(devices):
+        if dev is None:
+            continue
+        if dev.address in seen:
+            # two cards cannot share a PCI function: the facts are wrong, and one NIC would silently be dropped
+            problems.add(join_path(path, index, "address"), "%s is also %s's: one host has each PCI address once" % (
+                dev.address, join_path(path, seen[dev.address])))
+            devices[index] = None
+            continue
+        seen[dev.address] = index
     return BAD if None in devices else devices
 
 

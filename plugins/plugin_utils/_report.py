@@ -9,13 +9,43 @@ import csv
 import io
 from typing import Sequence
 
+from ansible_collections.gpufabric.mlnx.plugins.module_utils._errors import InvalidValue
 from ansible_collections.gpufabric.mlnx.plugins.module_utils._profiles import report as drift_report
+from ansible_collections.gpufabric.mlnx.plugins.module_utils._validate import kind_of
 
 INVENTORY_COLUMNS = (
     ("host", "host"), ("pci", "PCI"), ("device_type", "type"), ("part_number", "part number"),
     ("psid", "PSID"), ("serial_number", "serial"), ("fw_running", "FW running"),
     ("fw_pending", "FW pending"), ("pcie", "PCIe"), ("profile", "NV profile"), ("nv_drift", "NV drift"),
 )
+
+
+def _mappings(value, what, parameter):
+    """``value`` when it is a list of mappings; else InvalidValue naming ``parameter[i]``."""
+    if not isinstance(value, list):
+        raise InvalidValue("%s must be a list of %s, not %s" % (parameter, what, kind_of(value)), parameter=parameter)
+    for index, item in enumerate(value):
+        if not isinstance(item, dict):
+            raise InvalidValue("%s[%d] must be %s (a mapping), not %s" % (parameter, index, what, kind_of(item)),
+                               parameter="%s[%d]" % (parameter, index))
+    return value
+
+
+def _columns(columns):
+    """``columns`` as ``[(key, title)]``: pairs of strings; else InvalidValue naming ``columns[i]``."""
+    if not isinstance(columns, (list, tuple)):
+        raise InvalidValue("columns must be a list of [key, title] pairs, not %s" % kind_of(columns),
+                           parameter="columns")
+    for index, column in enumerate(columns):
+        if not isinstance(column, (list, tuple)) or len(column) != 2 or not all(isinstance(c, str) for c in column):
+            raise InvalidValue("columns[%d] must be a [key, title] pair of strings, not %s" % (index, kind_of(column)),
+                               parameter="columns[%d]" % index)
+    return [tuple(column) for column in columns]
+
+
+def _get(mapping, key):
+    value = mapping.get(key)
+    return value if isinstance(value, dict) else {}
 
 
 def _link_text(link):
@@ -25,8 +55,8 @@ def _link_text(link):
 
 
 def _pcie(dev):
-    pcie = dev.get("pcie") or {}
-    sta, cap = pcie.get("lnksta") or {}, pcie.get("lnkcap") or {}
+    pcie = _get(dev, "pcie")
+    sta, cap = _get(pcie, "lnksta"), _get(pcie, "lnkcap")
     if not sta:
         return ""
     text = _link_text(sta)
@@ -51,6 +81,7 @@ def _drift_text(entry):
 def inventory_rows(host: str, devices: list[dict], profiles: dict | None = None,
                    assignments: list | None = None) -> list[dict]:
     """One row per device function of one host (the mlx_info ``devices`` list)."""
+    devices = _mappings(devices, "a device of gpufabric.mlnx.mlx_info", "devices")
     drift = drift_report(devices, profiles or {}, assignments or []) if profiles else [None] * len(devices)
     rows = []
     for dev, entry in zip(devices, drift):
@@ -76,6 +107,7 @@ def _cell(value):
 
 
 def markdown_table(rows: list[dict], *, columns: Sequence[tuple[str, str]] = INVENTORY_COLUMNS) -> str:
+    rows, columns = _mappings(rows, "a row", "rows"), _columns(columns)
     head = "| " + " | ".join(title for _key, title in columns) + " |"
     rule = "|" + "|".join("---" for _c in columns) + "|"
     body = ["| " + " | ".join(_cell(row.get(key)) for key, _t in columns) + " |" for row in rows]
@@ -83,6 +115,7 @@ def markdown_table(rows: list[dict], *, columns: Sequence[tuple[str, str]] = INV
 
 
 def csv_table(rows: list[dict], *, columns: Sequence[tuple[str, str]] = INVENTORY_COLUMNS) -> str:
+    rows, columns = _mappings(rows, "a row", "rows"), _columns(columns)
     out = io.StringIO()
     writer = csv.writer(out, lineterminator="\n")
     writer.writerow([key for key, _t in columns])

@@ -13,9 +13,26 @@ name, known only when the script runs, is looked up then and used as "$rdma".
 
 from __future__ import annotations
 
+import re
 import shlex
+from typing import Any
 
-from ansible_collections.gpufabric.mlnx.plugins.module_utils._errors import InvalidValue
+from ansible_collections.gpufabric.mlnx.plugins.module_utils._validate import (
+    IFNAME_ALLOWED,
+    IFNAME_RE,
+    Problems,
+    ProblemsError,
+    check_list,
+    is_whole,
+    join_path,
+    kind_of,
+    read_text,
+)
+
+# Any absolute path without a newline (it is quoted wherever it goes), and the stricter grammar of the script's
+# own path, which a comment line also names.
+ABSOLUTE_RE = re.compile(r"/[^\n\r\x00]*", re.ASCII)
+SCRIPT_PATH_RE = re.compile(r"/[A-Za-z0-9_.+/-]*", re.ASCII)
 
 SCRIPT_HEAD = """#!/bin/sh
 # gpufabric.mlnx roce_qos - managed by Ansible, local changes are overwritten.
@@ -65,39 +82,108 @@ exit $rc
 """
 
 
-def _sh(word, rdma):
-    """One shell word; the RDMA device name becomes "$rdma" (looked up when the script runs)."""
-    word = str(word)
-    if rdma and rdma in word.split("/"):
-        return '"$rdma"'.join(shlex.quote(part) if part else "" for part in word.split(rdma))
-    return shlex.quote(word)
+# The RDMA device name: what the kernel registers (mlx5_0, mlx5_bond_0); it is replaced by "$rdma" in the script.
+RDMA_RE = re.compile(r"[A-Za-z0-9_.-]{1,64}", re.ASCII)
+RDMA_ALLOWED = "1-64 ASCII letters, digits and _ . - (e.g. mlx5_0)"
+
+
+def _sh(word: str, rdma: str | None) -> str:
+    """One shell word, every part quoted; a path component (or the whole word) that is the RDMA device name
+    becomes "$rdma" (looked up when the script runs)."""
+    if not rdma or rdma not in word.split("/"):
+        return shlex.quote(word)
+    return "/".join('"$rdma"' if part == rdma else (shlex.quote(part) if part else "") for part in word.split("/"))
+
+
+def _word(problems: Problems, path: str, value: Any, what: str) -> str | None:
+    """A string or whole number as the text a script writes; else a problem."""
+    if (isinstance(value, str) and "\x00" not in value) or is_whole(value):
+        return str(value)
+    problems.add(path, "must be a string without NUL or a whole number (%s), not %s" % (what, kind_of(value)))
+    return None
+
+
+def _entries(entries: Any) -> list[tuple[str, str | None, list[dict]]]:
+    """``entries`` checked: ``[(interface, rdma_device, steps)]``; ProblemsError naming every bad path."""
+    problems = Problems()
+    base = "roce_qos_script: interfaces"
+    if entries is None:
+        return []
+    if not check_list(problems, base, entries, "the roce_qos module's interfaces result"):
+        raise ProblemsError("roce_qos_script: the interfaces cannot be written into a script", problems,
+                            parameter="interfaces")
+    out = []
+    for index, entry in enumerate(entries):
+        where = join_path(base, index)
+        if not isinstance(entry, dict) or not entry.get("interface"):
+            problems.add(where, "each entry needs interface and replay (the roce_qos module's interfaces result), "
+                                "not %s" % kind_of(entry))
+            continue
+        name = read_text(problems, join_path(where, "interface"), entry["interface"],
+                         "a network interface name of " + IFNAME_ALLOWED, pattern=IFNAME_RE)
+        rdma = entry.get("rdma_device")
+        if rdma is not None:
+            rdma = read_text(problems, join_path(where, "rdma_device"), rdma, "an RDMA device name of " + RDMA_ALLOWED,
+                             pattern=RDMA_RE)
+        steps = []
+        replay = entry.get("replay")
+        if replay is not None and check_list(problems, join_path(where, "replay"), replay, "the steps"):
+            for number, step in enumerate(replay):
+                spot = join_path(where, "replay", number)
+                if isinstance(step, dict) and isinstance(step.get("argv"), list) and step["argv"]:
+                    words = [_word(problems, join_path(spot, "argv", i), w, "a command word")
+                             for i, w in enumerate(step["argv"])]
+                    if None not in words:
+                        steps.append({"argv": words})
+                elif isinstance(step, dict) and "write" in step and "value" in step and "argv" not in step:
+                    target = read_text(problems, join_path(spot, "write"), step["write"], "an absolute path",
+                                       pattern=ABSOLUTE_RE)
+                    value = _word(problems, join_path(spot, "value"), step["value"], "the value written")
+                    if target is not None and value is not None:
+                        steps.append({"write": target, "value": value})
+                else:
+                    problems.add(spot, "must be a mapping with argv (a non-empty list of words) or with write and "
+                                       "value, not %s" % kind_of(step))
+        if name is not None:
+            out.append((name, rdma, steps))
+    if problems:
+        raise ProblemsError("roce_qos_script: the interfaces cannot be written into a script", problems,
+                            parameter="interfaces")
+    return out
 
 
 def replay_script(entries: list[dict] | None, *, root: str | None = "/",
                   path: str = "/usr/local/sbin/gpufabric-roce-qos") -> str:
     """Pure: the shell script a udev rule runs on an interface's "add" event. ``entries``: the module's
     ``interfaces`` result (``interface``, ``rdma_device``, ``replay``); ``root``: the sysfs prefix the
-    module used (``/`` on real hosts)."""
+    module used (``/`` on real hosts); ``path``: where the script is installed (it is named in a comment,
+    so it must match a strict path grammar). Everything is checked before any text is made: InvalidValue /
+    ProblemsError naming the path of every bad value."""
+    for option, value, pattern, what in (
+            ("root", root or "/", ABSOLUTE_RE, "an absolute path without a newline"),
+            ("path", path, SCRIPT_PATH_RE, "an absolute path of ASCII letters, digits and _ . + - /")):
+        problems = Problems()
+        read_text(problems, "roce_qos_script: " + option, value, what, pattern=pattern)
+        if problems:
+            raise ProblemsError("roce_qos_script: the %s cannot be written into a script" % option, problems,
+                                parameter=option)
+    checked = _entries(entries)
     root = (root or "/").rstrip("/")
     lines = [SCRIPT_HEAD % {"path": path, "root": shlex.quote(root) if root else "''"}]
     names = []
-    for entry in entries or []:
-        if not isinstance(entry, dict) or not entry.get("interface"):
-            raise InvalidValue("roce_qos_script: each entry needs interface and replay (the roce_qos module's "
-                               "interfaces result), got %r" % (entry,), parameter="interfaces")
-        name, rdma = entry["interface"], entry.get("rdma_device")
+    for name, rdma, steps in checked:
         names.append(shlex.quote(name))
         lines.append("    %s)\n" % shlex.quote(name))
         if rdma:
             lines.append("        rdma=$(rdma_of %s) || { log %s; return 1; }\n"
                          % (shlex.quote(name), shlex.quote("%s: no RDMA device" % name)))
-        for step in entry.get("replay") or []:
+        for step in steps:
             if "argv" in step:
                 words = " ".join(_sh(w, rdma) for w in step["argv"])
                 verb = "tos" if step["argv"][0] == "cma_roce_tos" else "run"
                 lines.append("        %s %s\n" % (verb, words))
             else:
-                lines.append("        put %s %s\n" % (_sh(step["write"], rdma), shlex.quote(str(step["value"]))))
+                lines.append("        put %s %s\n" % (_sh(step["write"], rdma), shlex.quote(step["value"])))
         lines.append("        ;;\n")
     lines.append(SCRIPT_TAIL % {"all": " ".join(names) or "''"})
     return "".join(lines)

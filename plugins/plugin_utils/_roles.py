@@ -30,7 +30,7 @@ from jinja2 import Undefined
 from ansible_collections.gpufabric.mlnx.plugins.module_utils._errors import InvalidValue
 from ansible_collections.gpufabric.mlnx.plugins.module_utils._platform import GOVERNOR_RE
 from ansible_collections.gpufabric.mlnx.plugins.module_utils._profiles import assign
-from ansible_collections.gpufabric.mlnx.plugins.module_utils._validate import IFNAME_ALLOWED, IFNAME_RE
+from ansible_collections.gpufabric.mlnx.plugins.module_utils._validate import IFNAME_ALLOWED, IFNAME_RE, kind_of
 
 try:
     import netaddr
@@ -65,6 +65,30 @@ def _is_ip_like(value: Any) -> bool:
     return True
 
 
+def _hosts(names: Any, hostvars: Any, what: str) -> list[tuple[str, Any]]:
+    """``[(name, variables)]`` of ``names`` (a list of host names) in ``hostvars``; InvalidValue naming ``names[i]``
+    for a name that is not a host there, and for ``names`` or ``hostvars`` of the wrong kind."""
+    if names is None:
+        return []
+    if isinstance(names, (str, bytes, Mapping)) or not isinstance(names, Iterable):
+        raise InvalidValue("%s: names must be a list of host names, not %s" % (what, kind_of(names)),
+                           parameter="names", allowed="a list of host names")
+    if not hasattr(hostvars, "keys") or not hasattr(hostvars, "__getitem__"):
+        raise InvalidValue("%s: hostvars must map host names to their variables, not %s" % (what, kind_of(hostvars)),
+                           parameter="hostvars", allowed="hostvars")
+    out = []
+    for index, name in enumerate(names):
+        try:
+            known = name in hostvars
+        except TypeError:   # an unhashable name
+            known = False
+        if not known:
+            raise InvalidValue("%s: names[%d] is %s, not a host of hostvars" % (what, index, kind_of(name)),
+                               parameter="names[%d]" % index, allowed="a host name of the inventory")
+        out.append((name, hostvars[name]))
+    return out
+
+
 # ------------------------------------------------------------------------------------------ inventory
 
 # Every variable of a host that rail_plan_servers reads (read_vars of these gives it all it needs).
@@ -81,8 +105,7 @@ def rail_plan_servers(names: Iterable[str] | None, hostvars: Mapping[str, Any], 
     ``devices`` when ``gpufabric_nic_devices`` (the host's ``mlx_info`` devices) is set.
     """
     out = []
-    for name in names or []:
-        host = hostvars[name]
+    for name, host in _hosts(names, hostvars, "rail_plan_servers"):
         server = {"name": name}
         for key in ("rack", "position"):
             value = _get(host, key)
@@ -130,8 +153,7 @@ def host_values(names: Iterable[str] | None, hostvars: Mapping[str, Any], keys: 
         raise InvalidValue("host_values: keys must be a variable name or a non-empty list of names, not %r" % (keys,),
                            parameter="keys", allowed="a variable name or a list of names")
     out = {}
-    for name in names or []:
-        value = hostvars[name]
+    for name, value in _hosts(names, hostvars, "host_values"):
         for key in path:
             value = _get(value, key)
             if value is MISSING:
@@ -158,11 +180,15 @@ def pcie_degraded(devices: Iterable[Mapping[str, Any]] | None) -> list[str]:
     """One sentence per device whose PCIe link trained below its capability (``pcie.degraded``), in order:
     ``ADDRESS (slot SLOT, PART): expected SPEED xWIDTH, running SPEED xWIDTH`` (``?`` for an unknown slot or part)."""
     out = []
+    if devices is not None and not isinstance(devices, list):
+        raise InvalidValue("pcie_degraded: devices must be the devices list of gpufabric.mlnx.mlx_info, not %s"
+                           % kind_of(devices), parameter="devices", allowed="a list of devices")
     for dev in devices or []:
-        pcie = dev.get("pcie") or {}
-        if not pcie.get("degraded"):
+        pcie = dev.get("pcie") if isinstance(dev, dict) else None
+        if not isinstance(pcie, dict) or not pcie.get("degraded"):
             continue
-        cap, sta = pcie.get("lnkcap") or {}, pcie.get("lnksta") or {}
+        cap, sta = pcie.get("lnkcap"), pcie.get("lnksta")
+        cap, sta = cap if isinstance(cap, dict) else {}, sta if isinstance(sta, dict) else {}
         out.append("%s (slot %s, %s): expected %s x%s, running %s x%s" % (
             dev.get("address"), dev.get("physical_slot") or "?", dev.get("part_number") or "?",
             cap.get("speed"), cap.get("width"), sta.get("speed"), sta.get("width")))
@@ -184,7 +210,7 @@ GRAMMARS = {
 def strict_word(value: Any, grammar: str, parameter: str, host: str | None = None) -> str:
     """``value`` when it matches the whole of ``GRAMMARS[grammar]``; else InvalidValue naming the host, the
     parameter and what is allowed."""
-    if grammar not in GRAMMARS:
+    if not isinstance(grammar, str) or grammar not in GRAMMARS:
         raise InvalidValue("strict_word: grammar %r is not one of %s" % (grammar, ", ".join(sorted(GRAMMARS))),
                            parameter="grammar", allowed=sorted(GRAMMARS))
     pattern, allowed = GRAMMARS[grammar]

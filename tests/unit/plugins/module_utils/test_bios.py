@@ -371,3 +371,16 @@ def test_a_valid_plan_applied_by_a_reset_leaves_every_wanted_attribute_current(m
     second = bios.plan({"models": {model: wanted}}, HOST, model, current, pending=after_patch, registry=registry(model),
                        overrides=overrides)
     assert second["set"] == {} and second["pending"] == result["pending"]
+
+
+@pytest.mark.parametrize("kind", [["Enumeration"], {"a": 1}, None, 5])
+def test_a_registry_entry_whose_type_is_not_a_name_is_no_traceback(kind):
+    """``Type: [..]`` in a BMC's registry was looked up in a dict: TypeError (unhashable) from a filter documented as
+    never failing. It is read as no registry type (the current value's kind decides)."""
+    reg = registry(DELL)
+    for item in reg["RegistryEntries"]["Attributes"]:
+        item["Type"] = kind
+    result = bios.plan(copy.deepcopy(SPEC), HOST, DELL, factory(DELL), registry=reg)
+    assert result["problems"] == []
+    assert result["set"] == plan_of(with_registry=False)["set"] == {
+        "SysProfile": "PerfOptimized", "ProcCStates": "Disabled", "ProcC1E": "Disabled"}

@@ -69,17 +69,17 @@ def test_normalize_images():
 
 @pytest.mark.parametrize("raw, error, words", [
     ([], InvalidParameter, "at least one image"),
-    ([dict(psid="P", version="28.43.1014", path="/a")], InvalidParameter, "images[0].sha256 is required"),
-    ([dict(psid="P", version="28.43", path="/a", sha256="a" * 64)], None, None),
-    ([dict(psid="P", version="latest", path="/a", sha256="a" * 64)], InvalidValue, "images[0].version 'latest'"),
-    ([dict(psid="P", version="1.2.3", path="/a", sha256="abc")], InvalidValue, "images[0].sha256 must be 64"),
-    ([dict(psid="P", version="1.2.3", path="/a", sha256="a" * 64),
-      dict(psid="p", version="1.2.4", path="/b", sha256="b" * 64)], InvalidParameter,
-     "images[0] and images[1] both apply to devices with PSID P"),
-    ([dict(psid="P2", version="1.2.3", path="/a", sha256="a" * 64, from_psids=["P1"]),
-      dict(psid="P1", version="1.2.4", path="/b", sha256="b" * 64)], InvalidParameter, "PSID P1"),
-    ([dict(psid="P", version="1.2.3", path="/a", sha256="a" * 64, part_numbers=["MCX1"]),
-      dict(psid="P", version="1.2.4", path="/b", sha256="b" * 64, part_numbers=["MCX2"])], None, None),
+    ([dict(psid="MT_0000000001", version="28.43.1014", path="/a")], InvalidParameter, "images[0].sha256 is required"),
+    ([dict(psid="MT_0000000001", version="28.43", path="/a", sha256="a" * 64)], None, None),
+    ([dict(psid="MT_0000000001", version="latest", path="/a", sha256="a" * 64)], InvalidValue, "images[0].version 'latest'"),
+    ([dict(psid="MT_0000000001", version="1.2.3", path="/a", sha256="abc")], InvalidValue, "images[0].sha256 must be 64"),
+    ([dict(psid="MT_0000000001", version="1.2.3", path="/a", sha256="a" * 64),
+      dict(psid="mt_0000000001", version="1.2.4", path="/b", sha256="b" * 64)], InvalidParameter,
+     "images[0] and images[1] both apply to devices with PSID MT_0000000001"),
+    ([dict(psid="MT_0000000012", version="1.2.3", path="/a", sha256="a" * 64, from_psids=["MT_0000000011"]),
+      dict(psid="MT_0000000011", version="1.2.4", path="/b", sha256="b" * 64)], InvalidParameter, "PSID MT_0000000011"),
+    ([dict(psid="MT_0000000001", version="1.2.3", path="/a", sha256="a" * 64, part_numbers=["MCX1"]),
+      dict(psid="MT_0000000001", version="1.2.4", path="/b", sha256="b" * 64, part_numbers=["MCX2"])], None, None),
 ])
 def test_normalize_images_errors(raw, error, words):
     if error is None:

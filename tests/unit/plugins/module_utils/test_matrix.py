@@ -517,7 +517,7 @@ def m_bad_psid(draw):
     old = draw(st.sampled_from(PSIDS))
     new = draw(st.one_of(st.text(max_size=20), st.integers(), st.sampled_from(
         ["mt_0000000838", "MCX75310AAS-NEAT", "MT0838", "MT_00000000000000838", "PSID", ""]))
-        .filter(lambda s: not (isinstance(s, str) and mx.PSID_RE.match(s) and len(s) <= mx.PSID_MAX)))
+        .filter(lambda s: mx.psid_problem(s) is not None))
     matrix = copy.deepcopy(BASE)
     matrix["firmware"] = {(new if k == old else k): v for k, v in matrix["firmware"].items()}
     return matrix, path("firmware", new)

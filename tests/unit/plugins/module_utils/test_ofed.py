@@ -572,3 +572,12 @@ def test_dnf_present_is_refused_and_verified_checks(tmp_path):
     host.installed = {}
     with pytest.raises(InvalidValue, match="state=present installs with apt only"):
         of.converge(reader, el_spec(), {"state": "present", "probe": False}, check_mode=False)
+
+
+@pytest.mark.parametrize("bad", [{"timeout": 0}, {"timeout": -3}, {"lock_timeout": 0}, {"mgmt_interface": "eno1,eno2"}])
+def test_a_bad_timeout_or_management_interface_is_refused_before_anything_runs(tmp_path, bad):
+    """The management guard runs at the end, after the install: its interface is checked first, with the timeouts."""
+    host = AptHost(tmp_path / "root")
+    with pytest.raises(InvalidValue) as err:
+        of.converge(host.host(), of.driver_spec(driver()), params(**bad), check_mode=False)
+    assert err.value.parameter == next(iter(bad)) and host.calls == []

@@ -50,3 +50,20 @@ def test_a_bad_matrix_is_reported_before_devices():
 
 def test_hosts_without_devices_allowed_when_asked():
     assert problems({"mgmt-01": []}, MATRIX, require_devices=False) == []
+
+
+def test_wrong_types_are_the_documented_error_or_a_problem_naming_the_host():
+    """Was a Python TypeError/AttributeError: a list for the input, a host whose devices are a string, a device that
+    is not a mapping, a serial number that is a number, host names of mixed types."""
+    import pytest
+    from ansible_collections.gpufabric.mlnx.plugins.module_utils._errors import InvalidValue
+    for bad in ([], "srv-01", 5, None):
+        with pytest.raises(InvalidValue, match="preflight_problems: the input must be a mapping"):
+            problems(bad, MATRIX)
+    found = problems({"srv-01": "0000:18:00.0", "srv-02": [5], "srv-03": [card("0000:18:00.0", 12345)],
+                      7: [card("0000:18:00.0", "MT2248X00007")]}, MATRIX)
+    text = "\n".join(found)
+    assert "7 0000:18:00.0" not in text
+    assert "srv-01: devices must be the list gpufabric.mlnx.mlx_info returns, not the string" in text
+    assert "srv-02: devices[0]" in text
+    assert "srv-03 0000:18:00.0: the card has no serial number" in text

@@ -757,3 +757,13 @@ def test_valid_plans_are_sound(inputs):
     assert not set(addresses) & {h.get("mgmt_address") for h in hosts}
     assert len(set(ports)) == len(ports) and sorted(ports) == sorted(leaf_ports)
     assert len(rp.cabling(result)) == len(addresses)
+
+
+def test_two_devices_with_one_pci_address_are_refused_not_merged():
+    """The facts list 0000:18:00.0 twice (once as 18:00.0): the plan used to keep one of them silently."""
+    devices = dgx_devices()
+    first = [d["address"] for d in devices].index("0000:18:00.0")
+    devices.append({"address": "18:00.0", "part_number": STORAGE_PN, "netdevs": ["enp24s0f1np1"]})
+    problems = problems_of([{"name": "h01", "rack": "r1", "position": 1, "devices": devices}], dgx_fabric())
+    assert ("hosts.h01.devices[%d].address: 0000:18:00.0 is also hosts.h01.devices[%d]'s: one host has each PCI "
+            "address once" % (len(devices) - 1, first)) in problems

@@ -10,10 +10,12 @@ from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from _paths import REAL
+from ansible.module_utils.common.arg_spec import ArgumentSpecValidator
 from ansible_collections.gpufabric.mlnx.plugins.module_utils import _roce_qos as rq
 from ansible_collections.gpufabric.mlnx.plugins.module_utils._errors import (
     DeviceNotFound, InvalidValue, MlnxError, Refused, ToolNotFound)
 from ansible_collections.gpufabric.mlnx.plugins.module_utils._parsers.mlnx_qos import parse_mlnx_qos
+from ansible_collections.gpufabric.mlnx.plugins.modules import roce_qos as roce_qos_module
 from ansible_collections.gpufabric.mlnx.plugins.plugin_utils import _roce_qos_script as qs
 from unit.plugins.module_utils.fake_roce_qos import (
     DEFAULT_PRIO_TC, Port, QosHost, compliant_port, render_qos)
@@ -291,6 +293,61 @@ def test_settings_problems_agree_with_the_module_and_never_raise(params):
     except InvalidValue:
         accepted = False
     assert accepted == (problems == [])
+
+
+# The whole settings surface the preflight checks, a misspelt option and a misspelt leave entry among them.
+SURFACE = OPTIONS + ["leave", "mgmt_interface", "cnp_dcsp", "Trust"]
+LEAVES = st.lists(st.sampled_from(list(rq.LEAVE) + ["cnp_dcsp", "ecn_priorities", "Trust", ""]), max_size=3)
+VALIDATOR = ArgumentSpecValidator(roce_qos_module.ARGUMENT_SPEC)
+
+
+def module_accepts(params):
+    """What the roce_qos module does with ``params`` before it touches the host: Ansible's own argument check (the
+    module's ARGUMENT_SPEC), then the core's (desired_state)."""
+    result = VALIDATOR.validate(dict(params))
+    if result.error_messages:   # (result.errors is an object that is always true)
+        return False
+    try:
+        rq.desired_state(result.validated_parameters)
+    except InvalidValue:
+        return False
+    return True
+
+
+@pytest.mark.parametrize("params, words", [
+    ({"trust": "dscp", "cnp_dcsp": 48}, "'cnp_dcsp' is not an option of the roce_qos module; did you mean cnp_dscp?"),
+    ({"leave": ["cnp_dcsp"]}, "leave[0]='cnp_dcsp' is not a setting the module can leave; did you mean cnp_dscp?"),
+    ({"leave": "traffic_class"}, "leave='traffic_class' is not a list"),
+    ({"cnp_dscp": "\u0663"}, "cnp_dscp='\u0663' is not an integer"),
+    ({"cnp_dscp": "4\u0668"}, "cnp_dscp='4\u0668' is not an integer"),
+    ({"interfaces": "a,b"}, "interfaces[0]='a,b' is not a network interface name"),
+    ({"mgmt_interface": "eno1,eno2"}, "mgmt_interface='eno1,eno2' is not one network interface name"),
+])
+def test_what_the_module_refuses_the_preflight_refuses_too(params, words):
+    """Found by the property below: a misspelt option or leave entry, and values Ansible's own type conversion
+    would have turned into something else (int("\u0663") is 3, "a,b" two names) passed the preflight."""
+    problems = rq.settings_problems(params, "h")
+    assert any(words in p for p in problems), problems
+    assert not module_accepts(dict(params, interfaces=params.get("interfaces", [A])))
+
+
+def test_leave_from_the_filter_argument_is_checked_too():
+    assert rq.settings_problems({"cnp_dscp": 64}, "h", leave=["cnp_dscp"]) == []
+    assert rq.settings_problems({}, "h", leave=["cnp_dcsp"]) == [
+        "h: roce_qos: leave[0]='cnp_dcsp' is not a setting the module can leave; did you mean cnp_dscp? (allowed: "
+        "trust, pfc_priorities, cnp_dscp, cnp_802p_prio, cma_roce_tos, traffic_class)."]
+
+
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.dictionaries(st.sampled_from(SURFACE), st.one_of(ANYTHING, EDGY, LEAVES)))
+@example({"trust": "DSCP"})
+@example({"cnp_dscp": "\u0663"})
+@example({"leave": ["cnp_dcsp"]})
+@example({"cnp_dcsp": 48})
+def test_preflight_problems_are_empty_exactly_when_the_module_accepts(params):
+    """preflight-problems-empty <=> module-accepts, the module being its argument spec AND its core check."""
+    params = dict(params, interfaces=params.get("interfaces") or [A])
+    assert module_accepts(params) == (rq.settings_problems(params, "h") == [])
 
 
 # ---------------------------------------------------------------- plan and commands (pure)
@@ -593,11 +650,14 @@ def test_replay_script_looks_the_rdma_device_up_and_quotes_every_word():
         qs.replay_script([{"rdma_device": "mlx5_0"}])
 
 
-def test_replay_script_quotes_the_interface_name_in_its_log_line_too():
-    """An interface name is never inside double quotes, where the shell would expand $(...) and `...`."""
+def test_replay_script_refuses_an_interface_name_outside_the_grammar_and_quotes_every_other_word():
+    """An interface name is never inside double quotes, where the shell would expand $(...) and `...`: a name
+    outside the interface grammar is refused (it also goes into the udev rule), and any other word is quoted."""
     name = "a$(id)`id`"
-    entry = {"interface": name, "rdma_device": "mlx5_0", "replay": [{"argv": ["mlnx_qos", "-i", name]}]}
+    with pytest.raises(InvalidValue, match=r"interfaces\[0\]\.interface: .* is not a network interface name"):
+        qs.replay_script([{"interface": name, "rdma_device": "mlx5_0", "replay": []}])
+    entry = {"interface": "enp24s0np0", "rdma_device": "mlx5_0", "replay": [{"argv": ["mlnx_qos", "-i", name]}]}
     text = qs.replay_script([entry])
-    assert "        rdma=$(rdma_of 'a$(id)`id`') || { log 'a$(id)`id`: no RDMA device'; return 1; }\n" in text
+    assert "        rdma=$(rdma_of enp24s0np0) || { log 'enp24s0np0: no RDMA device'; return 1; }\n" in text
     assert "        run mlnx_qos -i 'a$(id)`id`'\n" in text
     assert '"%s' % name not in text

@@ -93,3 +93,11 @@ def test_rpm_compare_table(a, b, want):
 def test_upstream_version():
     assert vs.upstream_version("1:24.10.OFED.24.10.2.1.8.1-1") == "24.10.OFED.24.10.2.1.8.1"
     assert vs.upstream_version("5.8") == "5.8"
+
+
+def test_a_driver_version_is_ascii_digits_only():
+    """\\d without re.ASCII took Arabic-Indic and full-width digits, which int() then read as numbers."""
+    from ansible_collections.gpufabric.mlnx.plugins.module_utils._versions import driver_key
+    assert driver_key("24.10-2.1.8.0") == ((24, 10), (2, 1, 8))
+    for text in ("\u0662\u0664.10-2.1.8", "24.10-2.1.\uff18", "24.10-2.1.8\u2028"):
+        assert driver_key(text) is None
