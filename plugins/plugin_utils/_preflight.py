@@ -103,6 +103,22 @@ def _bios_inputs(host_vars: Mapping) -> dict | None:
     return inputs
 
 
+def rail_hosts_list(rail_hosts: Any) -> list:
+    """``rail_hosts`` as a list (InvalidValue when it is not a list of host names)."""
+    if rail_hosts is None:
+        return []
+    if isinstance(rail_hosts, (str, bytes, Mapping)) or not isinstance(rail_hosts, Iterable):
+        raise InvalidValue("inventory_problems: rail_hosts must be a list of host names, not %s" % kind_of(rail_hosts),
+                           parameter="rail_hosts", allowed="a list of host names")
+    out = []
+    for index, name in enumerate(rail_hosts):
+        if not isinstance(name, str):
+            raise InvalidValue("inventory_problems: rail_hosts[%d] is %s, not a host name" % (index, kind_of(name)),
+                               parameter="rail_hosts[%d]" % index, allowed="a host name of the inventory")
+        out.append(name)
+    return out
+
+
 def inventory_problems(names: Iterable[str] | None, hostvars: Mapping[str, Any], *, fabric: Any = None,
                        rail_hosts: Iterable[str] | None = None) -> list[str]:
     """Every problem the inventory alone shows for the hosts ``names`` (their variables in ``hostvars``), each
@@ -116,10 +132,15 @@ def inventory_problems(names: Iterable[str] | None, hostvars: Mapping[str, Any],
     - every distinct set of BIOS inputs (``spec_problems``).
 
     A problem shared by several hosts is one sentence naming them all."""
-    names = list(names or [])
-    rail_hosts = list(rail_hosts or []) if fabric is not None else []
-    wanted = list(dict.fromkeys(names + rail_hosts))
-    read = read_vars(wanted, hostvars, HOST_VARS + RAIL_PLAN_VARS)
+    read = read_vars(names, hostvars, HOST_VARS + RAIL_PLAN_VARS, what="inventory_problems")
+    names = list(read)
+    if fabric is not None:
+        more = [name for name in rail_hosts_list(rail_hosts) if name not in read]
+        read.update(read_vars(more, hostvars, HOST_VARS + RAIL_PLAN_VARS, what="inventory_problems",
+                              parameter="rail_hosts"))
+        rail_hosts = rail_hosts_list(rail_hosts)
+    else:
+        rail_hosts = []
     found = []
 
     matrices = {name: read[name].get("gpufabric_matrix", MISSING) for name in names}

@@ -65,14 +65,14 @@ def _is_ip_like(value: Any) -> bool:
     return True
 
 
-def _hosts(names: Any, hostvars: Any, what: str) -> list[tuple[str, Any]]:
+def _hosts(names: Any, hostvars: Any, what: str, parameter: str = "names") -> list[tuple[str, Any]]:
     """``[(name, variables)]`` of ``names`` (a list of host names) in ``hostvars``; InvalidValue naming ``names[i]``
     for a name that is not a host there, and for ``names`` or ``hostvars`` of the wrong kind."""
     if names is None:
         return []
     if isinstance(names, (str, bytes, Mapping)) or not isinstance(names, Iterable):
-        raise InvalidValue("%s: names must be a list of host names, not %s" % (what, kind_of(names)),
-                           parameter="names", allowed="a list of host names")
+        raise InvalidValue("%s: %s must be a list of host names, not %s" % (what, parameter, kind_of(names)),
+                           parameter=parameter, allowed="a list of host names")
     if not hasattr(hostvars, "keys") or not hasattr(hostvars, "__getitem__"):
         raise InvalidValue("%s: hostvars must map host names to their variables, not %s" % (what, kind_of(hostvars)),
                            parameter="hostvars", allowed="hostvars")
@@ -83,8 +83,8 @@ def _hosts(names: Any, hostvars: Any, what: str) -> list[tuple[str, Any]]:
         except TypeError:   # an unhashable name
             known = False
         if not known:
-            raise InvalidValue("%s: names[%d] is %s, not a host of hostvars" % (what, index, kind_of(name)),
-                               parameter="names[%d]" % index, allowed="a host name of the inventory")
+            raise InvalidValue("%s: %s[%d] is %s, not a host of hostvars" % (what, parameter, index, kind_of(name)),
+                               parameter="%s[%d]" % (parameter, index), allowed="a host name of the inventory")
         out.append((name, hostvars[name]))
     return out
 
@@ -128,13 +128,14 @@ def rail_plan_servers(names: Iterable[str] | None, hostvars: Mapping[str, Any], 
     return out
 
 
-def read_vars(names: Iterable[str] | None, hostvars: Mapping[str, Any], keys: Sequence[str]) -> dict[str, dict]:
+def read_vars(names: Iterable[str] | None, hostvars: Mapping[str, Any], keys: Sequence[str], *,
+              what: str = "read_vars", parameter: str = "names") -> dict[str, dict]:
     """``{name: {key: value}}``: the variables ``keys`` of each host of ``names`` that it sets (a template that is
     undefined counts as not set), each host's variables taken from ``hostvars`` once. The result is a ``hostvars``
-    for the functions here (a plain mapping), read once for all of them."""
+    for the functions here (a plain mapping), read once for all of them. InvalidValue (naming ``what`` and
+    ``parameter``) when ``names`` is not a list of hosts of ``hostvars``."""
     out = {}
-    for name in names or []:
-        host = hostvars[name]
+    for name, host in _hosts(names, hostvars, what, parameter):
         values = {}
         for key in keys:
             value = _get(host, key)
