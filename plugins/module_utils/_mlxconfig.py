@@ -67,8 +67,8 @@ def param_problems(name: object, value: object) -> list[tuple[str, str]]:
         out.append(("name", "%s is not an mlxconfig parameter name (%s)" % (kind_of(name), PARAM_ALLOWED)))
     else:
         low, high = match.group("lo"), match.group("hi")
-        if low is not None and (int(low) > MAX_ARRAY_INDEX or (high is not None and not
-                                                                  int(low) <= int(high) <= MAX_ARRAY_INDEX)):
+        bad_high = high is not None and not int(low or 0) <= int(high) <= MAX_ARRAY_INDEX
+        if low is not None and (int(low) > MAX_ARRAY_INDEX or bad_high):
             out.append(("name", "%s is not an index range of an NV array (allowed: indexes 0-%d, lo..hi with lo <= hi)"
                         % (quoted(name), MAX_ARRAY_INDEX)))
     if not (is_whole(value) or isinstance(value, bool) or (isinstance(value, str) and VALUE_RE.fullmatch(value.strip()))):

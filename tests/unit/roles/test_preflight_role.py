@@ -39,8 +39,9 @@ def ctl(tmp_path):
 
 def pinned(ctl, **firmware):
     """The matrix pinning the cx6dx-roce cards to ``ctl``'s image, and ``firmware`` ({PSID: pin}) too."""
-    return matrix("unit-preflight", dict({PSID: {"version": VERSION, "image": os.path.basename(ctl.image["path"]),
-                                                  "sha256": ctl.image["sha256"], "part_numbers": [PART]}}, **firmware))
+    pin = {"version": VERSION, "image": os.path.basename(ctl.image["path"]), "sha256": ctl.image["sha256"],
+           "part_numbers": [PART]}
+    return matrix("unit-preflight", dict({PSID: pin}, **firmware))
 
 
 def preflight(tmp_path, sims, ctl, text=None, extra_hosts=None, firmware=None, group_vars=None, **host_vars):

@@ -64,8 +64,8 @@ def fake(monkeypatch, tmp_path):
 def test_any_option_values_end_in_exit_json_or_fail_json(fake, module):
     names = options(module)
 
-    @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow,
-                                                                       HealthCheck.function_scoped_fixture])
+    @settings(max_examples=60, deadline=None,
+              suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
     @given(st.dictionaries(st.sampled_from(names), JSONISH, max_size=5), st.booleans(), MAPPINGS)
     def check(args, check_mode, mapping):
         args = {k: (mapping if k in SUBOPTION_DICTS else v) for k, v in args.items()}
