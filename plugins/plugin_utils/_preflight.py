@@ -134,13 +134,10 @@ def inventory_problems(names: Iterable[str] | None, hostvars: Mapping[str, Any],
     A problem shared by several hosts is one sentence naming them all."""
     read = read_vars(names, hostvars, HOST_VARS + RAIL_PLAN_VARS, what="inventory_problems")
     names = list(read)
-    if fabric is not None:
-        more = [name for name in rail_hosts_list(rail_hosts) if name not in read]
-        read.update(read_vars(more, hostvars, HOST_VARS + RAIL_PLAN_VARS, what="inventory_problems",
-                              parameter="rail_hosts"))
-        rail_hosts = rail_hosts_list(rail_hosts)
-    else:
-        rail_hosts = []
+    rail_hosts = rail_hosts_list(rail_hosts) if fabric is not None else []
+    more = [name for name in rail_hosts if name not in read]
+    read.update(read_vars(more, hostvars, HOST_VARS + RAIL_PLAN_VARS, what="inventory_problems",
+                          parameter="rail_hosts"))
     found = []
 
     matrices = {name: read[name].get("gpufabric_matrix", MISSING) for name in names}
