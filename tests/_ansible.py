@@ -21,8 +21,12 @@ def tool(name):
 
 
 def env(tmp_path, **extra):
-    """The environment of an Ansible command run by a test (``extra`` adds or overrides variables)."""
+    """The environment of an Ansible command run by a test (``extra`` adds or overrides variables).
+
+    Never colour: importing molecule (a test of the lab does) sets ANSIBLE_FORCE_COLOR=1 in this
+    process's environment, which would otherwise reach every command its pytest worker runs."""
     out = dict(os.environ, ANSIBLE_COLLECTIONS_PATH=str(COLLECTIONS), ANSIBLE_CONFIG=str(REPO / "ansible.cfg"),
-               ANSIBLE_LOCAL_TEMP=str(tmp_path / "tmp"), ANSIBLE_HOME=str(tmp_path / "home"), NO_COLOR="1")
+               ANSIBLE_LOCAL_TEMP=str(tmp_path / "tmp"), ANSIBLE_HOME=str(tmp_path / "home"), NO_COLOR="1",
+               ANSIBLE_NOCOLOR="1", ANSIBLE_FORCE_COLOR="0")
     out.update(extra)
     return out
