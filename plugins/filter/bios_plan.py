@@ -14,8 +14,9 @@ description:
     C(@Redfish.Settings) SettingsObject) and optionally the BIOS attribute registry - and returns what to set.
   - "The wanted attributes are the model's set (C(models) keyed by the C(Model) the BMC reports, else C(default)), then
     the SR-IOV and IOMMU switches (the first of the vendors' attributes the BIOS has - SR-IOV: C(SriovGlobalEnable)
-    (Dell), C(Sriov) (HPE); IOMMU: C(IntelProcVtd), C(ProcAmdIoVt) (HPE), C(ProcVirtualization) (Dell)), then the
-    host's overrides; a later one wins."
+    (Dell), C(Sriov) (HPE), C(SRIOVSupport) (NVIDIA DGX); IOMMU: C(IntelProcVtd), C(ProcAmdIoVt) (HPE),
+    C(ProcVirtualization) (Dell), C(IntelVTForDirectedIO) (NVIDIA DGX)), then the host's overrides; a later one
+    wins."
   - An attribute is set only when its wanted value differs from the current one and is not already pending with that
     value, so a second run sets nothing while the settings wait for a reset.
   - "Never fails: every problem is listed in RV(_value.problems), each naming the host, the inventory entry and the
@@ -62,6 +63,18 @@ options:
   overrides:
     description: BIOS attributes of this host, over its model's set and the switches.
     type: dict
+  manufacturer:
+    description:
+      - The system's C(Manufacturer) (or the service root's C(Vendor)). A Dell (V(Dell Inc.), V(Dell)) applies pending
+        BIOS settings at a reset only when a BIOS configuration job is scheduled (RV(_value.apply) V(job)); any other
+        at the next reset (V(reboot)).
+    type: str
+  jobs:
+    description:
+      - A Dell iDRAC's job queue (the members of the manager's C(Jobs), each with C(Id), C(JobType), C(JobState)).
+        Its BIOS configuration jobs still to run are RV(_value.jobs). Used only when RV(_value.apply) is V(job).
+    type: list
+    elements: dict
 seealso:
   - role: gpufabric.mlnx.platform
 """
@@ -102,6 +115,18 @@ _value:
       type: dict
     pending_other: {description: The pending attributes that are not wanted ones (set by someone else)., type: dict}
     pending_reset: {description: Whether a reset is needed to apply pending BIOS settings., type: bool}
+    apply:
+      description: >-
+        How this BIOS applies pending settings - V(reboot) (at the next reset) or V(job) (a Dell: at the next reset
+        only with a scheduled BIOS configuration job).
+      type: str
+    jobs: {description: "The BIOS configuration jobs still to run (V(job) only), by Id.", type: list, elements: str}
+    create_job:
+      description: >-
+        Whether a BIOS configuration job must be created - V(job), settings pending (after RV(_value.set) is written)
+        and none scheduled; false on any problem. While a job is scheduled a Dell takes no new settings: a plan that
+        would set any is a problem.
+      type: bool
     registry: {description: Whether an attribute registry was used to check the values., type: bool}
     attributes:
       description: >-
@@ -125,9 +150,10 @@ from ansible_collections.gpufabric.mlnx.plugins.plugin_utils._filters import fil
 
 
 @filter_errors()
-def bios_plan(spec, host, model, current, pending=None, registry=None, sriov=None, iommu=None, overrides=None):
+def bios_plan(spec, host, model, current, pending=None, registry=None, sriov=None, iommu=None, overrides=None,
+              manufacturer=None, jobs=None):
     return plan(spec, host, model, current, pending=pending, registry=registry, sriov=sriov, iommu=iommu,
-                overrides=overrides)
+                overrides=overrides, manufacturer=manufacturer, jobs=jobs)
 
 
 class FilterModule:

@@ -17,11 +17,20 @@ current one). ``registry`` is the BIOS attribute registry (DMTF AttributeRegistr
 ``community.general.redfish_info`` GetBiosRegistries returns as ``bios_registry``): with it, values
 are checked against each attribute's type, allowed values, bounds and read-only flag before anything
 is written; without it only names and types are checked here and the BMC checks the values.
+
+How the BIOS applies pending settings depends on the vendor (``apply_of(manufacturer)``, the plan's
+``apply``): ``reboot`` - the next boot applies them (HPE iLO, the AMI BMC of an NVIDIA DGX, most
+others); ``job`` - a Dell iDRAC applies them at the next boot only when a BIOS configuration job is
+scheduled (``community.general.idrac_redfish_command`` ``CreateBiosConfigJob``; community.general's
+SetBiosAttributes asks a Dell for one with ``@Redfish.SettingsApplyTime``). ``jobs`` is the iDRAC's
+job queue (its ``Jobs`` members): the plan says whether a job must be created (``create_job``) and
+refuses to stage new values while one is scheduled (an iDRAC refuses them then: SYS011).
 """
 
 from __future__ import annotations
 
 import json
+import re
 from typing import Any
 
 from ansible_collections.gpufabric.mlnx.plugins.module_utils._validate import (
@@ -32,19 +41,32 @@ OVERRIDES = "gpufabric_platform_bios_overrides"
 SPEC_KEYS = ("models", "default")
 
 # On/off switches set through whichever of these attributes the BIOS has (the first one present):
-# (attribute, value for on, value for off). Vendors' names - tests/redfish/README.md says which are checked.
+# (attribute, value for on, value for off). Vendors' names - tests/redfish/README.md says which are checked (the
+# NVIDIA DGX H100's, AMI Aptio style, are not: the emulator's table).
 SWITCHES = {
     "sriov": (("SriovGlobalEnable", "Enabled", "Disabled"),  # Dell iDRAC
-              ("Sriov", "Enabled", "Disabled")),  # HPE iLO
+              ("Sriov", "Enabled", "Disabled"),  # HPE iLO
+              ("SRIOVSupport", "Enabled", "Disabled")),  # NVIDIA DGX H100 (AMI)
     "iommu": (("IntelProcVtd", "Enabled", "Disabled"),  # HPE iLO, Intel
               ("ProcAmdIoVt", "Enabled", "Disabled"),  # HPE iLO, AMD
-              ("ProcVirtualization", "Enabled", "Disabled")),  # Dell iDRAC (VT-x and VT-d)
+              ("ProcVirtualization", "Enabled", "Disabled"),  # Dell iDRAC (VT-x and VT-d)
+              ("IntelVTForDirectedIO", "Enabled", "Disabled")),  # NVIDIA DGX H100 (AMI)
 }
 SWITCH_VARS = {name: "gpufabric_platform_bios_" + name for name in SWITCHES}
 
 SET = "set"
 PENDING = "pending"
 OK = "ok"
+
+# How a vendor's BIOS applies pending settings: at the next boot (REBOOT), or at the next boot only when a BIOS
+# configuration job is scheduled (JOB: a Dell iDRAC). By the system's Manufacturer ("Dell Inc.") or the service
+# root's Vendor ("Dell"), as community.general tells a Dell.
+APPLY_REBOOT = "reboot"
+APPLY_JOB = "job"
+_JOB_VENDOR_RE = re.compile(r"dell(?: inc\.?| emc)?", re.IGNORECASE | re.ASCII)
+# An iDRAC BIOS configuration job (DellJob JobType) that the next boot runs, or runs now.
+BIOS_JOB_TYPE = "BIOSConfiguration"
+JOB_WAITING = ("Scheduled", "ScheduledWithErrors", "Running", "New", "Downloaded", "Waiting")
 
 # Registry types (DMTF AttributeRegistry ``Type``) and the Python types a value of each may have.
 _TYPES = {"Enumeration": (str,), "String": (str,), "Password": (str,), "Integer": (int,), "Boolean": (bool,)}
@@ -193,6 +215,31 @@ def _check_value(problems, name, value, path, entry, current_value, model):
     return True
 
 
+# ---------------------------------------------------------------- vendors and jobs
+
+def apply_of(manufacturer: Any) -> str:
+    """``job`` for a Dell (the BIOS applies pending settings only with a BIOS configuration job), else ``reboot``."""
+    if isinstance(manufacturer, str) and _JOB_VENDOR_RE.fullmatch(manufacturer.strip()):
+        return APPLY_JOB
+    return APPLY_REBOOT
+
+
+def _waiting_jobs(problems, jobs):
+    """The Ids of the BIOS configuration jobs of an iDRAC job queue (its members) still to run."""
+    if jobs is None:
+        return []
+    if not isinstance(jobs, list):
+        problems.add("Jobs", "the BMC's job queue must be a list of jobs, not %s" % kind_of(jobs))
+        return []
+    out = []
+    for index, job in enumerate(jobs):
+        if not isinstance(job, dict):
+            problems.add("Jobs[%d]" % index, "a job must be a mapping (the BMC's job resource), not %s" % kind_of(job))
+        elif job.get("JobType") == BIOS_JOB_TYPE and job.get("JobState") in JOB_WAITING:
+            out.append(str(job.get("Id") or job.get("@odata.id") or "#%d" % index))
+    return out
+
+
 # ---------------------------------------------------------------- the plan
 
 def _switch_ok(problems, switch, setting):
@@ -236,10 +283,14 @@ def _pending_of(current, pending):
 
 
 def plan(spec: Any, host: Any, model: Any, current: Any, *, pending: Any = None, registry: Any = None,
-         sriov: bool | None = None, iommu: bool | None = None, overrides: Any = None) -> dict:
-    """The BIOS plan of ``host`` (see the module doc). ``set`` is empty whenever ``problems`` is not."""
+         sriov: bool | None = None, iommu: bool | None = None, overrides: Any = None, manufacturer: Any = None,
+         jobs: Any = None) -> dict:
+    """The BIOS plan of ``host`` (see the module doc). ``set`` is empty and ``create_job`` false whenever ``problems``
+    is not."""
     host = str(host)
     problems = Problems(prefix=host)
+    apply = apply_of(manufacturer)
+    waiting = _waiting_jobs(problems, jobs) if apply == APPLY_JOB else []
     if not isinstance(current, dict):
         problems.add("Bios", "the BMC's current BIOS attributes must be a mapping, not %s" % kind_of(current))
         current = {}
@@ -278,10 +329,16 @@ def plan(spec: Any, host: Any, model: Any, current: Any, *, pending: Any = None,
             to_set[name] = value
         rows.append({"attribute": name, "current": now, "wanted": value, "action": action, "source": path})
 
+    if to_set and waiting:
+        problems.add("Jobs", "BIOS attributes %s must change, but BIOS configuration job %s is scheduled and a %s BMC "
+                             "takes no new BIOS settings until it has run: reset the server (the job applies what is "
+                             "pending) or delete the job, then run again" % (
+                                 _names(to_set), ", ".join(waiting), _value_text(manufacturer)))
     if problems:
         to_set = {}
     pending_after = dict(already, **to_set)
     others = {name: value for name, value in pending_after.items() if name not in wanted}
+    create_job = apply == APPLY_JOB and not problems and bool(pending_after) and not waiting
     return {
         "host": host,
         "model": model if isinstance(model, str) else None,
@@ -291,11 +348,23 @@ def plan(spec: Any, host: Any, model: Any, current: Any, *, pending: Any = None,
         "pending": pending_after,
         "pending_other": others,
         "pending_reset": bool(pending_after),
+        "apply": apply,
+        "jobs": waiting,
+        "create_job": create_job,
         "registry": bool(table),
         "attributes": rows,
-        "summary": _summary(rows, others, current),
+        "summary": _summary(rows, others, current) + _job_summary(apply, pending_after, waiting, create_job),
         "problems": list(problems),
     }
+
+
+def _job_summary(apply, pending_after, waiting, create_job):
+    if apply != APPLY_JOB or not pending_after:
+        return []
+    if create_job:
+        return ["BIOS configuration job: none scheduled; one is created (this BIOS applies pending settings at a "
+                "reset only with one)"]
+    return ["BIOS configuration job %s scheduled: the next reset applies the pending settings" % ", ".join(waiting)]
 
 
 def _summary(rows, others, current):

@@ -15,12 +15,18 @@ Reset action, basic auth (SUSHY_EMULATOR_AUTH_FILE) and TLS. Ours (README.md bes
 - The Bios and Bios/Settings views (sushy-tools' show one set of attributes for both), the
   model's attribute registry, a Redfish error naming each refused attribute (HTTP 400), and the
   ``Model``/``Manufacturer`` of each system and the ``Vendor`` of the service root.
+- Vendor personas (``apply`` of the model): ``reboot`` (HPE iLO, the DGX's AMI BMC) - the next boot applies
+  the pending settings; ``job`` (Dell iDRAC) - the next boot applies them only when a BIOS configuration job
+  is scheduled: a PATCH with ``@Redfish.SettingsApplyTime`` creates one, as does a POST of
+  ``{"TargetSettingsURI": <Bios/Settings>}`` to the manager's ``Jobs`` (community.general
+  ``idrac_redfish_command`` ``CreateBiosConfigJob``); without one a reboot leaves them pending.
 
 sushy-tools picks its systems driver from a fixed list (libvirt, nova, ironic, fake); ``main()``
 puts ours in the fake one's place before the application first asks for it.
 """
 
 import json
+import secrets
 import sys
 from pathlib import Path
 
@@ -42,6 +48,19 @@ PATCH_KEYS = ("Attributes", "@Redfish.SettingsApplyTime")
 BOOT = ("ForceRestart", "GracefulRestart", "PowerCycle")
 POWER_ON = ("On", "ForceOn", "PushPowerButton")
 POWER_OFF = ("ForceOff", "GracefulShutdown")
+# How a vendor's BIOS applies pending settings (a model's ``apply``): at the next boot, or at the next boot only
+# when a BIOS configuration job is scheduled (an iDRAC).
+APPLY_REBOOT = "reboot"
+APPLY_JOB = "job"
+JOB_TYPE = "BIOSConfiguration"
+JOB_SCHEDULED = "Scheduled"
+JOB_COMPLETED = "Completed"
+# iDRAC's messages (README.md: which are a real iDRAC's and which are ours, under the registry name OURS).
+OURS = "GpufabricEmulator.1.0"
+COMMITTED = "Pending configuration values are already committed, unable to perform another set operation."
+JOB_EXISTS = "A BIOS configuration job %s is already scheduled for %s."
+NO_PENDING = "There are no pending BIOS settings to apply: a configuration job needs pending settings."
+BAD_TARGET = "The value %s for the property TargetSettingsURI is not in the list of acceptable values."
 
 
 def load_models(path=MODELS_FILE):
@@ -49,8 +68,8 @@ def load_models(path=MODELS_FILE):
     return {name: spec for name, spec in json.loads(Path(path).read_text()).items() if not name.startswith("_")}
 
 
-def _message(message_id, args, text):
-    return {"@odata.type": "#Message.v1_1_1.Message", "MessageId": "%s.%s" % (BASE, message_id),
+def _message(message_id, args, text, registry=BASE):
+    return {"@odata.type": "#Message.v1_1_1.Message", "MessageId": "%s.%s" % (registry, message_id),
             "Message": text, "MessageArgs": [str(arg) for arg in args], "MessageSeverity": "Warning",
             "Severity": "Warning"}
 
@@ -115,7 +134,7 @@ class BiosFakeDriver(fakedriver.FakeDriver):
             spec = self.spec(system)
             bios = {entry["name"]: entry["value"] for entry in spec["attributes"]}
             bios.update(system.get("bios_attributes") or {})
-            self._update(system, bios=bios, bios_pending={})
+            self._update(system, bios=bios, bios_pending={}, bios_jobs=[])
 
     def spec(self, system):
         if isinstance(system, str):
@@ -135,11 +154,22 @@ class BiosFakeDriver(fakedriver.FakeDriver):
     def get_bios_pending(self, identity):
         return dict(self._get(identity)["bios_pending"])
 
-    def set_bios(self, identity, attributes):
+    def jobs(self, identity):
+        return [dict(job) for job in self._get(identity).get("bios_jobs", [])]
+
+    def scheduled_job(self, identity):
+        """The BIOS configuration job the next boot runs (an iDRAC), or None."""
+        return next((job for job in self.jobs(identity) if job["JobState"] == JOB_SCHEDULED), None)
+
+    def set_bios(self, identity, attributes, apply_time=None):
+        """Stage ``attributes``; with ``apply_time`` an iDRAC also schedules a BIOS configuration job (its Id returned)."""
         system = self._get(identity)
         problems = refusals(self.spec(system), attributes)
         if problems:
             raise BiosRejected(problems)
+        job_persona = self.spec(system).get("apply") == APPLY_JOB
+        if job_persona and self.scheduled_job(identity):
+            raise BiosRejected([_message("SYS011", [], COMMITTED, registry="IDRAC.2.9")])
         pending = dict(system["bios_pending"])
         for name, value in attributes.items():
             if value == system["bios"][name]:
@@ -147,6 +177,33 @@ class BiosFakeDriver(fakedriver.FakeDriver):
             else:
                 pending[name] = value
         self._update(system, bios_pending=pending)
+        if job_persona and apply_time and pending:
+            return self._new_job(system)
+        return None
+
+    def create_job(self, identity, target):
+        """POST Jobs {"TargetSettingsURI": ...} (an iDRAC): schedule the BIOS configuration job; its Id."""
+        system = self._get(identity)
+        if self.spec(system).get("apply") != APPLY_JOB:
+            raise error.NotFound("this BMC has no configuration jobs")
+        if target != _bios_uri(identity) + "/Settings":
+            raise BiosRejected([_message("PropertyValueNotInList", [_shown(target), "TargetSettingsURI"],
+                                         BAD_TARGET % _shown(target))])
+        job = self.scheduled_job(identity)
+        if job:
+            raise BiosRejected([_message("JobExists", [job["Id"]], JOB_EXISTS % (job["Id"], "BIOS.Setup.1-1"),
+                                         registry=OURS)])
+        if not system["bios_pending"]:
+            raise BiosRejected([_message("NoPendingSettings", [], NO_PENDING, registry=OURS)])
+        return self._new_job(system)
+
+    def _new_job(self, system):
+        job_id = "JID_%012d" % secrets.randbelow(10 ** 12)
+        job = {"Id": job_id, "Name": "Configure: BIOS.Setup.1-1", "JobType": JOB_TYPE, "JobState": JOB_SCHEDULED,
+               "Message": "Task successfully scheduled.", "MessageId": "IDRAC.2.9.JCP001", "PercentComplete": 0,
+               "TargetSettingsURI": None}
+        self._update(system, bios_jobs=list(system.get("bios_jobs", [])) + [job])
+        return job_id
 
     def reset_bios(self, identity):
         """Bios.ResetBios: the factory values, applied by the next boot like any setting."""
@@ -168,9 +225,15 @@ class BiosFakeDriver(fakedriver.FakeDriver):
         else:
             raise error.BadRequest("ResetType %s is not one of %s" % (state, ", ".join(POWER_ON + BOOT + POWER_OFF)))
         changes = {"power_state": power}
-        if boots:
+        job = self.scheduled_job(identity) if self.spec(system).get("apply") == APPLY_JOB else None
+        if boots and (job or self.spec(system).get("apply") != APPLY_JOB):
+            # an iDRAC without a scheduled BIOS configuration job boots with the settings still pending
             changes["bios"] = dict(system["bios"], **system["bios_pending"])
             changes["bios_pending"] = {}
+        if boots and job:
+            changes["bios_jobs"] = [dict(other, JobState=JOB_COMPLETED, PercentComplete=100,
+                                         Message="Job completed successfully.", MessageId="IDRAC.2.9.PR19")
+                                    if other["Id"] == job["Id"] else other for other in system["bios_jobs"]]
         self._update(system, **changes)
 
 
@@ -216,8 +279,11 @@ def bios_settings(identity):
                                     % _shown(apply_time)))
         if unknown:
             raise BiosRejected(unknown)
-        systems.set_bios(identity, body.get("Attributes"))
-        flask.current_app.logger.info("System %s: BIOS attributes %s pending", identity, body.get("Attributes"))
+        job_id = systems.set_bios(identity, body.get("Attributes"), body.get("@Redfish.SettingsApplyTime"))
+        flask.current_app.logger.info("System %s: BIOS attributes %s pending%s", identity, body.get("Attributes"),
+                                      ", job %s" % job_id if job_id else "")
+        if job_id:  # an iDRAC answers 202 with the job it scheduled
+            return "", 202, {"Location": _jobs_uri(identity) + "/" + job_id}
         return "", 204
     pending = systems.get_bios_pending(identity)
     attributes = pending if spec["settings"] == "changed" else dict(systems.get_bios(identity), **pending)
@@ -225,6 +291,53 @@ def bios_settings(identity):
         "@odata.type": "#Bios.v1_2_0.Bios", "@odata.id": _bios_uri(identity) + "/Settings", "Id": "Settings",
         "Name": "BIOS Configuration Pending Settings", "AttributeRegistry": spec["registry"], "Attributes": attributes,
     }, indent=2)
+
+
+def _jobs_uri(identity):
+    return "/redfish/v1/Managers/%s/Jobs" % identity
+
+
+def _job_body(identity, job):
+    return dict(job, **{"@odata.type": "#DellJob.v1_5_0.DellJob", "@odata.id": _jobs_uri(identity) + "/" + job["Id"]})
+
+
+def _manager_system(identity):
+    """The system a manager manages (sushy-tools: one manager per system, the same UUID)."""
+    return flask.current_app.managers.get_manager(identity)["UUID"]
+
+
+@api_utils.returns_json
+def jobs_resource(identity):
+    """A manager's Jobs (an iDRAC): GET lists them (``$expand``: each in full), POST schedules a BIOS configuration
+    job the way community.general ``idrac_redfish_command`` ``CreateBiosConfigJob`` asks for one."""
+    system = _manager_system(identity)
+    systems = _systems()
+    if systems.spec(system).get("apply") != APPLY_JOB:
+        raise error.NotFound("this BMC has no configuration jobs")
+    if flask.request.method == "POST":
+        body = flask.request.get_json(silent=True)
+        if not isinstance(body, dict):
+            raise BiosRejected([_message("MalformedJSON", [], MALFORMED)])
+        unknown = [_message("PropertyUnknown", [key], UNKNOWN % key) for key in body if key != "TargetSettingsURI"]
+        if unknown:
+            raise BiosRejected(unknown)
+        job_id = systems.create_job(system, body.get("TargetSettingsURI"))
+        flask.current_app.logger.info("System %s: BIOS configuration job %s scheduled", system, job_id)
+        return "", 200, {"Location": _jobs_uri(identity) + "/" + job_id}
+    expand = "$expand" in flask.request.args
+    members = [_job_body(identity, job) if expand else {"@odata.id": _jobs_uri(identity) + "/" + job["Id"]}
+               for job in systems.jobs(system)]
+    return json.dumps({"@odata.type": "#JobCollection.JobCollection", "@odata.id": _jobs_uri(identity),
+                       "Name": "JobQueue", "Members": members, "Members@odata.count": len(members)}, indent=2)
+
+
+@api_utils.returns_json
+def job_resource(identity, job_id):
+    system = _manager_system(identity)
+    for one in _systems().jobs(system):
+        if one["Id"] == job_id:
+            return json.dumps(_job_body(identity, one), indent=2)
+    raise error.NotFound("no job %s" % job_id)
 
 
 def _spec_of_registry(registry):
@@ -298,6 +411,8 @@ def install(app):
     app.view_functions["bios_settings"] = bios_settings
     app.add_url_rule("/redfish/v1/Registries/<registry>", "gpufabric_registry_file", registry_file)
     app.add_url_rule("/redfish/v1/Registries/<registry>/Registry", "gpufabric_attribute_registry", attribute_registry)
+    app.add_url_rule("/redfish/v1/Managers/<identity>/Jobs", "gpufabric_jobs", jobs_resource, methods=["GET", "POST"])
+    app.add_url_rule("/redfish/v1/Managers/<identity>/Jobs/<job_id>", "gpufabric_job", job_resource)
     app.register_error_handler(BiosRejected, refused)
     app.after_request(add_identity)
 

@@ -1,10 +1,11 @@
 """The platform role's BIOS tasks run for real: ansible-playbook (tests/redfish/bios_play.yml) against
 Redfish BMC emulators on 127.0.0.1 (tests/redfish: sushy-emulator with BIOS settings pending until a
-reset), one per server - a Dell PowerEdge XE9680 and an HPE ProLiant XL675d Gen10 Plus.
+reset), one per server - a Dell PowerEdge XE9680, an HPE ProLiant XL675d Gen10 Plus and an NVIDIA DGX H100, each
+BMC with its vendor's persona: the Dell applies pending settings at a reset only with a BIOS configuration job.
 
 Every step is checked on the emulators' state (GET Bios, GET Bios/Settings, the requests they
 answered), not only on what Ansible reports: check mode writes nothing; a run stages exactly the
-differing attributes and resets nothing; a second run changes nothing and still reports them
+differing attributes (and on the Dell leaves a BIOS configuration job scheduled) and resets nothing; a second run changes nothing and still reports them
 pending; after a ComputerSystem.Reset they are current and nothing is pending; an unknown attribute,
 a value not allowed (found in the registry, or refused by the BMC itself) and a model without an
 attribute set fail naming host and attribute, and nothing is written. The BMC password never shows."""
@@ -22,14 +23,18 @@ from emulator import Emulator  # noqa: E402  pylint: disable=wrong-import-positi
 
 PLAY = REPO / "tests" / "redfish" / "bios_play.yml"
 MODELS = json.loads((REPO / "tests" / "redfish" / "bios_models.json").read_text())
-DELL, HPE = "PowerEdge XE9680", "ProLiant XL675d Gen10 Plus"
-SERVERS = {"srv-r01-01": DELL, "srv-r01-02": HPE}
+DELL, HPE, DGX = "PowerEdge XE9680", "ProLiant XL675d Gen10 Plus", "DGX H100"
+SERVERS = {"srv-r01-01": DELL, "srv-r01-02": HPE, "srv-r01-03": DGX}
 SPEC = {"models": {DELL: {"SysProfile": "PerfOptimized", "ProcCStates": "Disabled"},
-                   HPE: {"WorkloadProfile": "HighPerformanceCompute(HPC)", "PowerRegulator": "StaticHighPerf"}}}
+                   HPE: {"WorkloadProfile": "HighPerformanceCompute(HPC)", "PowerRegulator": "StaticHighPerf"},
+                   DGX: {"PwrPerfProfile": "MaxPerformance", "PCIeASPMSupport": "Disabled"}}}
 # What a converge stages: the model's set plus SR-IOV on (the vendor's attribute), all differing from the factory.
 STAGED = {"srv-r01-01": {"SysProfile": "PerfOptimized", "ProcCStates": "Disabled", "SriovGlobalEnable": "Enabled"},
           "srv-r01-02": {"WorkloadProfile": "HighPerformanceCompute(HPC)", "PowerRegulator": "StaticHighPerf",
-                         "Sriov": "Enabled"}}
+                         "Sriov": "Enabled"},
+          "srv-r01-03": {"PwrPerfProfile": "MaxPerformance", "PCIeASPMSupport": "Disabled", "SRIOVSupport": "Enabled"}}
+# How each persona applies pending settings: the Dell only with a BIOS configuration job.
+APPLY = {"srv-r01-01": "job", "srv-r01-02": "reboot", "srv-r01-03": "reboot"}
 RECORD = "Record whether the BIOS waits for a reset"
 
 
@@ -48,6 +53,15 @@ def bmcs(tmp_path):
     finally:
         for bmc in started.values():
             bmc.stop()
+
+
+def jobs_of(bmc):
+    """The BIOS configuration jobs of the emulated iDRAC: [(Id, JobState)]."""
+    status, body = bmc.get("/redfish/v1/Managers")
+    assert status == 200, body
+    status, body = bmc.get(body["Members"][0]["@odata.id"] + "/Jobs?$expand=*($levels=1)")
+    assert status == 200, body
+    return [(job["Id"], job["JobState"]) for job in body["Members"]]
 
 
 def pending_of(bmc):
@@ -92,6 +106,7 @@ def test_check_converge_rerun_reset(tmp_path, bmcs):
         assert run.facts(host)["gpufabric_platform_bios_pending_reset"] is True
         assert run.facts(host)["gpufabric_platform_bios_pending"] == STAGED[host]
         assert bmc.writes() == [] and pending_of(bmc) == {} and bmc.bios() == factory(SERVERS[host])
+        assert run.facts(host)["gpufabric_platform_bios_apply"] == APPLY[host]
 
     # Converge: exactly the differing attributes are staged, nothing current changes, no reset.
     run = run_play(tmp_path, bmcs)
@@ -103,6 +118,10 @@ def test_check_converge_rerun_reset(tmp_path, bmcs):
         assert bmc.bios() == factory(SERVERS[host])
         assert [(method, path.rsplit("/", 2)[-2:]) for method, path, _status in bmc.writes()] == [
             ("PATCH", ["BIOS", "Settings"])]
+    # the Dell: community.general's PATCH asks for the job (@Redfish.SettingsApplyTime), the iDRAC scheduled it
+    dell_jobs = jobs_of(bmcs["srv-r01-01"])
+    assert [state for _id, state in dell_jobs] == ["Scheduled"]
+    assert run.facts("srv-r01-01")["gpufabric_platform_bios_jobs"] == [dell_jobs[0][0]]
     assert any("PerfPerWattOptimizedDapc -> PerfOptimized" in line
                for line in run.facts("srv-r01-01")["gpufabric_platform_bios_summary"])
 
@@ -120,6 +139,7 @@ def test_check_converge_rerun_reset(tmp_path, bmcs):
         assert bmc.reset(reset_type="ForceRestart")[0] == 204
         assert pending_of(bmc) == {}
         assert bmc.bios() == dict(factory(SERVERS[host]), **STAGED[host])
+    assert [state for _id, state in jobs_of(bmcs["srv-r01-01"])] == ["Completed"]
 
     run = run_play(tmp_path, bmcs)
     assert run.proc.returncode == 0, run
@@ -128,6 +148,55 @@ def test_check_converge_rerun_reset(tmp_path, bmcs):
         assert run.facts(host)["gpufabric_platform_bios_pending_reset"] is False
         assert run.facts(host)["gpufabric_platform_bios_pending"] == {}
         assert [method for method, _path, _status in bmc.writes()] == ["PATCH", "POST"]  # ours, and our reset
+
+
+# ---------------------------------------------------------------- the Dell: no job, no change at a reset
+
+def test_a_dell_applies_pending_settings_only_with_a_job_and_the_role_creates_it(tmp_path, bmcs):
+    """Settings staged without a BIOS configuration job (another tool, a PATCH without an apply time) stay pending
+    through a reset on an iDRAC; the role sees them pending without a job and creates one, and the next reset
+    applies them."""
+    bmc = bmcs["srv-r01-01"]
+    status, _body = bmc.request("PATCH", bmc.system_uri() + "/BIOS/Settings", {"Attributes": STAGED["srv-r01-01"]})
+    assert status == 204 and jobs_of(bmc) == []
+    assert bmc.reset(reset_type="ForceRestart")[0] == 204
+    assert pending_of(bmc) == STAGED["srv-r01-01"] and bmc.bios() == factory(DELL)  # the reset applied nothing
+
+    run = run_play(tmp_path, _only(bmcs, "srv-r01-01"), check=True)
+    assert run.proc.returncode == 0, run
+    assert run.changed("srv-r01-01") == 1 and jobs_of(bmc) == []
+    assert len(bmc.writes()) == 2  # ours: the PATCH and the reset
+
+    run = run_play(tmp_path, _only(bmcs, "srv-r01-01"))
+    assert run.proc.returncode == 0, run
+    assert run.changed("srv-r01-01") == 1
+    [(job_id, state)] = jobs_of(bmc)
+    assert state == "Scheduled" and run.facts("srv-r01-01")["gpufabric_platform_bios_jobs"] == [job_id]
+    assert [(method, path.rsplit("/", 1)[-1]) for method, path, _status in bmc.writes()[2:]] == [("POST", "Jobs")]
+
+    run = run_play(tmp_path, _only(bmcs, "srv-r01-01"))  # the job is there: nothing more
+    assert run.proc.returncode == 0, run
+    assert run.changed("srv-r01-01") == 0 and len(bmc.writes()) == 3
+
+    assert bmc.reset(reset_type="ForceRestart")[0] == 204
+    assert pending_of(bmc) == {} and bmc.bios() == dict(factory(DELL), **STAGED["srv-r01-01"])
+    assert jobs_of(bmc) == [(job_id, "Completed")]
+
+
+def test_a_change_while_a_dell_job_is_scheduled_fails_before_writing(tmp_path, bmcs):
+    """An iDRAC takes no new BIOS settings while a BIOS configuration job is scheduled (SYS011): the plan says so,
+    naming the job, and writes nothing."""
+    bmc = bmcs["srv-r01-01"]
+    status, _body = bmc.request("PATCH", bmc.system_uri() + "/BIOS/Settings", {
+        "Attributes": {"LogicalProc": "Disabled"}, "@Redfish.SettingsApplyTime": {"ApplyTime": "OnReset"}})
+    assert status == 202
+    [(job_id, _state)] = jobs_of(bmc)
+    run = run_play(tmp_path, _only(bmcs, "srv-r01-01"))
+    assert run.proc.returncode != 0
+    message = run.failures()["srv-r01-01"]
+    assert message.startswith("srv-r01-01: Jobs: BIOS attributes ProcCStates, SriovGlobalEnable, SysProfile must "
+                              "change, but BIOS configuration job %s is scheduled" % job_id), message
+    assert len(bmc.writes()) == 1 and pending_of(bmc) == {"LogicalProc": "Disabled"}
 
 
 # ---------------------------------------------------------------- failures name host and attribute, write nothing

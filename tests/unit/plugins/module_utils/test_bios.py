@@ -18,6 +18,7 @@ from ansible_collections.gpufabric.mlnx.plugins.plugin_utils import _bios as bio
 MODELS = json.loads((REPO / "tests" / "redfish" / "bios_models.json").read_text())
 DELL = "PowerEdge XE9680"
 HPE = "ProLiant XL675d Gen10 Plus"
+DGX = "DGX H100"
 HOST = "srv-r01-01"
 
 
@@ -43,6 +44,7 @@ SPEC = {
         DELL: {"SysProfile": "PerfOptimized", "ProcCStates": "Disabled", "ProcC1E": "Disabled"},
         HPE: {"WorkloadProfile": "HighPerformanceCompute(HPC)", "PowerRegulator": "StaticHighPerf",
               "MinProcIdlePower": "NoCStates", "PciSlot1Aspm": "Disabled"},
+        DGX: {"PwrPerfProfile": "MaxPerformance", "PackageCState": "C0/C1 state", "PCIeASPMSupport": "Disabled"},
     },
 }
 
@@ -164,7 +166,8 @@ def test_no_model_from_the_bmc(model):
 
 @pytest.mark.parametrize("model, switch, attribute", [
     (DELL, "sriov", "SriovGlobalEnable"), (HPE, "sriov", "Sriov"),
-    (DELL, "iommu", "ProcVirtualization"), (HPE, "iommu", "ProcAmdIoVt")])
+    (DELL, "iommu", "ProcVirtualization"), (HPE, "iommu", "ProcAmdIoVt"),
+    (DGX, "sriov", "SRIOVSupport"), (DGX, "iommu", "IntelVTForDirectedIO")])
 def test_switches_use_the_vendors_attribute(model, switch, attribute):
     on = plan_of(model, **{switch: True})
     assert on["set"][attribute] == "Enabled"
@@ -185,7 +188,7 @@ def test_a_switch_the_bios_has_no_attribute_for():
     result = bios.plan({"default": {}}, HOST, "Some Server", {"Foo": "Bar"}, sriov=True, iommu="yes")
     assert result["problems"] == [
         "%s: gpufabric_platform_bios_sriov: this BIOS (\"Some Server\") has none of the attributes that switch SRIOV "
-        "(Sriov, SriovGlobalEnable): name the attribute in gpufabric_platform_bios_overrides instead" % HOST,
+        "(SRIOVSupport, Sriov, SriovGlobalEnable): name the attribute in gpufabric_platform_bios_overrides instead" % HOST,
         "%s: gpufabric_platform_bios_iommu: must be true (on), false (off) or null (leave the BIOS as it is), not the "
         "string \"yes\"" % HOST]
 
@@ -293,6 +296,87 @@ def test_bad_specs(spec, words):
     assert any(problem.startswith(HOST + ": ") and words in problem for problem in problems), problems
 
 
+# ---------------------------------------------------------------- the DGX H100 (AMI BMC): its own attribute names
+
+def test_a_factory_dgx_gets_its_set_with_its_own_names():
+    result = plan_of(DGX, sriov=True, iommu=True)
+    assert result["problems"] == []
+    assert result["set"] == {"PwrPerfProfile": "MaxPerformance", "PackageCState": "C0/C1 state",
+                             "PCIeASPMSupport": "Disabled", "SRIOVSupport": "Enabled", "IntelVTForDirectedIO": "Enabled"}
+    assert result["apply"] == "reboot" and result["create_job"] is False and result["pending_reset"] is True
+
+
+def test_a_dgx_refuses_the_dell_and_hpe_names_and_values():
+    result = plan_of(DGX, overrides={"PciSlot1Aspm": "Disabled", "PCIeASPMSupport": "L1"})
+    assert result["set"] == {}
+    assert result["problems"] == [
+        '%s: gpufabric_platform_bios_overrides.PCIeASPMSupport: "L1" is not an allowed value of BIOS attribute '
+        "PCIeASPMSupport on this BIOS (DGX H100) (allowed: Disabled, L1 Only, Auto)" % HOST,
+        "%s: gpufabric_platform_bios_overrides.PciSlot1Aspm: BIOS attribute PciSlot1Aspm is unknown to this BIOS "
+        "(DGX H100); it has 9 attributes: HyperThreading, IntelVTForDirectedIO, PCIeASPMSupport, PackageCState, "
+        "ProcessorC6Report, PwrPerfProfile, SRIOVSupport, SetupPromptTimeout and 1 more" % HOST]
+
+
+# ---------------------------------------------------------------- how the BIOS applies: a reboot, or a Dell's job
+
+@pytest.mark.parametrize("manufacturer, apply", [
+    ("Dell Inc.", "job"), ("Dell", "job"), (" DELL EMC ", "job"), ("HPE", "reboot"), ("NVIDIA", "reboot"),
+    ("AMI", "reboot"), ("Dellish", "reboot"), ("Dell\nInc.", "reboot"), (None, "reboot"), (["Dell"], "reboot")])
+def test_the_vendor_decides_how_pending_settings_are_applied(manufacturer, apply):
+    assert bios.apply_of(manufacturer) == apply
+    assert plan_of(manufacturer=manufacturer)["apply"] == apply
+
+
+def _job(state="Scheduled", job_type="BIOSConfiguration", job_id="JID_000000000001"):
+    return {"Id": job_id, "JobType": job_type, "JobState": state}
+
+
+def test_a_dell_without_a_job_needs_one_after_the_write():
+    result = plan_of(manufacturer="Dell Inc.", jobs=[])
+    assert result["set"] and result["apply"] == "job" and result["create_job"] is True and result["jobs"] == []
+    assert result["summary"][-1].startswith("BIOS configuration job: none scheduled; one is created")
+
+
+def test_a_dell_with_settings_pending_and_no_job_needs_one_though_nothing_is_set():
+    """Staged by another tool (or a PATCH without an apply time): an iDRAC would reset and apply nothing."""
+    staged = {"SysProfile": "PerfOptimized", "ProcCStates": "Disabled", "ProcC1E": "Disabled"}
+    result = plan_of(manufacturer="Dell Inc.", pending=staged,
+                     jobs=[_job("Completed"), _job("Scheduled", job_type="RAIDConfiguration", job_id="JID_2")])
+    assert result["set"] == {} and result["create_job"] is True and result["problems"] == []
+    again = plan_of(manufacturer="Dell Inc.", pending=staged, jobs=[_job()])
+    assert again["create_job"] is False and again["jobs"] == ["JID_000000000001"] and again["problems"] == []
+    assert again["summary"][-1] == ("BIOS configuration job JID_000000000001 scheduled: the next reset applies the "
+                                    "pending settings")
+
+
+def test_nothing_pending_needs_no_job():
+    current = dict(factory(DELL), SysProfile="PerfOptimized", ProcCStates="Disabled", ProcC1E="Disabled")
+    result = plan_of(manufacturer="Dell Inc.", current=current, jobs=[])
+    assert result["set"] == {} and result["pending"] == {} and result["create_job"] is False
+
+
+def test_a_change_while_a_dell_job_is_scheduled_is_a_problem_naming_the_job():
+    result = plan_of(manufacturer="Dell Inc.", jobs=[_job("Running")])
+    assert result["set"] == {} and result["create_job"] is False
+    assert result["problems"] == [
+        '%s: Jobs: BIOS attributes ProcC1E, ProcCStates, SysProfile must change, but BIOS configuration job '
+        'JID_000000000001 is scheduled and a "Dell Inc." BMC takes no new BIOS settings until it has run: reset the '
+        "server (the job applies what is pending) or delete the job, then run again" % HOST]
+
+
+def test_jobs_do_not_matter_where_a_reboot_applies():
+    result = plan_of(HPE, manufacturer="HPE", jobs=[_job()])
+    assert result["apply"] == "reboot" and result["jobs"] == [] and result["create_job"] is False
+    assert result["set"] and result["problems"] == []
+
+
+def test_bad_job_queues():
+    assert plan_of(manufacturer="Dell", jobs="JID_1")["problems"] == [
+        '%s: Jobs: the BMC\'s job queue must be a list of jobs, not the string "JID_1"' % HOST]
+    assert plan_of(manufacturer="Dell", jobs=[5])["problems"] == [
+        "%s: Jobs[0]: a job must be a mapping (the BMC's job resource), not the number 5" % HOST]
+
+
 def test_bad_bmc_answers():
     result = bios.plan(SPEC, HOST, DELL, ["SysProfile"], pending="none")
     assert result["problems"][:2] == [
@@ -309,10 +393,10 @@ _keys = st.one_of(_names, st.text(max_size=6))
 _json = st.recursive(_scalar, lambda inner: st.one_of(st.lists(inner, max_size=3), st.dictionaries(_keys, inner, max_size=4)),
                      max_leaves=12)
 _attr_sets = st.one_of(_json, st.dictionaries(_names, _scalar, max_size=5))
-_registries = st.one_of(_json, st.sampled_from([registry(DELL), registry(HPE)]),
+_registries = st.one_of(_json, st.sampled_from([registry(DELL), registry(HPE), registry(DGX)]),
                         st.builds(lambda attrs: {"RegistryEntries": {"Attributes": attrs}}, _json))
 
-_model_names = st.one_of(st.sampled_from([DELL, HPE]), st.text(max_size=6))
+_model_names = st.one_of(st.sampled_from([DELL, HPE, DGX]), st.text(max_size=6))
 _specs = st.one_of(_json, st.fixed_dictionaries(
     {"models": st.one_of(_json, st.dictionaries(_model_names, _attr_sets, max_size=3))},
     optional={"default": _attr_sets}))
@@ -320,17 +404,25 @@ _specs = st.one_of(_json, st.fixed_dictionaries(
 
 @settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(spec=_specs,
-       model=st.one_of(_scalar, st.sampled_from([DELL, HPE])),
-       current=st.one_of(_json, st.sampled_from([factory(DELL), factory(HPE)])), pending=st.one_of(_json, _attr_sets),
-       reg=_registries, sriov=_scalar, iommu=_scalar, overrides=_attr_sets)
-def test_any_input_gives_a_plan_never_a_traceback(spec, model, current, pending, reg, sriov, iommu, overrides):
+       model=st.one_of(_scalar, st.sampled_from([DELL, HPE, DGX])),
+       current=st.one_of(_json, st.sampled_from([factory(DELL), factory(HPE), factory(DGX)])), pending=st.one_of(_json, _attr_sets),
+       reg=_registries, sriov=_scalar, iommu=_scalar, overrides=_attr_sets,
+       manufacturer=st.one_of(_scalar, st.sampled_from(["Dell Inc.", "HPE", "NVIDIA"])),
+       jobs=st.one_of(_json, st.lists(st.fixed_dictionaries({"Id": _scalar, "JobType": st.sampled_from(
+           ["BIOSConfiguration", "RAIDConfiguration"]), "JobState": st.sampled_from(["Scheduled", "Completed"])}),
+           max_size=3)))
+def test_any_input_gives_a_plan_never_a_traceback(spec, model, current, pending, reg, sriov, iommu, overrides,
+                                                  manufacturer, jobs):
     result = bios.plan(spec, HOST, model, current, pending=pending, registry=reg, sriov=sriov, iommu=iommu,
-                       overrides=overrides)
+                       overrides=overrides, manufacturer=manufacturer, jobs=jobs)
     json.dumps(result)
     assert all(isinstance(problem, str) and problem.startswith(HOST + ": ") for problem in result["problems"])
     assert result["pending_reset"] is bool(result["pending"])
     if result["problems"]:
-        assert result["set"] == {}
+        assert result["set"] == {} and result["create_job"] is False
+    assert result["apply"] in ("job", "reboot")
+    if result["create_job"]:
+        assert result["apply"] == "job" and result["pending"] and result["jobs"] == []
     if isinstance(current, dict):
         assert all(name in current and current[name] != value for name, value in result["set"].items())
 
@@ -351,7 +443,7 @@ def _valid_case(model):
 
 
 @settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(model=st.sampled_from([DELL, HPE]), data=st.data())
+@given(model=st.sampled_from([DELL, HPE, DGX]), data=st.data())
 def test_a_valid_plan_applied_by_a_reset_leaves_every_wanted_attribute_current(model, data):
     current, pending, wanted, overrides = data.draw(_valid_case(model))
     current = dict(factory(model), **current)
