@@ -75,11 +75,23 @@ def hosts_text(names: Iterable[str]) -> str:
     return names[0] if len(names) == 1 else "%d hosts (%s)" % (len(names), ", ".join(names))
 
 
+def _comparable(value: Any) -> Any:
+    """``value`` with every mapping as its items sorted by the JSON text of the key: keys of mixed types (a YAML
+    mapping can have None, numbers and strings as keys) cannot be sorted as they are (json.dumps(sort_keys=True)
+    raised TypeError)."""
+    if isinstance(value, Mapping):
+        items = [(json.dumps(_comparable(key), default=repr), _comparable(item)) for key, item in value.items()]
+        return {"mapping": sorted(items, key=lambda pair: pair[0])}
+    if isinstance(value, (list, tuple)):
+        return [_comparable(item) for item in value]
+    return value
+
+
 def distinct(values_by_host: Mapping[str, Any]) -> list[tuple[Any, list[str]]]:
     """``[(value, [hosts that have it])]``, one entry per distinct value (equal as JSON), in the order of the hosts."""
     groups: dict[str, tuple[Any, list[str]]] = {}
     for host, value in values_by_host.items():
-        key = json.dumps(value, sort_keys=True, default=repr)
+        key = json.dumps(_comparable(value), default=repr)
         groups.setdefault(key, (value, []))[1].append(host)
     return list(groups.values())
 
