@@ -104,7 +104,8 @@ def _qos_settings(host_vars: Mapping) -> tuple[dict, list] | None:
         return None
     if not _truthy(host_vars.get("gpufabric_roce_qos_enabled", True)):
         return None
-    return settings, _with_default(host_vars, "gpufabric_roce_qos_leave", "roce_qos") or []
+    # As the role passes it to the module (false, a string ... are the module's error, not "leave nothing").
+    return settings, _with_default(host_vars, "gpufabric_roce_qos_leave", "roce_qos")
 
 
 def _bios_inputs(host_vars: Mapping) -> dict | None:

@@ -15,10 +15,10 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from _paths import REPO
-from ansible_collections.gpufabric.mlnx.plugins.module_utils import _firmware, _matrix, _mlxconfig
+from ansible_collections.gpufabric.mlnx.plugins.module_utils import _firmware, _matrix, _mlxconfig, _roce_qos
 from ansible_collections.gpufabric.mlnx.plugins.module_utils._devices import base_part_number
 from ansible_collections.gpufabric.mlnx.plugins.module_utils._errors import MlnxError
-from ansible_collections.gpufabric.mlnx.plugins.modules import mlx_firmware, mlxconfig
+from ansible_collections.gpufabric.mlnx.plugins.modules import mlx_firmware, mlxconfig, roce_qos
 from ansible_collections.gpufabric.mlnx.plugins.plugin_utils._preflight import inventory_problems
 
 MATRIX = yaml.safe_load((REPO / "inventory/example-1250/group_vars/all/matrix.yml").read_text())["gpufabric_matrix"]
@@ -86,6 +86,38 @@ def test_nv_profile_passes_the_preflight_iff_mlxconfig_accepts_it(params):
                                                                      option="configs[0].params"))
     assert preflight_ok == accepted, (params, problems_of({"gpufabric_matrix": matrix},
                                                          where="gpufabric_matrix.nv_profiles"))
+
+
+# ------------------------------------------------------------------------------------------ RoCE QoS
+
+QOS = {
+    "trust": st.one_of(near(["dscp", "pcp"]), ODD),
+    "pfc_priorities": st.one_of(st.lists(st.one_of(st.integers(-1, 8), near(["3", "0", "7"])), max_size=3), ODD),
+    "ecn_priorities": st.one_of(st.none(), st.lists(st.integers(-1, 8), max_size=3), ODD),
+    "cnp_dscp": st.one_of(st.integers(-1, 64), near(["48", "63", "0"]), ODD),
+    "cnp_802p_prio": st.one_of(st.integers(-1, 8), near(["6"]), ODD),
+    "cma_roce_tos": st.one_of(st.integers(-1, 256), near(["106"]), ODD),
+    "traffic_class": st.one_of(st.integers(-1, 256), near(["106"]), ODD),
+    "prio_tc": st.one_of(st.none(), st.lists(st.integers(-1, 8), min_size=7, max_size=9), ODD),
+    "tsa": st.one_of(st.none(), st.lists(near(["ets", "strict", "vendor"]), min_size=7, max_size=9), ODD),
+    "tc_bw": st.one_of(st.none(), st.lists(st.sampled_from([0, 12, 13, 50, 100, 101]), min_size=7, max_size=9), ODD),
+}
+LEAVE = st.one_of(st.none(), st.lists(near(list(_roce_qos.LEAVE)), max_size=2), ODD)
+IFACES = st.lists(near(["enp24s0np0", "ens1f0"]), min_size=1, max_size=2)
+
+
+@PROPERTY
+@given(st.fixed_dictionaries({}, optional=QOS), LEAVE, IFACES)
+def test_roce_qos_settings_pass_the_preflight_iff_roce_qos_accepts_them(given_settings, leave, interfaces):
+    host_vars = {"gpufabric_roce_qos_" + key: value for key, value in given_settings.items()}
+    host_vars.update(gpufabric_roce_qos_interfaces=interfaces, gpufabric_roce_qos_leave=leave)
+    preflight_ok = not problems_of(host_vars, where="roce_qos")
+    # What roles/roce_qos/tasks/apply.yml passes: every setting (the role's default where the host sets none).
+    defaults = yaml.safe_load((REPO / "roles/roce_qos/defaults/main.yml").read_text())
+    options = {key: given_settings.get(key, defaults["gpufabric_roce_qos_" + key]) for key in QOS}
+    options.update(interfaces=interfaces, leave=leave if leave is not None else defaults["gpufabric_roce_qos_leave"])
+    accepted = module_accepts(roce_qos.ARGUMENT_SPEC, options, _roce_qos.desired_state)
+    assert preflight_ok == accepted, (options, problems_of(host_vars, where="roce_qos"))
 
 
 # ------------------------------------------------------------------------------------------ firmware images
