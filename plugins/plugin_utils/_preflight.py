@@ -5,8 +5,8 @@
 
 - :func:`inventory_problems` - what shows from the inventory alone, no host contacted (the offline check,
   ``playbooks/check_inventory.yml``, and the first half of the preflight role): every distinct matrix, the
-  rail plan, every distinct set of RoCE QoS settings and of BIOS inputs, each checked ONCE and named with
-  the hosts that share it;
+  rail plan, every distinct set of RoCE QoS settings, of BIOS inputs and of the platform role's kernel
+  parameters and power policy, each checked ONCE and named with the hosts that share it;
 - :func:`problems` - every host's devices (mlx_info) against the matrix (the second half of the preflight).
 
 Both return ALL problems at once, each naming the host(s), the card or the setting and what is wrong, so
@@ -22,7 +22,9 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 import yaml
+from ansible.module_utils.common.arg_spec import ArgumentSpecValidator
 
+from ansible_collections.gpufabric.mlnx.plugins.module_utils import _bootloader, _platform
 from ansible_collections.gpufabric.mlnx.plugins.module_utils._errors import InvalidValue, MlnxError
 from ansible_collections.gpufabric.mlnx.plugins.module_utils._matrix import firmware_targets, matrix_problems
 from ansible_collections.gpufabric.mlnx.plugins.module_utils._roce_qos import settings_problems
@@ -40,9 +42,16 @@ QOS_OPTIONS = ("interfaces", "trust", "pfc_priorities", "ecn_priorities", "cnp_d
 QOS_VARS = {"gpufabric_roce_qos_" + option: option for option in QOS_OPTIONS}
 BIOS_VARS = ("gpufabric_platform_bios", "gpufabric_platform_bios_sriov", "gpufabric_platform_bios_iommu",
              "gpufabric_platform_bios_overrides")
+# The platform role's host side: kernel parameters (gpufabric.mlnx.kernel_cmdline) and power policy
+# (gpufabric.mlnx.platform_power).
+PLATFORM_VARS = ("gpufabric_platform_aspm", "gpufabric_platform_kernel_args_extra", "gpufabric_platform_bootloader",
+                 "gpufabric_platform_grub_dropin", "gpufabric_platform_nic_runtime_pm", "gpufabric_platform_cpu_governor")
+PLATFORM_SWITCHES = ("gpufabric_platform_enabled", "gpufabric_platform_host_enabled")
+# The kernel parameters roles/platform/tasks/kernel.yml boots with for each gpufabric_platform_aspm.
+ASPM_KERNEL_ARGS = {"off": ["pcie_aspm=off"], "performance": ["pcie_aspm.policy=performance"], "leave": []}
 # What the offline check reads of every host, besides what rail_plan_servers reads (RAIL_PLAN_VARS).
 HOST_VARS = ("gpufabric_matrix", "gpufabric_fabric", "gpufabric_roce_qos_enabled", "gpufabric_roce_qos_leave") \
-    + tuple(QOS_VARS) + BIOS_VARS
+    + tuple(QOS_VARS) + BIOS_VARS + PLATFORM_VARS + PLATFORM_SWITCHES
 
 
 # ------------------------------------------------------------------------------------------ the roles' defaults
@@ -53,6 +62,14 @@ def role_defaults(role: str) -> dict:
     what a host that does not set a variable gets, read from the one place the role keeps them."""
     with open(os.path.join(ROLES, role, "defaults", "main.yml"), encoding="utf-8") as stream:
         return yaml.safe_load(stream) or {}
+
+
+@functools.lru_cache(maxsize=None)
+def role_options(role: str) -> dict:
+    """The options of ``roles/ROLE/meta/argument_specs.yml`` (entry point main): what Ansible checks of the role's
+    variables when the role starts."""
+    with open(os.path.join(ROLES, role, "meta", "argument_specs.yml"), encoding="utf-8") as stream:
+        return (yaml.safe_load(stream) or {})["argument_specs"]["main"]["options"]
 
 
 def _with_default(variables: Mapping, name: str, role: str) -> Any:
@@ -116,6 +133,55 @@ def _bios_inputs(host_vars: Mapping) -> dict | None:
     return inputs
 
 
+def _platform_inputs(host_vars: Mapping) -> dict | None:
+    """The platform role's kernel and power variables of a host whose rollout runs the role's host side (with the
+    role's defaults), else None."""
+    if not (_truthy(host_vars.get("gpufabric_platform_enabled", True))
+            and _truthy(_with_default(host_vars, "gpufabric_platform_host_enabled", "platform"))):
+        return None
+    return {var: _with_default(host_vars, var, "platform") for var in PLATFORM_VARS}
+
+
+def platform_problems(inputs: Mapping, host: str) -> list[str]:
+    """Every problem of the platform role's kernel parameters and power policy ``inputs`` (``PLATFORM_VARS``, with
+    the role's defaults) for ``host``: the role's argument spec, then what gpufabric.mlnx.kernel_cmdline
+    (``_bootloader.check_kernel_args`` / ``check_options``) and gpufabric.mlnx.platform_power
+    (``_platform.desired_state``) refuse of the options roles/platform/tasks/kernel.yml and power.yml pass them."""
+    keys = ("type", "elements", "choices", "default")
+    spec = {var: {k: v for k, v in role_options("platform")[var].items() if k in keys} for var in PLATFORM_VARS}
+    result = ArgumentSpecValidator(spec).validate(dict(inputs))
+    if result.error_messages:
+        return ["%s: platform: %s" % (host, message) for message in result.error_messages]
+    values = result.validated_parameters
+    found = []
+    aspm = values["gpufabric_platform_aspm"]
+    if aspm not in ASPM_KERNEL_ARGS:   # null passes the argument spec, then fails kernel.yml
+        return ["%s: platform: gpufabric_platform_aspm is %s (allowed: %s)" % (host, kind_of(aspm),
+                                                                              ", ".join(ASPM_KERNEL_ARGS))]
+    extra = inputs["gpufabric_platform_kernel_args_extra"]   # kernel.yml adds it to a list: a list, as written
+    try:
+        extra = _bootloader.check_kernel_args(values["gpufabric_platform_kernel_args_extra"] if isinstance(extra, list)
+                                              else extra, option="gpufabric_platform_kernel_args_extra")
+    except MlnxError as err:
+        return ["%s: %s" % (host, err.msg)]
+    args = list(dict.fromkeys(ASPM_KERNEL_ARGS[aspm] + extra))
+    if args:
+        try:
+            _bootloader.check_options({"args": args, "bootloader": values["gpufabric_platform_bootloader"],
+                                       "grub_dropin": values["gpufabric_platform_grub_dropin"]})
+        except MlnxError as err:
+            found.append("%s: %s: %s" % (host, "gpufabric_platform_" + str(err.parameter), err.msg))
+    governor = inputs["gpufabric_platform_cpu_governor"]   # the role passes it when it is not empty
+    power = {"aspm_policy": "performance" if aspm != "leave" else None,
+             "nic_runtime_pm": values["gpufabric_platform_nic_runtime_pm"],
+             "cpu_governor": values["gpufabric_platform_cpu_governor"] if governor else None, "kernel_args": args}
+    try:
+        _platform.desired_state(power)
+    except MlnxError as err:
+        found.append("%s: %s: %s" % (host, "gpufabric_platform_" + str(err.parameter), err.msg))
+    return found
+
+
 def rail_hosts_list(rail_hosts: Any) -> list:
     """``rail_hosts`` as a list (InvalidValue when it is not a list of host names)."""
     if rail_hosts is None:
@@ -142,7 +208,9 @@ def inventory_problems(names: Iterable[str] | None, hostvars: Mapping[str, Any],
       role plans it), when ``fabric`` is given;
     - every distinct set of RoCE QoS settings of the hosts that configure RoCE QoS (``settings_problems``, the
       roce_qos module's own checks, with the role's defaults for what a host does not set);
-    - every distinct set of BIOS inputs (``spec_problems``).
+    - every distinct set of BIOS inputs (``spec_problems``);
+    - every distinct set of the platform role's kernel parameters and power policy (``platform_problems``, the
+      role's argument spec and the kernel_cmdline and platform_power modules' own checks).
 
     A problem shared by several hosts is one sentence naming them all."""
     read = read_vars(names, hostvars, HOST_VARS + RAIL_PLAN_VARS, what="inventory_problems")
@@ -172,6 +240,10 @@ def inventory_problems(names: Iterable[str] | None, hostvars: Mapping[str, Any],
             qos[name] = settings
     for (settings, leave), hosts in distinct(qos):
         found.extend(settings_problems(settings, hosts_text(hosts), leave=leave))
+
+    platform = {name: inputs for name, inputs in ((name, _platform_inputs(read[name])) for name in names) if inputs}
+    for inputs, hosts in distinct(platform):
+        found.extend(platform_problems(inputs, hosts_text(hosts)))
 
     bios = {name: inputs for name, inputs in ((name, _bios_inputs(read[name])) for name in names) if inputs}
     for inputs, hosts in distinct(bios):

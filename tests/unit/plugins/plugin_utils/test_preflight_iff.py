@@ -15,10 +15,10 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from _paths import REPO
-from ansible_collections.gpufabric.mlnx.plugins.module_utils import _firmware, _matrix, _mlxconfig, _roce_qos
+from ansible_collections.gpufabric.mlnx.plugins.module_utils import _bootloader, _firmware, _matrix, _mlxconfig, _platform, _roce_qos
 from ansible_collections.gpufabric.mlnx.plugins.module_utils._devices import base_part_number
 from ansible_collections.gpufabric.mlnx.plugins.module_utils._errors import MlnxError
-from ansible_collections.gpufabric.mlnx.plugins.modules import mlx_firmware, mlxconfig, roce_qos
+from ansible_collections.gpufabric.mlnx.plugins.modules import kernel_cmdline, mlx_firmware, mlxconfig, platform_power, roce_qos
 from ansible_collections.gpufabric.mlnx.plugins.plugin_utils._preflight import inventory_problems
 
 MATRIX = yaml.safe_load((REPO / "inventory/example-1250/group_vars/all/matrix.yml").read_text())["gpufabric_matrix"]
@@ -162,3 +162,87 @@ def test_firmware_entry_passes_the_preflight_iff_mlx_firmware_accepts_its_image(
                          for part in entry["part_numbers"])
                  and len({base_part_number(part.strip()) for part in entry["part_numbers"]}) == len(entry["part_numbers"]))
     assert preflight_ok == (accepted and canonical), (image, problems_of({"gpufabric_matrix": matrix}, where=where))
+
+
+# ------------------------------------------------------------------------------------------ kernel parameters, power
+
+PLATFORM_OPTIONS = yaml.safe_load((REPO / "roles/platform/meta/argument_specs.yml").read_text())[
+    "argument_specs"]["main"]["options"]
+PLATFORM_DEFAULTS = yaml.safe_load((REPO / "roles/platform/defaults/main.yml").read_text())
+# roles/platform/tasks/kernel.yml: the kernel parameters of each gpufabric_platform_aspm.
+ASPM_ARGS = {"off": ["pcie_aspm=off"], "performance": ["pcie_aspm.policy=performance"], "leave": []}
+KERNEL_ARGS = st.lists(st.one_of(near(["iommu=pt", "pcie_aspm=off", "intel_iommu=on", "hugepages=1024"]),
+                                 st.integers(0, 9), st.none()), max_size=3)
+PLATFORM = {
+    "gpufabric_platform_aspm": st.one_of(near(["off", "performance", "leave"]), ODD),
+    "gpufabric_platform_kernel_args_extra": st.one_of(KERNEL_ARGS, ODD),
+    "gpufabric_platform_bootloader": st.one_of(near(["auto", "grub", "grubby"]), ODD),
+    "gpufabric_platform_grub_dropin": st.one_of(near(["/etc/default/grub.d/90-gpufabric.cfg"]), ODD),
+    "gpufabric_platform_nic_runtime_pm": st.one_of(st.booleans(), near(["yes", "no", "true"]), ODD),
+    "gpufabric_platform_cpu_governor": st.one_of(near(["performance", "schedutil", ""]), ODD),
+}
+
+
+def test_the_kernel_parameters_of_each_aspm_setting_are_those_of_the_role():
+    text = (REPO / "roles/platform/tasks/kernel.yml").read_text()
+    assert "{'off': ['pcie_aspm=off'], 'performance': ['pcie_aspm.policy=performance'], 'leave': []}" in text
+
+
+def rollout_platform_accepts(host_vars):
+    """What the platform role's host side does with the variables: Ansible checks the role's argument spec when the
+    role starts; kernel.yml builds the kernel parameters and calls kernel_cmdline with them (when there are any),
+    power.yml calls platform_power; each module checks its argument spec, then its module_utils core."""
+    variables = {var: host_vars.get(var, PLATFORM_DEFAULTS[var]) for var in PLATFORM}
+    spec = {var: {k: v for k, v in PLATFORM_OPTIONS[var].items() if k in ("type", "elements", "choices", "default")}
+            for var in PLATFORM}
+    if ArgumentSpecValidator(spec).validate(copy.deepcopy(variables)).error_messages:
+        return False
+    aspm, extra = variables["gpufabric_platform_aspm"], variables["gpufabric_platform_kernel_args_extra"]
+    if aspm not in ASPM_ARGS or not isinstance(extra, list):   # the template of kernel.yml fails
+        return False
+    args = list(dict.fromkeys(ASPM_ARGS[aspm] + extra))
+    if args and not module_accepts(kernel_cmdline.ARGUMENT_SPEC, {
+            "args": args, "bootloader": variables["gpufabric_platform_bootloader"],
+            "grub_dropin": variables["gpufabric_platform_grub_dropin"]}, _bootloader.check_options):
+        return False
+    power = {"nic_runtime_pm": variables["gpufabric_platform_nic_runtime_pm"], "kernel_args": args,
+             "leave": (["aspm_policy"] if aspm == "leave" else []) + ([] if variables["gpufabric_platform_cpu_governor"]
+                                                                      else ["cpu_governor"])}
+    if aspm != "leave":
+        power["aspm_policy"] = "performance"
+    if variables["gpufabric_platform_cpu_governor"]:
+        power["cpu_governor"] = variables["gpufabric_platform_cpu_governor"]
+
+    def core(options):   # as platform_power's main(): what leave names is None
+        _platform.desired_state(dict(options, **{key: None for key in options["leave"]}))
+    return module_accepts(platform_power.ARGUMENT_SPEC, power, core)
+
+
+@PROPERTY
+@given(st.fixed_dictionaries({}, optional=PLATFORM))
+def test_kernel_parameters_and_power_policy_pass_the_preflight_iff_the_platform_role_takes_them(host_vars):
+    found = problems_of(host_vars, where="platform")
+    assert (not found) == rollout_platform_accepts(host_vars), (host_vars, found)
+
+
+def test_a_host_without_the_platform_step_has_no_platform_problem():
+    bad = {"gpufabric_platform_aspm": "Off", "gpufabric_platform_kernel_args_extra": ["a;b"]}
+    assert problems_of(bad, where="platform")
+    assert not problems_of(dict(bad, gpufabric_platform_enabled=False), where="platform")
+    assert not problems_of(dict(bad, gpufabric_platform_host_enabled="no"), where="platform")
+
+
+@pytest.mark.parametrize("host_vars, named", [
+    ({"gpufabric_platform_aspm": "Off"}, "gpufabric_platform_aspm"),
+    ({"gpufabric_platform_kernel_args_extra": ["iommu=pt\n"]}, "gpufabric_platform_kernel_args_extra[0]"),
+    ({"gpufabric_platform_kernel_args_extra": ["hugepages=\u0661\u0660"]}, "gpufabric_platform_kernel_args_extra[0]"),
+    ({"gpufabric_platform_kernel_args_extra": ["a=$(reboot)"]}, "gpufabric_platform_kernel_args_extra[0]"),
+    ({"gpufabric_platform_kernel_args_extra": "iommu=pt"}, "gpufabric_platform_kernel_args_extra"),
+    ({"gpufabric_platform_grub_dropin": "/etc/default/grub.d/x.conf"}, "gpufabric_platform_grub_dropin"),
+    ({"gpufabric_platform_nic_runtime_pm": "maybe"}, "gpufabric_platform_nic_runtime_pm"),
+    ({"gpufabric_platform_cpu_governor": "Performance"}, "gpufabric_platform_cpu_governor"),
+])
+def test_what_the_platform_role_refuses_is_a_preflight_problem_naming_the_variable(host_vars, named):
+    found = problems_of(host_vars, where="platform")
+    assert len(found) == 1 and found[0].startswith("srv-01: ") and named in found[0], found
+    assert not rollout_platform_accepts(host_vars)
