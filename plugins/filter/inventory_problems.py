@@ -28,6 +28,9 @@ description:
     C(gpufabric_platform_nic_runtime_pm) and C(gpufabric_platform_cpu_governor), with the role's defaults - checked
     against the role's argument spec and as M(gpufabric.mlnx.kernel_cmdline) and M(gpufabric.mlnx.platform_power)
     check the options the role passes them.
+  - With a fabric (C(gpufabric_fabric)) and C(gpufabric_rails_enabled) not false, the rails role's options
+    C(gpufabric_rails_mtu), C(gpufabric_rails_sysctls) and C(gpufabric_rails_provider) (with the role's defaults) -
+    checked against the role's argument spec and as M(gpufabric.mlnx.rail_interfaces) checks its O(mtu) and O(sysctls).
   - Every distinct input is checked ONCE, however many hosts share it (hosts are grouped by equal settings), and a
     problem of an input that several hosts share is one sentence that names them all, for example C(3 hosts (a, b, c)) then the problem.
   - Each host's variables are read once. Firmware images are checked by the C(gpufabric.mlnx.firmware) role's

@@ -24,7 +24,7 @@ from typing import Any
 import yaml
 from ansible.module_utils.common.arg_spec import ArgumentSpecValidator
 
-from ansible_collections.gpufabric.mlnx.plugins.module_utils import _bootloader, _platform
+from ansible_collections.gpufabric.mlnx.plugins.module_utils import _bootloader, _platform, _rails
 from ansible_collections.gpufabric.mlnx.plugins.module_utils._errors import InvalidValue, MlnxError
 from ansible_collections.gpufabric.mlnx.plugins.module_utils._matrix import firmware_targets, matrix_problems
 from ansible_collections.gpufabric.mlnx.plugins.module_utils._roce_qos import settings_problems
@@ -49,9 +49,11 @@ PLATFORM_VARS = ("gpufabric_platform_aspm", "gpufabric_platform_kernel_args_extr
 PLATFORM_SWITCHES = ("gpufabric_platform_enabled", "gpufabric_platform_host_enabled")
 # The kernel parameters roles/platform/tasks/kernel.yml boots with for each gpufabric_platform_aspm.
 ASPM_KERNEL_ARGS = {"off": ["pcie_aspm=off"], "performance": ["pcie_aspm.policy=performance"], "leave": []}
+# The rails role's options of gpufabric.mlnx.rail_interfaces (the rails themselves are the rail plan's).
+RAILS_VARS = ("gpufabric_rails_mtu", "gpufabric_rails_sysctls", "gpufabric_rails_provider")
 # What the offline check reads of every host, besides what rail_plan_servers reads (RAIL_PLAN_VARS).
 HOST_VARS = ("gpufabric_matrix", "gpufabric_fabric", "gpufabric_roce_qos_enabled", "gpufabric_roce_qos_leave") \
-    + tuple(QOS_VARS) + BIOS_VARS + PLATFORM_VARS + PLATFORM_SWITCHES
+    + tuple(QOS_VARS) + BIOS_VARS + PLATFORM_VARS + PLATFORM_SWITCHES + RAILS_VARS + ("gpufabric_rails_enabled",)
 
 
 # ------------------------------------------------------------------------------------------ the roles' defaults
@@ -142,17 +144,45 @@ def _platform_inputs(host_vars: Mapping) -> dict | None:
     return {var: _with_default(host_vars, var, "platform") for var in PLATFORM_VARS}
 
 
+def _role_spec(inputs: Mapping, role: str, host: str) -> tuple[dict, list[str]]:
+    """``inputs`` (variables of ROLE) against the role's argument spec, as Ansible checks them when the role starts:
+    ``(the values as the spec converts them, [problems])``."""
+    keys = ("type", "elements", "choices", "default")
+    spec = {var: {k: v for k, v in role_options(role)[var].items() if k in keys} for var in inputs}
+    result = ArgumentSpecValidator(spec).validate(dict(inputs))
+    return result.validated_parameters, ["%s: %s: %s" % (host, role, message) for message in result.error_messages]
+
+
+def _rails_inputs(host_vars: Mapping) -> dict | None:
+    """The rails role's options of a host the rollout runs the rails role on (a fabric, and gpufabric_rails_enabled
+    not false), with the role's defaults; else None."""
+    if host_vars.get("gpufabric_fabric", MISSING) is MISSING or not _truthy(host_vars.get("gpufabric_rails_enabled",
+                                                                                            True)):
+        return None
+    return {var: _with_default(host_vars, var, "rails") for var in RAILS_VARS}
+
+
+def rails_problems(inputs: Mapping, host: str) -> list[str]:
+    """Every problem of the rails role's options ``inputs`` (``RAILS_VARS``) for ``host``: the role's argument
+    spec, then what gpufabric.mlnx.rail_interfaces refuses of them (``_rails.check_options``)."""
+    values, found = _role_spec(inputs, "rails", host)
+    if found:
+        return found
+    try:
+        _rails.check_options(host, mtu=values["gpufabric_rails_mtu"], sysctls=values["gpufabric_rails_sysctls"])
+    except MlnxError as err:
+        return ["%s: gpufabric_rails_%s: %s" % (host, str(err.parameter).split(".")[0], err.msg)]
+    return []
+
+
 def platform_problems(inputs: Mapping, host: str) -> list[str]:
     """Every problem of the platform role's kernel parameters and power policy ``inputs`` (``PLATFORM_VARS``, with
     the role's defaults) for ``host``: the role's argument spec, then what gpufabric.mlnx.kernel_cmdline
     (``_bootloader.check_kernel_args`` / ``check_options``) and gpufabric.mlnx.platform_power
     (``_platform.desired_state``) refuse of the options roles/platform/tasks/kernel.yml and power.yml pass them."""
-    keys = ("type", "elements", "choices", "default")
-    spec = {var: {k: v for k, v in role_options("platform")[var].items() if k in keys} for var in PLATFORM_VARS}
-    result = ArgumentSpecValidator(spec).validate(dict(inputs))
-    if result.error_messages:
-        return ["%s: platform: %s" % (host, message) for message in result.error_messages]
-    values = result.validated_parameters
+    values, found = _role_spec(inputs, "platform", host)
+    if found:
+        return found
     found = []
     aspm = values["gpufabric_platform_aspm"]
     if aspm not in ASPM_KERNEL_ARGS:   # null passes the argument spec, then fails kernel.yml
@@ -240,6 +270,10 @@ def inventory_problems(names: Iterable[str] | None, hostvars: Mapping[str, Any],
             qos[name] = settings
     for (settings, leave), hosts in distinct(qos):
         found.extend(settings_problems(settings, hosts_text(hosts), leave=leave))
+
+    rails = {name: inputs for name, inputs in ((name, _rails_inputs(read[name])) for name in names) if inputs}
+    for inputs, hosts in distinct(rails):
+        found.extend(rails_problems(inputs, hosts_text(hosts)))
 
     platform = {name: inputs for name, inputs in ((name, _platform_inputs(read[name])) for name in names) if inputs}
     for inputs, hosts in distinct(platform):

@@ -15,10 +15,11 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from _paths import REPO
-from ansible_collections.gpufabric.mlnx.plugins.module_utils import _bootloader, _firmware, _matrix, _mlxconfig, _platform, _roce_qos
+from ansible_collections.gpufabric.mlnx.plugins.module_utils import _bootloader, _firmware, _matrix, _mlxconfig, _platform, _rails, _roce_qos
 from ansible_collections.gpufabric.mlnx.plugins.module_utils._devices import base_part_number
 from ansible_collections.gpufabric.mlnx.plugins.module_utils._errors import MlnxError
-from ansible_collections.gpufabric.mlnx.plugins.modules import kernel_cmdline, mlx_firmware, mlxconfig, platform_power, roce_qos
+from ansible_collections.gpufabric.mlnx.plugins.modules import (kernel_cmdline, mlx_firmware, mlxconfig, platform_power,
+                                                         rail_interfaces, roce_qos)
 from ansible_collections.gpufabric.mlnx.plugins.plugin_utils._preflight import inventory_problems
 
 MATRIX = yaml.safe_load((REPO / "inventory/example-1250/group_vars/all/matrix.yml").read_text())["gpufabric_matrix"]
@@ -246,3 +247,57 @@ def test_what_the_platform_role_refuses_is_a_preflight_problem_naming_the_variab
     found = problems_of(host_vars, where="platform")
     assert len(found) == 1 and found[0].startswith("srv-01: ") and named in found[0], found
     assert not rollout_platform_accepts(host_vars)
+
+
+# ------------------------------------------------------------------------------------------ rails
+
+RAILS_OPTIONS = yaml.safe_load((REPO / "roles/rails/meta/argument_specs.yml").read_text())[
+    "argument_specs"]["main"]["options"]
+RAILS_DEFAULTS = yaml.safe_load((REPO / "roles/rails/defaults/main.yml").read_text())
+# One good entry of a rail plan: the module checks its options before the entries.
+RAIL = {"rail": 0, "interface": "enp24s0np0", "address": "198.18.0.2", "prefix": 26, "gateway": "198.18.0.1",
+        "table": 100}
+FABRIC = {"rails": 1, "pools": {"rail0": "198.18.0.0/20"}}
+SYSCTL_NAMES = near(["arp_ignore", "arp_announce", "rp_filter"])
+RAILS = {
+    "gpufabric_rails_mtu": st.one_of(st.integers(0, 10000), near(["9000", "1500", "9216"]), ODD),
+    "gpufabric_rails_sysctls": st.one_of(st.dictionaries(SYSCTL_NAMES, st.one_of(st.integers(-1, 9), near(["1", "2"]),
+                                                                                  ODD), max_size=3), ODD),
+    "gpufabric_rails_provider": st.one_of(near(["auto", "netplan", "networkmanager", "ifupdown", "none"]), ODD),
+}
+
+
+def rollout_rails_accept(host_vars):
+    """The rails role: Ansible checks its argument spec when it starts; apply.yml passes the MTU and sysctls to
+    rail_interfaces, which checks its argument spec, then its options (_rails.desired_state) before anything runs."""
+    variables = {var: host_vars.get(var, RAILS_DEFAULTS[var]) for var in RAILS}
+    spec = {var: {k: v for k, v in RAILS_OPTIONS[var].items() if k in ("type", "elements", "choices", "default")}
+            for var in RAILS}
+    if ArgumentSpecValidator(spec).validate(copy.deepcopy(variables)).error_messages:
+        return False
+    options = {"rails": [RAIL], "host": "srv-01", "mtu": variables["gpufabric_rails_mtu"],
+               "sysctls": variables["gpufabric_rails_sysctls"]}
+    return module_accepts(rail_interfaces.ARGUMENT_SPEC, options, lambda p: _rails.desired_state(
+        p["host"], p["rails"], mtu=p["mtu"], sysctls=p["sysctls"]))
+
+
+@PROPERTY
+@given(st.fixed_dictionaries({}, optional=RAILS))
+def test_rail_options_pass_the_preflight_iff_rail_interfaces_takes_them(host_vars):
+    found = problems_of(dict(host_vars, gpufabric_fabric=FABRIC), where="gpufabric_rails_")
+    assert (not found) == rollout_rails_accept(host_vars), (host_vars, found)
+
+
+@pytest.mark.parametrize("host_vars, named", [
+    ({"gpufabric_rails_mtu": 9500}, "gpufabric_rails_mtu"),
+    ({"gpufabric_rails_mtu": "jumbo"}, "gpufabric_rails_mtu"),
+    ({"gpufabric_rails_sysctls": {"arp_ingore": 1}}, "gpufabric_rails_sysctls"),
+    ({"gpufabric_rails_sysctls": {"rp_filter": 3}}, "gpufabric_rails_sysctls"),
+    ({"gpufabric_rails_provider": "NetworkManager"}, "gpufabric_rails_provider"),
+])
+def test_what_the_rails_role_refuses_is_a_preflight_problem_naming_the_variable(host_vars, named):
+    found = problems_of(dict(host_vars, gpufabric_fabric=FABRIC), where="gpufabric_rails_")
+    assert len(found) == 1 and found[0].startswith("srv-01: ") and named in found[0], found
+    assert not rollout_rails_accept(host_vars)
+    assert not problems_of(dict(host_vars, gpufabric_fabric=FABRIC, gpufabric_rails_enabled=False),
+                           where="gpufabric_rails_")
