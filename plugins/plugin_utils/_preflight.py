@@ -149,8 +149,22 @@ def _role_spec(inputs: Mapping, role: str, host: str) -> tuple[dict, list[str]]:
     ``(the values as the spec converts them, [problems])``."""
     keys = ("type", "elements", "choices", "default")
     spec = {var: {k: v for k, v in role_options(role)[var].items() if k in keys} for var in inputs}
-    result = ArgumentSpecValidator(spec).validate(dict(inputs))
+    try:
+        result = ArgumentSpecValidator(spec).validate(dict(inputs))
+    except (OverflowError, ValueError, TypeError) as err:   # ansible-core's int check of "INF": OverflowError
+        bad = [var for var in inputs if _spec_fails(spec[var], inputs[var])] or list(inputs)
+        return {}, ["%s: %s: %s is %s, not a value of type %s (%s)" % (
+            host, role, var, kind_of(inputs[var]), spec[var].get("type", "str"), err) for var in bad]
     return result.validated_parameters, ["%s: %s: %s" % (host, role, message) for message in result.error_messages]
+
+
+def _spec_fails(spec: Mapping, value: Any) -> bool:
+    """Whether ansible-core's argument spec check of one variable raises instead of naming it."""
+    try:
+        ArgumentSpecValidator({"x": dict(spec)}).validate({"x": value})
+    except (OverflowError, ValueError, TypeError):
+        return True
+    return False
 
 
 def _rails_inputs(host_vars: Mapping) -> dict | None:
@@ -184,10 +198,11 @@ def platform_problems(inputs: Mapping, host: str) -> list[str]:
     if found:
         return found
     found = []
-    aspm = values["gpufabric_platform_aspm"]
-    if aspm not in ASPM_KERNEL_ARGS:   # null passes the argument spec, then fails kernel.yml
-        return ["%s: platform: gpufabric_platform_aspm is %s (allowed: %s)" % (host, kind_of(aspm),
-                                                                              ", ".join(ASPM_KERNEL_ARGS))]
+    aspm = inputs["gpufabric_platform_aspm"]   # kernel.yml looks the value up as written
+    if not isinstance(aspm, str) or aspm not in ASPM_KERNEL_ARGS:   # null and false pass the argument spec
+        hint = "; quote it: YAML reads an unquoted off as false" if aspm is False else ""
+        return ["%s: platform: gpufabric_platform_aspm is %s (allowed: %s)%s" % (
+            host, kind_of(aspm), ", ".join('"%s"' % word for word in ASPM_KERNEL_ARGS), hint)]
     extra = inputs["gpufabric_platform_kernel_args_extra"]   # kernel.yml adds it to a list: a list, as written
     try:
         extra = _bootloader.check_kernel_args(values["gpufabric_platform_kernel_args_extra"] if isinstance(extra, list)

@@ -48,7 +48,10 @@ ODD = st.one_of(SCALARS, st.lists(SCALARS, max_size=3), st.dictionaries(st.text(
 def module_accepts(spec, params, core):
     """What the module does with ``params`` before any tool runs: its argument spec, then ``core`` (a module_utils
     validator) on the validated options; True when both accept."""
-    result = ArgumentSpecValidator(spec).validate(copy.deepcopy(params))
+    try:
+        result = ArgumentSpecValidator(spec).validate(copy.deepcopy(params))
+    except (OverflowError, ValueError, TypeError):   # ansible-core's own check fails on "INF" for an int: a traceback
+        return False
     if result.error_messages:
         return False
     try:
@@ -56,6 +59,14 @@ def module_accepts(spec, params, core):
     except MlnxError:
         return False
     return True
+
+
+def role_spec_accepts(spec, variables):
+    """Ansible's check of a role's argument spec when the role starts (an exception in it fails the role too)."""
+    try:
+        return not ArgumentSpecValidator(spec).validate(copy.deepcopy(variables)).error_messages
+    except (OverflowError, ValueError, TypeError):
+        return False
 
 
 def problems_of(host_vars, *, where):
@@ -196,7 +207,7 @@ def rollout_platform_accepts(host_vars):
     variables = {var: host_vars.get(var, PLATFORM_DEFAULTS[var]) for var in PLATFORM}
     spec = {var: {k: v for k, v in PLATFORM_OPTIONS[var].items() if k in ("type", "elements", "choices", "default")}
             for var in PLATFORM}
-    if ArgumentSpecValidator(spec).validate(copy.deepcopy(variables)).error_messages:
+    if not role_spec_accepts(spec, variables):
         return False
     aspm, extra = variables["gpufabric_platform_aspm"], variables["gpufabric_platform_kernel_args_extra"]
     if aspm not in ASPM_ARGS or not isinstance(extra, list):   # the template of kernel.yml fails
@@ -235,6 +246,8 @@ def test_a_host_without_the_platform_step_has_no_platform_problem():
 
 @pytest.mark.parametrize("host_vars, named", [
     ({"gpufabric_platform_aspm": "Off"}, "gpufabric_platform_aspm"),
+    ({"gpufabric_platform_aspm": False}, "YAML reads an unquoted off as false"),   # kernel.yml: {'off': ...}[false]
+    ({"gpufabric_platform_aspm": None}, "gpufabric_platform_aspm"),
     ({"gpufabric_platform_kernel_args_extra": ["iommu=pt\n"]}, "gpufabric_platform_kernel_args_extra[0]"),
     ({"gpufabric_platform_kernel_args_extra": ["hugepages=\u0661\u0660"]}, "gpufabric_platform_kernel_args_extra[0]"),
     ({"gpufabric_platform_kernel_args_extra": ["a=$(reboot)"]}, "gpufabric_platform_kernel_args_extra[0]"),
@@ -273,7 +286,7 @@ def rollout_rails_accept(host_vars):
     variables = {var: host_vars.get(var, RAILS_DEFAULTS[var]) for var in RAILS}
     spec = {var: {k: v for k, v in RAILS_OPTIONS[var].items() if k in ("type", "elements", "choices", "default")}
             for var in RAILS}
-    if ArgumentSpecValidator(spec).validate(copy.deepcopy(variables)).error_messages:
+    if not role_spec_accepts(spec, variables):
         return False
     options = {"rails": [RAIL], "host": "srv-01", "mtu": variables["gpufabric_rails_mtu"],
                "sysctls": variables["gpufabric_rails_sysctls"]}
@@ -291,6 +304,7 @@ def test_rail_options_pass_the_preflight_iff_rail_interfaces_takes_them(host_var
 @pytest.mark.parametrize("host_vars, named", [
     ({"gpufabric_rails_mtu": 9500}, "gpufabric_rails_mtu"),
     ({"gpufabric_rails_mtu": "jumbo"}, "gpufabric_rails_mtu"),
+    ({"gpufabric_rails_mtu": "INF"}, "gpufabric_rails_mtu"),   # ansible-core's int check raises OverflowError
     ({"gpufabric_rails_sysctls": {"arp_ingore": 1}}, "gpufabric_rails_sysctls"),
     ({"gpufabric_rails_sysctls": {"rp_filter": 3}}, "gpufabric_rails_sysctls"),
     ({"gpufabric_rails_provider": "NetworkManager"}, "gpufabric_rails_provider"),
@@ -301,3 +315,4 @@ def test_what_the_rails_role_refuses_is_a_preflight_problem_naming_the_variable(
     assert not rollout_rails_accept(host_vars)
     assert not problems_of(dict(host_vars, gpufabric_fabric=FABRIC, gpufabric_rails_enabled=False),
                            where="gpufabric_rails_")
+
