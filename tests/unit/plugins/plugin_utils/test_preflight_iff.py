@@ -20,6 +20,7 @@ from ansible_collections.gpufabric.mlnx.plugins.module_utils._devices import bas
 from ansible_collections.gpufabric.mlnx.plugins.module_utils._errors import MlnxError
 from ansible_collections.gpufabric.mlnx.plugins.modules import (kernel_cmdline, mlx_firmware, mlxconfig, platform_power,
                                                          rail_interfaces, roce_qos)
+from ansible_collections.gpufabric.mlnx.plugins.plugin_utils import _rail_plan
 from ansible_collections.gpufabric.mlnx.plugins.plugin_utils._preflight import inventory_problems
 
 MATRIX = yaml.safe_load((REPO / "inventory/example-1250/group_vars/all/matrix.yml").read_text())["gpufabric_matrix"]
@@ -316,3 +317,37 @@ def test_what_the_rails_role_refuses_is_a_preflight_problem_naming_the_variable(
     assert not problems_of(dict(host_vars, gpufabric_fabric=FABRIC, gpufabric_rails_enabled=False),
                            where="gpufabric_rails_")
 
+
+# ------------------------------------------------------------------------------------------ rail plan entries
+
+RAIL_HOSTS = [{"name": "srv-01", "rack": "r01", "position": 1}, {"name": "srv-02", "rack": "r01", "position": 2}]
+PLAN_FABRIC = {"rails": 2, "su_prefix": 26, "racks_per_su": 1, "pools": {"rail0": "198.18.0.0/20",
+                                                                         "rail1": "198.18.16.0/20"},
+               "nics": {"pci": ["0000:18:00.0", "0000:40:00.0"]}, "interface_names": ["enp24s0np0", "enp41s0np0"]}
+IFNAMES = near(["enp24s0np0", "enp41s0np0", "ens1f0", "eth0", "enp24s0np0.100", "abcdefghijklmno"])
+PLAN_FIELDS = {
+    "interface_names": st.one_of(st.lists(IFNAMES, min_size=2, max_size=2), st.lists(IFNAMES, max_size=3), ODD),
+    "table_base": st.one_of(st.sampled_from([1, 100, 251, 252, 253, 254, 255, 256, 2 ** 32 - 66, 2 ** 32 - 1]),
+                            st.integers(-2, 400), near(["100"]), ODD),
+    "su_prefix": st.one_of(st.integers(16, 33), near(["26"]), ODD),
+}
+
+
+@PROPERTY
+@given(st.fixed_dictionaries({}, optional=PLAN_FIELDS))
+def test_a_rail_plan_passes_the_preflight_iff_rail_interfaces_takes_every_host_s_rails(fields):
+    """The preflight's rail plan check (plan_problems, what inventory_problems runs) against the module the rails
+    role calls with gpufabric_rail_plan.hosts[host]: no problem exactly when the plan is made and the module's
+    check (argument spec, _rails.desired_state) takes every host's rails."""
+    fabric = dict(PLAN_FABRIC, **fields)
+    found = _rail_plan.plan_problems(copy.deepcopy(RAIL_HOSTS), fabric)
+    try:
+        planned = _rail_plan.plan(copy.deepcopy(RAIL_HOSTS), fabric)
+    except MlnxError:
+        accepted = False
+    else:
+        accepted = all(module_accepts(rail_interfaces.ARGUMENT_SPEC, {"rails": rails, "host": host},
+                                      lambda p: _rails.desired_state(p["host"], p["rails"], mtu=p["mtu"],
+                                                                     sysctls=p["sysctls"]))
+                       for host, rails in planned["hosts"].items())
+    assert (not found) == accepted, (fields, found)
