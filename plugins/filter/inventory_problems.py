@@ -28,6 +28,8 @@ description:
     C(gpufabric_platform_nic_runtime_pm) and C(gpufabric_platform_cpu_governor), with the role's defaults - checked
     against the role's argument spec and as M(gpufabric.mlnx.kernel_cmdline) and M(gpufabric.mlnx.platform_power)
     check the options the role passes them.
+  - Every variable named like the roce_qos role's (C(gpufabric_roce_qos_*)) that is none of its variables - a typo
+    such as C(gpufabric_roce_qos_cnp_dcsp), which the role would ignore - naming the hosts and the closest variable.
   - With a fabric (C(gpufabric_fabric)) and C(gpufabric_rails_enabled) not false, the rails role's options
     C(gpufabric_rails_mtu), C(gpufabric_rails_sysctls) and C(gpufabric_rails_provider) (with the role's defaults) -
     checked against the role's argument spec and as M(gpufabric.mlnx.rail_interfaces) checks its O(mtu) and O(sysctls).

@@ -28,7 +28,7 @@ from ansible_collections.gpufabric.mlnx.plugins.module_utils import _bootloader,
 from ansible_collections.gpufabric.mlnx.plugins.module_utils._errors import InvalidValue, MlnxError
 from ansible_collections.gpufabric.mlnx.plugins.module_utils._matrix import firmware_targets, matrix_problems
 from ansible_collections.gpufabric.mlnx.plugins.module_utils._roce_qos import settings_problems
-from ansible_collections.gpufabric.mlnx.plugins.module_utils._validate import kind_of
+from ansible_collections.gpufabric.mlnx.plugins.module_utils._validate import close_names, kind_of
 from ansible_collections.gpufabric.mlnx.plugins.plugin_utils._bios import spec_problems
 from ansible_collections.gpufabric.mlnx.plugins.plugin_utils._rail_plan import plan_problems
 from ansible_collections.gpufabric.mlnx.plugins.plugin_utils._roles import (
@@ -49,6 +49,9 @@ PLATFORM_VARS = ("gpufabric_platform_aspm", "gpufabric_platform_kernel_args_extr
 PLATFORM_SWITCHES = ("gpufabric_platform_enabled", "gpufabric_platform_host_enabled")
 # The kernel parameters roles/platform/tasks/kernel.yml boots with for each gpufabric_platform_aspm.
 ASPM_KERNEL_ARGS = {"off": ["pcie_aspm=off"], "performance": ["pcie_aspm.policy=performance"], "leave": []}
+# Variables of the roce_qos role's name that are not its options: the play's switch and the fact problems.yml sets.
+QOS_OTHER_VARS = ("gpufabric_roce_qos_enabled", "gpufabric_roce_qos_problems")
+QOS_PREFIX = "gpufabric_roce_qos_"
 # The rails role's options of gpufabric.mlnx.rail_interfaces (the rails themselves are the rail plan's).
 RAILS_VARS = ("gpufabric_rails_mtu", "gpufabric_rails_sysctls", "gpufabric_rails_provider")
 # What the offline check reads of every host, besides what rail_plan_servers reads (RAIL_PLAN_VARS).
@@ -170,8 +173,8 @@ def _spec_fails(spec: Mapping, value: Any) -> bool:
 def _rails_inputs(host_vars: Mapping) -> dict | None:
     """The rails role's options of a host the rollout runs the rails role on (a fabric, and gpufabric_rails_enabled
     not false), with the role's defaults; else None."""
-    if host_vars.get("gpufabric_fabric", MISSING) is MISSING or not _truthy(host_vars.get("gpufabric_rails_enabled",
-                                                                                            True)):
+    enabled = _truthy(host_vars.get("gpufabric_rails_enabled", True))
+    if host_vars.get("gpufabric_fabric", MISSING) is MISSING or not enabled:
         return None
     return {var: _with_default(host_vars, var, "rails") for var in RAILS_VARS}
 
@@ -185,7 +188,7 @@ def rails_problems(inputs: Mapping, host: str) -> list[str]:
     try:
         _rails.check_options(host, mtu=values["gpufabric_rails_mtu"], sysctls=values["gpufabric_rails_sysctls"])
     except MlnxError as err:
-        return ["%s: gpufabric_rails_%s: %s" % (host, str(err.parameter).split(".")[0], err.msg)]
+        return ["%s: gpufabric_rails_%s: %s" % (host, str(err.parameter).split(".", maxsplit=1)[0], err.msg)]
     return []
 
 
@@ -224,6 +227,26 @@ def platform_problems(inputs: Mapping, host: str) -> list[str]:
         _platform.desired_state(power)
     except MlnxError as err:
         found.append("%s: %s: %s" % (host, "gpufabric_platform_" + str(err.parameter), err.msg))
+    return found
+
+
+def unknown_qos_vars(names: Iterable[str], hostvars: Mapping[str, Any]) -> list[str]:
+    """A problem per variable named like the roce_qos role's (``gpufabric_roce_qos_*``) that is none of its
+    variables - a typo such as ``gpufabric_roce_qos_cnp_dcsp``, which the role would ignore (the module refuses
+    such an option) - naming the hosts that set it and the closest variable."""
+    known = set(role_options("roce_qos")) | set(role_defaults("roce_qos")) | set(QOS_OTHER_VARS)
+    unknown: dict[str, list[str]] = {}
+    for name in names:
+        variables = hostvars[name]
+        for key in (variables.keys() if hasattr(variables, "keys") else ()):
+            if isinstance(key, str) and key.startswith(QOS_PREFIX) and key not in known:
+                unknown.setdefault(key, []).append(name)
+    found = []
+    for key, hosts in unknown.items():
+        guess = close_names(key, sorted(known))
+        found.append("%s: roce_qos: %s is not a variable of the roce_qos role, which ignores it%s (allowed: %s)"
+                     % (hosts_text(hosts), key, "; did you mean %s?" % guess[0] if guess else "",
+                        ", ".join(sorted(role_options("roce_qos")))))
     return found
 
 
@@ -285,6 +308,7 @@ def inventory_problems(names: Iterable[str] | None, hostvars: Mapping[str, Any],
             qos[name] = settings
     for (settings, leave), hosts in distinct(qos):
         found.extend(settings_problems(settings, hosts_text(hosts), leave=leave))
+    found.extend(unknown_qos_vars(names, hostvars))
 
     rails = {name: inputs for name, inputs in ((name, _rails_inputs(read[name])) for name in names) if inputs}
     for inputs, hosts in distinct(rails):

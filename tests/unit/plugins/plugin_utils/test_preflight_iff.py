@@ -18,8 +18,8 @@ from _paths import REPO
 from ansible_collections.gpufabric.mlnx.plugins.module_utils import _bootloader, _firmware, _matrix, _mlxconfig, _platform, _rails, _roce_qos
 from ansible_collections.gpufabric.mlnx.plugins.module_utils._devices import base_part_number
 from ansible_collections.gpufabric.mlnx.plugins.module_utils._errors import MlnxError
-from ansible_collections.gpufabric.mlnx.plugins.modules import (kernel_cmdline, mlx_firmware, mlxconfig, platform_power,
-                                                         rail_interfaces, roce_qos)
+from ansible_collections.gpufabric.mlnx.plugins.modules import (
+    kernel_cmdline, mlx_firmware, mlxconfig, platform_power, rail_interfaces, roce_qos)
 from ansible_collections.gpufabric.mlnx.plugins.plugin_utils import _rail_plan
 from ansible_collections.gpufabric.mlnx.plugins.plugin_utils._preflight import inventory_problems
 
@@ -98,7 +98,7 @@ def test_nv_profile_passes_the_preflight_iff_mlxconfig_accepts_it(params):
                               lambda p: _mlxconfig.normalize_desired(p["configs"][0]["params"],
                                                                      option="configs[0].params"))
     assert preflight_ok == accepted, (params, problems_of({"gpufabric_matrix": matrix},
-                                                         where="gpufabric_matrix.nv_profiles"))
+                                                          where="gpufabric_matrix.nv_profiles"))
 
 
 # ------------------------------------------------------------------------------------------ RoCE QoS
@@ -119,16 +119,21 @@ LEAVE = st.one_of(st.none(), st.lists(near(list(_roce_qos.LEAVE)), max_size=2), 
 IFACES = st.lists(near(["enp24s0np0", "ens1f0"]), min_size=1, max_size=2)
 
 
+# A setting under a misspelt name (cnp_dcsp, Trust, tsa_): a variable the role ignores, an option the module refuses.
+TYPOS = st.dictionaries(near(list(QOS)).filter(lambda key: key not in QOS), st.integers(0, 9), max_size=1)
+
+
 @PROPERTY
-@given(st.fixed_dictionaries({}, optional=QOS), LEAVE, IFACES)
-def test_roce_qos_settings_pass_the_preflight_iff_roce_qos_accepts_them(given_settings, leave, interfaces):
-    host_vars = {"gpufabric_roce_qos_" + key: value for key, value in given_settings.items()}
+@given(st.fixed_dictionaries({}, optional=QOS), LEAVE, IFACES, TYPOS)
+def test_roce_qos_settings_pass_the_preflight_iff_roce_qos_accepts_them(given_settings, leave, interfaces, typos):
+    host_vars = {"gpufabric_roce_qos_" + key: value for key, value in dict(given_settings, **typos).items()}
     host_vars.update(gpufabric_roce_qos_interfaces=interfaces, gpufabric_roce_qos_leave=leave)
     preflight_ok = not problems_of(host_vars, where="roce_qos")
     # What roles/roce_qos/tasks/apply.yml passes: every setting (the role's default where the host sets none).
     defaults = yaml.safe_load((REPO / "roles/roce_qos/defaults/main.yml").read_text())
     options = {key: given_settings.get(key, defaults["gpufabric_roce_qos_" + key]) for key in QOS}
     options.update(interfaces=interfaces, leave=leave if leave is not None else defaults["gpufabric_roce_qos_leave"])
+    options.update(typos)   # what the host meant to set
     accepted = module_accepts(roce_qos.ARGUMENT_SPEC, options, _roce_qos.desired_state)
     assert preflight_ok == accepted, (options, problems_of(host_vars, where="roce_qos"))
 
@@ -275,8 +280,8 @@ FABRIC = {"rails": 1, "pools": {"rail0": "198.18.0.0/20"}}
 SYSCTL_NAMES = near(["arp_ignore", "arp_announce", "rp_filter"])
 RAILS = {
     "gpufabric_rails_mtu": st.one_of(st.integers(0, 10000), near(["9000", "1500", "9216"]), ODD),
-    "gpufabric_rails_sysctls": st.one_of(st.dictionaries(SYSCTL_NAMES, st.one_of(st.integers(-1, 9), near(["1", "2"]),
-                                                                                  ODD), max_size=3), ODD),
+    "gpufabric_rails_sysctls": st.one_of(st.dictionaries(SYSCTL_NAMES, st.one_of(st.integers(-1, 9), near(["1", "2"]), ODD),
+                                                         max_size=3), ODD),
     "gpufabric_rails_provider": st.one_of(near(["auto", "netplan", "networkmanager", "ifupdown", "none"]), ODD),
 }
 
@@ -300,6 +305,15 @@ def rollout_rails_accept(host_vars):
 def test_rail_options_pass_the_preflight_iff_rail_interfaces_takes_them(host_vars):
     found = problems_of(dict(host_vars, gpufabric_fabric=FABRIC), where="gpufabric_rails_")
     assert (not found) == rollout_rails_accept(host_vars), (host_vars, found)
+
+
+def test_a_misspelt_roce_qos_variable_is_a_problem_naming_the_closest_one():
+    found = problems_of({"gpufabric_roce_qos_cnp_dcsp": 48, "gpufabric_roce_qos_interfaces": ["enp24s0np0"]},
+                        where="roce_qos")
+    assert len(found) == 1 and found[0].startswith(
+        "srv-01: roce_qos: gpufabric_roce_qos_cnp_dcsp is not a variable of the roce_qos role, which ignores it; "
+        "did you mean gpufabric_roce_qos_cnp_dscp?"), found
+    assert not problems_of({"gpufabric_roce_qos_enabled": False, "gpufabric_roce_qos_script": "/x"}, where="roce_qos")
 
 
 @pytest.mark.parametrize("host_vars, named", [
