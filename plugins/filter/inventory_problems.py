@@ -22,6 +22,17 @@ description:
   - The BIOS inputs of every host that sets any (C(gpufabric_platform_bios), C(gpufabric_platform_bios_sriov),
     C(gpufabric_platform_bios_iommu), C(gpufabric_platform_bios_overrides)) - their shape, as
     P(gpufabric.mlnx.bios_plan#filter) reads them; what needs the BMC is checked by the platform role.
+  - The kernel parameters and power policy of every host that runs the platform role's host side
+    (C(gpufabric_platform_enabled) and C(gpufabric_platform_host_enabled) not false) - C(gpufabric_platform_aspm),
+    C(gpufabric_platform_kernel_args_extra), C(gpufabric_platform_bootloader), C(gpufabric_platform_grub_dropin),
+    C(gpufabric_platform_nic_runtime_pm) and C(gpufabric_platform_cpu_governor), with the role's defaults - checked
+    against the role's argument spec and as M(gpufabric.mlnx.kernel_cmdline) and M(gpufabric.mlnx.platform_power)
+    check the options the role passes them.
+  - Every variable named like the roce_qos role's (C(gpufabric_roce_qos_*)) that is none of its variables - a typo
+    such as C(gpufabric_roce_qos_cnp_dcsp), which the role would ignore - naming the hosts and the closest variable.
+  - With a fabric (C(gpufabric_fabric)) and C(gpufabric_rails_enabled) not false, the rails role's options
+    C(gpufabric_rails_mtu), C(gpufabric_rails_sysctls) and C(gpufabric_rails_provider) (with the role's defaults) -
+    checked against the role's argument spec and as M(gpufabric.mlnx.rail_interfaces) checks its O(mtu) and O(sysctls).
   - Every distinct input is checked ONCE, however many hosts share it (hosts are grouped by equal settings), and a
     problem of an input that several hosts share is one sentence that names them all, for example C(3 hosts (a, b, c)) then the problem.
   - Each host's variables are read once. Firmware images are checked by the C(gpufabric.mlnx.firmware) role's

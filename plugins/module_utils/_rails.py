@@ -59,6 +59,23 @@ def check_entry(host: str, where: str, entry: dict) -> None:
         raise _bad(host, where + ".prefix", "is %r" % (entry["prefix"],), "a prefix length 0-32")
 
 
+def check_options(host: str, *, mtu: Any = 9000, sysctls: Any = None) -> dict:
+    """The module's ``mtu`` and ``sysctls`` checked (InvalidValue naming the option); returns the sysctls to set.
+    The preflight checks the rails role's variables with it before any host is changed."""
+    if not is_whole(mtu) or not 68 <= mtu <= 9216:
+        raise _bad(host, "mtu", "is %r" % (mtu,), "an integer 68-9216 (9000 for RoCE)")
+    if sysctls is not None and not isinstance(sysctls, dict):
+        raise _bad(host, "sysctls", "is %r, not a mapping" % (sysctls,), "a mapping of %s to a number" % ", ".join(SYSCTLS))
+    wanted_sysctls = dict(SYSCTLS if sysctls is None else sysctls)
+    for name, value in wanted_sysctls.items():
+        allowed = {"arp_ignore": range(0, 9), "arp_announce": range(0, 3), "rp_filter": range(0, 3)}.get(name)
+        if allowed is None:
+            raise _bad(host, "sysctls.%s" % name, "is not managed", ", ".join(SYSCTLS))
+        if not is_whole(value) or value not in allowed:
+            raise _bad(host, "sysctls.%s" % name, "is %r" % (value,), "%d-%d" % (allowed[0], allowed[-1]))
+    return wanted_sysctls
+
+
 def desired_state(host: str, entries: Any, *, mtu: Any = 9000, sysctls: Any = None,
                   mgmt_interfaces: Collection[str] = ()) -> dict:
     """The host's plan entries -> ``[{rail, interface, address, prefix, network, gateway, table, priority}]``.
@@ -69,15 +86,7 @@ def desired_state(host: str, entries: Any, *, mtu: Any = 9000, sysctls: Any = No
     if not isinstance(entries, list) or not entries:
         raise _bad(host, "rails", "is %r, not the host's list of rail plan entries" % (entries,),
                    "gpufabric_rail_plan.hosts[<host>]")
-    if not is_whole(mtu) or not 68 <= mtu <= 9216:
-        raise _bad(host, "mtu", "is %r" % (mtu,), "an integer 68-9216 (9000 for RoCE)")
-    wanted_sysctls = dict(SYSCTLS if sysctls is None else sysctls)
-    for name, value in wanted_sysctls.items():
-        allowed = {"arp_ignore": range(0, 9), "arp_announce": range(0, 3), "rp_filter": range(0, 3)}.get(name)
-        if allowed is None:
-            raise _bad(host, "sysctls.%s" % name, "is not managed", ", ".join(SYSCTLS))
-        if not is_whole(value) or value not in allowed:
-            raise _bad(host, "sysctls.%s" % name, "is %r" % (value,), "%d-%d" % (allowed[0], allowed[-1]))
+    wanted_sysctls = check_options(host, mtu=mtu, sysctls=sysctls)
     out, seen = [], {}
     for index, entry in enumerate(entries):
         where = "rails[%d]" % index

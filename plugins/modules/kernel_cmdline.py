@@ -109,17 +109,17 @@ from ansible_collections.gpufabric.mlnx.plugins.module_utils._errors import Mlnx
 from ansible_collections.gpufabric.mlnx.plugins.module_utils._host import Host
 
 
+ARGUMENT_SPEC = dict(
+    args=dict(type="list", elements="str", required=True),
+    bootloader=dict(type="str", default="auto", choices=list(BOOTLOADERS)),
+    grub_dropin=dict(type="str", default="/etc/default/grub.d/90-gpufabric.cfg"),
+    root=dict(type="path", default="/"),
+    host=dict(type="str"),
+)
+
+
 def main():
-    module = AnsibleModule(
-        argument_spec=dict(
-            args=dict(type="list", elements="str", required=True),
-            bootloader=dict(type="str", default="auto", choices=list(BOOTLOADERS)),
-            grub_dropin=dict(type="str", default="/etc/default/grub.d/90-gpufabric.cfg"),
-            root=dict(type="path", default="/"),
-            host=dict(type="str"),
-        ),
-        supports_check_mode=True,
-    )
+    module = AnsibleModule(argument_spec=ARGUMENT_SPEC, supports_check_mode=True)
     params = module.params
     try:
         result = converge(Host(root=params["root"]), params, host=params["host"] or socket.gethostname(),

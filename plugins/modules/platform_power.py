@@ -125,19 +125,18 @@ from ansible_collections.gpufabric.mlnx.plugins.module_utils._host import Host
 from ansible_collections.gpufabric.mlnx.plugins.module_utils._platform import converge, summary
 
 
+ARGUMENT_SPEC = dict(
+    aspm_policy=dict(type="str", default="performance", choices=["default", "performance", "powersave", "powersupersave"]),
+    nic_runtime_pm=dict(type="bool", default=False),
+    cpu_governor=dict(type="str", default="performance"),
+    kernel_args=dict(type="list", elements="str", default=[]),
+    leave=dict(type="list", elements="str", default=[], choices=["aspm_policy", "nic_runtime_pm", "cpu_governor"]),
+    root=dict(type="path", default="/"),
+)
+
+
 def main():
-    module = AnsibleModule(
-        argument_spec=dict(
-            aspm_policy=dict(type="str", default="performance",
-                             choices=["default", "performance", "powersave", "powersupersave"]),
-            nic_runtime_pm=dict(type="bool", default=False),
-            cpu_governor=dict(type="str", default="performance"),
-            kernel_args=dict(type="list", elements="str", default=[]),
-            leave=dict(type="list", elements="str", default=[], choices=["aspm_policy", "nic_runtime_pm", "cpu_governor"]),
-            root=dict(type="path", default="/"),
-        ),
-        supports_check_mode=True,
-    )
+    module = AnsibleModule(argument_spec=ARGUMENT_SPEC, supports_check_mode=True)
     params = dict(module.params)
     params.update((key, None) for key in module.params["leave"])
     try:

@@ -109,18 +109,18 @@ from ansible_collections.gpufabric.mlnx.plugins.module_utils._mgmt import mgmt_s
 from ansible_collections.gpufabric.mlnx.plugins.module_utils import _rails
 
 
+ARGUMENT_SPEC = dict(
+    rails=dict(type="list", elements="dict", required=True),
+    host=dict(type="str"),
+    mtu=dict(type="int", default=9000),
+    sysctls=dict(type="dict", default=dict(_rails.SYSCTLS)),
+    mgmt_interface=dict(type="str"),
+    root=dict(type="path", default="/"),
+)
+
+
 def main():
-    module = AnsibleModule(
-        argument_spec=dict(
-            rails=dict(type="list", elements="dict", required=True),
-            host=dict(type="str"),
-            mtu=dict(type="int", default=9000),
-            sysctls=dict(type="dict", default=dict(_rails.SYSCTLS)),
-            mgmt_interface=dict(type="str"),
-            root=dict(type="path", default="/"),
-        ),
-        supports_check_mode=True,
-    )
+    module = AnsibleModule(argument_spec=ARGUMENT_SPEC, supports_check_mode=True)
     params = module.params
     reader = Host(root=params["root"])
     host = params["host"] or socket.gethostname()

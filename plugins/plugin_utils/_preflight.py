@@ -5,8 +5,8 @@
 
 - :func:`inventory_problems` - what shows from the inventory alone, no host contacted (the offline check,
   ``playbooks/check_inventory.yml``, and the first half of the preflight role): every distinct matrix, the
-  rail plan, every distinct set of RoCE QoS settings and of BIOS inputs, each checked ONCE and named with
-  the hosts that share it;
+  rail plan, every distinct set of RoCE QoS settings, of BIOS inputs and of the platform role's kernel
+  parameters and power policy, each checked ONCE and named with the hosts that share it;
 - :func:`problems` - every host's devices (mlx_info) against the matrix (the second half of the preflight).
 
 Both return ALL problems at once, each naming the host(s), the card or the setting and what is wrong, so
@@ -22,11 +22,13 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 import yaml
+from ansible.module_utils.common.arg_spec import ArgumentSpecValidator
 
+from ansible_collections.gpufabric.mlnx.plugins.module_utils import _bootloader, _platform, _rails
 from ansible_collections.gpufabric.mlnx.plugins.module_utils._errors import InvalidValue, MlnxError
 from ansible_collections.gpufabric.mlnx.plugins.module_utils._matrix import firmware_targets, matrix_problems
 from ansible_collections.gpufabric.mlnx.plugins.module_utils._roce_qos import settings_problems
-from ansible_collections.gpufabric.mlnx.plugins.module_utils._validate import kind_of
+from ansible_collections.gpufabric.mlnx.plugins.module_utils._validate import close_names, kind_of
 from ansible_collections.gpufabric.mlnx.plugins.plugin_utils._bios import spec_problems
 from ansible_collections.gpufabric.mlnx.plugins.plugin_utils._rail_plan import plan_problems
 from ansible_collections.gpufabric.mlnx.plugins.plugin_utils._roles import (
@@ -40,9 +42,21 @@ QOS_OPTIONS = ("interfaces", "trust", "pfc_priorities", "ecn_priorities", "cnp_d
 QOS_VARS = {"gpufabric_roce_qos_" + option: option for option in QOS_OPTIONS}
 BIOS_VARS = ("gpufabric_platform_bios", "gpufabric_platform_bios_sriov", "gpufabric_platform_bios_iommu",
              "gpufabric_platform_bios_overrides")
+# The platform role's host side: kernel parameters (gpufabric.mlnx.kernel_cmdline) and power policy
+# (gpufabric.mlnx.platform_power).
+PLATFORM_VARS = ("gpufabric_platform_aspm", "gpufabric_platform_kernel_args_extra", "gpufabric_platform_bootloader",
+                 "gpufabric_platform_grub_dropin", "gpufabric_platform_nic_runtime_pm", "gpufabric_platform_cpu_governor")
+PLATFORM_SWITCHES = ("gpufabric_platform_enabled", "gpufabric_platform_host_enabled")
+# The kernel parameters roles/platform/tasks/kernel.yml boots with for each gpufabric_platform_aspm.
+ASPM_KERNEL_ARGS = {"off": ["pcie_aspm=off"], "performance": ["pcie_aspm.policy=performance"], "leave": []}
+# Variables of the roce_qos role's name that are not its options: the play's switch and the fact problems.yml sets.
+QOS_OTHER_VARS = ("gpufabric_roce_qos_enabled", "gpufabric_roce_qos_problems")
+QOS_PREFIX = "gpufabric_roce_qos_"
+# The rails role's options of gpufabric.mlnx.rail_interfaces (the rails themselves are the rail plan's).
+RAILS_VARS = ("gpufabric_rails_mtu", "gpufabric_rails_sysctls", "gpufabric_rails_provider")
 # What the offline check reads of every host, besides what rail_plan_servers reads (RAIL_PLAN_VARS).
 HOST_VARS = ("gpufabric_matrix", "gpufabric_fabric", "gpufabric_roce_qos_enabled", "gpufabric_roce_qos_leave") \
-    + tuple(QOS_VARS) + BIOS_VARS
+    + tuple(QOS_VARS) + BIOS_VARS + PLATFORM_VARS + PLATFORM_SWITCHES + RAILS_VARS + ("gpufabric_rails_enabled",)
 
 
 # ------------------------------------------------------------------------------------------ the roles' defaults
@@ -53,6 +67,14 @@ def role_defaults(role: str) -> dict:
     what a host that does not set a variable gets, read from the one place the role keeps them."""
     with open(os.path.join(ROLES, role, "defaults", "main.yml"), encoding="utf-8") as stream:
         return yaml.safe_load(stream) or {}
+
+
+@functools.lru_cache(maxsize=None)
+def role_options(role: str) -> dict:
+    """The options of ``roles/ROLE/meta/argument_specs.yml`` (entry point main): what Ansible checks of the role's
+    variables when the role starts."""
+    with open(os.path.join(ROLES, role, "meta", "argument_specs.yml"), encoding="utf-8") as stream:
+        return (yaml.safe_load(stream) or {})["argument_specs"]["main"]["options"]
 
 
 def _with_default(variables: Mapping, name: str, role: str) -> Any:
@@ -75,11 +97,23 @@ def hosts_text(names: Iterable[str]) -> str:
     return names[0] if len(names) == 1 else "%d hosts (%s)" % (len(names), ", ".join(names))
 
 
+def _comparable(value: Any) -> Any:
+    """``value`` with every mapping as its items sorted by the JSON text of the key: keys of mixed types (a YAML
+    mapping can have None, numbers and strings as keys) cannot be sorted as they are (json.dumps(sort_keys=True)
+    raised TypeError)."""
+    if isinstance(value, Mapping):
+        items = [(json.dumps(_comparable(key), default=repr), _comparable(item)) for key, item in value.items()]
+        return {"mapping": sorted(items, key=lambda pair: pair[0])}
+    if isinstance(value, (list, tuple)):
+        return [_comparable(item) for item in value]
+    return value
+
+
 def distinct(values_by_host: Mapping[str, Any]) -> list[tuple[Any, list[str]]]:
     """``[(value, [hosts that have it])]``, one entry per distinct value (equal as JSON), in the order of the hosts."""
     groups: dict[str, tuple[Any, list[str]]] = {}
     for host, value in values_by_host.items():
-        key = json.dumps(value, sort_keys=True, default=repr)
+        key = json.dumps(_comparable(value), default=repr)
         groups.setdefault(key, (value, []))[1].append(host)
     return list(groups.values())
 
@@ -92,7 +126,8 @@ def _qos_settings(host_vars: Mapping) -> tuple[dict, list] | None:
         return None
     if not _truthy(host_vars.get("gpufabric_roce_qos_enabled", True)):
         return None
-    return settings, _with_default(host_vars, "gpufabric_roce_qos_leave", "roce_qos") or []
+    # As the role passes it to the module (false, a string ... are the module's error, not "leave nothing").
+    return settings, _with_default(host_vars, "gpufabric_roce_qos_leave", "roce_qos")
 
 
 def _bios_inputs(host_vars: Mapping) -> dict | None:
@@ -101,6 +136,118 @@ def _bios_inputs(host_vars: Mapping) -> dict | None:
     if not any(value not in (None, {}, "") for value in inputs.values()):
         return None
     return inputs
+
+
+def _platform_inputs(host_vars: Mapping) -> dict | None:
+    """The platform role's kernel and power variables of a host whose rollout runs the role's host side (with the
+    role's defaults), else None."""
+    if not (_truthy(host_vars.get("gpufabric_platform_enabled", True))
+            and _truthy(_with_default(host_vars, "gpufabric_platform_host_enabled", "platform"))):
+        return None
+    return {var: _with_default(host_vars, var, "platform") for var in PLATFORM_VARS}
+
+
+def _role_spec(inputs: Mapping, role: str, host: str) -> tuple[dict, list[str]]:
+    """``inputs`` (variables of ROLE) against the role's argument spec, as Ansible checks them when the role starts:
+    ``(the values as the spec converts them, [problems])``."""
+    keys = ("type", "elements", "choices", "default")
+    spec = {var: {k: v for k, v in role_options(role)[var].items() if k in keys} for var in inputs}
+    try:
+        result = ArgumentSpecValidator(spec).validate(dict(inputs))
+    except (OverflowError, ValueError, TypeError) as err:   # ansible-core's int check of "INF": OverflowError
+        bad = [var for var in inputs if _spec_fails(spec[var], inputs[var])] or list(inputs)
+        return {}, ["%s: %s: %s is %s, not a value of type %s (%s)" % (
+            host, role, var, kind_of(inputs[var]), spec[var].get("type", "str"), err) for var in bad]
+    return result.validated_parameters, ["%s: %s: %s" % (host, role, message) for message in result.error_messages]
+
+
+def _spec_fails(spec: Mapping, value: Any) -> bool:
+    """Whether ansible-core's argument spec check of one variable raises instead of naming it."""
+    try:
+        ArgumentSpecValidator({"x": dict(spec)}).validate({"x": value})
+    except (OverflowError, ValueError, TypeError):
+        return True
+    return False
+
+
+def _rails_inputs(host_vars: Mapping) -> dict | None:
+    """The rails role's options of a host the rollout runs the rails role on (a fabric, and gpufabric_rails_enabled
+    not false), with the role's defaults; else None."""
+    enabled = _truthy(host_vars.get("gpufabric_rails_enabled", True))
+    if host_vars.get("gpufabric_fabric", MISSING) is MISSING or not enabled:
+        return None
+    return {var: _with_default(host_vars, var, "rails") for var in RAILS_VARS}
+
+
+def rails_problems(inputs: Mapping, host: str) -> list[str]:
+    """Every problem of the rails role's options ``inputs`` (``RAILS_VARS``) for ``host``: the role's argument
+    spec, then what gpufabric.mlnx.rail_interfaces refuses of them (``_rails.check_options``)."""
+    values, found = _role_spec(inputs, "rails", host)
+    if found:
+        return found
+    try:
+        _rails.check_options(host, mtu=values["gpufabric_rails_mtu"], sysctls=values["gpufabric_rails_sysctls"])
+    except MlnxError as err:
+        return ["%s: gpufabric_rails_%s: %s" % (host, str(err.parameter).split(".", maxsplit=1)[0], err.msg)]
+    return []
+
+
+def platform_problems(inputs: Mapping, host: str) -> list[str]:
+    """Every problem of the platform role's kernel parameters and power policy ``inputs`` (``PLATFORM_VARS``, with
+    the role's defaults) for ``host``: the role's argument spec, then what gpufabric.mlnx.kernel_cmdline
+    (``_bootloader.check_kernel_args`` / ``check_options``) and gpufabric.mlnx.platform_power
+    (``_platform.desired_state``) refuse of the options roles/platform/tasks/kernel.yml and power.yml pass them."""
+    values, found = _role_spec(inputs, "platform", host)
+    if found:
+        return found
+    found = []
+    aspm = inputs["gpufabric_platform_aspm"]   # kernel.yml looks the value up as written
+    if not isinstance(aspm, str) or aspm not in ASPM_KERNEL_ARGS:   # null and false pass the argument spec
+        hint = "; quote it: YAML reads an unquoted off as false" if aspm is False else ""
+        return ["%s: platform: gpufabric_platform_aspm is %s (allowed: %s)%s" % (
+            host, kind_of(aspm), ", ".join('"%s"' % word for word in ASPM_KERNEL_ARGS), hint)]
+    extra = inputs["gpufabric_platform_kernel_args_extra"]   # kernel.yml adds it to a list: a list, as written
+    try:
+        extra = _bootloader.check_kernel_args(values["gpufabric_platform_kernel_args_extra"] if isinstance(extra, list)
+                                              else extra, option="gpufabric_platform_kernel_args_extra")
+    except MlnxError as err:
+        return ["%s: %s" % (host, err.msg)]
+    args = list(dict.fromkeys(ASPM_KERNEL_ARGS[aspm] + extra))
+    if args:
+        try:
+            _bootloader.check_options({"args": args, "bootloader": values["gpufabric_platform_bootloader"],
+                                       "grub_dropin": values["gpufabric_platform_grub_dropin"]})
+        except MlnxError as err:
+            found.append("%s: %s: %s" % (host, "gpufabric_platform_" + str(err.parameter), err.msg))
+    governor = inputs["gpufabric_platform_cpu_governor"]   # the role passes it when it is not empty
+    power = {"aspm_policy": "performance" if aspm != "leave" else None,
+             "nic_runtime_pm": values["gpufabric_platform_nic_runtime_pm"],
+             "cpu_governor": values["gpufabric_platform_cpu_governor"] if governor else None, "kernel_args": args}
+    try:
+        _platform.desired_state(power)
+    except MlnxError as err:
+        found.append("%s: %s: %s" % (host, "gpufabric_platform_" + str(err.parameter), err.msg))
+    return found
+
+
+def unknown_qos_vars(names: Iterable[str], hostvars: Mapping[str, Any]) -> list[str]:
+    """A problem per variable named like the roce_qos role's (``gpufabric_roce_qos_*``) that is none of its
+    variables - a typo such as ``gpufabric_roce_qos_cnp_dcsp``, which the role would ignore (the module refuses
+    such an option) - naming the hosts that set it and the closest variable."""
+    known = set(role_options("roce_qos")) | set(role_defaults("roce_qos")) | set(QOS_OTHER_VARS)
+    unknown: dict[str, list[str]] = {}
+    for name in names:
+        variables = hostvars[name]
+        for key in (variables.keys() if hasattr(variables, "keys") else ()):
+            if isinstance(key, str) and key.startswith(QOS_PREFIX) and key not in known:
+                unknown.setdefault(key, []).append(name)
+    found = []
+    for key, hosts in unknown.items():
+        guess = close_names(key, sorted(known))
+        found.append("%s: roce_qos: %s is not a variable of the roce_qos role, which ignores it%s (allowed: %s)"
+                     % (hosts_text(hosts), key, "; did you mean %s?" % guess[0] if guess else "",
+                        ", ".join(sorted(role_options("roce_qos")))))
+    return found
 
 
 def rail_hosts_list(rail_hosts: Any) -> list:
@@ -129,7 +276,9 @@ def inventory_problems(names: Iterable[str] | None, hostvars: Mapping[str, Any],
       role plans it), when ``fabric`` is given;
     - every distinct set of RoCE QoS settings of the hosts that configure RoCE QoS (``settings_problems``, the
       roce_qos module's own checks, with the role's defaults for what a host does not set);
-    - every distinct set of BIOS inputs (``spec_problems``).
+    - every distinct set of BIOS inputs (``spec_problems``);
+    - every distinct set of the platform role's kernel parameters and power policy (``platform_problems``, the
+      role's argument spec and the kernel_cmdline and platform_power modules' own checks).
 
     A problem shared by several hosts is one sentence naming them all."""
     read = read_vars(names, hostvars, HOST_VARS + RAIL_PLAN_VARS, what="inventory_problems")
@@ -159,6 +308,15 @@ def inventory_problems(names: Iterable[str] | None, hostvars: Mapping[str, Any],
             qos[name] = settings
     for (settings, leave), hosts in distinct(qos):
         found.extend(settings_problems(settings, hosts_text(hosts), leave=leave))
+    found.extend(unknown_qos_vars(names, hostvars))
+
+    rails = {name: inputs for name, inputs in ((name, _rails_inputs(read[name])) for name in names) if inputs}
+    for inputs, hosts in distinct(rails):
+        found.extend(rails_problems(inputs, hosts_text(hosts)))
+
+    platform = {name: inputs for name, inputs in ((name, _platform_inputs(read[name])) for name in names) if inputs}
+    for inputs, hosts in distinct(platform):
+        found.extend(platform_problems(inputs, hosts_text(hosts)))
 
     bios = {name: inputs for name, inputs in ((name, _bios_inputs(read[name])) for name in names) if inputs}
     for inputs, hosts in distinct(bios):

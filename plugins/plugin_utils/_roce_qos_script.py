@@ -29,9 +29,11 @@ from ansible_collections.gpufabric.mlnx.plugins.module_utils._validate import (
     read_text,
 )
 
-# Any absolute path without a newline (it is quoted wherever it goes), and the stricter grammar of the script's
-# own path, which a comment line also names.
-ABSOLUTE_RE = re.compile(r"/[^\n\r\x00]*", re.ASCII)
+# Any absolute path without a newline, NUL or lone surrogate (it is quoted wherever it goes; a lone surrogate is text
+# that is not UTF-8, which no file can hold), and the stricter grammar of the script's own path, which a comment line
+# also names.
+ABSOLUTE_RE = re.compile(r"/[^\n\r\x00\ud800-\udfff]*", re.ASCII)
+ABSOLUTE_ALLOWED = "an absolute path of UTF-8 text without a newline or NUL"
 SCRIPT_PATH_RE = re.compile(r"/[A-Za-z0-9_.+/-]*", re.ASCII)
 
 SCRIPT_HEAD = """#!/bin/sh
@@ -95,11 +97,20 @@ def _sh(word: str, rdma: str | None) -> str:
     return "/".join('"$rdma"' if part == rdma else (shlex.quote(part) if part else "") for part in word.split("/"))
 
 
+def _utf8(text: str) -> bool:
+    """Whether ``text`` is UTF-8 text (no lone surrogate such as "\\ud800", which the script file cannot hold)."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
 def _word(problems: Problems, path: str, value: Any, what: str) -> str | None:
     """A string or whole number as the text a script writes; else a problem."""
-    if (isinstance(value, str) and "\x00" not in value) or is_whole(value):
+    if (isinstance(value, str) and "\x00" not in value and _utf8(value)) or is_whole(value):
         return str(value)
-    problems.add(path, "must be a string without NUL or a whole number (%s), not %s" % (what, kind_of(value)))
+    problems.add(path, "must be UTF-8 text without NUL or a whole number (%s), not %s" % (what, kind_of(value)))
     return None
 
 
@@ -136,7 +147,7 @@ def _entries(entries: Any) -> list[tuple[str, str | None, list[dict]]]:
                     if None not in words:
                         steps.append({"argv": words})
                 elif isinstance(step, dict) and "write" in step and "value" in step and "argv" not in step:
-                    target = read_text(problems, join_path(spot, "write"), step["write"], "an absolute path",
+                    target = read_text(problems, join_path(spot, "write"), step["write"], ABSOLUTE_ALLOWED,
                                        pattern=ABSOLUTE_RE)
                     value = _word(problems, join_path(spot, "value"), step["value"], "the value written")
                     if target is not None and value is not None:
@@ -160,7 +171,7 @@ def replay_script(entries: list[dict] | None, *, root: str | None = "/",
     so it must match a strict path grammar). Everything is checked before any text is made: InvalidValue /
     ProblemsError naming the path of every bad value."""
     for option, value, pattern, what in (
-            ("root", root or "/", ABSOLUTE_RE, "an absolute path without a newline"),
+            ("root", root or "/", ABSOLUTE_RE, ABSOLUTE_ALLOWED),
             ("path", path, SCRIPT_PATH_RE, "an absolute path of ASCII letters, digits and _ . + - /")):
         problems = Problems()
         read_text(problems, "roce_qos_script: " + option, value, what, pattern=pattern)

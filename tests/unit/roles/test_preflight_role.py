@@ -44,14 +44,14 @@ def pinned(ctl, **firmware):
     return matrix("unit-preflight", dict({PSID: pin}, **firmware))
 
 
-def preflight(tmp_path, sims, ctl, text=None, extra_hosts=None, firmware=None, group_vars=None, **host_vars):
+def preflight(tmp_path, sims, ctl, text=None, extra_hosts=None, firmware=None, group_vars=None, args=(), **host_vars):
     """The play (default: the preflight role) on every simulated host of ``sims``; ``host_vars``: {host: vars};
     ``extra_hosts``: more hosts as they are ({name: variables}); ``group_vars``: the group servers' variables."""
     common = {"gpufabric_matrix": pinned(ctl, **(firmware or {})),
               "gpufabric_firmware_source_dir": str(ctl.tmp)}
     hosts = {host: sim_vars(sim, **dict(common, **host_vars.get(host, {}))) for host, sim in sims.items()}
     hosts.update({name: dict(common, **variables) for name, variables in (extra_hosts or {}).items()})
-    return run(tmp_path, hosts, text or play("preflight"), environ=ctl.env, group_vars=group_vars)
+    return run(tmp_path, hosts, text or play("preflight"), environ=ctl.env, group_vars=group_vars, args=args)
 
 
 def addresses(devices):
@@ -163,3 +163,17 @@ def test_an_unreachable_host_is_listed_with_every_other_problem_and_left_out(tmp
         "matrix unit-preflight and 2 hosts: no problem; left out of the rollout (unreachable): srv-r09-01"), check
     assert all("Rolled out" in ran.results(host) for host in hosts)
     assert "Rolled out" not in ran.results("srv-r09-01") and ran.stats("srv-r09-01")["unreachable"] == 1
+
+
+def test_hosts_without_ansible_host_pass_without_an_ip_address_warning(tmp_path, sims, ctl):
+    """The rail plan's management check reads ansible_host; a host without one (a simulated host, an inventory that
+    names hosts by DNS) is no IP address and no warning: ansible.utils.ipaddr printed "[WARNING]: The value '' is
+    not a valid IP address" for each such host."""
+    hosts = sims(**{"srv-r01-01": "cx6dx-roce", "srv-r01-02": "cx6dx-roce"})
+    placed = {name: {"rack": "r01", "position": index + 1, "gpufabric_fabric": FABRIC}
+              for index, name in enumerate(sorted(hosts))}
+    ran = preflight(tmp_path, hosts, ctl, REPO / "playbooks" / "site.yml", args=["--tags", "preflight"], **placed)
+    assert ran.ok, ran
+    assert "no problem" in ran.task(CHECK, "srv-r01-01", role="preflight")["msg"]
+    printed = ran.proc.stdout + ran.proc.stderr
+    assert "is not a valid IP address" not in printed and "[WARNING]" not in ran.proc.stderr, ran.proc.stderr[-2000:]

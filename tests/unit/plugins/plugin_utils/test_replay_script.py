@@ -165,3 +165,59 @@ def test_generated_scripts_parse_and_run_no_canary(words, value):
     canary, calls = _run(text)
     assert not canary
     assert calls[0] == ["mlnx_qos", "-i", GOOD_IFACE] + [str(word) for word in words]
+
+
+# Lone surrogates: text Python holds but no UTF-8 file can (what a bad byte in an inventory decoded with
+# surrogateescape becomes). Writing such a script raised UnicodeEncodeError instead of naming the value.
+SURROGATES = ["\ud800", "a\udfffb", "mlnx\udc80", "\udcff"]
+
+
+@pytest.mark.parametrize("surrogate", SURROGATES)
+@pytest.mark.parametrize("place, path", [
+    ("argv", "interfaces[0].replay[0].argv[3]"),
+    ("value", "interfaces[0].replay[1].value"),
+    ("write", "interfaces[0].replay[1].write"),
+    ("interface", "interfaces[0].interface"),
+    ("rdma_device", "interfaces[0].rdma_device"),
+])
+def test_text_that_is_not_utf8_is_refused_naming_its_path(surrogate, place, path):
+    entry = _entry([surrogate] if place == "argv" else ["--trust", "dscp"][:1],
+                   "/sys/x/" + surrogate if place == "write" else "/sys/x", surrogate if place == "value" else "1")
+    if place in ("interface", "rdma_device"):
+        entry[place] = "x" + surrogate
+    with pytest.raises(MlnxError) as err:
+        qs.replay_script([entry])
+    assert "roce_qos_script: %s: " % path in err.value.msg and err.value.parameter == "interfaces"
+    err.value.msg.encode("utf-8")   # the message itself can be printed
+
+
+@pytest.mark.parametrize("surrogate", SURROGATES)
+def test_a_root_that_is_not_utf8_is_refused(surrogate):
+    with pytest.raises(MlnxError) as err:
+        qs.replay_script([_entry([], "/sys/x", "1")], root="/srv/" + surrogate)
+    assert err.value.parameter == "root" and "roce_qos_script: root: " in err.value.msg
+    err.value.msg.encode("utf-8")
+
+
+SURROGATE_TEXT = st.text(st.characters(blacklist_characters="\x00", blacklist_categories=()), max_size=8).flatmap(
+    lambda text: st.sampled_from([text, text + "\ud800", "\udfff" + text]))
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.lists(st.one_of(SURROGATE_TEXT, st.integers(0, 9)), min_size=1, max_size=3), SURROGATE_TEXT, SURROGATE_TEXT)
+def test_any_text_with_surrogates_is_a_utf8_script_or_the_documented_error(words, write, value):
+    """The script is text a file can hold (UTF-8), or the documented error naming the path; never a
+    UnicodeEncodeError."""
+    entry = _entry(words, "/sys/" + write, value)
+    try:
+        text = qs.replay_script([entry])
+    except MlnxError as err:
+        assert "roce_qos_script: interfaces[0].replay[" in err.msg
+        err.msg.encode("utf-8")
+        return
+    text.encode("utf-8")
+    assert not any(_has_surrogate(str(w)) for w in words + [write, value])
+
+
+def _has_surrogate(text):
+    return any("\ud800" <= char <= "\udfff" for char in text)
