@@ -14,14 +14,15 @@ export ANSIBLE_CONFIG := $(CURDIR)/ansible.cfg
 export PATH := $(CURDIR)/$(BIN):$(PATH)
 LAB        ?= tests/lab/labs/demo.yml
 
-.PHONY: help venv host image collection tools unit sanity lint docs ee molecule bench test demo demo-down clean
+.PHONY: help venv host image collection tools unit sanity lint docs ee install-test molecule bench test demo demo-down clean
 
 help:
 	@echo "make demo   - build the lab image if missing, start the simulated lab (2 racks x 2 servers),"
 	@echo "              run playbooks/inventory_report.yml, tear the lab down"
-	@echo "make test   - unit tests, sanity, lint, docs, ee and the molecule scenarios on the lab"
+	@echo "make test   - unit tests, sanity, lint, docs, ee, install-test and the molecule scenarios on the lab"
 	@echo "make ee           - ansible-builder introspect/create on the collection's EE metadata (no image built)"
-	@echo "make unit | sanity | lint | docs | ee | molecule | bench | demo-down | clean"
+	@echo "make install-test - build the tarball, install it with only its declared dependencies, run it outside the checkout"
+	@echo "make unit | sanity | lint | docs | ee | install-test | molecule | bench | demo-down | clean"
 
 # requirements-dev.txt: the development stack; requirements.txt (the controller's needs, what an execution
 # environment gets) is a subset of it.
@@ -66,6 +67,10 @@ docs: venv collection
 ee: venv
 	ANSIBLE_BUILDER=$(CURDIR)/$(BIN)/ansible-builder bash tests/install/ee-check.sh
 
+# README's Install path: the built tarball in a venv of ansible-core + requirements.txt only.
+install-test: venv tools
+	bash tests/install/install-test.sh
+
 # default: the modules on 8 rails; ofed: the pinned driver through the real apt; driver_firmware: site.yml end to end.
 molecule: venv collection image
 	$(BIN)/molecule test
@@ -81,7 +86,7 @@ bench: venv collection image
 	$(BIN)/python tests/bench/rail_plan.py
 	$(BIN)/python tests/bench/check_inventory.py
 
-test: unit sanity lint docs ee molecule
+test: unit sanity lint docs ee install-test molecule
 
 demo: venv collection image
 	status=0; \
