@@ -203,6 +203,10 @@ def test_the_roles_that_read_the_defaults_depend_on_common():
         assert {"role": "gpufabric.mlnx.common"} in meta["dependencies"], role
 
 
+SHOW_DEFAULTS = ("{{ {'firmware': gpufabric_firmware_source_dir, 'assets': gpufabric_delivery_check_assets, "
+                 "'delivery': gpufabric_delivery_check_report_dir, 'reports': gpufabric_report_dir} | to_json }}")
+
+
 def test_role_defaults_point_outside_the_inventory_and_the_collection(tmp_path):
     site = tmp_path / "sites" / "north"
     site.mkdir(parents=True)
@@ -212,10 +216,7 @@ def test_role_defaults_point_outside_the_inventory_and_the_collection(tmp_path):
         "name": "Show the defaults", "hosts": "servers", "gather_facts": False,
         "roles": [{"role": "gpufabric.mlnx.firmware", "when": False},
                   {"role": "gpufabric.mlnx.delivery_check", "when": False}],
-        "tasks": [{"name": "Show", "ansible.builtin.debug": {"msg": "{{ {'firmware': gpufabric_firmware_source_dir, "
-                                                                   "'assets': gpufabric_delivery_check_assets, "
-                                                                   "'delivery': gpufabric_delivery_check_report_dir, "
-                                                                   "'reports': gpufabric_report_dir} | to_json }}"}}],
+        "tasks": [{"name": "Show", "ansible.builtin.debug": {"msg": SHOW_DEFAULTS}}],
     }]))
     work = tmp_path / "work"
     work.mkdir()
