@@ -14,18 +14,22 @@ export ANSIBLE_CONFIG := $(CURDIR)/ansible.cfg
 export PATH := $(CURDIR)/$(BIN):$(PATH)
 LAB        ?= tests/lab/labs/demo.yml
 
-.PHONY: help venv host image collection tools unit sanity lint docs molecule bench test demo demo-down clean
+.PHONY: help venv host image collection tools unit sanity lint docs ee install-test molecule bench test demo demo-down clean
 
 help:
 	@echo "make demo   - build the lab image if missing, start the simulated lab (2 racks x 2 servers),"
 	@echo "              run playbooks/inventory_report.yml, tear the lab down"
-	@echo "make test   - unit tests, sanity, lint, docs and the molecule scenarios on the lab"
-	@echo "make unit | sanity | lint | docs | molecule | bench | demo-down | clean"
+	@echo "make test   - unit tests, sanity, lint, docs, ee, install-test and the molecule scenarios on the lab"
+	@echo "make ee           - ansible-builder introspect/create on the collection's EE metadata (no image built)"
+	@echo "make install-test - build the tarball, install it with only its declared dependencies, run it outside the checkout"
+	@echo "make unit | sanity | lint | docs | ee | install-test | molecule | bench | demo-down | clean"
 
-$(STAMP): requirements.txt constraints.txt
+# requirements-dev.txt: the development stack; requirements.txt (the controller's needs, what an execution
+# environment gets) is a subset of it.
+$(STAMP): requirements-dev.txt requirements.txt constraints.txt
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet -r requirements.txt -c constraints.txt
+	$(BIN)/python -m pip install --quiet -r requirements-dev.txt -c constraints.txt
 	touch $@
 
 venv: $(STAMP)
@@ -59,6 +63,14 @@ lint: venv collection
 docs: venv collection
 	bash tests/docs.sh
 
+# The execution-environment metadata (meta/execution-environment.yml, docs/execution-environment.yml).
+ee: venv
+	ANSIBLE_BUILDER=$(CURDIR)/$(BIN)/ansible-builder bash tests/install/ee-check.sh
+
+# README's Install path: the built tarball in a venv of ansible-core + requirements.txt only.
+install-test: venv tools
+	bash tests/install/install-test.sh
+
 # default: the modules on 8 rails; ofed: the pinned driver through the real apt; driver_firmware: site.yml end to end.
 molecule: venv collection image
 	$(BIN)/molecule test
@@ -74,7 +86,7 @@ bench: venv collection image
 	$(BIN)/python tests/bench/rail_plan.py
 	$(BIN)/python tests/bench/check_inventory.py
 
-test: unit sanity lint docs molecule
+test: unit sanity lint docs ee install-test molecule
 
 demo: venv collection image
 	status=0; \

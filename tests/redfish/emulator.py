@@ -17,7 +17,7 @@ As a command (the state directory keeps the certificate, credentials, log and pi
     python tests/redfish/emulator.py start --state /tmp/bmc [--port 8443] [--model "PowerEdge XE9680"]
     python tests/redfish/emulator.py stop --state /tmp/bmc
 
-``start`` prints the connection details as JSON. Needs sushy-tools (requirements.txt) in the python
+``start`` prints the connection details as JSON. Needs sushy-tools (requirements-dev.txt) in the python
 that runs it.
 """
 

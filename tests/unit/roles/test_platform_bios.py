@@ -17,7 +17,7 @@ import pytest
 import _roleplay as roleplay
 from _paths import REPO
 
-pytest.importorskip("sushy_tools", reason="sushy-tools (requirements.txt) runs the Redfish emulator")
+pytest.importorskip("sushy_tools", reason="sushy-tools (requirements-dev.txt) runs the Redfish emulator")
 sys.path.insert(0, str(REPO / "tests" / "redfish"))
 from emulator import Emulator  # noqa: E402  pylint: disable=wrong-import-position
 

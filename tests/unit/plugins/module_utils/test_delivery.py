@@ -362,7 +362,7 @@ def test_an_unusable_asset_list_is_refused(assets, words):
 
 
 def test_the_example_asset_list_parses():
-    text = (REPO / "inventory/example-1250/files/assets.csv").read_text()
+    text = (REPO / "inventory/example-1250-files/assets.csv").read_text()
     rows = delivery.parse_assets(text, source="assets.csv")
     assert len(rows) == 10 and {r["part_number"] for r in rows} == {CX7_PN, "MCX755106AS-HEAT"}
 

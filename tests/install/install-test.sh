@@ -1,0 +1,106 @@
+#!/usr/bin/env bash
+# `make install-test`: README's Install path, as a new user takes it - without this repository's Makefile,
+# venv or ansible.cfg.
+# 1. ansible-galaxy collection build: the tarball.
+# 2. A new venv with ONLY ansible-core and the controller's requirements (requirements.txt, what an execution
+#    environment gets), pinned by constraints.txt, from PyPI.
+# 3. The tarball installed into an empty collections path with README's requirements.yml (docs/requirements.yml,
+#    which names the tarball) plus its declared dependencies (galaxy.yml), offline: Galaxy is not reachable here,
+#    so each dependency is the copy the `ansible` PyPI bundle of the development venv ships, added to that
+#    requirements.yml as a directory (ansible-galaxy checks the declared version range against it). Nothing
+#    else is in that path.
+# 4. From a temp directory OUTSIDE the checkout, with a copy of inventory/example-1250 (+ its -files): the
+#    offline inventory check (gpufabric.mlnx.check_inventory, the images skipped: the example ships none) and
+#    the cabling plan (gpufabric.mlnx.cabling_plan), called by name. The reports must land in reports/ of that
+#    temp directory, and nothing may be written inside the installed collections (ansible-galaxy collection
+#    verify --offline, and the file list before and after).
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+repo=$PWD
+dev_python=${DEV_PYTHON:-$repo/.venv/bin/python}
+out=$repo/tests/output/install
+work=$(mktemp -d /tmp/gpufabric-install.XXXXXX)
+trap 'rm -rf "$work"' EXIT
+start=$SECONDS
+
+say() { echo "install-test: $*"; }
+fail() { echo "install-test: FAIL: $*" >&2; exit 1; }
+
+rm -rf "$out"
+mkdir -p "$out"
+
+# 1. the tarball
+"$(dirname "$dev_python")/ansible-galaxy" collection build --force --output-path "$out" "$repo" >/dev/null
+tarball=$(ls "$out"/gpufabric-mlnx-*.tar.gz)
+say "built $(basename "$tarball") ($(du -k "$tarball" | cut -f1) kB)"
+if tar -tzf "$tarball" | grep -Eq '(^|/)(\.venv|\.collections|tests/output|reports)/'; then
+  fail "the tarball carries a development or output directory"
+fi
+
+# 2. ansible-core + requirements.txt only
+python3 -m venv "$out/venv"
+"$out/venv/bin/python" -m pip install --quiet --disable-pip-version-check ansible-core -r requirements.txt \
+  -c constraints.txt 2> >(grep -v '^WARNING: Location' >&2)
+extra=$("$out/venv/bin/python" -m pip list --format=freeze --disable-pip-version-check \
+  | grep -Eiv '^(ansible-core|netaddr|jinja2|markupsafe|pyyaml|packaging|cryptography|cffi|pycparser|resolvelib|pip|setuptools)==' || true)
+[ -z "$extra" ] || fail "the venv holds more than ansible-core and requirements.txt: $extra"
+say "venv: $("$out/venv/bin/python" -m pip list --format=freeze --disable-pip-version-check | grep -Ei '^(ansible-core|netaddr)==' | paste -sd' ')"
+
+# A user's environment: none of the Makefile's ANSIBLE_* variables, PATH without the development venv, no
+# ansible.cfg. PYTHONDONTWRITEBYTECODE: Python's own bytecode caches (plugins/*/__pycache__) would otherwise
+# be the only files written inside the installed collection; the check below is for the collection's writes.
+run() {
+  env -i PATH="$out/venv/bin:/usr/local/bin:/usr/bin:/bin" HOME="$work/home" LANG=C.UTF-8 PYTHONDONTWRITEBYTECODE=1 \
+    ANSIBLE_COLLECTIONS_PATH="$work/collections" ANSIBLE_LOCAL_TEMP="$work/home/tmp" "$@"
+}
+mkdir -p "$work/home" "$work/collections"
+
+# 3. the tarball and its declared dependencies, from the ansible bundle's copies
+bundle=$("$dev_python" -c 'import ansible_collections, os; print(os.path.dirname(ansible_collections.__file__) if ansible_collections.__file__ else list(ansible_collections.__path__)[0])')
+deps=()
+while read -r name; do
+  [ -n "$name" ] || continue
+  src="$bundle/${name//.//}"
+  [ -f "$src/MANIFEST.json" ] || fail "dependency $name is not in the ansible bundle ($src)"
+  deps+=("$src")
+done < <("$out/venv/bin/python" -c 'import sys, yaml; print("\n".join(yaml.safe_load(open(sys.argv[1]))["dependencies"] or {}))' galaxy.yml)
+grep -q "name: ./$(basename "$tarball")\$" docs/requirements.yml \
+  || fail "docs/requirements.yml does not name ./$(basename "$tarball") (galaxy.yml's version)"
+cp docs/requirements.yml "$out/requirements.yml"
+for src in "${deps[@]}"; do printf '  - name: %s\n    type: dir\n' "$src" >>"$out/requirements.yml"; done
+(cd "$out" && run ansible-galaxy collection install --offline -p "$work/collections" -r requirements.yml) \
+  >"$out/galaxy-install.log" 2>&1 || { cat "$out/galaxy-install.log" >&2; fail "ansible-galaxy collection install"; }
+run ansible-galaxy collection list --format json -p "$work/collections" >"$out/collections.json" 2>/dev/null
+installed=$("$out/venv/bin/python" -c 'import json, sys; print(" ".join(sorted(n for v in json.load(open(sys.argv[1])).values() for n in v if not n.startswith("ansible."))))' "$out/collections.json")
+say "installed: $installed"
+want=$("$out/venv/bin/python" -c 'import sys, yaml; print(" ".join(sorted(["gpufabric.mlnx", *(yaml.safe_load(open(sys.argv[1]))["dependencies"] or {})])))' galaxy.yml)
+[ "$installed" = "$want" ] || fail "installed: $installed; expected exactly: $want"
+
+# 4. outside the checkout
+site=$work/site
+mkdir -p "$site/inventory"
+cp -r inventory/example-1250 inventory/example-1250-files "$site/inventory/"
+snapshot() { (cd "$work/collections" && find . -printf '%p %s %T@\n' | sort); }
+before=$(snapshot)
+
+cd "$site"
+run ansible-playbook -i inventory/example-1250 gpufabric.mlnx.check_inventory -e gpufabric_preflight_images=false \
+  >"$out/check_inventory.log" 2>&1 || { tail -40 "$out/check_inventory.log" >&2; fail "gpufabric.mlnx.check_inventory"; }
+grep -q '"msg": "1250 hosts, .*: no problem"' "$out/check_inventory.log" \
+  || fail "check_inventory did not find 1250 hosts without a problem (see $out/check_inventory.log)"
+say "check_inventory: $(grep -o '1250 hosts, [^"]*' "$out/check_inventory.log")"
+run ansible-playbook -i inventory/example-1250 gpufabric.mlnx.cabling_plan >"$out/cabling_plan.log" 2>&1 \
+  || { tail -40 "$out/cabling_plan.log" >&2; fail "gpufabric.mlnx.cabling_plan"; }
+for report in cabling.csv cabling.md; do
+  [ -s "$site/reports/$report" ] || fail "the cabling plan did not write reports/$report of the current directory"
+done
+rows=$(($(wc -l <"$site/reports/cabling.csv") - 1))
+[ "$rows" -eq 10000 ] || fail "cabling.csv has $rows cables, expected 10000 (1,250 servers x 8 rails)"
+say "cabling_plan: $rows cables in reports/ of the current directory"
+cd "$repo"
+
+after=$(snapshot)
+[ "$before" = "$after" ] || fail "something was written inside the installed collections: $(diff <(echo "$before") <(echo "$after") | head -5)"
+run ansible-galaxy collection verify --offline -p "$work/collections" gpufabric.mlnx >"$out/verify.log" 2>&1 \
+  || { cat "$out/verify.log" >&2; fail "ansible-galaxy collection verify: the installed collection changed"; }
+say "ok in $((SECONDS - start)) s: nothing written inside the installed collections"
