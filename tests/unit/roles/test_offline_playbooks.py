@@ -84,6 +84,28 @@ def test_one_problem_of_every_surface_at_once(tmp_path):
     assert all(stats["unreachable"] == 0 for stats in ran.data["stats"].values())
 
 
+def test_a_host_pattern_checks_every_host_it_names_from_one_play_host(tmp_path):
+    """gpufabric_check_hosts is a host pattern: every host it names is checked (a problem of its last host is
+    listed, one of a host outside it is not), while the play itself runs on its first host only (ansible-core runs
+    each role's end-of-role task once per play host, which grows as the square of the hosts)."""
+    ctl, group_vars = site(tmp_path)
+    hosts = servers(**{"srv-r01-01": {"gpufabric_roce_qos_cnp_dscp": 65},
+                       "srv-r01-03": {"gpufabric_roce_qos_cnp_dscp": 64}})
+    ran = run(tmp_path, hosts, "- import_playbook: gpufabric.mlnx.check_inventory\n", group_vars=group_vars,
+              environ=ctl.env, args=["-e", "gpufabric_check_hosts=srv-r01-02:srv-r01-03"])
+    assert not ran.ok
+    msg = ran.task(CHECK, "srv-r01-02", role="preflight")["msg"]
+    assert "srv-r01-03: roce_qos: cnp_dscp=64 is outside 0-63 (allowed: an integer 0-63)." in msg, msg
+    assert not [line for line in msg if "srv-r01-01" in line], msg
+    assert sorted(ran.data["stats"]) == ["srv-r01-02"], ran.data["stats"]
+    hosts["srv-r01-03"].pop("gpufabric_roce_qos_cnp_dscp")
+    ran = run(tmp_path, hosts, "- import_playbook: gpufabric.mlnx.check_inventory\n", group_vars=group_vars,
+              environ=ctl.env, args=["-e", "gpufabric_check_hosts=srv-r01-02:srv-r01-03"])
+    assert ran.ok, ran
+    assert ran.task(CHECK, "srv-r01-02", role="preflight")["msg"] == (
+        "2 hosts, matrix unit-offline, the rail plan, the firmware images: no problem")
+
+
 def test_the_cabling_plan_refuses_a_rail_pool_over_the_management_addresses(tmp_path):
     ctl, group_vars = site(tmp_path)
     hosts = servers()
