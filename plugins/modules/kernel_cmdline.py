@@ -107,6 +107,7 @@ from ansible.module_utils.basic import AnsibleModule
 from ansible_collections.gpufabric.mlnx.plugins.module_utils._bootloader import BOOTLOADERS, converge, summary
 from ansible_collections.gpufabric.mlnx.plugins.module_utils._errors import MlnxError
 from ansible_collections.gpufabric.mlnx.plugins.module_utils._host import Host
+from ansible_collections.gpufabric.mlnx.plugins.module_utils._module import ansible_module
 
 
 ARGUMENT_SPEC = dict(
@@ -119,7 +120,7 @@ ARGUMENT_SPEC = dict(
 
 
 def main():
-    module = AnsibleModule(argument_spec=ARGUMENT_SPEC, supports_check_mode=True)
+    module = ansible_module(AnsibleModule, argument_spec=ARGUMENT_SPEC, supports_check_mode=True)
     params = module.params
     try:
         result = converge(Host(root=params["root"]), params, host=params["host"] or socket.gethostname(),

@@ -271,6 +271,7 @@ from ansible.module_utils.basic import AnsibleModule
 from ansible_collections.gpufabric.mlnx.plugins.module_utils import _devices as devices_
 from ansible_collections.gpufabric.mlnx.plugins.module_utils import _firmware as firmware
 from ansible_collections.gpufabric.mlnx.plugins.module_utils._errors import MlnxError
+from ansible_collections.gpufabric.mlnx.plugins.module_utils._module import ansible_module
 from ansible_collections.gpufabric.mlnx.plugins.module_utils._runner import TOOL_ARGSPEC, Runner
 
 IMAGE_SPEC = dict(
@@ -285,7 +286,8 @@ IMAGE_SPEC = dict(
 
 
 def main():
-    module = AnsibleModule(
+    module = ansible_module(
+        AnsibleModule,
         argument_spec=dict(
             images=dict(type="list", elements="dict", required=True, options=IMAGE_SPEC),
             device=dict(type="list", elements="str", default=["all"], aliases=["devices"]),

@@ -249,11 +249,13 @@ from ansible_collections.gpufabric.mlnx.plugins.module_utils import _devices as 
 from ansible_collections.gpufabric.mlnx.plugins.module_utils._errors import MlnxError, ToolNotFound
 from ansible_collections.gpufabric.mlnx.plugins.module_utils._fwreset import converge, mgmt_cards, normalize_level, summary
 from ansible_collections.gpufabric.mlnx.plugins.module_utils._mgmt import check_mgmt_interface
+from ansible_collections.gpufabric.mlnx.plugins.module_utils._module import ansible_module
 from ansible_collections.gpufabric.mlnx.plugins.module_utils._runner import TOOL_ARGSPEC, Runner
 
 
 def main():
-    module = AnsibleModule(
+    module = ansible_module(
+        AnsibleModule,
         argument_spec=dict(
             device=dict(type="list", elements="str", default=["all"], aliases=["devices"]),
             state=dict(type="str", default="reset", choices=["query", "reset"]),

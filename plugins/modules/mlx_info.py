@@ -303,11 +303,13 @@ from ansible.module_utils.basic import AnsibleModule
 
 from ansible_collections.gpufabric.mlnx.plugins.module_utils._errors import MlnxError
 from ansible_collections.gpufabric.mlnx.plugins.module_utils._info import gather
+from ansible_collections.gpufabric.mlnx.plugins.module_utils._module import ansible_module
 from ansible_collections.gpufabric.mlnx.plugins.module_utils._runner import TOOL_ARGSPEC, Runner
 
 
 def main():
-    module = AnsibleModule(
+    module = ansible_module(
+        AnsibleModule,
         argument_spec=dict(
             nv_config=dict(type="bool", default=False),
             start_mst=dict(type="bool", default=False),

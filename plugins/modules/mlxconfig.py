@@ -206,6 +206,7 @@ from ansible.module_utils.basic import AnsibleModule
 from ansible_collections.gpufabric.mlnx.plugins.module_utils import _devices as devices_
 from ansible_collections.gpufabric.mlnx.plugins.module_utils._errors import MlnxError
 from ansible_collections.gpufabric.mlnx.plugins.module_utils._mlxconfig import converge_each, normalize_desired, per_device
+from ansible_collections.gpufabric.mlnx.plugins.module_utils._module import ansible_module
 from ansible_collections.gpufabric.mlnx.plugins.module_utils._runner import TOOL_ARGSPEC, Runner
 
 CONFIG_SPEC = dict(
@@ -217,7 +218,8 @@ CONFIG_SPEC = dict(
 
 
 def main():
-    module = AnsibleModule(
+    module = ansible_module(
+        AnsibleModule,
         argument_spec=dict(
             device=dict(type="list", elements="str", aliases=["devices"]),
             part_number=dict(type="list", elements="str", aliases=["part_numbers"]),

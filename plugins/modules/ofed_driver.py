@@ -288,11 +288,13 @@ from ansible.module_utils.urls import fetch_url
 
 from ansible_collections.gpufabric.mlnx.plugins.module_utils._errors import MlnxError, ToolFailed
 from ansible_collections.gpufabric.mlnx.plugins.module_utils._host import Host
+from ansible_collections.gpufabric.mlnx.plugins.module_utils._module import ansible_module
 from ansible_collections.gpufabric.mlnx.plugins.module_utils._ofed import converge, driver_spec, summary
 
 
 def main():
-    module = AnsibleModule(
+    module = ansible_module(
+        AnsibleModule,
         argument_spec=dict(
             driver=dict(type="dict", required=True),
             state=dict(type="str", default="query", choices=["query", "present", "verified"]),

@@ -122,6 +122,7 @@ from ansible.module_utils.basic import AnsibleModule
 
 from ansible_collections.gpufabric.mlnx.plugins.module_utils._errors import MlnxError
 from ansible_collections.gpufabric.mlnx.plugins.module_utils._host import Host
+from ansible_collections.gpufabric.mlnx.plugins.module_utils._module import ansible_module
 from ansible_collections.gpufabric.mlnx.plugins.module_utils._platform import converge, summary
 
 
@@ -136,7 +137,7 @@ ARGUMENT_SPEC = dict(
 
 
 def main():
-    module = AnsibleModule(argument_spec=ARGUMENT_SPEC, supports_check_mode=True)
+    module = ansible_module(AnsibleModule, argument_spec=ARGUMENT_SPEC, supports_check_mode=True)
     params = dict(module.params)
     params.update((key, None) for key in module.params["leave"])
     try:

@@ -107,6 +107,7 @@ from ansible_collections.gpufabric.mlnx.plugins.module_utils._errors import Mlnx
 from ansible_collections.gpufabric.mlnx.plugins.module_utils._host import Host
 from ansible_collections.gpufabric.mlnx.plugins.module_utils._mgmt import mgmt_state
 from ansible_collections.gpufabric.mlnx.plugins.module_utils import _rails
+from ansible_collections.gpufabric.mlnx.plugins.module_utils._module import ansible_module
 
 
 ARGUMENT_SPEC = dict(
@@ -120,7 +121,7 @@ ARGUMENT_SPEC = dict(
 
 
 def main():
-    module = AnsibleModule(argument_spec=ARGUMENT_SPEC, supports_check_mode=True)
+    module = ansible_module(AnsibleModule, argument_spec=ARGUMENT_SPEC, supports_check_mode=True)
     params = module.params
     reader = Host(root=params["root"])
     host = params["host"] or socket.gethostname()

@@ -276,6 +276,7 @@ from ansible.module_utils.basic import AnsibleModule
 
 from ansible_collections.gpufabric.mlnx.plugins.module_utils._errors import MlnxError
 from ansible_collections.gpufabric.mlnx.plugins.module_utils._host import Host
+from ansible_collections.gpufabric.mlnx.plugins.module_utils._module import ansible_module
 from ansible_collections.gpufabric.mlnx.plugins.module_utils._roce_qos import converge, summary
 
 
@@ -304,7 +305,7 @@ ARGUMENT_SPEC = dict(
 
 
 def main():
-    module = AnsibleModule(argument_spec=ARGUMENT_SPEC, supports_check_mode=True)
+    module = ansible_module(AnsibleModule, argument_spec=ARGUMENT_SPEC, supports_check_mode=True)
     params = dict(module.params)
     try:
         result = converge(Host(root=params["root"], timeout=params["timeout"]), params, check_mode=module.check_mode)

@@ -28,7 +28,7 @@ FIXED = {"root", "src", "state_dir"}
 TEXT = st.text(alphabet="abcXYZ019_-.:, $`;'\"\n", max_size=10)
 SCALARS = st.one_of(st.none(), st.booleans(), st.integers(-5, 2 ** 40), st.floats(allow_nan=False, width=32), TEXT,
                     st.sampled_from(["0000:18:00.0", "all", "enp24s0np0", "MT_0000000838", "28.43.2566", "dscp",
-                                     "pcie_aspm=off", "query", "present"]))
+                                     "pcie_aspm=off", "query", "present", "INF"]))
 JSONISH = st.recursive(SCALARS, lambda inner: st.lists(inner, max_size=3) | st.dictionaries(TEXT, inner, max_size=3),
                        max_leaves=8)
 
