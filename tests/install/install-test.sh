@@ -57,13 +57,29 @@ mkdir -p "$work/home" "$work/collections"
 
 # 3. the tarball and its declared dependencies, from the ansible bundle's copies
 bundle=$("$dev_python" -c 'import ansible_collections, os; print(os.path.dirname(ansible_collections.__file__) if ansible_collections.__file__ else list(ansible_collections.__path__)[0])')
+# the declared dependencies and theirs (ansible.netcommon needs ansible.utils), each from the bundle's copy
+closure=$("$dev_python" - "$bundle" galaxy.yml <<'PY'
+import json, os, sys
+import yaml
+bundle, todo, seen = sys.argv[1], list(yaml.safe_load(open(sys.argv[2]))["dependencies"] or {}), []
+while todo:
+    name = todo.pop(0)
+    if name in seen:
+        continue
+    seen.append(name)
+    manifest = os.path.join(bundle, *name.split("."), "MANIFEST.json")
+    if os.path.isfile(manifest):
+        todo.extend(json.load(open(manifest))["collection_info"].get("dependencies") or {})
+print("\n".join(seen))
+PY
+)
 deps=()
 while read -r name; do
   [ -n "$name" ] || continue
   src="$bundle/${name//.//}"
   [ -f "$src/MANIFEST.json" ] || fail "dependency $name is not in the ansible bundle ($src)"
   deps+=("$src")
-done < <("$out/venv/bin/python" -c 'import sys, yaml; print("\n".join(yaml.safe_load(open(sys.argv[1]))["dependencies"] or {}))' galaxy.yml)
+done <<<"$closure"
 grep -q "name: ./$(basename "$tarball")\$" docs/requirements.yml \
   || fail "docs/requirements.yml does not name ./$(basename "$tarball") (galaxy.yml's version)"
 cp docs/requirements.yml "$out/requirements.yml"
@@ -71,9 +87,10 @@ for src in "${deps[@]}"; do printf '  - name: %s\n    type: dir\n' "$src" >>"$ou
 (cd "$out" && run ansible-galaxy collection install --offline -p "$work/collections" -r requirements.yml) \
   >"$out/galaxy-install.log" 2>&1 || { cat "$out/galaxy-install.log" >&2; fail "ansible-galaxy collection install"; }
 run ansible-galaxy collection list --format json -p "$work/collections" >"$out/collections.json" 2>/dev/null
-installed=$("$out/venv/bin/python" -c 'import json, sys; print(" ".join(sorted(n for v in json.load(open(sys.argv[1])).values() for n in v if not n.startswith("ansible."))))' "$out/collections.json")
+# (ansible-core's own internal collections, ansible.builtin and ansible._protomatter, are always listed)
+installed=$("$out/venv/bin/python" -c 'import json, sys; print(" ".join(sorted(n for v in json.load(open(sys.argv[1])).values() for n in v if n != "ansible.builtin" and not n.startswith("ansible._"))))' "$out/collections.json")
 say "installed: $installed"
-want=$("$out/venv/bin/python" -c 'import sys, yaml; print(" ".join(sorted(["gpufabric.mlnx", *(yaml.safe_load(open(sys.argv[1]))["dependencies"] or {})])))' galaxy.yml)
+want=$(printf '%s\n' gpufabric.mlnx $closure | sort | paste -sd' ')
 [ "$installed" = "$want" ] || fail "installed: $installed; expected exactly: $want"
 
 # 4. outside the checkout

@@ -12,13 +12,14 @@ from ansible_collections.gpufabric.mlnx.plugins.modules import (
     mlx_fwreset,
     mlx_info,
     mlxconfig,
+    nvue_config,
     ofed_driver,
     platform_power,
     rail_interfaces,
     roce_qos,
 )
 
-MODULES = [kernel_cmdline, mlx_firmware, mlx_fwreset, mlx_info, mlxconfig, ofed_driver, platform_power,
+MODULES = [kernel_cmdline, mlx_firmware, mlx_fwreset, mlx_info, mlxconfig, nvue_config, ofed_driver, platform_power,
            rail_interfaces, roce_qos]
 # The module's required options, with values that pass ansible-core's type checks.
 REQUIRED = {"kernel_cmdline": {"args": []}, "mlx_firmware": {"images": []}, "ofed_driver": {"driver": {}},
@@ -41,7 +42,7 @@ CASES = [(module, option) for module in MODULES for option in int_options(module
 
 def test_the_modules_have_int_options_to_check():
     found = sorted((name(m), o) for m, o in CASES)
-    assert found == [("ofed_driver", "lock_timeout"), ("ofed_driver", "timeout"), ("rail_interfaces", "mtu"),
+    assert found == [("nvue_config", "timeout"), ("ofed_driver", "lock_timeout"), ("ofed_driver", "timeout"), ("rail_interfaces", "mtu"),
                      ("roce_qos", "timeout")]
 
 

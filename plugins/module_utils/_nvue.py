@@ -1,0 +1,566 @@
+# -*- coding: utf-8 -*-
+# Copyright: gpufabric.mlnx contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+"""NVUE (NVIDIA Cumulus Linux 5.x) configuration through revisions: one core for every transport.
+
+The core decides; a transport carries. ``configure()`` and ``gather()`` speak to a switch only through the
+operations of :class:`Switch` (new revision, stage, diff, apply, poll, save, discard, read), which
+:class:`RestSwitch` carries over the NVUE REST API (``/nvue_v1``, the ``gpufabric.mlnx.nvue`` httpapi plugin)
+and a CLI switch carries over ``nv`` commands. What NVUE answers is judged here, once:
+
+- a change is staged in ONE revision and the switch's own diff of it against the applied configuration decides;
+  an empty diff discards the revision (nothing applied: 0 revisions on a compliant rerun);
+- check mode stages, reads the diff and discards the revision: it never applies;
+- apply waits for a terminal state within a timeout and fails on ``invalid``, ``ays_fail``, ``failed`` and
+  ``error`` with the switch's own issue message and location; ``applied_and_saved`` (auto-save, Cumulus 5.9 and
+  later) is success, as is ``applied`` (then the configuration is saved unless told not to);
+- the applied configuration is read back to prove the revision took (no diff left between the two).
+
+Trees are NVUE's JSON: objects keyed by id (``{"interface": {"swp1": {"link": {"mtu": 9216}}}}``), ``{}`` a
+present empty object (``"state": {"up": {}}``), ``null`` in a staged tree unsets the key.
+"""
+
+from __future__ import annotations
+
+import copy
+import re
+import time
+from typing import Any, Callable
+from urllib.parse import quote
+
+from ansible_collections.gpufabric.mlnx.plugins.module_utils._errors import MlnxError
+
+PREFIX = "/nvue_v1"
+APPLIED = ("applied", "applied_and_saved")
+FAILED = ("invalid", "ays_fail", "failed", "error")
+NO_DIFF = "config apply executed with no config diff"
+CONFIG_REVS = ("applied", "startup", "pending", "operational")
+
+# One segment of an NVUE path or one key of a tree: interface names, ids, addresses (a key may hold a prefix such
+# as 198.18.0.0/31; a path segment may not: give it in the tree). Never starts with "@" (actions).
+KEY_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.:/+-]{0,254}", re.ASCII)
+SEGMENT_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.:+-]{0,254}", re.ASCII)
+TEXT_RE = re.compile(r"[\x20-\x7e]{0,1024}", re.ASCII)
+MAX_DEPTH = 32
+
+
+class NvueError(MlnxError):
+    """What the switch refused or could not do, in a sentence naming the switch's answer."""
+
+
+# ---------------------------------------------------------------- trees
+
+def check_path(path: Any, parameter: str) -> list[str]:
+    """The segments of an NVUE path such as ``/qos/roce`` (``/`` is the root: []), or NvueError naming it."""
+    if not isinstance(path, str) or not path.startswith("/"):
+        raise NvueError("%s: %r is not an NVUE path (allowed: '/' or '/' followed by segments such as /qos/roce)"
+                        % (parameter, path), parameter=parameter)
+    segments = [s for s in path.split("/") if s != ""]
+    for segment in segments:
+        if not SEGMENT_RE.fullmatch(segment):
+            raise NvueError("%s: segment %r of %r is not allowed (allowed: letters, digits and _ . : + -, not "
+                            "starting with one of those signs; an address goes in the tree, not in the path)"
+                            % (parameter, segment, path), parameter=parameter)
+    return segments
+
+
+def check_tree(tree: Any, parameter: str, *, nulls: bool = False) -> None:
+    """NvueError naming the first bad key or value of ``tree`` (objects keyed by id, scalars, ``{}``)."""
+    stack = [(tree, parameter, 0)]
+    while stack:
+        node, where, depth = stack.pop()
+        if depth > MAX_DEPTH:
+            raise NvueError("%s: nested deeper than %d levels" % (where, MAX_DEPTH), parameter=parameter)
+        if isinstance(node, dict):
+            for key, value in node.items():
+                if not isinstance(key, str) or not KEY_RE.fullmatch(key):
+                    raise NvueError("%s: key %r is not an NVUE key (allowed: 1-255 letters, digits and _ . : / + -, "
+                                    "starting with a letter or digit)" % (where, key), parameter=parameter)
+                stack.append((value, "%s.%s" % (where, key), depth + 1))
+        elif isinstance(node, list):
+            raise NvueError("%s: is a list; NVUE collections are objects keyed by id (e.g. {\"swp1\": {...}})"
+                            % where, parameter=parameter)
+        elif node is None:
+            if not nulls:
+                raise NvueError("%s: is null (allowed: a value or an object; to unset a key name its path in unset)"
+                                % where, parameter=parameter)
+        elif isinstance(node, bool) or isinstance(node, (int, float)):
+            continue
+        elif isinstance(node, str):
+            if not TEXT_RE.fullmatch(node):
+                raise NvueError("%s: %r has characters NVUE values may not hold (allowed: printable ASCII, at most "
+                                "1024)" % (where, node), parameter=parameter)
+        else:
+            raise NvueError("%s: is a %s (allowed: an object, text, a number or a boolean)" % (
+                where, type(node).__name__), parameter=parameter)
+
+
+def at(tree: Any, segments: list[str]) -> Any:
+    """The subtree of ``tree`` at ``segments`` (None when absent)."""
+    node = tree
+    for segment in segments:
+        if not isinstance(node, dict) or segment not in node:
+            return None
+        node = node[segment]
+    return node
+
+
+def nest(segments: list[str], value: Any) -> Any:
+    """``value`` placed at ``segments`` in an otherwise empty tree."""
+    for segment in reversed(segments):
+        value = {segment: value}
+    return value
+
+
+def merge(base: Any, patch: Any) -> Any:
+    """``patch`` deep-merged into a copy of ``base`` as NVUE does it: objects merge, ``None`` removes the key,
+    anything else replaces."""
+    if not isinstance(patch, dict) or not isinstance(base, dict):
+        return copy.deepcopy(patch)
+    out = dict(base)
+    for key, value in patch.items():
+        if value is None:
+            out.pop(key, None)
+        elif isinstance(value, dict) and isinstance(out.get(key), dict):
+            out[key] = merge(out[key], value)
+        else:
+            out[key] = copy.deepcopy(value)
+    return out
+
+
+def covers(have: Any, want: Any) -> list[str]:
+    """The dotted paths where ``have`` does not hold ``want`` (every key of ``want``; ``None`` = must be absent)."""
+    missing = []
+    stack = [(have, want, "")]
+    while stack:
+        h, w, where = stack.pop()
+        if isinstance(w, dict):
+            if not isinstance(h, dict):
+                missing.append(where or ".")
+                continue
+            for key, value in w.items():
+                path = "%s.%s" % (where, key) if where else key
+                if value is None:
+                    if key in h:
+                        missing.append(path)
+                elif key not in h:
+                    missing.append(path)
+                else:
+                    stack.append((h[key], value, path))
+        elif h != w and str(h) != str(w):
+            missing.append(where or ".")
+    return sorted(missing)
+
+
+def shape(tree: Any) -> Any:
+    """The keys of ``tree`` down to its leaves (leaves become True): what to cut another tree to."""
+    if isinstance(tree, dict) and tree:
+        return {key: shape(value) for key, value in tree.items()}
+    return True
+
+
+def cut(tree: Any, pattern: Any) -> Any:
+    """``tree`` restricted to the keys of ``pattern`` (from :func:`shape`); absent keys are left out."""
+    if pattern is True or not isinstance(tree, dict):
+        return copy.deepcopy(tree)
+    out = {}
+    for key, sub in pattern.items():
+        if key in tree:
+            out[key] = cut(tree[key], sub)
+    return out
+
+
+def union(a: Any, b: Any) -> Any:
+    """Two :func:`shape` patterns joined."""
+    if a is True or b is True:
+        return True
+    out = dict(a)
+    for key, value in b.items():
+        out[key] = union(out[key], value) if key in out else value
+    return out
+
+
+def diff_shape(diff: Any) -> Any:
+    """The pattern of the keys an NVUE diff (``[{"set": tree}, {"unset": tree}]``) touches; None when empty."""
+    pattern = None
+    for part in diff or ():
+        if not isinstance(part, dict):
+            continue
+        for kind in ("set", "unset"):
+            tree = part.get(kind)
+            if isinstance(tree, dict) and tree:
+                pattern = shape(tree) if pattern is None else union(pattern, shape(tree))
+    return pattern
+
+
+def diff_is_empty(diff: Any) -> bool:
+    return diff_shape(diff) is None
+
+
+# ---------------------------------------------------------------- the switch's operations
+
+class Switch:
+    """The operations the core needs of a switch. A transport implements them; all the judging is in the core."""
+
+    name = "the switch"
+
+    def new_revision(self) -> str:
+        raise NotImplementedError
+
+    def stage(self, rev: str, tree: dict) -> None:
+        """Deep-merge ``tree`` (``None`` unsets) into revision ``rev``."""
+        raise NotImplementedError
+
+    def clear(self, rev: str, segments: list[str]) -> None:
+        """Unset the subtree at ``segments`` in revision ``rev``."""
+        raise NotImplementedError
+
+    def get(self, segments: list[str], rev: str = "applied", filled: bool = False) -> Any:
+        raise NotImplementedError
+
+    def diff(self, rev: str, base: str = "applied") -> list:
+        """What applying ``rev`` changes in ``base``: ``[{"set": tree}, {"unset": tree}]``."""
+        raise NotImplementedError
+
+    def apply(self, rev: str, assume_yes: bool) -> None:
+        raise NotImplementedError
+
+    def revision(self, rev: str) -> dict:
+        """``{"state": ..., "transition": {"issue": {...}, "progress": ...}}``."""
+        raise NotImplementedError
+
+    def save(self) -> None:
+        raise NotImplementedError
+
+    def discard(self, rev: str) -> None:
+        raise NotImplementedError
+
+    def revisions(self) -> dict:
+        """``{id: {"state": ...}}`` of every revision the switch keeps."""
+        raise NotImplementedError
+
+
+Request = Callable[[str, str, "dict | None", Any], "tuple[int, Any]"]
+
+STATUS_TEXT = {
+    401: "refused the credentials (HTTP 401 Unauthorized): check ansible_user and ansible_password of this switch",
+    403: "answered HTTP 403 Forbidden: Cumulus Linux 5.6 and later refuse the NVUE REST API while the cumulus user "
+         "still has its default password - change it on the switch (passwd, or nv set system aaa user cumulus "
+         "password) and give the new one as ansible_password",
+    404: "has no such object (HTTP 404)",
+    409: "is busy (HTTP 409 Conflict): another client is applying a revision",
+    502: "answered HTTP 502 Bad Gateway: nvued, the NVUE daemon behind the REST API, is not running "
+         "(systemctl status nvued)",
+}
+
+
+class RestSwitch(Switch):
+    """The operations over the NVUE REST API. ``request(method, path, params, body) -> (status, data)`` sends one
+    HTTP request under ``/nvue_v1`` (the httpapi plugin's ``send_request``, or urllib in tests)."""
+
+    def __init__(self, request: Request, name: str = "the switch"):
+        self._request = request
+        self.name = name
+
+    def call(self, method: str, segments: list[str], params: dict | None = None, body: Any = None,
+             ok: tuple = (200,)) -> Any:
+        path = "/" + "/".join(quote(s, safe="") for s in segments)
+        status, data = self._request(method, path, params, body)
+        if status not in ok:
+            raise NvueError("%s %s %s%s: %s%s" % (
+                self.name, method, PREFIX + path, _query(params), STATUS_TEXT.get(status, "answered HTTP %s" % status),
+                _detail(data)), rc=status)
+        return data
+
+    def new_revision(self) -> str:
+        data = self.call("POST", ["revision"], body={})
+        if isinstance(data, dict) and data:
+            key = next(iter(data))
+            return str(key)
+        raise NvueError("%s POST %s/revision answered %r, not a new revision" % (self.name, PREFIX, data))
+
+    def stage(self, rev, tree):
+        self.call("PATCH", [], {"rev": rev}, tree)
+
+    def clear(self, rev, segments):
+        if segments:
+            self.call("PATCH", segments[:-1], {"rev": rev}, {segments[-1]: None})
+        else:
+            self.call("DELETE", [], {"rev": rev})
+
+    def get(self, segments, rev="applied", filled=False):
+        params = {"rev": rev}
+        if not filled:
+            params["filled"] = "false"
+        return self.call("GET", segments, params, ok=(200, 404)) if segments else self.call("GET", [], params)
+
+    def diff(self, rev, base="applied"):
+        data = self.call("GET", [], {"rev": base, "diff": rev})
+        return data if isinstance(data, list) else ([data] if isinstance(data, dict) and data else [])
+
+    def apply(self, rev, assume_yes):
+        body = {"state": "apply"}
+        if assume_yes:
+            body["auto-prompt"] = {"ays": "ays_yes"}
+        self.call("PATCH", ["revision", rev], body=body)
+
+    def revision(self, rev):
+        data = self.call("GET", ["revision", rev])
+        if isinstance(data, dict) and "state" not in data and len(data) == 1:
+            data = next(iter(data.values()))  # id-keyed: {"6": {"state": ...}}
+        return data if isinstance(data, dict) else {}
+
+    def save(self):
+        self.call("PATCH", ["revision", "applied"], body={"state": "save", "auto-prompt": {"ays": "ays_yes"}})
+
+    def discard(self, rev):
+        self.call("DELETE", ["revision", rev])
+
+    def revisions(self):
+        data = self.call("GET", ["revision"])
+        return data if isinstance(data, dict) else {}
+
+
+def _query(params):
+    return ("?" + "&".join("%s=%s" % kv for kv in params.items())) if params else ""
+
+
+def _detail(data):
+    if isinstance(data, dict):
+        for key in ("detail", "message", "title"):
+            if isinstance(data.get(key), str) and data[key].strip():
+                return " (the switch says: %s)" % data[key].strip()
+    if isinstance(data, str) and data.strip() and len(data) < 300 and "<" not in data:
+        return " (the switch says: %s)" % data.strip()
+    return ""
+
+
+# ---------------------------------------------------------------- what to do
+
+def issues(state: dict) -> list[dict]:
+    """The issues of a revision state, in order: ``[{"code", "message", "location", "reason", "severity"}]``."""
+    transition = state.get("transition") if isinstance(state, dict) else None
+    raw = transition.get("issue") if isinstance(transition, dict) else None
+    items = raw.values() if isinstance(raw, dict) else (raw if isinstance(raw, list) else [])
+    out = []
+    for issue in items:
+        if not isinstance(issue, dict):
+            continue
+        data = issue.get("data") if isinstance(issue.get("data"), dict) else {}
+        out.append({"code": issue.get("code"), "message": issue.get("message"), "severity": issue.get("severity"),
+                    "location": data.get("location"), "reason": data.get("reason")})
+    return out
+
+
+def _is_no_diff(state):
+    return any(NO_DIFF in str(i.get("message") or "") for i in issues(state))
+
+
+def _refusal(switch, rev, state):
+    name = state.get("state")
+    found = issues(state)
+    words = "; ".join(
+        (i["message"] or i["reason"] or i["code"] or "no message").strip()
+        + (" (location %s)" % i["location"] if i["location"] and i["location"] not in str(i["message"]) else "")
+        for i in found) or "no issue given"
+    progress = ((state.get("transition") or {}).get("progress") or "").strip()
+    hint = {
+        "ays_fail": " - the apply raised a warning that needed a yes/no answer and got none (assume_yes=false); "
+                    "nothing was applied",
+        "invalid": " - nothing was applied",
+    }.get(name, "")
+    return NvueError("%s refused revision %s: state %s%s: %s%s" % (
+        switch.name, rev, name, (" (%s)" % progress) if progress else "", words, hint),
+        parameter=next((i["location"] for i in found if i["location"]), None))
+
+
+def wait(switch: Switch, rev: str, timeout: float, interval: float, clock=time.monotonic, sleep=time.sleep) -> dict:
+    """Poll revision ``rev`` until a terminal state; NvueError on a failure state or after ``timeout`` seconds."""
+    deadline = clock() + timeout
+    while True:
+        state = switch.revision(rev)
+        name = state.get("state")
+        if name in APPLIED:
+            return state
+        if name in FAILED:
+            if _is_no_diff(state):
+                return state
+            raise _refusal(switch, rev, state)
+        if clock() >= deadline:
+            raise NvueError("%s: revision %s is still in state %r after %g s: the apply did not finish within the "
+                            "timeout (raise timeout; the revision is left as it is, see nv config history)"
+                            % (switch.name, rev, name, timeout), parameter="timeout")
+        sleep(interval)
+
+
+def plan_tree(config: Any, replace: list[str], unset: list[str]) -> tuple[dict, list[list[str]], list[list[str]]]:
+    """Check the desired state before anything is sent: ``(config, replace segments, unset segments)``."""
+    if config is None:
+        config = {}
+    if not isinstance(config, dict):
+        raise NvueError("config: must be an NVUE tree from the root (an object such as {\"qos\": {\"roce\": ...}}), "
+                        "not %s" % type(config).__name__, parameter="config")
+    check_tree(config, "config")
+    replaced = [check_path(p, "replace") for p in replace or []]
+    unsets = [check_path(p, "unset") for p in unset or []]
+    for segments in replaced:
+        if not segments:
+            raise NvueError("replace: '/' would replace the whole configuration (the management interface "
+                            "included); name the subtrees to replace", parameter="replace")
+        if at(config, segments) is None:
+            raise NvueError("replace: %s is not in config: a replaced subtree becomes exactly what config holds there"
+                            % ("/" + "/".join(segments)), parameter="replace")
+    for segments in unsets:
+        if not segments:
+            raise NvueError("unset: '/' would unset the whole configuration; name the subtrees", parameter="unset")
+        if at(config, segments) is not None:
+            raise NvueError("unset: %s is also set in config" % ("/" + "/".join(segments)), parameter="unset")
+    if not config and not unsets:
+        raise NvueError("config: nothing to configure (config is empty and unset names nothing)", parameter="config")
+    return config, replaced, unsets
+
+
+def configure(switch: Switch, config: Any, *, replace: list[str] | None = None, unset: list[str] | None = None,
+              check_mode: bool = False, assume_yes: bool = True, save: bool = True, timeout: float = 120.0,
+              interval: float = 1.0, sleep=time.sleep, clock=time.monotonic) -> dict:
+    """Bring the switch to ``config`` in one revision; see the module docstring for the rules. The result:
+    ``changed``, ``revision``, ``state``, ``saved``, ``nvue_diff`` (the switch's diff), ``before``/``after``
+    (the applied configuration and the revision, cut to what the diff touches)."""
+    config, replaced, unsets = plan_tree(config, replace or [], unset or [])
+    rev = switch.new_revision()
+    staged = False
+    try:
+        for segments in replaced:
+            switch.clear(rev, segments)
+        for segments in unsets:
+            switch.clear(rev, segments)
+        if config:
+            switch.stage(rev, config)
+        change = switch.diff(rev)
+        pattern = diff_shape(change)
+        result = {"changed": pattern is not None, "revision": rev, "nvue_diff": change, "state": None,
+                  "saved": False, "before": {}, "after": {}}
+        if pattern is None or check_mode:
+            if pattern is not None:
+                result["before"] = cut(switch.get([], "applied"), pattern)
+                result["after"] = cut(switch.get([], rev), pattern)
+            return result
+        result["before"] = cut(switch.get([], "applied"), pattern)
+        result["after"] = cut(switch.get([], rev), pattern)
+        staged = True
+        switch.apply(rev, assume_yes)
+        state = wait(switch, rev, timeout, interval, clock=clock, sleep=sleep)
+        result["state"] = state.get("state")
+        if state.get("state") in FAILED:  # the no-diff apply: another client made the same change meanwhile
+            result["changed"] = False
+            return result
+        if result["state"] == "applied_and_saved":
+            result["saved"] = True
+        elif save:
+            switch.save()
+            result["saved"] = True
+        left = switch.diff(rev)
+        if not diff_is_empty(left):
+            raise NvueError("%s applied revision %s, but the applied configuration still differs from it: %r"
+                            % (switch.name, rev, left))
+        return result
+    finally:
+        if not staged:
+            switch.discard(rev)
+
+
+# ---------------------------------------------------------------- reading a switch (nvue_info)
+
+GATHER = ("system", "image", "interfaces", "qos", "revisions")
+
+
+def _text(value):
+    return None if value is None else str(value)
+
+
+def _int_or_none(value):
+    try:
+        return int(value)
+    except (TypeError, ValueError):
+        return None
+
+
+def _state_word(state):
+    """``{"up": {}}`` -> ``up``; a plain word stays."""
+    if isinstance(state, dict) and len(state) == 1:
+        return next(iter(state))
+    return _text(state)
+
+
+def _lldp(node):
+    out = []
+    neighbors = ((node.get("lldp") or {}).get("neighbor") if isinstance(node.get("lldp"), dict) else None) or {}
+    for key, entry in sorted(neighbors.items()) if isinstance(neighbors, dict) else ():
+        entry = entry if isinstance(entry, dict) else {}
+        chassis = entry.get("chassis") if isinstance(entry.get("chassis"), dict) else {}
+        port = entry.get("port") if isinstance(entry.get("port"), dict) else {}
+        out.append({"system_name": _text(chassis.get("system-name") or key),
+                    "chassis_id": _text(chassis.get("chassis-id")),
+                    "port": _text(port.get("name") or port.get("id")), "description": _text(port.get("description"))})
+    return out
+
+
+def interfaces_view(tree: Any) -> dict:
+    """The swp ports of an operational ``/interface`` tree: state, speed, MTU, protodown, LLDP neighbours."""
+    out = {}
+    for name, node in sorted((tree or {}).items()) if isinstance(tree, dict) else ():
+        if not isinstance(node, dict) or (node.get("type") not in (None, "swp") and not name.startswith("swp")):
+            continue
+        if node.get("type") not in ("swp", None):
+            continue
+        link = node.get("link") if isinstance(node.get("link"), dict) else {}
+        protodown = link.get("protodown")
+        out[name] = {
+            "admin_status": _text(link.get("admin-status") or _state_word(link.get("state"))),
+            "oper_status": _text(link.get("oper-status")),
+            "speed": _text(link.get("speed")),
+            "mtu": _int_or_none(link.get("mtu")),
+            "protodown": protodown in ("enabled", True, "on"),
+            "protodown_reason": _text(link.get("protodown-reason")),
+            "description": _text(node.get("description")),
+            "lldp": _lldp(node),
+        }
+    return out
+
+
+def gather(switch: Switch, subsets: Any = GATHER) -> dict:
+    """What the leaf gate and the reports read of a switch, one request per subset (two for revisions)."""
+    subsets = list(subsets)
+    unknown = [s for s in subsets if s not in GATHER]
+    if unknown:
+        raise NvueError("gather: %s not known (allowed: %s)" % (", ".join(map(str, unknown)), ", ".join(GATHER)),
+                        parameter="gather")
+    out = {}
+    if "system" in subsets:
+        version = switch.get(["system", "version"], "operational", filled=True) or {}
+        image = version.get("image") if isinstance(version.get("image"), dict) else {}
+        out["system"] = {"release": _text(version.get("product-release")), "build_id": _text(image.get("build-id")),
+                         "build_date": _text(image.get("build-date")), "kernel": _text(version.get("kernel"))}
+    if "image" in subsets:
+        image = switch.get(["system", "image"], "operational", filled=True) or {}
+        partitions = {}
+        for key, value in sorted(image.items()):
+            match = re.fullmatch(r"partition(\d)", key)
+            if match and isinstance(value, dict):
+                partitions[match.group(1)] = {"release": _text(value.get("release")),
+                                              "build_id": _text(value.get("build-id"))}
+        out["image"] = {"current": _text(image.get("current")), "next": _text(image.get("next")),
+                        "partitions": partitions, "files": sorted((image.get("files") or {}).keys())
+                        if isinstance(image.get("files"), dict) else []}
+    if "interfaces" in subsets:
+        out["interfaces"] = interfaces_view(switch.get(["interface"], "operational", filled=True))
+    if "qos" in subsets:
+        out["qos"] = {"roce": switch.get(["qos", "roce"], "operational", filled=True) or {},
+                      "applied": switch.get(["qos"], "applied", filled=True) or {}}
+    if "revisions" in subsets:
+        revisions = switch.revisions()
+        pending = sorted((str(k) for k, v in revisions.items() if isinstance(v, dict) and v.get("state") == "pending"),
+                         key=lambda k: (len(k), k))
+        unsaved = switch.diff("applied", base="startup")
+        out["revisions"] = {"pending": pending, "unsaved": not diff_is_empty(unsaved), "unsaved_diff": unsaved}
+    return out

@@ -1,0 +1,160 @@
+#!/usr/bin/python
+# -*- coding: utf-8 -*-
+# Copyright: gpufabric.mlnx contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+
+from __future__ import annotations
+
+DOCUMENTATION = r"""
+module: nvue_config
+short_description: Bring an NVIDIA Cumulus Linux switch to the wanted NVUE configuration, in one revision
+version_added: 0.2.0
+description:
+  - Stages the wanted NVUE subtrees in ONE new revision, asks the switch for the diff of that revision against the
+    applied configuration, and applies only when the diff is not empty. A compliant switch gets no apply at all (the
+    revision is deleted), so a rerun changes nothing and the switch's revision history stays clean.
+  - In check mode the revision is staged, the switch's diff is read and the revision is deleted without being
+    applied; the result and the diff are what the real run would do.
+  - Apply answers the switch's prompts with yes (O(assume_yes)), polls the revision until it reaches a terminal state
+    within O(timeout) and fails on V(invalid), V(ays_fail), V(failed) or V(error) with the switch's own issue message
+    and its location (for example C(Config invalid at interface.swp3.link.mtu)). V(applied_and_saved) (auto-save,
+    Cumulus Linux 5.9 and later) and V(applied) are success; after V(applied) the configuration is saved
+    (C(nv config save)) unless O(save=false). The applied configuration is then read back, and a difference left
+    between it and the revision fails the task.
+  - Keys the task does not name are left as they are (a deep merge), unless their subtree is named in O(replace).
+  - Bad input (a key or value NVUE cannot hold, a list where NVUE wants an object keyed by id, a path that is not an
+    NVUE path) fails the task before a revision is made.
+  - Runs over C(ansible.netcommon.httpapi) with C(ansible_network_os=gpufabric.mlnx.nvue).
+author:
+  - gpufabric.mlnx contributors (@gpufabric)
+extends_documentation_fragment:
+  - gpufabric.mlnx._attributes
+  - gpufabric.mlnx._attributes.full
+attributes:
+  check_mode:
+    details: Stages the revision, reads its diff from the switch and deletes it; never applies.
+options:
+  config:
+    description:
+      - >-
+        The wanted configuration as an NVUE tree from the root, as C(nv show -o json) prints it and the REST API takes
+        it, for example V({"interface": {"swp1": {"link": {"mtu": 9216, "state": {"up": {}}}}}}).
+      - Collections are objects keyed by id; V({}) is a present empty object.
+    type: dict
+    default: {}
+  replace:
+    description:
+      - Paths (such as V(/qos/roce)) whose subtree becomes exactly what O(config) holds there; keys under them that
+        O(config) does not name are unset. Each must be in O(config). V(/) is refused.
+    type: list
+    elements: str
+    default: []
+  unset:
+    description: Paths to unset (V(/interface/swp9/link/mtu)); absent ones are no change. V(/) is refused.
+    type: list
+    elements: str
+    default: []
+  assume_yes:
+    description: Answer yes to the warnings an apply raises (C(auto-prompt ays_yes), C(nv config apply -y)).
+    type: bool
+    default: true
+  save:
+    description: Save the applied configuration as the startup configuration when the switch did not (auto-save off).
+    type: bool
+    default: true
+  timeout:
+    description: Seconds to wait for the apply to reach a terminal state, 1-86400.
+    type: int
+    default: 120
+  poll_interval:
+    description: Seconds between two reads of the revision's state, more than 0 and at most 60.
+    type: float
+    default: 1.0
+"""
+
+EXAMPLES = r"""
+- name: Lossless RoCE and jumbo frames on the server-facing ports
+  gpufabric.mlnx.nvue_config:
+    config:
+      qos:
+        roce: {enable: "on", mode: lossless}
+      interface:
+        swp1: {link: {mtu: 9216, state: {up: {}}}, description: "srv-r01-01:enp24s0np0 -> su01-leaf-rail0:swp1"}
+"""
+
+RETURN = r"""
+revision:
+  description: The id of the revision the task made (deleted again when nothing was applied).
+  returned: always
+  type: str
+  sample: "7"
+state:
+  description: The revision's terminal state, V(applied) or V(applied_and_saved); null when nothing was applied.
+  returned: always
+  type: str
+saved:
+  description: Whether the applied configuration is the startup configuration now (auto-save or a save).
+  returned: always
+  type: bool
+nvue_diff:
+  description: The switch's own diff of the revision against the applied configuration.
+  returned: always
+  type: list
+  elements: dict
+  sample: [{"set": {"interface": {"swp1": {"link": {"mtu": 9216}}}}}]
+"""
+
+from ansible.module_utils.basic import AnsibleModule
+from ansible.module_utils.connection import Connection, ConnectionError as AnsibleConnectionError
+
+from ansible_collections.gpufabric.mlnx.plugins.module_utils._errors import MlnxError
+from ansible_collections.gpufabric.mlnx.plugins.module_utils._module import ansible_module
+from ansible_collections.gpufabric.mlnx.plugins.module_utils._nvue import RestSwitch, configure
+
+ARGUMENT_SPEC = dict(
+    config=dict(type="dict", default={}),
+    replace=dict(type="list", elements="str", default=[]),
+    unset=dict(type="list", elements="str", default=[]),
+    assume_yes=dict(type="bool", default=True),
+    save=dict(type="bool", default=True),
+    timeout=dict(type="int", default=120),
+    poll_interval=dict(type="float", default=1.0),
+)
+
+
+def connection_request(module):
+    """``request(method, path, params, body) -> (status, data)`` over the task's httpapi connection."""
+    connection = Connection(module._socket_path)  # pylint: disable=protected-access
+
+    def request(method, path, params, body):
+        status, data = connection.send_request(body, method=method, path=path, params=params)
+        return status, data
+    return request
+
+
+def main():
+    module = ansible_module(AnsibleModule, argument_spec=ARGUMENT_SPEC, supports_check_mode=True)
+    params = module.params
+    if not 1 <= params["timeout"] <= 86400:
+        module.fail_json(msg="timeout is %s (allowed: 1 to 86400 seconds)" % params["timeout"], parameter="timeout")
+    if not 0 < params["poll_interval"] <= 60:  # also refuses nan and inf
+        module.fail_json(msg="poll_interval is %s (allowed: more than 0, at most 60 seconds)" % params["poll_interval"],
+                         parameter="poll_interval")
+    try:
+        switch = RestSwitch(connection_request(module), name="the switch")
+        result = configure(switch, params["config"], replace=params["replace"], unset=params["unset"],
+                           check_mode=module.check_mode, assume_yes=params["assume_yes"], save=params["save"],
+                           timeout=params["timeout"], interval=params["poll_interval"])
+    except MlnxError as err:
+        module.fail_json(**err.fail_kwargs())
+    except AnsibleConnectionError as err:
+        module.fail_json(msg="the switch could not be reached over the NVUE REST API: %s" % err)
+    module.exit_json(
+        changed=result["changed"], revision=result["revision"], state=result["state"], saved=result["saved"],
+        nvue_diff=result["nvue_diff"],
+        diff=dict(before=result["before"], after=result["after"], before_header="applied",
+                  after_header="revision %s" % result["revision"]))
+
+
+if __name__ == "__main__":
+    main()
