@@ -28,6 +28,8 @@ import time
 from typing import Any, Callable
 from urllib.parse import quote
 
+from ansible.module_utils.connection import Connection
+
 from ansible_collections.gpufabric.mlnx.plugins.module_utils._errors import MlnxError
 
 PREFIX = "/nvue_v1"
@@ -319,6 +321,17 @@ class RestSwitch(Switch):
     def revisions(self):
         data = self.call("GET", ["revision"])
         return data if isinstance(data, dict) else {}
+
+
+def httpapi_request(socket_path: str) -> Request:
+    """``request`` over a module's persistent ``ansible.netcommon.httpapi`` connection (the nvue httpapi plugin's
+    ``send_request``)."""
+    connection = Connection(socket_path)
+
+    def request(method, path, params, body):
+        status, data = connection.send_request(body, method=method, path=path, params=params)
+        return status, data
+    return request
 
 
 def _query(params):

@@ -105,11 +105,11 @@ nvue_diff:
 """
 
 from ansible.module_utils.basic import AnsibleModule
-from ansible.module_utils.connection import Connection, ConnectionError as AnsibleConnectionError
+from ansible.module_utils.connection import ConnectionError as AnsibleConnectionError
 
 from ansible_collections.gpufabric.mlnx.plugins.module_utils._errors import MlnxError
 from ansible_collections.gpufabric.mlnx.plugins.module_utils._module import ansible_module
-from ansible_collections.gpufabric.mlnx.plugins.module_utils._nvue import RestSwitch, configure
+from ansible_collections.gpufabric.mlnx.plugins.module_utils._nvue import RestSwitch, configure, httpapi_request
 
 ARGUMENT_SPEC = dict(
     config=dict(type="dict", default={}),
@@ -122,16 +122,6 @@ ARGUMENT_SPEC = dict(
 )
 
 
-def connection_request(module):
-    """``request(method, path, params, body) -> (status, data)`` over the task's httpapi connection."""
-    connection = Connection(module._socket_path)  # pylint: disable=protected-access
-
-    def request(method, path, params, body):
-        status, data = connection.send_request(body, method=method, path=path, params=params)
-        return status, data
-    return request
-
-
 def main():
     module = ansible_module(AnsibleModule, argument_spec=ARGUMENT_SPEC, supports_check_mode=True)
     params = module.params
@@ -141,7 +131,7 @@ def main():
         module.fail_json(msg="poll_interval is %s (allowed: more than 0, at most 60 seconds)" % params["poll_interval"],
                          parameter="poll_interval")
     try:
-        switch = RestSwitch(connection_request(module), name="the switch")
+        switch = RestSwitch(httpapi_request(module._socket_path))  # pylint: disable=protected-access
         result = configure(switch, params["config"], replace=params["replace"], unset=params["unset"],
                            check_mode=module.check_mode, assume_yes=params["assume_yes"], save=params["save"],
                            timeout=params["timeout"], interval=params["poll_interval"])

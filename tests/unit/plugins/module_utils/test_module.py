@@ -13,13 +13,14 @@ from ansible_collections.gpufabric.mlnx.plugins.modules import (
     mlx_info,
     mlxconfig,
     nvue_config,
+    nvue_info,
     ofed_driver,
     platform_power,
     rail_interfaces,
     roce_qos,
 )
 
-MODULES = [kernel_cmdline, mlx_firmware, mlx_fwreset, mlx_info, mlxconfig, nvue_config, ofed_driver, platform_power,
+MODULES = [kernel_cmdline, mlx_firmware, mlx_fwreset, mlx_info, mlxconfig, nvue_config, nvue_info, ofed_driver, platform_power,
            rail_interfaces, roce_qos]
 # The module's required options, with values that pass ansible-core's type checks.
 REQUIRED = {"kernel_cmdline": {"args": []}, "mlx_firmware": {"images": []}, "ofed_driver": {"driver": {}},

@@ -1,0 +1,91 @@
+#!/usr/bin/python
+# -*- coding: utf-8 -*-
+# Copyright: gpufabric.mlnx contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+
+from __future__ import annotations
+
+DOCUMENTATION = r"""
+module: nvue_info
+short_description: Read what a leaf gate needs of an NVIDIA Cumulus Linux switch over NVUE
+version_added: 0.2.0
+description:
+  - Reads, over the NVUE REST API, the running release and image partitions, every swp port's operational state
+    (admin and oper status, speed, MTU, protodown and its reason, LLDP neighbours), the RoCE QoS (operational
+    status and the applied QoS configuration), and the revisions (pending ones, and whether the applied
+    configuration differs from the startup one).
+  - One request per part asked for in O(gather) (two for V(revisions)); nothing is changed.
+  - Runs over C(ansible.netcommon.httpapi) with C(ansible_network_os=gpufabric.mlnx.nvue).
+author:
+  - gpufabric.mlnx contributors (@gpufabric)
+extends_documentation_fragment:
+  - gpufabric.mlnx._attributes
+  - gpufabric.mlnx._attributes.info_module
+options:
+  gather:
+    description: The parts to read.
+    type: list
+    elements: str
+    choices: [system, image, interfaces, qos, revisions]
+    default: [system, image, interfaces, qos, revisions]
+"""
+
+EXAMPLES = r"""
+- name: What the leaf gate reads
+  gpufabric.mlnx.nvue_info:
+    gather: [system, interfaces, qos, revisions]
+  register: leaf
+"""
+
+RETURN = r"""
+system:
+  description: The running release (C(product-release), which the version gate compares) and build.
+  returned: when O(gather) has V(system)
+  type: dict
+  sample: {"release": "5.9.1", "build_id": "5.9.1.0012", "build_date": null, "kernel": "6.1.0-cl-1-amd64"}
+image:
+  description: The image partitions, the running one (V(current)) and the one booted next (V(next)).
+  returned: when O(gather) has V(image)
+  type: dict
+interfaces:
+  description: Per swp port, the operational state.
+  returned: when O(gather) has V(interfaces)
+  type: dict
+  sample: {"swp1": {"admin_status": "up", "oper_status": "up", "speed": "400G", "mtu": 9216, "protodown": false,
+                    "protodown_reason": null, "description": null,
+                    "lldp": [{"system_name": "srv-r01-01", "chassis_id": null, "port": "enp24s0np0",
+                              "description": null}]}}
+qos:
+  description: C(roce), the operational RoCE status; C(applied), the applied QoS configuration (defaults filled).
+  returned: when O(gather) has V(qos)
+  type: dict
+revisions:
+  description: C(pending), the ids of pending revisions; C(unsaved), whether applied differs from startup.
+  returned: when O(gather) has V(revisions)
+  type: dict
+"""
+
+from ansible.module_utils.basic import AnsibleModule
+from ansible.module_utils.connection import ConnectionError as AnsibleConnectionError
+
+from ansible_collections.gpufabric.mlnx.plugins.module_utils._errors import MlnxError
+from ansible_collections.gpufabric.mlnx.plugins.module_utils._module import ansible_module
+from ansible_collections.gpufabric.mlnx.plugins.module_utils._nvue import GATHER, RestSwitch, gather, httpapi_request
+
+ARGUMENT_SPEC = dict(gather=dict(type="list", elements="str", choices=list(GATHER), default=list(GATHER)))
+
+
+def main():
+    module = ansible_module(AnsibleModule, argument_spec=ARGUMENT_SPEC, supports_check_mode=True)
+    try:
+        facts = gather(RestSwitch(httpapi_request(module._socket_path)),  # pylint: disable=protected-access
+                       module.params["gather"])
+    except MlnxError as err:
+        module.fail_json(**err.fail_kwargs())
+    except AnsibleConnectionError as err:
+        module.fail_json(msg="the switch could not be reached over the NVUE REST API: %s" % err)
+    module.exit_json(changed=False, **facts)
+
+
+if __name__ == "__main__":
+    main()
