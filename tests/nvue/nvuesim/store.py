@@ -111,7 +111,7 @@ class Tx:
     def touch(self):
         self.dirty = True
 
-    def event(self, name, client, **details):
+    def event(self, name, client, /, **details):
         self.state["seq"] = self.state.get("seq", 0) + 1
         record = {"t": time.time(), "seq": self.state["seq"], "event": name, "client": client}
         record.update(details)
