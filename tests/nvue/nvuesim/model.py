@@ -11,8 +11,8 @@ from . import tree
 
 FACTORY_PASSWORD = "cumulus"
 MTU_MIN, MTU_MAX = 552, 9216
-DEFAULT_MTU = 9216                      # [U] the swp default MTU is not confirmed (FABRIC_FACTS 12)
-DEFAULT_LOSSLESS_POOL = ("3",)          # RoCE lossless pool: SP3 (FABRIC_FACTS 4)
+DEFAULT_MTU = 9216                      # [U] the swp default MTU is not confirmed (README: defaults)
+DEFAULT_LOSSLESS_POOL = ("3",)          # RoCE lossless pool: SP3 (the Cumulus RoCE docs page)
 RELEASE_RE = re.compile(r"^5\.(\d{1,2})\.(\d{1,2})\Z", re.ASCII)
 BUILD_ID_RE = re.compile(r"^5\.\d{1,2}\.\d{1,2}\.\d{4}\Z", re.ASCII)
 HOSTNAME_RE = re.compile(r"^[A-Za-z0-9]([A-Za-z0-9-]{0,62})\Z", re.ASCII)
@@ -45,7 +45,7 @@ def partition_for(release, build_id=None, build_date=None):
 
 
 def default_auto_save(release):
-    """Auto-save is on by default from 5.9 (FABRIC_FACTS 3)."""
+    """Auto-save is on by default from 5.9 (NVUE-CLI.md)."""
     return release_tuple(release) >= (5, 9, 0)
 
 

@@ -72,7 +72,7 @@ TRUST = {"l2": "pcp", "l3": "dscp", "port": "port", "both": "pcp,dscp"}
 
 
 def roce_status(applied):
-    """Global qos.roce status (shape [U], derived from `nv show qos roce`, FABRIC_FACTS 4)."""
+    """Global qos.roce status (shape [U], derived from `nv show qos roce`, the Cumulus RoCE docs page)."""
     mode = model.roce_mode(applied)
     if mode is None:
         return {"enable": "off"}
