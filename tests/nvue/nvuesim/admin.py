@@ -159,7 +159,18 @@ def cmd_init(args, store):
     state["settings"]["reboot_seconds"] = args.reboot_seconds
     if args.first_apply_done:
         state["first_apply_done"] = True
-    make_cert(store, args.hostname)
+    if args.cert or args.key:
+        if not (args.cert and args.key):
+            raise SimError("nvuesim init: --cert and --key go together")
+        os.makedirs(store.dir, exist_ok=True)
+        for src, dest in ((args.cert, store.cert), (args.key, store.key)):
+            with open(src, "rb") as fh:
+                data = fh.read()
+            with open(dest, "wb") as out:
+                out.write(data)
+        os.chmod(store.key, 0o600)
+    else:
+        make_cert(store, args.hostname)
     store.create(state)
     print("nvuesim: switch %s (Cumulus Linux %s, %d ports) in %s" % (args.hostname, args.release,
                                                                      len(state["ports"]), store.dir))
@@ -206,6 +217,8 @@ def main(argv=None):
     p.add_argument("--apply-seconds", type=float, default=0.3)
     p.add_argument("--reboot-seconds", type=float, default=1.0)
     p.add_argument("--first-apply-done", action="store_true", help="no 'first NVUE apply' warning")
+    p.add_argument("--cert", help="use this PEM certificate (with --key) instead of making one")
+    p.add_argument("--key")
     p.add_argument("--force", action="store_true")
     p = sub.add_parser("fault", help="fault set NAME [ARGS] | clear [NAME [PORT]] | list")
     p.add_argument("--state", dest="state_sub")

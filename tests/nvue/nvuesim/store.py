@@ -65,7 +65,6 @@ class Store:
                 fh.write(json.dumps(data, sort_keys=True, separators=(",", ":")))
                 fh.write("\n")
                 fh.flush()
-                os.fsync(fh.fileno())
             os.replace(tmp, self.state_file)
         except BaseException:
             with contextlib.suppress(OSError):

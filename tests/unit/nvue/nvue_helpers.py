@@ -3,6 +3,8 @@
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
 """A switch of the NVUE emulator for tests: init, nvued as a subprocess, HTTPS calls, the CLIs, the events."""
 import base64
+import contextlib
+import io
 import json
 import os
 import ssl
@@ -17,6 +19,22 @@ NVUE = Path(__file__).resolve().parent.parent.parent / "nvue"
 BIN = NVUE / "bin"
 TERMINAL = ("applied", "applied_and_saved", "invalid", "ays_fail", "failed")
 PASSWORD = "Nvue-Test-1"
+sys.path.insert(0, str(NVUE))
+from nvuesim import admin as nvuesim_admin  # noqa: E402  (after the path)
+
+_CERT = {}
+
+
+def cert_pair(directory):
+    """One certificate for every switch of a test run (made once with openssl, as init does)."""
+    if not _CERT:
+        d = Path(directory)
+        d.mkdir(parents=True, exist_ok=True)
+        subprocess.run(["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-subj", "/CN=nvuesim-test",
+                        "-days", "3650", "-keyout", str(d / "key.pem"), "-out", str(d / "cert.pem")],
+                       check=True, capture_output=True)
+        _CERT.update(cert=str(d / "cert.pem"), key=str(d / "key.pem"))
+    return _CERT
 
 
 def unverified():
@@ -40,7 +58,8 @@ class Switch:
             args += ["--ports", ports]
         if password is not None:
             args += ["--password", password]
-        self.admin(*args, *extra)
+        pair = cert_pair(self.dir.parent / "cert")
+        self.admin(*args, "--cert", pair["cert"], "--key", pair["key"], *extra, inproc=True)
 
     # ---------------------------------------------------------------- processes
     def env(self):
@@ -70,7 +89,19 @@ class Switch:
             self.proc.stderr.close()
             self.proc = None
 
-    def admin(self, *args, check=True):
+    def admin(self, *args, check=True, inproc=True):
+        """nvuesim ARGS -> CompletedProcess-like; in this process (fast) unless inproc=False."""
+        if inproc:
+            out, err = io.StringIO(), io.StringIO()
+            with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+                try:
+                    rc = nvuesim_admin.main(["--state", str(self.dir), *args])
+                except SystemExit as exc:
+                    rc = exc.code
+            res = subprocess.CompletedProcess(args, rc, out.getvalue(), err.getvalue())
+            if check and rc != 0:
+                raise AssertionError("nvuesim %s: rc %s %s" % (" ".join(args), rc, res.stderr))
+            return res
         res = subprocess.run([sys.executable, str(BIN / "nvuesim"), *args], capture_output=True, text=True,
                              env=dict(os.environ, NVUESIM_STATE=str(self.dir)))
         if check and res.returncode != 0:

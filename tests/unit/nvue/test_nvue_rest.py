@@ -250,7 +250,7 @@ def test_revision_list(switch):
 
 
 def test_two_applies_at_once_one_gets_409_naming_the_other(switch):
-    switch.admin("fault", "set", "slow_apply", "1")
+    switch.admin("fault", "set", "slow_apply", "0.6")
     a, b = switch.new_rev(), switch.new_rev()
     switch.ok("PATCH", "/system?rev=%s" % a, {"timezone": "UTC"})
     switch.ok("PATCH", "/system?rev=%s" % b, {"timezone": "Europe/Paris"})
