@@ -96,7 +96,8 @@ def roce_status(applied):
         "trust": {"trust-mode": TRUST.get(mapping.get("trust", "both"), mapping.get("trust"))},
         "dscp-map": {d: {"switch-priority": sp} for d, sp in sorted(dscp.items(), key=lambda kv: int(kv[0]))},
         "switch-priority-map": {sp: {"traffic-class": tc} for sp, tc in sorted(sp_tc.items())},
-        "traffic-class": {"0": {"mode": "dwrr", "bandwidth-percent": 50}, "3": {"mode": "dwrr", "bandwidth-percent": 50},
+        "traffic-class": {"0": {"mode": "dwrr", "bandwidth-percent": 50},
+                          "3": {"mode": "dwrr", "bandwidth-percent": 50},
                           "6": {"mode": "strict"}},
     }
     if mode == "lossless":
@@ -113,7 +114,8 @@ def port_roce(glob, counters):
         return {"status": {"mode": "disabled"}, "counters": {}}
     dscp_roce = "26"
     status = {"mode": glob["mode"], "pfc-priority": glob.get("pfc", {}).get("pfc-priority", ""),
-              "mapping": {"roce": {"pcp": 3, "dscp": 26, "switch-priority": glob["dscp-map"][dscp_roce]["switch-priority"]},
+              "mapping": {"roce": {"pcp": 3, "dscp": 26,
+                                   "switch-priority": glob["dscp-map"][dscp_roce]["switch-priority"]},
                           "cnp": {"pcp": 6, "dscp": 48, "switch-priority": glob["dscp-map"]["48"]["switch-priority"]}}}
     base = {"rx-pfc-stats": {"pause-packets": 0, "pause-duration": 0},
             "tx-pfc-stats": {"pause-packets": 0, "pause-duration": 0},
