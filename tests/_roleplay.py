@@ -132,15 +132,15 @@ class Run:
                 for host, result in t["hosts"].items() if result.get("failed") and "censored" not in result}
 
 
-def run(tmp_path, hosts, playbook, check=False, group_vars=None, environ=None, args=()):
+def run(tmp_path, hosts, playbook, check=False, group_vars=None, environ=None, args=(), group="servers"):
     """ansible-playbook of ``playbook`` (YAML text, or the path of a playbook) on ``hosts`` ({name: host variables},
-    the group ``servers`` with ``group_vars``) -> Run. ``environ``: more environment for ansible-playbook itself;
+    the group ``group`` with ``group_vars``) -> Run. ``environ``: more environment for ansible-playbook itself;
     ``args``: more arguments (``["--tags", "rails"]``)."""
     inventory = {name: dict(LOCAL, **host_vars) for name, host_vars in hosts.items()}
     servers = {"hosts": inventory}
     if group_vars:
         servers["vars"] = group_vars
-    (tmp_path / "hosts.yml").write_text(yaml.safe_dump({"all": {"children": {"servers": servers}}}))
+    (tmp_path / "hosts.yml").write_text(yaml.safe_dump({"all": {"children": {group: servers}}}))
     if isinstance(playbook, str):
         (tmp_path / "play.yml").write_text(playbook)
         playbook = tmp_path / "play.yml"

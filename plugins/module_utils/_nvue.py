@@ -460,8 +460,8 @@ def configure(switch: Switch, config: Any, *, replace: list[str] | None = None, 
             return result
         result["before"] = cut(switch.get([], "applied"), pattern)
         result["after"] = cut(switch.get([], rev), pattern)
-        staged = True
         switch.apply(rev, assume_yes)
+        staged = True  # from here the revision is the switch's: a refused one stays for nv config history
         state = wait(switch, rev, timeout, interval, clock=clock, sleep=sleep)
         result["state"] = state.get("state")
         if state.get("state") in FAILED:  # the no-diff apply: another client made the same change meanwhile

@@ -252,3 +252,13 @@ def test_covers_and_merge():
     assert _nvue.covers({"a": {"b": 9216, "c": 1}}, {"a": {"b": 9216}}) == []
     assert _nvue.covers({"a": {"b": 1500}}, {"a": {"b": 9216, "x": None, "y": 1}}) == ["a.b", "a.y"]
     assert _nvue.covers({"a": {"x": 1}}, {"a": {"x": None}}) == ["a.x"]
+
+
+def test_an_apply_the_switch_refuses_outright_deletes_the_revision():
+    class Busy(ScriptedSwitch):
+        def apply(self, rev, assume_yes):
+            raise NvueError("leaf1 PATCH /nvue_v1/revision/1: is busy (HTTP 409 Conflict)")
+    switch = Busy(applied={})
+    with pytest.raises(NvueError, match="409"):
+        configure(switch, MTU)
+    assert kinds(switch)[-1] == "discard"

@@ -1,0 +1,169 @@
+# -*- coding: utf-8 -*-
+# Copyright: gpufabric.mlnx contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+"""The collection's NVUE core (plugins/module_utils/_nvue.py) against the NVUE emulator over HTTPS: what the switch's
+event log shows a configure or a gather did - revisions made and deleted, applies, reads - and every refusal named."""
+import json
+import threading
+import urllib.error
+import urllib.request
+from urllib.parse import urlencode
+
+import pytest
+from nvue_helpers import PASSWORD, unverified
+
+from ansible_collections.gpufabric.mlnx.plugins.module_utils import _nvue
+from ansible_collections.gpufabric.mlnx.plugins.module_utils._nvue import NvueError, RestSwitch, configure, gather
+
+
+def rest(sw, password=None):
+    """The core's ``request`` over urllib (what the httpapi plugin does inside a module)."""
+    def request(method, path, params, body):
+        url = "https://127.0.0.1:%d/nvue_v1%s%s" % (sw.port, path, ("?" + urlencode(params)) if params else "")
+        req = urllib.request.Request(url, data=json.dumps(body).encode() if body is not None else None, method=method)
+        req.add_header("Content-Type", "application/json")
+        import base64
+        req.add_header("Authorization", "Basic " + base64.b64encode(
+            ("cumulus:%s" % (password or PASSWORD)).encode()).decode())
+        try:
+            with urllib.request.urlopen(req, context=unverified(), timeout=10) as resp:
+                raw, status = resp.read(), resp.status
+        except urllib.error.HTTPError as exc:
+            raw, status = exc.read(), exc.code
+        try:
+            return status, (json.loads(raw) if raw else None)
+        except ValueError:
+            return status, raw.decode()
+    return RestSwitch(request, name=sw.hostname)
+
+
+PORTS = {"interface": {"swp1": {"link": {"mtu": 9000}, "description": "srv-a:enp24s0np0 -> leaf01:swp1"},
+                       "swp2": {"link": {"mtu": 9000}}},
+         "qos": {"roce": {"enable": "on", "mode": "lossless"}}}
+FAST = dict(interval=0.02, timeout=20)
+
+
+def applies(sw, mark):
+    return len(sw.since(mark, "apply"))
+
+
+def test_first_run_applies_once_a_rerun_applies_nothing_and_leaves_no_revision(switch):
+    mark = switch.mark()
+    first = configure(rest(switch), PORTS, **FAST)
+    assert first["changed"] and first["state"] == "applied_and_saved" and first["saved"]
+    assert applies(switch, mark) == 1
+    applied = switch.get("/interface/swp1/link?rev=applied&filled=false")
+    assert applied["mtu"] == 9000
+    mark = switch.mark()
+    again = configure(rest(switch), PORTS, **FAST)
+    assert again["changed"] is False and again["state"] is None
+    assert applies(switch, mark) == 0
+    assert len(switch.since(mark, "read")) <= 3  # the compliant rerun's reads (the bench goal)
+    assert [e["rev"] for e in switch.since(mark, "discard")] == [again["revision"]]
+    pending = [r for r, v in switch.get("/revision").items() if v["state"] == "pending"]
+    assert pending == []
+
+
+def test_check_mode_predicts_and_applies_nothing(switch):
+    mark = switch.mark()
+    predicted = configure(rest(switch), PORTS, check_mode=True, **FAST)
+    assert predicted["changed"] and applies(switch, mark) == 0
+    assert switch.get("/interface/swp1/link?rev=applied&filled=false").get("mtu") != 9000
+    assert predicted["after"]["interface"]["swp1"]["link"]["mtu"] == 9000
+    real = configure(rest(switch), PORTS, **FAST)
+    assert real["nvue_diff"] == predicted["nvue_diff"]
+    assert real["before"] == predicted["before"] and real["after"] == predicted["after"]
+
+
+def test_what_the_task_does_not_name_stays(switch):
+    configure(rest(switch), {"system": {"message": {"pre-login": "hands off"}}}, **FAST)
+    configure(rest(switch), PORTS, **FAST)
+    assert switch.get("/system/message?rev=applied&filled=false") == {"pre-login": "hands off"}
+
+
+def test_an_invalid_revision_fails_with_the_switch_s_location_and_applies_nothing(switch):
+    bad = {"interface": {"swp3": {"link": {"mtu": 9300}}}}
+    with pytest.raises(NvueError) as err:
+        configure(rest(switch), bad, **FAST)
+    assert "leaf01 refused revision" in err.value.msg and "state invalid" in err.value.msg
+    assert "interface.swp3.link.mtu" in err.value.msg and err.value.parameter == "interface.swp3.link.mtu"
+    assert switch.get("/interface/swp3/link?rev=applied&filled=false").get("mtu") != 9300
+
+
+def test_without_auto_save_the_core_saves(make_switch):
+    sw = make_switch(extra=("--auto-save", "off"))
+    mark = sw.mark()
+    result = configure(rest(sw), PORTS, **FAST)
+    assert result["state"] == "applied" and result["saved"] and len(sw.since(mark, "save")) == 1
+    assert sw.get("/?rev=startup&diff=applied") == []
+
+
+def test_the_403_persona_is_named(make_switch):
+    sw = make_switch(extra=("--persona", "cl56-default-password"), password=None)
+    with pytest.raises(NvueError, match="default password - change it on the switch"):
+        configure(rest(sw, password="cumulus"), PORTS, **FAST)
+
+
+def test_bad_credentials_are_named(switch):
+    with pytest.raises(NvueError, match="refused the credentials"):
+        configure(rest(switch, password="wrong"), PORTS, **FAST)
+
+
+def test_nvued_down_is_named(switch):
+    switch.admin("fault", "set", "nvued_down")
+    with pytest.raises(NvueError, match="nvued, the NVUE daemon behind the REST API, is not running"):
+        configure(rest(switch), PORTS, **FAST)
+
+
+def test_a_slow_apply_is_a_timeout_naming_the_revision(switch):
+    switch.admin("fault", "set", "slow_apply", "30")
+    with pytest.raises(NvueError, match=r"is still in state 'apply' after 1 s") as err:
+        configure(rest(switch), PORTS, interval=0.05, timeout=1)
+    assert err.value.parameter == "timeout"
+
+
+def test_two_clients_at_once_one_waits_for_nothing_the_other_is_told_busy(switch):
+    switch.admin("fault", "set", "slow_apply", "1")
+    results, errors = [], []
+
+    def run(tree):
+        try:
+            results.append(configure(rest(switch), tree, **FAST))
+        except NvueError as exc:
+            errors.append(exc)
+    threads = [threading.Thread(target=run, args=({"interface": {"swp%d" % i: {"link": {"mtu": 9000}}}},))
+               for i in (1, 2)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert len(results) + len(errors) == 2 and results
+    for exc in errors:
+        assert "another client is applying a revision" in exc.msg
+    pending = [r for r, v in switch.get("/revision").items() if v["state"] == "pending"]
+    assert pending == []  # the busy one deleted its revision too
+
+
+def test_gather_reads_release_ports_qos_and_revisions(switch):
+    switch.admin("fault", "set", "protodown", "swp2")
+    info = gather(rest(switch))
+    assert info["system"]["release"] == "5.9.1"
+    assert info["image"]["current"] in ("1", "2") and info["image"]["partitions"]
+    assert info["interfaces"]["swp2"]["protodown"] is True
+    assert info["interfaces"]["swp2"]["protodown_reason"] == "linkflap"
+    assert info["interfaces"]["swp1"]["oper_status"] == "up" and info["interfaces"]["swp1"]["speed"] == "400G"
+    assert info["revisions"] == {"pending": [], "unsaved": False, "unsaved_diff": []}
+    assert isinstance(info["qos"]["applied"], dict)
+
+
+def test_gather_sees_an_unsaved_change_and_a_pending_revision(make_switch):
+    sw = make_switch(extra=("--auto-save", "off"))
+    configure(rest(sw), PORTS, save=False, **FAST)
+    rid = sw.new_rev()
+    info = gather(rest(sw), ["revisions"])
+    assert info["revisions"]["unsaved"] is True and info["revisions"]["pending"] == [rid]
+
+
+def test_gather_refuses_an_unknown_part():
+    with pytest.raises(NvueError, match="gather: bogus not known"):
+        gather(_nvue.RestSwitch(lambda *a: (200, {})), ["bogus"])

@@ -1,0 +1,79 @@
+# -*- coding: utf-8 -*-
+# Copyright: gpufabric.mlnx contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+"""nvue_config and nvue_info as a playbook runs them: ansible.netcommon.httpapi with the collection's nvue httpapi
+plugin, against the NVUE emulator on 127.0.0.1 - check mode applies nothing and predicts the run, a rerun applies
+nothing, the diff is Ansible's, the switch's refusals reach the task."""
+import json
+
+import yaml
+from _roleplay import run
+from nvue_helpers import PASSWORD
+
+CONFIG = {"interface": {"swp1": {"link": {"mtu": 9000}, "description": "srv-a:enp24s0np0 -> leaf01:swp1"}},
+          "qos": {"roce": {"enable": "on", "mode": "lossless"}}}
+
+
+def leaf(sw, password=PASSWORD):
+    return {sw.hostname: {"ansible_host": "127.0.0.1", "ansible_connection": "ansible.netcommon.httpapi",
+                          "ansible_network_os": "gpufabric.mlnx.nvue", "ansible_httpapi_port": sw.port,
+                          "ansible_httpapi_use_ssl": True, "ansible_httpapi_validate_certs": False,
+                          "ansible_user": "cumulus", "ansible_password": password}}
+
+
+def playbook(module, **args):
+    return yaml.safe_dump([{"hosts": "leaves", "gather_facts": False,
+                            "tasks": [{"name": "the task", "gpufabric.mlnx." + module: args, "register": "out"}]}])
+
+
+def test_check_run_rerun(tmp_path, switch):
+    hosts = leaf(switch)
+    mark = switch.mark()
+    check = run(tmp_path, hosts, playbook("nvue_config", config=CONFIG), check=True, args=["--diff"], group="leaves")
+    assert check.ok, check
+    predicted = check.task("the task", "leaf01")
+    assert predicted["changed"] is True and predicted["state"] is None
+    assert switch.since(mark, "apply") == []  # check mode never applies
+    assert predicted["diff"]["after"]["interface"]["swp1"]["link"]["mtu"] == 9000
+    assert predicted["diff"]["after_header"].startswith("revision ")
+
+    real = run(tmp_path, hosts, playbook("nvue_config", config=CONFIG), args=["--diff"], group="leaves")
+    assert real.ok, real
+    done = real.task("the task", "leaf01")
+    assert done["changed"] and done["state"] == "applied_and_saved" and done["nvue_diff"] == predicted["nvue_diff"]
+    assert len(switch.since(mark, "apply")) == 1
+
+    mark = switch.mark()
+    again = run(tmp_path, hosts, playbook("nvue_config", config=CONFIG), group="leaves")
+    assert again.ok and again.task("the task", "leaf01")["changed"] is False
+    assert switch.since(mark, "apply") == []
+
+
+def test_an_invalid_value_fails_the_task_with_the_switch_s_words(tmp_path, switch):
+    ran = run(tmp_path, leaf(switch), playbook("nvue_config", config={"interface": {"swp2": {"link": {"mtu": 100}}}}),
+              group="leaves")
+    assert not ran.ok
+    assert "Config invalid at interface.swp2.link.mtu" in ran.failures()["leaf01"]
+
+
+def test_bad_input_fails_before_anything_is_sent(tmp_path, switch):
+    mark = switch.mark()
+    ran = run(tmp_path, leaf(switch), playbook("nvue_config", config={"interface": [{"id": "swp1"}]}), group="leaves")
+    assert not ran.ok and "NVUE collections are objects keyed by id" in ran.failures()["leaf01"]
+    assert switch.since(mark, "revision") == []
+
+
+def test_the_403_persona_reaches_the_task(tmp_path, make_switch):
+    sw = make_switch(extra=("--persona", "cl56-default-password"), password=None)
+    ran = run(tmp_path, leaf(sw, password="cumulus"), playbook("nvue_info"), group="leaves")
+    assert not ran.ok and "default password" in ran.failures()["leaf01"]
+
+
+def test_nvue_info(tmp_path, switch):
+    switch.admin("fault", "set", "port_down", "swp3")
+    ran = run(tmp_path, leaf(switch), playbook("nvue_info", gather=["system", "interfaces"]), group="leaves")
+    assert ran.ok, ran
+    out = ran.task("the task", "leaf01")
+    assert out["system"]["release"] == "5.9.1" and out["interfaces"]["swp3"]["oper_status"] == "down"
+    assert "revisions" not in out
+    json.dumps(out)  # plain data
