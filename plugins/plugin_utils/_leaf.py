@@ -46,12 +46,28 @@ class LeafError(MlnxError):
     """A leaf's settings or inputs that cannot be used, naming the leaf and the parameter."""
 
 
+def _need_mapping(value, name, parameter, what):
+    if not isinstance(value, Mapping):
+        raise LeafError("%s: %s must be %s, not %s" % (name, parameter, what, kind_of(value)), device=name,
+                        parameter=parameter)
+    return value
+
+
+def _need_mappings(values, name, parameter, what):
+    """``values`` a mapping of mappings (the plan's cables, nvue_info's interfaces, hosts' settings)."""
+    _need_mapping(values, name, parameter, "a mapping of %s" % what)
+    for key, value in values.items():
+        _need_mapping(value, name, "%s.%s" % (parameter, key), what)
+    return values
+
+
 # ---------------------------------------------------------------- the QoS model of both ends
 
 def host_qos(settings: Mapping) -> dict:
     """A host's lossless RoCE, from its roce_qos settings (trust, pfc_priorities, ecn_priorities, cma_roce_tos,
     cnp_dscp, cnp_802p_prio): the RoCE DSCP is the RDMA-CM ToS >> 2, its priority the mlx5 default DSCP map's
     (DSCP >> 3, the roce_qos role keeps it). Raises the roce_qos module's own error on a bad value."""
+    _need_mapping(settings, "roce_qos", "settings", "a mapping of roce_qos options")
     _ifaces, desired = desired_state(dict({k: v for k, v in dict(settings).items() if k != "interfaces"},
                                           interfaces=["IF"]))
     tos = desired.get("cma_roce_tos")
@@ -208,6 +224,8 @@ def leaf_config(name: str, entry: Mapping, settings: Mapping) -> dict:
     if not isinstance(entry, Mapping) or not isinstance(entry.get("cables"), Mapping):
         raise LeafError("%s: the rail plan entry must be a leaf of gpufabric.mlnx.rail_plan (with cables), not %s"
                         % (name, kind_of(entry)), device=name, parameter="entry")
+    _need_mappings(entry["cables"], name, "entry.cables", "cables (host, interface, address, cable_label)")
+    _need_mapping(settings, name, "settings", "a mapping (mtu, speed, vlan, qos)")
     mtu = _setting(name, "mtu", settings, "mtu",
                    lambda v: isinstance(v, int) and not isinstance(v, bool) and MTU_RANGE[0] <= v <= MTU_RANGE[1],
                    LEAF_MTU)
@@ -252,12 +270,34 @@ def _neighbor_index(plan_leaves):
     return out
 
 
-def readiness(name: str, entry: Mapping, info: Mapping, expected: Mapping, plan_leaves: Mapping | None = None) -> dict:
-    """Is leaf ``name`` ready for its hosts? ``info`` is nvue_info's result, ``expected`` holds ``release`` (the
-    pinned release, or null), ``mtu``, ``speed`` (or null) and ``qos`` (the hosts' roce_qos settings, or null).
-    ``{"ready", "leaf": [problems that hold every host], "ports": {port: [problems]}, "hosts": {host: [problems]},
-    "held": [hosts not to touch]}``."""
-    leaf_wide, ports = [], {}
+def readiness(name: str, entry: Mapping, info: Mapping, expected: Mapping, plan_leaves: Mapping | None = None,
+              hosts_qos: Mapping | None = None) -> dict:
+    """Is leaf ``name`` ready for its hosts? ``info`` is nvue_info's result; ``expected`` holds ``release`` (the
+    pinned release), ``mtu`` and ``speed`` of the server-facing ports (each null: not checked); ``hosts_qos`` maps
+    the hosts cabled to the leaf to their roce_qos settings (null: not checked); ``plan_leaves`` (the plan's leaves)
+    names where a cable seen on the wrong port belongs. ``{"ready", "leaf": [problems that hold every host of the
+    leaf], "ports": {port: [problems]}, "hosts": {host: [problems]}, "held": [hosts not to touch]}``."""
+    _need_mapping(info, name, "info", "the result of gpufabric.mlnx.nvue_info")
+    _need_mapping(expected, name, "expected", "a mapping (release, mtu, speed)")
+    if not isinstance(entry, Mapping):
+        raise LeafError("%s: the rail plan entry must be a leaf of gpufabric.mlnx.rail_plan, not %s" % (
+            name, kind_of(entry)), device=name, parameter="entry")
+    _need_mappings(entry.get("cables") or {}, name, "entry.cables", "cables")
+    for part in ("system", "revisions", "qos"):
+        _need_mapping(info.get(part) or {}, name, "info." + part, "a mapping")
+    _need_mappings(info.get("interfaces") or {}, name, "info.interfaces", "port states")
+    for port, state in (info.get("interfaces") or {}).items():
+        lldp = state.get("lldp") or []
+        if not isinstance(lldp, list) or not all(isinstance(n, Mapping) for n in lldp):
+            raise LeafError("%s: info.interfaces.%s.lldp must be a list of neighbours, not %s" % (
+                name, port, kind_of(lldp)), device=name, parameter="info.interfaces.%s.lldp" % port)
+    if hosts_qos is not None:
+        _need_mappings(hosts_qos, name, "hosts_qos", "roce_qos settings")
+    if plan_leaves is not None:
+        _need_mappings(plan_leaves, name, "plan_leaves", "leaf entries")
+        for leaf, other in plan_leaves.items():
+            _need_mappings(other.get("cables") or {}, name, "plan_leaves.%s.cables" % leaf, "cables")
+    leaf_wide, ports, by_host = [], {}, {}
     system = info.get("system") or {}
     release = expected.get("release")
     if release is not None and system.get("release") != str(release):
@@ -266,40 +306,56 @@ def readiness(name: str, entry: Mapping, info: Mapping, expected: Mapping, plan_
     if revisions.get("unsaved"):
         leaf_wide.append("%s: the applied configuration is not saved (applied differs from startup: a reboot would "
                          "lose it)" % name)
-    if expected.get("qos") is not None and "qos" in info:
-        for words in qos_mismatches(host_qos(expected["qos"]), leaf_qos((info.get("qos") or {}).get("applied"))):
-            leaf_wide.append("%s: RoCE QoS differs from the hosts': %s" % (name, words))
+    cables = entry.get("cables") or {}
+    if hosts_qos is not None and "qos" in info:
+        live = leaf_qos((info.get("qos") or {}).get("applied"))
+        for settings, hosts in _distinct(hosts_qos):
+            for words in qos_mismatches(host_qos(settings), live):
+                for host in hosts:
+                    by_host.setdefault(host, []).append("%s: RoCE QoS differs from %s's: %s" % (name, host, words))
     interfaces = info.get("interfaces") or {}
     seen_index = _neighbor_index(plan_leaves) if plan_leaves else {}
-    for port, cable in sorted((entry.get("cables") or {}).items()):
-        found = []
-        label = cable.get("cable_label")
-        state = interfaces.get(port)
-        if state is None:
-            found.append("%s:%s (cable %s) is not a port of the switch" % (name, port, label))
-        else:
-            if state.get("protodown"):
-                found.append("%s:%s (cable %s) is in protodown (%s): clear it with nv action clear interface %s link "
-                             "flap-protection violation once the cause is fixed" % (
-                                 name, port, label, state.get("protodown_reason") or "no reason given", port))
-            if state.get("oper_status") != "up":
-                found.append("%s:%s (cable %s) is %s" % (name, port, label, state.get("oper_status") or "not up"))
-            if expected.get("speed") is not None and state.get("speed") != expected["speed"]:
-                found.append("%s:%s (cable %s) runs at %s, expected %s" % (name, port, label, state.get("speed"),
-                                                                          expected["speed"]))
-            if expected.get("mtu") is not None and state.get("mtu") != expected["mtu"]:
-                found.append("%s:%s (cable %s) has MTU %s, expected %s" % (name, port, label, state.get("mtu"),
-                                                                          expected["mtu"]))
-            found.extend(_lldp_problems(name, port, cable, state.get("lldp") or [], seen_index))
+    for port, cable in sorted(cables.items()):
+        found = _port_problems(name, port, cable, interfaces.get(port), expected, seen_index)
         if found:
             ports[port] = found
+            by_host.setdefault(cable.get("host"), []).extend(found)
     hosts = {}
-    for port, cable in (entry.get("cables") or {}).items():
-        words = leaf_wide + ports.get(port, [])
+    for cable in cables.values():
+        host = cable.get("host")
+        words = leaf_wide + by_host.get(host, [])
         if words:
-            hosts.setdefault(cable.get("host"), []).extend(w for w in words if w not in hosts.get(cable.get("host"), []))
-    return {"ready": not leaf_wide and not ports, "leaf": leaf_wide, "ports": ports, "hosts": hosts,
+            hosts[host] = list(dict.fromkeys(words))
+    return {"ready": not leaf_wide and not ports and not by_host, "leaf": leaf_wide, "ports": ports, "hosts": hosts,
             "held": sorted(hosts)}
+
+
+def _distinct(hosts_qos):
+    groups = {}
+    for host, settings in sorted(hosts_qos.items()):
+        key = repr(sorted(dict(settings).items(), key=repr))
+        groups.setdefault(key, (settings, []))[1].append(host)
+    return list(groups.values())
+
+
+def _port_problems(name, port, cable, state, expected, seen_index):
+    label = cable.get("cable_label")
+    where = "%s:%s (cable %s)" % (name, port, label)
+    if state is None:
+        return ["%s is not a port of the switch" % where]
+    found = []
+    if state.get("protodown"):
+        found.append("%s is in protodown (%s): clear it with nv action clear interface %s link flap-protection "
+                     "violation once the cause is fixed" % (where, state.get("protodown_reason") or "no reason given",
+                                                             port))
+    if state.get("oper_status") != "up":
+        found.append("%s is %s" % (where, state.get("oper_status") or "not up"))
+    if expected.get("speed") is not None and state.get("speed") != expected["speed"]:
+        found.append("%s runs at %s, expected %s" % (where, state.get("speed"), expected["speed"]))
+    if expected.get("mtu") is not None and state.get("mtu") != expected["mtu"]:
+        found.append("%s has MTU %s, expected %s" % (where, state.get("mtu"), expected["mtu"]))
+    found.extend(_lldp_problems(name, port, cable, state.get("lldp") or [], seen_index))
+    return found
 
 
 def _lldp_problems(name, port, cable, neighbors, seen_index):

@@ -130,6 +130,14 @@ def _qos_settings(host_vars: Mapping) -> tuple[dict, list] | None:
     return settings, _with_default(host_vars, "gpufabric_roce_qos_leave", "roce_qos")
 
 
+def roce_qos_settings(host_vars: Mapping) -> dict:
+    """The RoCE QoS settings a host's variables give (the roce_qos role's options but ``interfaces``, with the role's
+    defaults for what the host does not set): what a host sends with, or - read from a leaf's variables - what the
+    leaf role configures the leaf to match."""
+    return {option: _with_default(host_vars, var, "roce_qos") for var, option in QOS_VARS.items()
+            if option != "interfaces"}
+
+
 def _bios_inputs(host_vars: Mapping) -> dict | None:
     """The BIOS inputs of a host (the platform role's variables), None when it sets none of them."""
     inputs = {var: _with_default(host_vars, var, "platform") for var in BIOS_VARS}

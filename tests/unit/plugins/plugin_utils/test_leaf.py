@@ -116,26 +116,38 @@ def _info(**ports):
             "qos": {"applied": {"roce": {"enable": "on", "mode": "lossless"}}}, "interfaces": interfaces}
 
 
-EXPECTED = {"release": "5.9.1", "mtu": 9216, "speed": "400G", "qos": {}}
+EXPECTED = {"release": "5.9.1", "mtu": 9216, "speed": "400G"}
+QOS = {"srv-a": {}, "srv-b": {}}
 
 
 def test_a_ready_leaf_holds_nobody():
-    assert readiness("leaf1", P2P, _info(), EXPECTED) == {"ready": True, "leaf": [], "ports": {}, "hosts": {},
+    assert readiness("leaf1", P2P, _info(), EXPECTED, hosts_qos=QOS) == {"ready": True, "leaf": [], "ports": {}, "hosts": {},
                                                           "held": []}
 
 
 @pytest.mark.parametrize("info_change, words", [
     (lambda i: i["system"].update(release="5.4.0"), "leaf1 runs Cumulus Linux 5.4.0, the matrix pins 5.9.1"),
     (lambda i: i["revisions"].update(unsaved=True), "the applied configuration is not saved"),
-    (lambda i: i["qos"]["applied"]["roce"].update(mode="lossy"), "RoCE QoS differs from the hosts': the leaf's RoCE mode "
-                                                                   "is lossy"),
 ])
 def test_a_leaf_wide_problem_holds_every_host_of_the_leaf(info_change, words):
     info = _info()
     info_change(info)
-    result = readiness("leaf1", P2P, info, EXPECTED)
+    result = readiness("leaf1", P2P, info, EXPECTED, hosts_qos=QOS)
     assert not result["ready"] and result["held"] == ["srv-a", "srv-b"]
     assert any(words in w for w in result["leaf"]), result["leaf"]
+
+
+def test_a_leaf_whose_qos_differs_holds_the_hosts_it_differs_from():
+    info = _info()
+    info["qos"]["applied"]["pfc"] = {"default-global": {"switch-priority": {"4": {}}}}
+    result = readiness("leaf1", P2P, info, EXPECTED, hosts_qos={"srv-a": {}, "srv-b": {"pfc_priorities": [4]}})
+    assert result["held"] == ["srv-a"] and not result["ready"]
+    assert result["hosts"]["srv-a"] == ["leaf1: RoCE QoS differs from srv-a's: PFC priorities: the host has [3], "
+                                        "the leaf [4] (they must be the same set)"]
+    info["qos"]["applied"]["roce"]["mode"] = "lossy"
+    result = readiness("leaf1", P2P, info, EXPECTED, hosts_qos=QOS)
+    assert result["held"] == ["srv-a", "srv-b"]
+    assert any("the leaf's RoCE mode is lossy" in w for w in result["hosts"]["srv-b"])
 
 
 @pytest.mark.parametrize("port, words", [
@@ -172,7 +184,7 @@ def test_swapped_cables_are_named_with_both_cable_labels():
 def test_unset_expectations_are_not_checked():
     info = _info(swp1=_port(speed="100G", mtu=1500))
     info["system"]["release"] = "5.4.0"
-    assert readiness("leaf1", P2P, info, {"release": None, "mtu": None, "speed": None, "qos": None})["ready"]
+    assert readiness("leaf1", P2P, info, {"release": None, "mtu": None, "speed": None})["ready"]
 
 
 def test_readiness_does_not_change_its_inputs():
@@ -185,3 +197,17 @@ def test_readiness_does_not_change_its_inputs():
 def test_defaults_are_nvue_s_documented_tables():
     assert [d for d, sp in _leaf.DEFAULT_DSCP.items() if sp == 3] == list(range(24, 32))
     assert [d for d, sp in _leaf.DEFAULT_DSCP.items() if sp == 6] == list(range(48, 56))
+
+
+def test_the_filters_name_the_leaf_on_bad_input():
+    from ansible.errors import AnsibleFilterError
+
+    from ansible_collections.gpufabric.mlnx.plugins.filter.leaf import FilterModule
+    filters = FilterModule().filters()
+    with pytest.raises(AnsibleFilterError, match=r"leaf1: entry.cables.swp1 must be cables"):
+        filters["leaf_config"]({"cables": {"swp1": "srv-a"}}, "leaf1")
+    with pytest.raises(AnsibleFilterError, match=r"leaf1: info.interfaces.swp1.lldp must be a list of neighbours"):
+        filters["leaf_readiness"]({"interfaces": {"swp1": {"lldp": "srv-a"}}}, "leaf1", P2P)
+    assert filters["roce_qos_settings"]({"gpufabric_roce_qos_pfc_priorities": [4]})["pfc_priorities"] == [4]
+    assert filters["roce_qos_settings"]({})["cma_roce_tos"] == 106  # the role's default
+    assert filters["leaf_qos_problems"]({"gpufabric_roce_qos_trust": "dscp"} and {}, {"roce": {"mode": "lossless"}}) == []
