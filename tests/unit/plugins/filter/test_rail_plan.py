@@ -51,14 +51,23 @@ PLAN = [
     ("srv-r02-01", 1, "0000:40:00.0", "enp64s0np0", "198.18.1.66", "198.18.1.64/26", "198.18.1.65", 101,
      "su02-leaf-rail1", "swp1"),
 ]
-LEAVES = {
-    "su01-leaf-rail0": {"rail": 0, "su": 1, "network": "198.18.0.0/26", "ports": {"swp1": "srv-r01-01",
-                                                                                  "swp2": "srv-r01-02"}},
-    "su01-leaf-rail1": {"rail": 1, "su": 1, "network": "198.18.1.0/26", "ports": {"swp1": "srv-r01-01",
-                                                                                  "swp2": "srv-r01-02"}},
-    "su02-leaf-rail0": {"rail": 0, "su": 2, "network": "198.18.0.64/26", "ports": {"swp1": "srv-r02-01"}},
-    "su02-leaf-rail1": {"rail": 1, "su": 2, "network": "198.18.1.64/26", "ports": {"swp1": "srv-r02-01"}},
-}
+
+
+def _leaves():
+    """Per leaf: its rail, SU, network, the gateway with the SU prefix, its racks, no port template, and a port and
+    a cable per host (su_subnet: the cable carries no address)."""
+    out = {}
+    for host, rail, _pci, interface, _address, network, gateway, _table, leaf, port in PLAN:
+        su = int(leaf[2:4])
+        entry = out.setdefault(leaf, {"rail": rail, "su": su, "network": network, "address": gateway + "/26",
+                                      "racks": ["r%02d" % su], "port_template": None, "ports": {}, "cables": {}})
+        entry["ports"][port] = host
+        entry["cables"][port] = {"host": host, "interface": interface, "rail": rail, "address": None,
+                                 "cable_label": "%s:%s -> %s:%s" % (host, interface, leaf, port)}
+    return dict(sorted(out.items()))
+
+
+LEAVES = _leaves()
 
 
 def test_rail_plan_is_the_core_plan():
