@@ -615,10 +615,11 @@ def test_the_docs_plan_is_the_real_plan():
     result = rp.plan(example_hosts(), example_fabric())
     blocks = {b.splitlines()[0]: yaml.safe_load(b) for b in docs_blocks("yaml") if b.startswith("# plan.")}
     assert blocks['# plan.hosts["srv-r01-01"][0]'] == result["hosts"]["srv-r01-01"][0]
-    leaf = blocks['# plan.leaves["su01-leaf-rail0"], ports swp5 to swp32 left out here']
+    leaf = blocks['# plan.leaves["su01-leaf-rail0"], ports swp3 to swp32 left out here']
     real = result["leaves"]["su01-leaf-rail0"]
-    assert dict(leaf, ports=None) == dict(real, ports=None) and len(real["ports"]) == 32
-    assert leaf["ports"] == {port: real["ports"][port] for port in ("swp1", "swp2", "swp3", "swp4")}
+    assert dict(leaf, ports=None, cables=None) == dict(real, ports=None, cables=None) and len(real["ports"]) == 32
+    assert leaf["ports"] == {port: real["ports"][port] for port in ("swp1", "swp2")}
+    assert leaf["cables"] == {port: real["cables"][port] for port in ("swp1", "swp2")}
 
 
 def test_the_docs_problems_are_the_real_problems():

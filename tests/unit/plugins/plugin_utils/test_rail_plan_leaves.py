@@ -312,3 +312,45 @@ def test_the_leaves_and_the_cabling_table_agree(inputs):
                 assert cable["address"] is None and body["address"] == entry["gateway"] + "/" + str(entry["prefix"])
         expected = "other" if with_templates and sorted(names).index(leaf) % 2 else None
         assert body["port_template"] == expected
+
+
+# ---------------------------------------------------------------- the example inventory
+
+def test_the_example_inventory_has_exactly_the_plans_leaves():
+    import yaml  # pylint: disable=import-outside-toplevel
+    from _paths import REPO  # pylint: disable=import-outside-toplevel
+    site = REPO / "inventory" / "example-1250"
+    inventory = yaml.safe_load((site / "hosts.yml").read_text())["all"]["children"]
+    servers = [{"name": name, "rack": group["vars"]["rack"], "position": host["position"]}
+               for group in inventory["servers"]["children"].values() for name, host in group["hosts"].items()]
+    leaves = {name: dict(group.get("vars") or {}) for group in inventory["leaves"]["children"].values()
+              for name in group["hosts"]}
+    addresses = [host["ansible_host"] for group in inventory["leaves"]["children"].values()
+                 for host in group["hosts"].values()]
+    fab = yaml.safe_load((site / "group_vars" / "all" / "rails.yml").read_text())["gpufabric_fabric"]
+    result = rp.plan(servers, fab, leaves)
+    assert sorted(result["leaves"]) == sorted(leaves) and len(leaves) == 320
+    assert len(set(addresses)) == 320 and all(a.startswith(("198.19.20.", "198.19.21.")) for a in addresses)
+    su40 = {name for name, body in result["leaves"].items() if body["port_template"] == "sn5600-2x"}
+    assert su40 == {"su40-leaf-rail%d" % rail for rail in range(8)}
+    assert result["leaves"]["su40-leaf-rail7"]["ports"] == {"swp1s0": "srv-r313-01", "swp1s1": "srv-r313-02"}
+    assert list(result["leaves"]["su01-leaf-rail0"]["ports"])[-1] == "swp32"
+    assert len(rp.cabling(result)) == 10000
+
+
+def test_the_docs_leaves_problems_are_real():
+    import re  # pylint: disable=import-outside-toplevel
+    import yaml  # pylint: disable=import-outside-toplevel
+    from _paths import REPO  # pylint: disable=import-outside-toplevel
+    site = REPO / "inventory" / "example-1250"
+    inventory = yaml.safe_load((site / "hosts.yml").read_text())["all"]["children"]
+    servers = [{"name": name, "rack": group["vars"]["rack"], "position": host["position"]}
+               for group in inventory["servers"]["children"].values() for name, host in group["hosts"].items()]
+    leaves = {name: dict(group.get("vars") or {}) for group in inventory["leaves"]["children"].values()
+              for name in group["hosts"]}
+    del leaves["su01-leaf-rail0"]
+    leaves["su01-leaf-rail9"] = {}
+    fab = yaml.safe_load((site / "group_vars" / "all" / "rails.yml").read_text())["gpufabric_fabric"]
+    block = [b for b in re.findall(r"```text\n(.*?)```", (REPO / "docs" / "rails.md").read_text(), re.S)
+             if b.startswith("- leaves.")]
+    assert block == ["".join("- %s\n" % p for p in rp.plan_problems(servers, fab, leaves))]
