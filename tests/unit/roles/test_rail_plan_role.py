@@ -41,5 +41,5 @@ def test_the_group_picks_the_port_templates_and_its_name_is_a_variable(tmp_path)
 def test_without_a_leaves_group_the_leaves_are_not_checked(tmp_path):
     ran = plan(tmp_path, None)
     assert ran.ok, ran
-    assert sorted(ran.task("Leaves", "srv-r01-01")["gpufabric_rail_plan.leaves"]) == ["su1-leaf-rail0",
-                                                                                     "su1-leaf-rail1"]
+    leaves = ran.task("Leaves", "srv-r01-01")["gpufabric_rail_plan.leaves"]
+    assert sorted(leaves) == ["su1-leaf-rail0", "su1-leaf-rail1"]

@@ -99,6 +99,7 @@ def test_su_subnet_exact_plan():
         "srv-r10-03": both("srv-r10-03", 2, "198.18.1", "198.18.8", 2),
     }
     assert result["hosts"]["srv-r10-03"][1]["cable_label"] == "srv-r10-03:ibp64s0 -> su2-leaf-rail1:swp3"
+
     def leaf(rail, su, net, racks, hosts, interface):
         ports = {"swp%d" % (i + 1): host for i, host in enumerate(hosts)}
         cables = {"swp%d" % (i + 1): {"host": host, "interface": interface, "rail": rail, "address": None,

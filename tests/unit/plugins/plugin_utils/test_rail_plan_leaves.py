@@ -290,7 +290,7 @@ def plans(draw):
 @given(plans())
 def test_the_leaves_and_the_cabling_table_agree(inputs):
     hosts, fab, with_templates = inputs
-    names = {leaf for leaf in rp.plan(hosts, fab)["leaves"]}
+    names = set(rp.plan(hosts, fab)["leaves"])
     leaves = {name: {"gpufabric_leaf_port_template": "other" if with_templates and i % 2 else None}
               for i, name in enumerate(sorted(names))}
     result = rp.plan(hosts, fab, leaves)
