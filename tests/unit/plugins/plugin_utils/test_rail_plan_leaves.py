@@ -3,11 +3,14 @@
 both ways, the leaf's own fields (racks, port_template, address, cables) in both addressings, and - hypothesis - the
 leaves of a plan and its cabling table agree cable for cable."""
 import copy
+import re
 
 import pytest
+import yaml
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from _paths import REPO
 from ansible_collections.gpufabric.mlnx.plugins.plugin_utils import _rail_plan as rp
 
 # Two rails, two racks of three in one SU (racks_per_su 2).
@@ -316,9 +319,9 @@ def test_the_leaves_and_the_cabling_table_agree(inputs):
 
 # ---------------------------------------------------------------- the example inventory
 
-def test_the_example_inventory_has_exactly_the_plans_leaves():
-    import yaml  # pylint: disable=import-outside-toplevel
-    from _paths import REPO  # pylint: disable=import-outside-toplevel
+def example():
+    """The example inventory's servers, leaves ({leaf: its group's variables}), the leaves' ansible_host and the
+    fabric, read from its files."""
     site = REPO / "inventory" / "example-1250"
     inventory = yaml.safe_load((site / "hosts.yml").read_text())["all"]["children"]
     servers = [{"name": name, "rack": group["vars"]["rack"], "position": host["position"]}
@@ -328,6 +331,11 @@ def test_the_example_inventory_has_exactly_the_plans_leaves():
     addresses = [host["ansible_host"] for group in inventory["leaves"]["children"].values()
                  for host in group["hosts"].values()]
     fab = yaml.safe_load((site / "group_vars" / "all" / "rails.yml").read_text())["gpufabric_fabric"]
+    return servers, leaves, addresses, fab
+
+
+def test_the_example_inventory_has_exactly_the_plans_leaves():
+    servers, leaves, addresses, fab = example()
     result = rp.plan(servers, fab, leaves)
     assert sorted(result["leaves"]) == sorted(leaves) and len(leaves) == 320
     assert len(set(addresses)) == 320 and all(a.startswith(("198.19.20.", "198.19.21.")) for a in addresses)
@@ -339,18 +347,9 @@ def test_the_example_inventory_has_exactly_the_plans_leaves():
 
 
 def test_the_docs_leaves_problems_are_real():
-    import re  # pylint: disable=import-outside-toplevel
-    import yaml  # pylint: disable=import-outside-toplevel
-    from _paths import REPO  # pylint: disable=import-outside-toplevel
-    site = REPO / "inventory" / "example-1250"
-    inventory = yaml.safe_load((site / "hosts.yml").read_text())["all"]["children"]
-    servers = [{"name": name, "rack": group["vars"]["rack"], "position": host["position"]}
-               for group in inventory["servers"]["children"].values() for name, host in group["hosts"].items()]
-    leaves = {name: dict(group.get("vars") or {}) for group in inventory["leaves"]["children"].values()
-              for name in group["hosts"]}
+    servers, leaves, _addresses, fab = example()
     del leaves["su01-leaf-rail0"]
     leaves["su01-leaf-rail9"] = {}
-    fab = yaml.safe_load((site / "group_vars" / "all" / "rails.yml").read_text())["gpufabric_fabric"]
     block = [b for b in re.findall(r"```text\n(.*?)```", (REPO / "docs" / "rails.md").read_text(), re.S)
              if b.startswith("- leaves.")]
     assert block == ["".join("- %s\n" % p for p in rp.plan_problems(servers, fab, leaves))]
