@@ -132,15 +132,18 @@ class Run:
                 for host, result in t["hosts"].items() if result.get("failed") and "censored" not in result}
 
 
-def run(tmp_path, hosts, playbook, check=False, group_vars=None, environ=None, args=(), group="servers"):
+def run(tmp_path, hosts, playbook, check=False, group_vars=None, environ=None, args=(), groups=None, group="servers"):
     """ansible-playbook of ``playbook`` (YAML text, or the path of a playbook) on ``hosts`` ({name: host variables},
-    the group ``group`` with ``group_vars``) -> Run. ``environ``: more environment for ansible-playbook itself;
-    ``args``: more arguments (``["--tags", "rails"]``)."""
+    the group ``group`` - ``servers`` unless told - with ``group_vars``) -> Run. ``environ``: more environment for
+    ansible-playbook itself; ``args``: more arguments (``["--tags", "rails"]``); ``groups``: more groups of the
+    inventory beside that one ({group: {host: variables}}, e.g. the leaves)."""
     inventory = {name: dict(LOCAL, **host_vars) for name, host_vars in hosts.items()}
     servers = {"hosts": inventory}
     if group_vars:
         servers["vars"] = group_vars
-    (tmp_path / "hosts.yml").write_text(yaml.safe_dump({"all": {"children": {group: servers}}}))
+    children = {group: servers}
+    children.update({name: {"hosts": members} for name, members in (groups or {}).items()})
+    (tmp_path / "hosts.yml").write_text(yaml.safe_dump({"all": {"children": children}}))
     if isinstance(playbook, str):
         (tmp_path / "play.yml").write_text(playbook)
         playbook = tmp_path / "play.yml"

@@ -14,7 +14,8 @@ description:
   - The version matrix of every host (P(gpufabric.mlnx.matrix_check#filter)); a host without C(gpufabric_matrix) is a
     problem. Hosts sharing one matrix are checked once; with several distinct matrices each problem names its hosts.
   - With O(fabric), the rail plan of the hosts O(rail_hosts) (P(gpufabric.mlnx.rail_plan_problems#filter) of
-    P(gpufabric.mlnx.rail_plan_servers#filter), as the C(gpufabric.mlnx.rail_plan) role plans them).
+    P(gpufabric.mlnx.rail_plan_servers#filter), as the C(gpufabric.mlnx.rail_plan) role plans them), its leaves
+    checked against O(leaf_hosts) when given (P(gpufabric.mlnx.rail_plan_leaves#filter)).
   - The RoCE QoS settings (the C(gpufabric.mlnx.roce_qos) role's variables, with that role's defaults for what a host
     does not set) of every host that configures RoCE QoS - C(gpufabric_fabric) or C(gpufabric_roce_qos_interfaces)
     set and C(gpufabric_roce_qos_enabled) not false - checked as the M(gpufabric.mlnx.roce_qos) module checks them
@@ -54,6 +55,13 @@ options:
     description: The hosts the rail plan covers (C(groups[gpufabric_rail_plan_group])).
     type: list
     elements: str
+  leaf_hosts:
+    description:
+      - The inventory's leaves (C(groups[gpufabric_leaf_group])); null (the default) does not check the plan's leaves.
+      - Every leaf the plan cables must be one of them and each of them a leaf of the plan; their
+        C(gpufabric_leaf_port_template) picks their port templates.
+    type: list
+    elements: str
 seealso:
   - role: gpufabric.mlnx.preflight
 """
@@ -63,7 +71,7 @@ EXAMPLES = r"""
   ansible.builtin.set_fact:
     problems: >-
       {{ groups['servers'] | gpufabric.mlnx.inventory_problems(hostvars, fabric=gpufabric_fabric | default(none),
-         rail_hosts=groups['servers']) }}
+         rail_hosts=groups['servers'], leaf_hosts=groups['leaves'] | default(none)) }}
   run_once: true
 """
 
@@ -81,8 +89,8 @@ from ansible_collections.gpufabric.mlnx.plugins.plugin_utils._filters import fil
 
 
 @filter_errors()
-def inventory_problems(names, hostvars, fabric=None, rail_hosts=None):
-    return problems(names, hostvars, fabric=fabric, rail_hosts=rail_hosts)
+def inventory_problems(names, hostvars, fabric=None, rail_hosts=None, leaf_hosts=None):
+    return problems(names, hostvars, fabric=fabric, rail_hosts=rail_hosts, leaf_hosts=leaf_hosts)
 
 
 class FilterModule:

@@ -1,24 +1,25 @@
 # -*- coding: utf-8 -*-
 # Copyright: gpufabric.mlnx contributors
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
-"""The rail plan filters rail_plan, rail_plan_problems, rail_cabling and rail_plan_servers (docs in the .yml files
-beside)."""
+"""The rail plan filters rail_plan, rail_plan_problems, rail_cabling, rail_plan_servers and rail_plan_leaves (docs in
+the .yml files beside)."""
 
 from __future__ import annotations
 
 from ansible_collections.gpufabric.mlnx.plugins.plugin_utils._rail_plan import cabling, plan, plan_problems
 from ansible_collections.gpufabric.mlnx.plugins.plugin_utils._filters import filter_errors
+from ansible_collections.gpufabric.mlnx.plugins.plugin_utils._roles import rail_plan_leaves as leaves_of
 from ansible_collections.gpufabric.mlnx.plugins.plugin_utils._roles import rail_plan_servers as servers
 
 
 @filter_errors()
-def rail_plan(hosts, fabric):
-    return plan(hosts, fabric)
+def rail_plan(hosts, fabric, leaves=None):
+    return plan(hosts, fabric, leaves)
 
 
 @filter_errors()
-def rail_plan_problems(hosts, fabric):
-    return plan_problems(hosts, fabric)
+def rail_plan_problems(hosts, fabric, leaves=None):
+    return plan_problems(hosts, fabric, leaves)
 
 
 @filter_errors()
@@ -31,7 +32,12 @@ def rail_plan_servers(names, hostvars, management=True, devices=True):
     return servers(names, hostvars, management=management, devices=devices)
 
 
+@filter_errors()
+def rail_plan_leaves(names, hostvars):
+    return leaves_of(names, hostvars)
+
+
 class FilterModule:
     def filters(self):
         return {"rail_plan": rail_plan, "rail_plan_problems": rail_plan_problems, "rail_cabling": rail_cabling,
-                "rail_plan_servers": rail_plan_servers}
+                "rail_plan_servers": rail_plan_servers, "rail_plan_leaves": rail_plan_leaves}

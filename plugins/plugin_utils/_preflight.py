@@ -32,7 +32,7 @@ from ansible_collections.gpufabric.mlnx.plugins.module_utils._validate import cl
 from ansible_collections.gpufabric.mlnx.plugins.plugin_utils._bios import spec_problems
 from ansible_collections.gpufabric.mlnx.plugins.plugin_utils._rail_plan import plan_problems
 from ansible_collections.gpufabric.mlnx.plugins.plugin_utils._roles import (
-    MISSING, RAIL_PLAN_VARS, rail_plan_servers, read_vars)
+    LEAF_PLAN_VARS, MISSING, RAIL_PLAN_VARS, rail_plan_leaves, rail_plan_servers, read_vars)
 
 # The collection's roles (this file is plugins/plugin_utils/_preflight.py).
 ROLES = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))), "roles")
@@ -258,30 +258,32 @@ def unknown_qos_vars(names: Iterable[str], hostvars: Mapping[str, Any]) -> list[
     return found
 
 
-def rail_hosts_list(rail_hosts: Any) -> list:
-    """``rail_hosts`` as a list (InvalidValue when it is not a list of host names)."""
+def rail_hosts_list(rail_hosts: Any, parameter: str = "rail_hosts") -> list:
+    """``rail_hosts`` (or the leaves, ``leaf_hosts``) as a list (InvalidValue naming ``parameter`` when it is not a
+    list of host names)."""
     if rail_hosts is None:
         return []
     if isinstance(rail_hosts, (str, bytes, Mapping)) or not isinstance(rail_hosts, Iterable):
-        raise InvalidValue("inventory_problems: rail_hosts must be a list of host names, not %s" % kind_of(rail_hosts),
-                           parameter="rail_hosts", allowed="a list of host names")
+        raise InvalidValue("inventory_problems: %s must be a list of host names, not %s" % (parameter, kind_of(rail_hosts)),
+                           parameter=parameter, allowed="a list of host names")
     out = []
     for index, name in enumerate(rail_hosts):
         if not isinstance(name, str):
-            raise InvalidValue("inventory_problems: rail_hosts[%d] is %s, not a host name" % (index, kind_of(name)),
-                               parameter="rail_hosts[%d]" % index, allowed="a host name of the inventory")
+            raise InvalidValue("inventory_problems: %s[%d] is %s, not a host name" % (parameter, index, kind_of(name)),
+                               parameter="%s[%d]" % (parameter, index), allowed="a host name of the inventory")
         out.append(name)
     return out
 
 
 def inventory_problems(names: Iterable[str] | None, hostvars: Mapping[str, Any], *, fabric: Any = None,
-                       rail_hosts: Iterable[str] | None = None) -> list[str]:
+                       rail_hosts: Iterable[str] | None = None, leaf_hosts: Iterable[str] | None = None) -> list[str]:
     """Every problem the inventory alone shows for the hosts ``names`` (their variables in ``hostvars``), each
     input checked once however many hosts share it:
 
     - every distinct ``gpufabric_matrix`` (``matrix_problems``; a host without one is a problem);
     - the rail plan of ``rail_hosts`` on ``fabric`` (``plan_problems`` of ``rail_plan_servers``, as the rail_plan
-      role plans it), when ``fabric`` is given;
+      role plans it), when ``fabric`` is given, its leaves checked against ``leaf_hosts`` (``rail_plan_leaves``)
+      unless that is None;
     - every distinct set of RoCE QoS settings of the hosts that configure RoCE QoS (``settings_problems``, the
       roce_qos module's own checks, with the role's defaults for what a host does not set);
     - every distinct set of BIOS inputs (``spec_problems``);
@@ -289,12 +291,15 @@ def inventory_problems(names: Iterable[str] | None, hostvars: Mapping[str, Any],
       role's argument spec and the kernel_cmdline and platform_power modules' own checks).
 
     A problem shared by several hosts is one sentence naming them all."""
-    read = read_vars(names, hostvars, HOST_VARS + RAIL_PLAN_VARS, what="inventory_problems")
+    keys = HOST_VARS + RAIL_PLAN_VARS + LEAF_PLAN_VARS
+    read = read_vars(names, hostvars, keys, what="inventory_problems")
     names = list(read)
     rail_hosts = rail_hosts_list(rail_hosts) if fabric is not None else []
     more = [name for name in rail_hosts if name not in read]
-    read.update(read_vars(more, hostvars, HOST_VARS + RAIL_PLAN_VARS, what="inventory_problems",
-                          parameter="rail_hosts"))
+    read.update(read_vars(more, hostvars, keys, what="inventory_problems", parameter="rail_hosts"))
+    leaf_hosts = rail_hosts_list(leaf_hosts, "leaf_hosts") if fabric is not None and leaf_hosts is not None else None
+    more = [name for name in leaf_hosts or () if name not in read]
+    read.update(read_vars(more, hostvars, keys, what="inventory_problems", parameter="leaf_hosts"))
     found = []
 
     matrices = {name: read[name].get("gpufabric_matrix", MISSING) for name in names}
@@ -307,7 +312,7 @@ def inventory_problems(names: Iterable[str] | None, hostvars: Mapping[str, Any],
         found.extend(prefix + problem for problem in matrix_problems(matrix))
 
     if fabric is not None:
-        found.extend(plan_problems(rail_plan_servers(rail_hosts, read), fabric))
+        found.extend(plan_problems(rail_plan_servers(rail_hosts, read), fabric, rail_plan_leaves(leaf_hosts, read)))
 
     qos = {}
     for name in names:

@@ -7,8 +7,9 @@ NIC of every server gets, from the servers and the fabric definition ``gpufabric
 - ``fabric_problems(fabric)``: every problem of the fabric definition at once, each a sentence
   that starts with the path of the bad entry (``gpufabric_fabric.pools.rail3: ...``). Never raises.
 - ``check(fabric)``: the fabric unchanged, or RailPlanError listing its problems.
-- ``plan(hosts, fabric)``: the plan, or RailPlanError listing every problem of the fabric, the
-  hosts and the plan itself (exhausted pools, duplicate addresses, a leaf port used twice, ...).
+- ``plan(hosts, fabric, leaves=None)``: the plan, or RailPlanError listing every problem of the fabric,
+  the hosts, the leaves (the inventory's leaves group, when given) and the plan itself (exhausted pools,
+  duplicate addresses, a leaf port used twice, a leaf with too few ports, ...).
 - ``cabling(plan)``: one row per cable, sorted by leaf then leaf port (natural order).
 
 Pure: no I/O. netaddr parses and compares the networks; the hot loop works on integer offsets
@@ -34,8 +35,8 @@ from ansible_collections.gpufabric.mlnx.plugins.module_utils._errors import Mlnx
 from ansible_collections.gpufabric.mlnx.plugins.module_utils._info import UPLINK_RE
 from ansible_collections.gpufabric.mlnx.plugins.module_utils._rails import MAX_RAILS, MAX_TABLE, RESERVED_TABLES
 from ansible_collections.gpufabric.mlnx.plugins.module_utils._validate import (
-    IFNAME_RE, Problems, ProblemsError, check_list, check_mapping, field, is_whole, join_path, kind_of, quoted, read_choice,
-    read_text, read_whole, some, unknown_keys)
+    IFNAME_RE, Problems, ProblemsError, check_list, check_mapping, close_names, field, is_whole, join_path, kind_of,
+    quoted, read_choice, read_text, read_whole, some, unknown_keys)
 
 ROOT = "gpufabric_fabric"
 HOSTS = "hosts"
@@ -45,15 +46,25 @@ SU_SUBNET = "su_subnet"
 P2P31 = "p2p31"
 ADDRESSING = (SU_SUBNET, P2P31)
 FABRIC_KEYS = ("rails", "addressing", "su_prefix", "racks_per_su", "pools", "nics", "interface_names",
-               "table_base", "leaf_name", "leaf_port", "leaf_port_base", "mgmt_subnets")
+               "table_base", "leaf_name", "leaf_port", "leaf_port_base", "breakout", "leaf_ports", "port_templates",
+               "leaf_port_numbering", "ports_per_rack", "mgmt_subnets")
+PORT_KEYS = ("leaf_port", "breakout", "leaf_port_base", "leaf_ports")
+SU_NUMBERING = "su"
+RACK_NUMBERING = "rack"
+NUMBERINGS = (SU_NUMBERING, RACK_NUMBERING)
+LEAVES = "leaves"
+# The variable of a leaf (in the inventory's leaves group) that picks its port template.
+LEAF_TEMPLATE_VAR = "gpufabric_leaf_port_template"
 NIC_KEYS = ("pci", "part_numbers")
 HOST_KEYS = ("name", "rack", "position", "su", "mgmt_address", "mgmt_interface", "devices")
 DEFAULTS = {"addressing": SU_SUBNET, "su_prefix": 24, "table_base": 100, "leaf_name": "su{su}-leaf-rail{rail}",
-            "leaf_port": "swp{port}", "leaf_port_base": 1}
+            "leaf_port": "swp{port}", "leaf_port_base": 1, "breakout": 1, "leaf_port_numbering": SU_NUMBERING}
 
 MAX_SU = 99999
 MAX_POSITION = 999999
 MAX_RACK_NUMBER = 10 ** 9
+MAX_BREAKOUT = 8
+MAX_LEAF_PORTS = 100000
 KERNEL_TABLES = RESERVED_TABLES
 # Never a rail address: "this" network, loopback, link-local, multicast and reserved.
 RESERVED = (("0.0.0.0/8", "the 'this network' block"), ("127.0.0.0/8", "loopback"),
@@ -61,12 +72,14 @@ RESERVED = (("0.0.0.0/8", "the 'this network' block"), ("127.0.0.0/8", "loopback
 
 CIDR_RE = re.compile(r"^\d{1,3}(?:\.\d{1,3}){3}/\d{1,2}\Z", re.ASCII)
 POOL_KEY_RE = re.compile(r"^rail(0|[1-9]\d{0,5})\Z", re.ASCII)
+TEMPLATE_NAME_RE = re.compile(r"[a-z0-9][a-z0-9_-]*", re.ASCII)
 # Linux interface names: at most 15 bytes, no whitespace, slash or colon.
 INT_SPEC_RE = re.compile(r"^0?[1-9]?d?\Z", re.ASCII)
 DIGITS_RE = re.compile(r"([0-9]+)")
 TEMPLATES = {
     "leaf_name": {"fields": ("su", "rail", "rack"), "what": "the leaf of a rail in an SU, e.g. su{su}-leaf-rail{rail}"},
-    "leaf_port": {"fields": ("port",), "what": "the leaf port of a host, e.g. swp{port}"},
+    "leaf_port": {"fields": ("port", "cage", "lane"),
+                  "what": "the leaf port of a host, e.g. swp{port}, or swp{cage}s{lane} with a breakout"},
 }
 
 
@@ -173,6 +186,9 @@ class _Fabric:
         self.rails = self.addressing = self.su_prefix = self.racks_per_su = self.pools = None
         self.pci = self.part_numbers = self.interface_names = self.table_base = None
         self.leaf_name = self.leaf_port = self.port_base = None
+        self.breakout = self.leaf_ports = self.numbering = self.ports_per_rack = None
+        self.ports = None        # _Ports of the fabric's own keys (leaves without a port template)
+        self.templates = None    # {name: _Ports} of port_templates; None when it could not be read
         self.mgmt = []
 
     @property
@@ -202,6 +218,23 @@ def _read_scalars(problems, fabric, fab):
                                "racks per scalable unit, for hosts without su")
     fab.port_base = _option(problems, fabric, "leaf_port_base", read_whole, 0, MAX_SU,
                             "the leaf port of the first host of an SU")
+    fab.breakout = _option(problems, fabric, "breakout", read_whole, 1, MAX_BREAKOUT,
+                           "the lanes of each leaf port cage (1: no breakout)")
+    fab.leaf_ports = _option(problems, fabric, "leaf_ports", read_whole, 1, MAX_LEAF_PORTS,
+                             "the server-facing ports of a leaf (with a breakout: cages x lanes)")
+    _read_numbering(problems, fabric, fab)
+
+
+def _read_numbering(problems, fabric, fab):
+    fab.numbering = _option(problems, fabric, "leaf_port_numbering", read_choice, NUMBERINGS)
+    fab.ports_per_rack = _option(problems, fabric, "ports_per_rack", read_whole, 1, MAX_LEAF_PORTS,
+                                 "the leaf ports each rack gets with leaf_port_numbering rack")
+    path = join_path(ROOT, "ports_per_rack")
+    if fab.numbering == RACK_NUMBERING and fabric.get("ports_per_rack") is None:
+        problems.add(path, "required with leaf_port_numbering rack: the leaf ports each rack gets (rack k of a leaf "
+                           "starts at leaf_port_base + k x ports_per_rack)")
+    elif fab.numbering == SU_NUMBERING and fabric.get("ports_per_rack") is not None:
+        problems.add(path, "only with leaf_port_numbering rack (the numbering is su: the host's index in its SU)")
 
 
 def _read_table_base(problems, fabric, fab):
@@ -248,8 +281,9 @@ def _template(problems, path, value, name, addressing):
 
 
 def _template_fields(problems, path, name, text, used):
-    if name == "leaf_port" and "port" not in used:
-        problems.add(path, "%s must contain {port} (the host's index in its SU + leaf_port_base)" % quoted(text))
+    if name == "leaf_port" and not used & {"port", "cage"}:
+        problems.add(path, "%s must contain {port} (the host's port index + leaf_port_base) or {cage} (with a "
+                           "breakout: the index // breakout + leaf_port_base)" % quoted(text))
     if name == "leaf_name" and ("rail" not in used or not used & {"su", "rack"}):
         problems.add(path, "%s must contain {rail} and {su} (one leaf per rail per SU), or {rack} instead of {su} "
                            "with p2p31" % quoted(text))
@@ -258,6 +292,89 @@ def _template_fields(problems, path, name, text, used):
 def _read_templates(problems, fabric, fab):
     fab.leaf_name = _option(problems, fabric, "leaf_name", _template, "leaf_name", fab.addressing)
     fab.leaf_port = _option(problems, fabric, "leaf_port", _template, "leaf_port", fab.addressing)
+    fab.ports = _Ports(None, fab.leaf_port, fab.breakout, fab.port_base, fab.leaf_ports,
+                       join_path(ROOT, "leaf_port"), join_path(ROOT, "leaf_ports"))
+    _check_ports(problems, fab.ports)
+    fab.templates = _read_port_templates(problems, fabric, fab)
+
+
+class _Ports:
+    """How a leaf's server-facing ports are named and how many it has: the fabric's own keys (``name`` None) or
+    one of its port_templates (each key it leaves out is the fabric's)."""
+    __slots__ = ("name", "leaf_port", "breakout", "base", "count", "path", "count_path")
+
+    def __init__(self, name, leaf_port, breakout, base, count, path, count_path):
+        self.name, self.leaf_port, self.breakout, self.base = name, leaf_port, breakout, base
+        self.count, self.path, self.count_path = count, path, count_path
+
+    @property
+    def ok(self):
+        return None not in (self.leaf_port, self.breakout, self.base)
+
+    def port(self, index):
+        """The name of port ``index`` (from 0): {port} = index + base, {cage} = index // breakout + base,
+        {lane} = index % breakout (Cumulus names lanes from 0: swp1s0, swp1s1)."""
+        return self.leaf_port.format(port=index + self.base, cage=index // self.breakout + self.base,
+                                     lane=index % self.breakout)
+
+
+def _fields(text):
+    return {key for _literal, key, _fmt, _conv in string.Formatter().parse(text) if key is not None}
+
+
+def _check_ports(problems, ports):
+    """A template with a breakout names each lane ({lane}); {lane} without a breakout is always 0."""
+    if ports.leaf_port is None or ports.breakout is None:
+        return
+    used = _fields(ports.leaf_port)
+    if ports.breakout > 1 and "lane" not in used:
+        problems.add(ports.path, "%s has no {lane} but breakout is %d: the %d lanes of a cage would give two hosts "
+                                 "one port name (e.g. swp{cage}s{lane})" % (
+                                     quoted(ports.leaf_port), ports.breakout, ports.breakout))
+    elif ports.breakout == 1 and "lane" in used:
+        problems.add(ports.path, "%s uses {lane} but breakout is 1 (no breakout: every port would be lane 0); set "
+                                 "breakout to the lanes per cage, 2 to 8" % quoted(ports.leaf_port))
+
+
+def _read_port_templates(problems, fabric, fab):
+    """``{name: _Ports}`` of ``port_templates`` ({} when none), or None when it could not be read."""
+    value = fabric.get("port_templates")
+    if value is None:
+        return {}
+    path = join_path(ROOT, "port_templates")
+    what = "port templates by name, each with leaf_port, breakout, leaf_port_base, leaf_ports (all optional)"
+    if not check_mapping(problems, path, value, what):
+        return None
+    out, before = {}, len(problems)
+    for name, body in value.items():
+        if not isinstance(name, str) or not TEMPLATE_NAME_RE.fullmatch(name):
+            problems.add(join_path(path, _key_text(name)), "is not a port template name: lower-case ASCII letters, "
+                         "digits, _ and -, starting with a letter or digit (e.g. sn5600-2x)")
+            continue
+        where = join_path(path, name)
+        if body is None:
+            body = {}
+        if not check_mapping(problems, where, body, "the keys of the template (%s), each optional" % ", ".join(PORT_KEYS)):
+            continue
+        _unknown_keys(problems, body, where, PORT_KEYS)
+        out[name] = _read_port_template(problems, name, where, body, fab)
+    return out if len(problems) == before else None
+
+
+def _read_port_template(problems, name, where, body, fab):
+    def key(name_, default, read, *args):
+        if body.get(name_) is None:
+            return default
+        return read(problems, join_path(where, name_), body[name_], *args)
+
+    leaf_port = key("leaf_port", fab.leaf_port, _template, "leaf_port", fab.addressing)
+    breakout = key("breakout", fab.breakout, read_whole, 1, MAX_BREAKOUT, "the lanes of each leaf port cage")
+    base = key("leaf_port_base", fab.port_base, read_whole, 0, MAX_SU, "the number of the first port or cage")
+    count = key("leaf_ports", fab.leaf_ports, read_whole, 1, MAX_LEAF_PORTS, "the server-facing ports of the leaf")
+    count_path = join_path(where, "leaf_ports") if body.get("leaf_ports") is not None else join_path(ROOT, "leaf_ports")
+    ports = _Ports(name, leaf_port, breakout, base, count, where, count_path)
+    _check_ports(problems, ports)
+    return ports
 
 
 def _read_pools(problems, fabric, fab):
@@ -771,17 +888,23 @@ def _addressing(fab, first):
 class _Builder:
     """Walks the SUs and rails once, filling the plan and noting who owns each address. The pools are
     disjoint (read_fabric) and every host has its own index in its SU, so the plan's own addresses never
-    collide; ``owners`` is for the management addresses (_check_mgmt)."""
+    collide; ``owners`` is for the management addresses (_check_mgmt). ``templates`` is the port template
+    of each leaf the inventory's leaves group gives one (``{leaf: _Ports}``)."""
 
-    def __init__(self, problems, fab):
-        self.problems, self.fab = problems, fab
+    def __init__(self, problems, fab, templates):
+        self.problems, self.fab, self.templates = problems, fab, templates
         self.hosts, self.leaves, self.owners = {}, {}, {}
         self.clashes = set()
+        self.needs = {}          # {leaf: (highest port index + 1, its port name)}
+        self.first_cable = {}    # {leaf: the label of its first cable}
+        self.complete = True     # every host of every SU on every rail
 
-    def leaf(self, name, rail, su, network):
+    def leaf(self, name, rail, su, network, address):
         entry = self.leaves.get(name)
         if entry is None:
-            entry = self.leaves[name] = {"rail": rail, "su": su, "network": network, "ports": {}}
+            ports = self.templates.get(name, self.fab.ports)
+            entry = self.leaves[name] = {"rail": rail, "su": su, "network": network, "address": address,
+                                         "racks": [], "port_template": ports.name, "ports": {}, "cables": {}}
         elif (entry["rail"], entry["su"]) != (rail, su) and (name, rail, su) not in self.clashes:
             self.clashes.add((name, rail, su))
             self.problems.add(join_path(ROOT, "leaf_name"), "%s names two leaves: rail %d of SU %d and rail %d of SU %d"
@@ -789,49 +912,168 @@ class _Builder:
         return entry
 
     def port(self, leaf, entry, port, host, rail, su):
-        """Cable ``port`` of ``leaf`` to ``host``; the first host on a port came with the leaf's own rail and SU."""
+        """Cable ``port`` of ``leaf`` to ``host``; the first host on a port came with the leaf's own rail and SU.
+        True when the port was free."""
         ports = entry["ports"]
         if port in ports:
-            self.problems.add(join_path("leaves", leaf, "ports", port),
+            self.problems.add(join_path(LEAVES, leaf, "ports", port),
                               "cabled twice: to %s (rail %d, SU %d) and to %s (rail %d, SU %d)" % (
                                   ports[port], entry["rail"], entry["su"], host.name, rail, su))
-        else:
-            ports[port] = host.name
+            return False
+        ports[port] = host.name
+        racks = entry["racks"]
+        if not racks or racks[-1] != host.rack:
+            racks.append(host.rack)
+        return True
 
-    def su_rail(self, su, rail, first, members):
+    def su_rail(self, su, rail, first, members, indexes):
         fab = self.fab
         addresses = _addressing(fab, first)
         network = "%s/%d" % (_ip(first), fab.su_prefix)
+        leaf_address = "%s/%d" % (_ip(first + 1), fab.su_prefix) if fab.addressing == SU_SUBNET else None
         table, names = fab.table_base + rail, {}
         for index, host in enumerate(members):
             leaf = names.get(host.rack)
             if leaf is None:
                 leaf = names[host.rack] = fab.leaf_name.format(su=su, rail=rail, rack=host.rack)
-            port = fab.leaf_port.format(port=index + fab.port_base)
-            self.port(leaf, self.leaf(leaf, rail, su, network), port, host, rail, su)
-            address, leaf_address, gateway, subnet, length = addresses(index)
-            self.owners.setdefault(leaf_address, ("leaf", leaf, rail, su))
+            entry = self.leaf(leaf, rail, su, network, leaf_address)
+            number = indexes[index]
+            port = self.templates.get(leaf, fab.ports).port(number)
+            free = self.port(leaf, entry, port, host, rail, su)
+            if number >= self.needs.get(leaf, (0, None))[0]:
+                self.needs[leaf] = (number + 1, port)
+            address, leaf_ip, gateway, subnet, length = addresses(index)
+            self.owners.setdefault(leaf_ip, ("leaf", leaf, rail, su))
+            pci, interface = host.nics[rail] if host.nics is not None else (None, None)
+            label = ("%s:%s -> %s:%s" % (host.name, interface, leaf, port) if interface is not None
+                     else "%s (rail %d) -> %s:%s" % (host.name, rail, leaf, port))
+            self.first_cable.setdefault(leaf, label)
+            if free:
+                entry["cables"][port] = {"host": host.name, "interface": interface, "rail": rail,
+                                         "address": gateway + "/31" if fab.addressing == P2P31 else None,
+                                         "cable_label": label}
             if host.nics is None:
                 continue
             self.owners[address] = ("rail", host.name, rail)
-            pci, interface = host.nics[rail]
             self.hosts.setdefault(host.name, []).append({
                 "rail": rail, "pci": pci, "interface": interface, "address": _ip(address), "prefix": length,
                 "network": subnet, "gateway": gateway, "table": table, "leaf": leaf, "leaf_port": port,
-                "cable_label": "%s:%s -> %s:%s" % (host.name, interface, leaf, port)})
+                "cable_label": label})
 
 
-def _build(problems, hosts, fab):
+def _port_indexes(problems, su, members, fab):
+    """The port index of each host of an SU (in plan order), or None after a problem. ``su``: the host's index
+    in its SU. ``rack``: its place in its rack + ports_per_rack x the rack's place among the racks that share
+    its leaf (natural order; the hosts come sorted by rack)."""
+    if fab.numbering == SU_NUMBERING:
+        return range(len(members))
+    per_rack, out, ok = fab.ports_per_rack, [], True
+    in_rack, racks_of_leaf, rack_place = {}, {}, {}
+    for host in members:
+        if host.rack not in rack_place:
+            shared = racks_of_leaf.setdefault(fab.leaf_name.format(su=su, rail=0, rack=host.rack), [])
+            rack_place[host.rack] = len(shared)
+            shared.append(host.rack)
+        place = in_rack.get(host.rack, 0)
+        in_rack[host.rack] = place + 1
+        out.append(place + per_rack * rack_place[host.rack])
+    for rack, count in in_rack.items():
+        if count > per_rack:
+            ok = False
+            problems.add(join_path(ROOT, "ports_per_rack"), "rack %s of SU %d has %d hosts, more than ports_per_rack "
+                         "(%d): its hosts would take the next rack's leaf ports" % (rack, su, count, per_rack))
+    return out if ok else None
+
+
+def _build(problems, hosts, fab, templates):
     groups = {}
     for host in hosts:
         groups.setdefault(host.su, []).append(host)
     blocks = _su_blocks(problems, groups, fab)
-    builder = _Builder(problems, fab)
+    builder = _Builder(problems, fab, templates)
     for su, members in groups.items():
+        indexes = _port_indexes(problems, su, members, fab)
+        if indexes is None:
+            builder.complete = False
+            continue
         for rail in range(fab.rails):
             if (rail, su) in blocks:
-                builder.su_rail(su, rail, blocks[(rail, su)], members)
+                builder.su_rail(su, rail, blocks[(rail, su)], members, indexes)
+            else:
+                builder.complete = False
+    _check_leaf_ports(problems, builder)
     return builder
+
+
+def _check_leaf_ports(problems, builder):
+    """A leaf whose hosts need more server-facing ports than its template (or the fabric) gives it."""
+    for leaf, (needed, last) in builder.needs.items():
+        ports = builder.templates.get(leaf, builder.fab.ports)
+        if ports.count is not None and needed > ports.count:
+            template = " (port template %s)" % ports.name if ports.name else ""
+            problems.add(join_path(LEAVES, leaf), "needs %d server-facing ports (up to %s) but has %d (%s)%s" % (
+                needed, last, ports.count, ports.count_path, template))
+
+
+# ---------------------------------------------------------------- the inventory's leaves group
+
+def _read_leaves(problems, leaves, fab):
+    """``{leaf: _Ports}`` for the members of the leaves group that pick a port template, and the set of
+    members; ``({}, None)`` when ``leaves`` is None (not checked)."""
+    if leaves is None:
+        return {}, None
+    if not isinstance(leaves, dict):
+        problems.add(LEAVES, "must be a mapping of each leaf of the inventory's leaves group to its variables "
+                             "(gpufabric.mlnx.rail_plan_leaves), not %s" % kind_of(leaves))
+        return {}, None
+    templates, members = {}, set()
+    known = sorted(fab.templates) if fab.templates is not None else None
+    for name, variables in leaves.items():
+        if not isinstance(name, str) or not name.strip():
+            problems.add(join_path(LEAVES, _key_text(name)), "must be a leaf's name (a non-empty string)")
+            continue
+        members.add(name)
+        path = join_path(LEAVES, name)
+        if variables is None:
+            continue
+        if not check_mapping(problems, path, variables, "the leaf's variables (%s)" % LEAF_TEMPLATE_VAR):
+            continue
+        chosen = variables.get(LEAF_TEMPLATE_VAR)
+        if chosen is None or known is None:
+            continue
+        where = join_path(path, LEAF_TEMPLATE_VAR)
+        if not isinstance(chosen, str):
+            problems.add(where, "must be the name of a port template of %s, not %s" % (
+                join_path(ROOT, "port_templates"), kind_of(chosen)))
+        elif chosen not in fab.templates:
+            guess = close_names(chosen, known)
+            problems.add(where, "leaf %s: no port template %s in %s (known: %s)%s" % (
+                name, quoted(chosen), join_path(ROOT, "port_templates"), ", ".join(known) or "none",
+                "; did you mean %s?" % guess[0] if guess else ""))
+        elif fab.templates[chosen].ok:
+            templates[name] = fab.templates[chosen]
+    return templates, members
+
+
+def _check_leaves(problems, builder, members):
+    """Every leaf the plan cables is a member of the leaves group, and every member is a leaf of the plan."""
+    if members is None or builder is None:
+        return
+    for leaf, entry in builder.leaves.items():
+        if leaf not in members:
+            count = len(entry["ports"])
+            problems.add(join_path(LEAVES, leaf), "%s is cabled to %s, which is not in the inventory's leaves group "
+                         "(gpufabric_leaf_group; %d cable%s go%s to it): add the leaf to the group, or correct %s" % (
+                             builder.first_cable[leaf].split(" -> ")[0], leaf, count, "" if count == 1 else "s",
+                             "es" if count == 1 else "", join_path(ROOT, "leaf_name")))
+    if not builder.complete:
+        return  # part of the plan is missing: a member may be one of its leaves
+    planned = sorted(builder.leaves, key=_natural)
+    for name in sorted(members - set(builder.leaves), key=_natural):
+        guess = close_names(name, planned)
+        problems.add(join_path(LEAVES, name), "is in the inventory's leaves group but is no leaf of the rail plan "
+                     "(%s)" % ("closest planned leaves: %s" % ", ".join(guess) if guess else
+                               "the plan has %d leaves: %s" % (len(planned), some(planned))))
 
 
 def _in_pool(fab, address):
@@ -866,33 +1108,42 @@ def _check_mgmt(problems, hosts, fab, builder):
 
 def _can_build(fab):
     return None not in (fab.rails, fab.addressing, fab.su_prefix, fab.pools, fab.table_base, fab.leaf_name,
-                        fab.leaf_port, fab.port_base)
+                        fab.leaf_port, fab.port_base, fab.breakout, fab.numbering, fab.templates) \
+        and (fab.numbering == SU_NUMBERING or fab.ports_per_rack is not None)
 
 
-def _plan(hosts, fabric):
+def _plan(hosts, fabric, leaves):
     """``(problems, builder)``: every problem of the inputs, and the plan's builder (None when it cannot be built)."""
     _need_netaddr()
     problems = Problems()
     fab = read_fabric(problems, fabric)
     servers = read_hosts(problems, hosts, fab)
     match_nics(problems, servers, fab)
-    builder = _build(problems, servers, fab) if _can_build(fab) else None
+    templates, members = _read_leaves(problems, leaves, fab)
+    builder = _build(problems, servers, fab, templates) if _can_build(fab) else None
+    if builder is not None and not (isinstance(hosts, list) and len(servers) == len(hosts)):
+        builder.complete = False
+    _check_leaves(problems, builder, members)
     _check_mgmt(problems, servers, fab, builder)
     return list(problems), builder
 
 
-def plan(hosts: Any, fabric: Any) -> dict:
-    """The rail plan of ``hosts`` on ``fabric`` (docs/rails.md), or RailPlanError listing every problem."""
-    problems, builder = _plan(hosts, fabric)
+def plan(hosts: Any, fabric: Any, leaves: Any = None) -> dict:
+    """The rail plan of ``hosts`` on ``fabric`` (docs/rails.md), or RailPlanError listing every problem.
+
+    ``leaves``: None (the leaves are not checked), or the inventory's leaves group as ``{leaf: its variables}``
+    (``_roles.rail_plan_leaves``): every leaf the plan cables must be a member and every member a leaf of the
+    plan; a member's ``gpufabric_leaf_port_template`` picks its port template."""
+    problems, builder = _plan(hosts, fabric, leaves)
     if problems:
         raise RailPlanError(problems, "the rail plan cannot be made")
     return {"hosts": builder.hosts, "leaves": builder.leaves}
 
 
-def plan_problems(hosts: Any, fabric: Any) -> list[str]:
-    """Every problem :func:`plan` would raise for ``hosts`` on ``fabric``, as sentences; [] when the plan can be made
-    (the preflight joins them with its own)."""
-    return _plan(hosts, fabric)[0]
+def plan_problems(hosts: Any, fabric: Any, leaves: Any = None) -> list[str]:
+    """Every problem :func:`plan` would raise for ``hosts`` on ``fabric`` (and ``leaves``), as sentences; [] when the
+    plan can be made (the preflight joins them with its own)."""
+    return _plan(hosts, fabric, leaves)[0]
 
 
 # ---------------------------------------------------------------- the cabling table

@@ -8,6 +8,7 @@ These were Jinja programs in the roles' vars and tasks (loops with ``namespace``
 name in ``plugins/filter/`` (docs there):
 
 - :func:`rail_plan_servers` - the servers the ``rail_plan`` filter plans, from every host's variables;
+- :func:`rail_plan_leaves` - the inventory's leaves group as the ``rail_plan`` filter checks it;
 - :func:`host_values` - one value per host of the play (``preflight``, ``delivery_check``);
 - :func:`read_vars` - the variables of many hosts, each host's read once (the preflight's ``inventory_problems``);
 - :func:`nv_configs` - the ``configs`` of ``gpufabric.mlnx.mlxconfig``, one per assigned NV profile;
@@ -126,6 +127,19 @@ def rail_plan_servers(names: Iterable[str] | None, hostvars: Mapping[str, Any], 
                 server["devices"] = nics
         out.append(server)
     return out
+
+
+# Every variable of a leaf that rail_plan_leaves reads (the offline check reads these of every leaf once).
+LEAF_PLAN_VARS = ("gpufabric_leaf_port_template",)
+
+
+def rail_plan_leaves(names: Iterable[str] | None, hostvars: Mapping[str, Any]) -> dict[str, dict] | None:
+    """The leaves ``names`` (``groups[gpufabric_leaf_group]``) as the rail_plan filter takes them: ``{leaf: {variable:
+    value}}`` with the variables of LEAF_PLAN_VARS each leaf sets (its port template). None when ``names`` is None
+    (an inventory without a leaves group: the plan's leaves are not checked)."""
+    if names is None:
+        return None
+    return read_vars(names, hostvars, LEAF_PLAN_VARS, what="rail_plan_leaves")
 
 
 def read_vars(names: Iterable[str] | None, hostvars: Mapping[str, Any], keys: Sequence[str], *,

@@ -123,3 +123,20 @@ def test_the_cabling_plan_refuses_a_rail_pool_over_the_management_addresses(tmp_
     ran = cabling_plan(tmp_path, hosts, group_vars)
     assert ran.ok, ran
     assert len((tmp_path / "reports" / "cabling.csv").read_text().splitlines()) == 1 + 6   # 3 servers x 2 rails
+
+
+def test_the_offline_check_reports_a_leaf_missing_from_the_leaves_group(tmp_path):
+    ctl, group_vars = site(tmp_path)
+    leaves = {"su1-leaf-rail0": dict(NOWHERE, ansible_host="127.0.1.1"),
+              "su1-leaf-rail2": dict(NOWHERE, ansible_host="127.0.1.3")}
+    ran = run(tmp_path, servers(), "- import_playbook: gpufabric.mlnx.check_inventory\n", group_vars=group_vars,
+              environ=ctl.env, groups={"leaves": leaves})
+    assert not ran.ok
+    msg = ran.task(CHECK, "srv-r01-01", role="preflight")["msg"]
+    assert msg[1:] == [
+        "leaves.su1-leaf-rail1: srv-r01-01:enp216s0f0np0 is cabled to su1-leaf-rail1, which is not in the inventory's "
+        "leaves group (gpufabric_leaf_group; 3 cables go to it): add the leaf to the group, or correct "
+        "gpufabric_fabric.leaf_name",
+        "leaves.su1-leaf-rail2: is in the inventory's leaves group but is no leaf of the rail plan (closest planned "
+        "leaves: su1-leaf-rail1, su1-leaf-rail0)"], msg
+    assert all(stats["unreachable"] == 0 for stats in ran.data["stats"].values())

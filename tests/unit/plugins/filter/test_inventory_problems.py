@@ -122,3 +122,24 @@ def test_grouped_problems_are_the_per_host_problems(seed):
         ((name, line.split(": ", 1)[1]) for line in inventory_problems([name], hostvars)) for name in hostvars))
     assert expand(grouped) == alone and alone
     assert len(grouped) < len(list(alone))                 # hosts that share an input share its sentences
+
+
+def test_the_leaves_group_reaches_the_rail_plan():
+    """leaf_hosts: the leaves of the plan against the inventory's leaves group, and a leaf's port template."""
+    hostvars = {"srv-r01-%02d" % p: host(1, p) for p in (1, 2)}
+    leaves = {"su1-leaf-rail0": {"gpufabric_leaf_port_template": "sn5600"}, "su1-leaf-rail7": {}}
+    hostvars.update(leaves)
+    found = inventory_problems(list(hostvars)[:2], hostvars, fabric=FABRIC, rail_hosts=list(hostvars)[:2],
+                               leaf_hosts=list(leaves))
+    assert found == [
+        'leaves.su1-leaf-rail0.gpufabric_leaf_port_template: leaf su1-leaf-rail0: no port template "sn5600" in '
+        'gpufabric_fabric.port_templates (known: none)',
+        "leaves.su1-leaf-rail1: srv-r01-01:enp64s0np0 is cabled to su1-leaf-rail1, which is not in the inventory's "
+        "leaves group (gpufabric_leaf_group; 2 cables go to it): add the leaf to the group, or correct "
+        "gpufabric_fabric.leaf_name",
+        "leaves.su1-leaf-rail7: is in the inventory's leaves group but is no leaf of the rail plan (closest planned "
+        "leaves: su1-leaf-rail1, su1-leaf-rail0)"], found
+    # without leaf_hosts the leaves are not checked
+    assert inventory_problems(list(hostvars)[:2], hostvars, fabric=FABRIC, rail_hosts=list(hostvars)[:2]) == []
+    with pytest.raises(Exception, match="leaf_hosts must be a list of host names"):
+        inventory_problems(list(hostvars)[:2], hostvars, fabric=FABRIC, leaf_hosts="su1-leaf-rail0")

@@ -30,7 +30,8 @@ HOSTS = [{"name": "srv-r02-01", "rack": "r02", "position": 1},
 
 
 def test_the_file_registers_its_filters():
-    assert sorted(FILTERS) == ["rail_cabling", "rail_plan", "rail_plan_problems", "rail_plan_servers"]
+    assert sorted(FILTERS) == ["rail_cabling", "rail_plan", "rail_plan_leaves", "rail_plan_problems",
+                               "rail_plan_servers"]
 
 
 # The plan of HOSTS/FABRIC worked out by hand from docs/rails.md ("How the addresses are chosen"): rack r01 is SU 1,
@@ -51,14 +52,23 @@ PLAN = [
     ("srv-r02-01", 1, "0000:40:00.0", "enp64s0np0", "198.18.1.66", "198.18.1.64/26", "198.18.1.65", 101,
      "su02-leaf-rail1", "swp1"),
 ]
-LEAVES = {
-    "su01-leaf-rail0": {"rail": 0, "su": 1, "network": "198.18.0.0/26", "ports": {"swp1": "srv-r01-01",
-                                                                                  "swp2": "srv-r01-02"}},
-    "su01-leaf-rail1": {"rail": 1, "su": 1, "network": "198.18.1.0/26", "ports": {"swp1": "srv-r01-01",
-                                                                                  "swp2": "srv-r01-02"}},
-    "su02-leaf-rail0": {"rail": 0, "su": 2, "network": "198.18.0.64/26", "ports": {"swp1": "srv-r02-01"}},
-    "su02-leaf-rail1": {"rail": 1, "su": 2, "network": "198.18.1.64/26", "ports": {"swp1": "srv-r02-01"}},
-}
+
+
+def _leaves():
+    """Per leaf: its rail, SU, network, the gateway with the SU prefix, its racks, no port template, and a port and
+    a cable per host (su_subnet: the cable carries no address)."""
+    out = {}
+    for host, rail, _pci, interface, _address, network, gateway, _table, leaf, port in PLAN:
+        su = int(leaf[2:4])
+        entry = out.setdefault(leaf, {"rail": rail, "su": su, "network": network, "address": gateway + "/26",
+                                      "racks": ["r%02d" % su], "port_template": None, "ports": {}, "cables": {}})
+        entry["ports"][port] = host
+        entry["cables"][port] = {"host": host, "interface": interface, "rail": rail, "address": None,
+                                 "cable_label": "%s:%s -> %s:%s" % (host, interface, leaf, port)}
+    return dict(sorted(out.items()))
+
+
+LEAVES = _leaves()
 
 
 def test_rail_plan_is_the_core_plan():
@@ -72,6 +82,33 @@ def test_rail_plan_is_the_core_plan():
             "cable_label": "%s:%s -> %s:%s" % (host, interface, leaf, port)})
     assert result == {"hosts": hosts, "leaves": LEAVES}   # the oracle
     assert result["hosts"]["srv-r02-01"][1]["cable_label"] == "srv-r02-01:enp64s0np0 -> su02-leaf-rail1:swp1"
+
+
+def test_the_filters_pass_the_leaves_through():
+    members = {leaf: {} for leaf in LEAVES if leaf != "su02-leaf-rail1"}
+    assert FILTERS["rail_plan_problems"](HOSTS, FABRIC, members) == rp.plan_problems(HOSTS, FABRIC, members) == [
+        "leaves.su02-leaf-rail1: srv-r02-01:enp64s0np0 is cabled to su02-leaf-rail1, which is not in the inventory's "
+        "leaves group (gpufabric_leaf_group; 1 cable goes to it): add the leaf to the group, or correct "
+        "gpufabric_fabric.leaf_name"]
+    with pytest.raises(AnsibleFilterError) as err:
+        FILTERS["rail_plan"](HOSTS, FABRIC, members)
+    assert "leaves.su02-leaf-rail1: srv-r02-01:enp64s0np0 is cabled to su02-leaf-rail1" in err.value.message
+    templates = dict(FABRIC, port_templates={"two": {"leaf_port": "swp{cage}s{lane}", "breakout": 2}})
+    members = dict.fromkeys(LEAVES, {"gpufabric_leaf_port_template": "two"})
+    assert list(FILTERS["rail_plan"](HOSTS, templates, members)["leaves"]["su01-leaf-rail0"]["ports"]) == [
+        "swp1s0", "swp1s1"]
+    assert FILTERS["rail_plan"](HOSTS, FABRIC) == FILTERS["rail_plan"](HOSTS, FABRIC, None)
+
+
+def test_rail_plan_leaves_reads_the_port_template_only():
+    hostvars = {"su01-leaf-rail0": {"gpufabric_leaf_port_template": "two", "ansible_host": "192.0.2.1"},
+                "su01-leaf-rail1": {"rail": 1}, "srv-r01-01": {"rack": "r01"}}
+    assert FILTERS["rail_plan_leaves"](["su01-leaf-rail0", "su01-leaf-rail1"], hostvars) == {
+        "su01-leaf-rail0": {"gpufabric_leaf_port_template": "two"}, "su01-leaf-rail1": {}}
+    assert FILTERS["rail_plan_leaves"](None, hostvars) is None
+    with pytest.raises(AnsibleFilterError) as err:
+        FILTERS["rail_plan_leaves"](["nowhere"], hostvars)
+    assert "rail_plan_leaves: names[0] is the string \"nowhere\", not a host of hostvars" in err.value.message
 
 
 def test_rail_plan_fails_with_the_cores_words():
@@ -145,7 +182,7 @@ def test_the_documented_return_samples_are_real():
     assert cabling_doc["sample"][0] == FILTERS["rail_cabling"](result)[0]
 
 
-@pytest.mark.parametrize("name", ["rail_plan", "rail_plan_problems", "rail_cabling"])
+@pytest.mark.parametrize("name", ["rail_plan", "rail_plan_problems", "rail_cabling", "rail_plan_leaves"])
 def test_ansible_doc_renders(name, tmp_path):
     out = subprocess.run([str(tool("ansible-doc")), "-t", "filter", "gpufabric.mlnx." + name], env=env(tmp_path),
                          capture_output=True, text=True, timeout=120, check=False)
@@ -171,10 +208,10 @@ all:
 """
 
 
-def run_cabling_plan(tmp_path, fabric):
+def run_cabling_plan(tmp_path, fabric, leaves=""):
     inventory = tmp_path / "inventory"
     (inventory / "group_vars").mkdir(parents=True)
-    (inventory / "hosts.yml").write_text(INVENTORY)
+    (inventory / "hosts.yml").write_text(INVENTORY + leaves)
     (inventory / "group_vars" / "all.yml").write_text(yaml.safe_dump({"gpufabric_fabric": fabric}))
     out = subprocess.run([str(tool("ansible-playbook")), "-i", str(inventory), str(REPO / "playbooks/cabling_plan.yml"),
                           "-e", "gpufabric_report_dir=%s" % (tmp_path / "reports")],
@@ -213,3 +250,26 @@ def test_cabling_plan_playbook_fails_listing_the_problems(tmp_path):
     assert "gpufabric_fabric.interface_names: required: 3 hosts carry no devices facts (srv-r01-01, srv-r01-02, " \
            "srv-r02-01)" in text
     assert not (reports / "cabling.csv").exists()
+
+
+def test_cabling_plan_playbook_checks_the_leaves_group(tmp_path):
+    fabric = dict(FABRIC, pools={"rail0": "198.18.0.0/22", "rail1": "198.18.4.0/22"},
+                  port_templates={"two": {"leaf_port": "swp{cage}s{lane}", "breakout": 2}})
+    leaves = """
+    leaves:
+      hosts:
+        su01-leaf-rail0: {gpufabric_leaf_port_template: two}
+        su01-leaf-rail1: {}
+        su07-leaf-rail0: {}
+"""
+    out, reports = run_cabling_plan(tmp_path, fabric, leaves)
+    text = out.stdout + out.stderr
+    assert out.returncode == 2, text
+    assert "leaves.su07-leaf-rail1: srv-r02-01:enp64s0np0 is cabled to su07-leaf-rail1, which is not in the " \
+           "inventory's leaves group" in text, text
+    assert not (reports / "cabling.csv").exists()
+    out, reports = run_cabling_plan(tmp_path / "again", fabric, leaves + "        su07-leaf-rail1: {}\n")
+    assert out.returncode == 0, out.stdout + out.stderr
+    rows = list(csv.DictReader(io.StringIO((reports / "cabling.csv").read_text())))
+    assert [(r["leaf"], r["leaf_port"]) for r in rows[:3]] == [
+        ("su01-leaf-rail0", "swp1s0"), ("su01-leaf-rail0", "swp1s1"), ("su01-leaf-rail1", "swp1")]

@@ -99,15 +99,21 @@ def test_su_subnet_exact_plan():
         "srv-r10-03": both("srv-r10-03", 2, "198.18.1", "198.18.8", 2),
     }
     assert result["hosts"]["srv-r10-03"][1]["cable_label"] == "srv-r10-03:ibp64s0 -> su2-leaf-rail1:swp3"
+
+    def leaf(rail, su, net, racks, hosts, interface):
+        ports = {"swp%d" % (i + 1): host for i, host in enumerate(hosts)}
+        cables = {"swp%d" % (i + 1): {"host": host, "interface": interface, "rail": rail, "address": None,
+                                      "cable_label": "%s:%s -> su%d-leaf-rail%d:swp%d" % (host, interface, su, rail,
+                                                                                          i + 1)}
+                  for i, host in enumerate(hosts)}
+        return {"rail": rail, "su": su, "network": net + ".0/24", "address": net + ".1/24", "racks": racks,
+                "port_template": None, "ports": ports, "cables": cables}
+    su1, su2 = ["srv-r09-01", "srv-r09-02"], ["srv-r10-01", "srv-r10-02", "srv-r10-03"]
     assert result["leaves"] == {
-        "su1-leaf-rail0": {"rail": 0, "su": 1, "network": "198.18.0.0/24",
-                           "ports": {"swp1": "srv-r09-01", "swp2": "srv-r09-02"}},
-        "su1-leaf-rail1": {"rail": 1, "su": 1, "network": "198.18.4.0/24",
-                           "ports": {"swp1": "srv-r09-01", "swp2": "srv-r09-02"}},
-        "su2-leaf-rail0": {"rail": 0, "su": 2, "network": "198.18.1.0/24",
-                           "ports": {"swp1": "srv-r10-01", "swp2": "srv-r10-02", "swp3": "srv-r10-03"}},
-        "su2-leaf-rail1": {"rail": 1, "su": 2, "network": "198.18.8.0/24",
-                           "ports": {"swp1": "srv-r10-01", "swp2": "srv-r10-02", "swp3": "srv-r10-03"}},
+        "su1-leaf-rail0": leaf(0, 1, "198.18.0", ["r9"], su1, "ibp24s0"),
+        "su1-leaf-rail1": leaf(1, 1, "198.18.4", ["r9"], su1, "ibp64s0"),
+        "su2-leaf-rail0": leaf(0, 2, "198.18.1", ["r10"], su2, "ibp24s0"),
+        "su2-leaf-rail1": leaf(1, 2, "198.18.8", ["r10"], su2, "ibp64s0"),
     }
 
 
@@ -124,9 +130,14 @@ def test_p2p31_exact_plan():
         ("198.18.4.3", "198.18.4.2", "198.18.4.2/31", 201, "Ethernet1")]
     assert [(e["address"], e["gateway"], e["leaf"]) for e in hosts["srv-r10-03"]] == [
         ("198.18.1.5", "198.18.1.4", "su2-leaf-rail0"), ("198.18.8.5", "198.18.8.4", "su2-leaf-rail1")]
-    assert result["leaves"]["su2-leaf-rail1"] == {
-        "rail": 1, "su": 2, "network": "198.18.8.0/24",
-        "ports": {"Ethernet0": "srv-r10-01", "Ethernet1": "srv-r10-02", "Ethernet2": "srv-r10-03"}}
+    leaf = result["leaves"]["su2-leaf-rail1"]
+    assert dict(leaf, cables=None) == {
+        "rail": 1, "su": 2, "network": "198.18.8.0/24", "address": None, "racks": ["r10"], "port_template": None,
+        "ports": {"Ethernet0": "srv-r10-01", "Ethernet1": "srv-r10-02", "Ethernet2": "srv-r10-03"}, "cables": None}
+    # p2p31: each cable carries the leaf's end of its /31
+    assert leaf["cables"]["Ethernet2"] == {"host": "srv-r10-03", "interface": "ibp64s0", "rail": 1,
+                                           "address": "198.18.8.4/31",
+                                           "cable_label": "srv-r10-03:ibp64s0 -> su2-leaf-rail1:Ethernet2"}
 
 
 def test_p2p31_leaf_per_rack():
@@ -448,11 +459,13 @@ def test_check_lists_every_problem():
     assert str(err.value) == "\n".join([
         "gpufabric_fabric is not consistent (4 problems):",
         "- gpufabric_fabric.rail8: unknown key; did you mean rails? (allowed: rails, addressing, su_prefix, "
-        "racks_per_su, pools, nics, interface_names, table_base, leaf_name, leaf_port, leaf_port_base, mgmt_subnets)",
+        "racks_per_su, pools, nics, interface_names, table_base, leaf_name, leaf_port, leaf_port_base, breakout, "
+        "leaf_ports, port_templates, leaf_port_numbering, ports_per_rack, mgmt_subnets)",
         '- gpufabric_fabric.rails: must be a whole number from 1 to 64 (compute NICs per server), not the string "8": '
         'write it without quotes',
         '- gpufabric_fabric.addressing: must be one of su_subnet, p2p31, not the string "p2p"',
-        '- gpufabric_fabric.leaf_port: "port" must contain {port} (the host\'s index in its SU + leaf_port_base)'])
+        '- gpufabric_fabric.leaf_port: "port" must contain {port} (the host\'s port index + leaf_port_base) or {cage} '
+        '(with a breakout: the index // breakout + leaf_port_base)'])
     assert len(err.value.problems) == 4 and err.value.parameter == "gpufabric_fabric"
 
 
@@ -603,10 +616,11 @@ def test_the_docs_plan_is_the_real_plan():
     result = rp.plan(example_hosts(), example_fabric())
     blocks = {b.splitlines()[0]: yaml.safe_load(b) for b in docs_blocks("yaml") if b.startswith("# plan.")}
     assert blocks['# plan.hosts["srv-r01-01"][0]'] == result["hosts"]["srv-r01-01"][0]
-    leaf = blocks['# plan.leaves["su01-leaf-rail0"], ports swp5 to swp32 left out here']
+    leaf = blocks['# plan.leaves["su01-leaf-rail0"], ports swp3 to swp32 left out here']
     real = result["leaves"]["su01-leaf-rail0"]
-    assert dict(leaf, ports=None) == dict(real, ports=None) and len(real["ports"]) == 32
-    assert leaf["ports"] == {port: real["ports"][port] for port in ("swp1", "swp2", "swp3", "swp4")}
+    assert dict(leaf, ports=None, cables=None) == dict(real, ports=None, cables=None) and len(real["ports"]) == 32
+    assert leaf["ports"] == {port: real["ports"][port] for port in ("swp1", "swp2")}
+    assert leaf["cables"] == {port: real["cables"][port] for port in ("swp1", "swp2")}
 
 
 def test_the_docs_problems_are_the_real_problems():
