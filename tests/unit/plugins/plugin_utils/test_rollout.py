@@ -1,0 +1,107 @@
+"""The rollout's order and holds (plugin_utils/_rollout.py), with literal plans: batches aligned to racks, SUs or
+counts, each batch's new leaves first, and who is held for which leaf and why."""
+import pytest
+
+from ansible_collections.gpufabric.mlnx.plugins.plugin_utils._rollout import RolloutError, batches, holds
+
+
+def _plan():
+    """2 racks x 2 servers, 2 rails, a leaf per rack per rail; rack r02 is SU 2."""
+    hosts, leaves = {}, {}
+    for rack, su in (("r01", 1), ("r02", 2)):
+        for index in (1, 2):
+            host = "srv-%s-%02d" % (rack, index)
+            hosts[host] = []
+            for rail in (0, 1):
+                leaf = "%s-leaf-rail%d" % (rack, rail)
+                port = "swp%d" % index
+                hosts[host].append({"rail": rail, "leaf": leaf, "leaf_port": port})
+                leaves.setdefault(leaf, {"su": su, "rail": rail, "cables": {}})["cables"][port] = {"host": host}
+    return {"hosts": hosts, "leaves": leaves}
+
+
+PLAN = _plan()
+SERVERS = [{"name": h, "rack": h.split("-")[1]} for h in PLAN["hosts"]]
+LEAVES = sorted(PLAN["leaves"])
+
+
+def test_by_rack_each_batch_has_its_leaves_first():
+    out = batches(SERVERS, PLAN, "rack", leaves=LEAVES)
+    assert out["batches"] == [
+        {"name": "rack r01", "leaves": ["r01-leaf-rail0", "r01-leaf-rail1"], "servers": ["srv-r01-01", "srv-r01-02"]},
+        {"name": "rack r02", "leaves": ["r02-leaf-rail0", "r02-leaf-rail1"], "servers": ["srv-r02-01", "srv-r02-02"]}]
+    assert out["order"] == ["r01-leaf-rail0", "r01-leaf-rail1", "srv-r01-01", "srv-r01-02",
+                            "r02-leaf-rail0", "r02-leaf-rail1", "srv-r02-01", "srv-r02-02"]
+    assert out["sizes"] == [4, 4]
+
+
+def test_a_leaf_shared_by_two_batches_is_done_in_the_first():
+    plan = _plan()
+    for host in ("srv-r02-01", "srv-r02-02"):  # rack r02 on rack r01's rail-0 leaf
+        plan["hosts"][host][0]["leaf"] = "r01-leaf-rail0"
+    out = batches(SERVERS, plan, "rack", leaves=LEAVES)
+    assert out["batches"][1]["leaves"] == ["r02-leaf-rail1"]
+    assert out["sizes"] == [4, 3]
+
+
+def test_by_su_and_by_count():
+    assert [b["name"] for b in batches(SERVERS, PLAN, "su", leaves=LEAVES)["batches"]] == ["SU 1", "SU 2"]
+    out = batches(SERVERS, PLAN, "count", count=3, leaves=LEAVES)
+    assert [b["servers"] for b in out["batches"]] == [["srv-r01-01", "srv-r01-02", "srv-r02-01"], ["srv-r02-02"]]
+    assert out["batches"][1]["leaves"] == []  # r02's leaves came with srv-r02-01
+    assert out["sizes"] == [7, 1]
+
+
+def test_without_managed_leaves_the_batches_are_servers_only():
+    assert batches(SERVERS, PLAN, "rack")["sizes"] == [2, 2]
+
+
+def test_a_leaf_outside_the_run_is_not_batched():
+    out = batches(SERVERS[:2], PLAN, "rack", leaves=LEAVES, in_run=["srv-r01-01", "srv-r01-02", "r01-leaf-rail0"])
+    assert out["batches"] == [{"name": "rack r01", "leaves": ["r01-leaf-rail0"], "servers": ["srv-r01-01", "srv-r01-02"]}]
+
+
+@pytest.mark.parametrize("kwargs, words", [
+    ({"by": "row"}, "gpufabric_batch_by is 'row' (allowed: rack, su, count)"),
+    ({"by": "count", "count": 0}, "gpufabric_batch_count must be a whole number of servers of at least 1, not 0"),
+    ({"by": "count", "count": True}, "not True"),
+])
+def test_bad_batching_is_named(kwargs, words):
+    with pytest.raises(RolloutError) as err:
+        batches(SERVERS, PLAN, **kwargs)
+    assert words in err.value.msg
+
+
+READY = {"status": None, "gate": {"ready": True, "held": [], "hosts": {}, "leaf": []}}
+
+
+def test_a_server_whose_leaves_are_ready_is_not_held():
+    state = {leaf: READY for leaf in LEAVES}
+    assert holds("srv-r01-01", PLAN, state, LEAVES) == []
+
+
+def test_each_reason_names_the_leaf_and_the_port():
+    state = {
+        "r01-leaf-rail0": {"status": {"failed": True, "msg": "leaf refused revision 3: state invalid"}},
+        "r01-leaf-rail1": {"status": None, "gate": {"held": ["srv-r01-02"], "hosts": {"srv-r01-02": [
+            "r01-leaf-rail1:swp2 (cable ...) is down"]}}},
+    }
+    assert holds("srv-r01-02", PLAN, state, LEAVES) == [
+        {"leaf": "r01-leaf-rail0", "port": "swp2",
+         "reason": "its leaf r01-leaf-rail0 could not be configured: leaf refused revision 3: state invalid"},
+        {"leaf": "r01-leaf-rail1", "port": "swp2", "reason": "r01-leaf-rail1:swp2 (cable ...) is down"}]
+    assert holds("srv-r01-01", PLAN, state, LEAVES)[0]["leaf"] == "r01-leaf-rail0"
+    assert len(holds("srv-r01-01", PLAN, state, LEAVES)) == 1  # rail1's gate holds only srv-r01-02
+
+
+def test_an_unchecked_or_out_of_run_leaf_holds_its_servers():
+    found = holds("srv-r01-01", PLAN, {"r01-leaf-rail1": READY}, LEAVES, in_run=["srv-r01-01", "r01-leaf-rail1"])
+    assert found == [{"leaf": "r01-leaf-rail0", "port": "swp1", "reason": "its leaf r01-leaf-rail0 is not in this run "
+                      "(--limit): a leaf is configured and checked before its servers"}]
+    found = holds("srv-r01-01", PLAN, {"r01-leaf-rail1": READY}, LEAVES)
+    assert found[0]["reason"] == "its leaf r01-leaf-rail0 was not checked (the leaf gate did not run for it)"
+
+
+def test_unmanaged_leaves_hold_nobody_and_an_unplanned_server_is_held():
+    assert holds("srv-r01-01", PLAN, {}, leaves=None) == []
+    assert holds("srv-zz", PLAN, {}, LEAVES)[0]["reason"] == "srv-zz is not in the rail plan"
