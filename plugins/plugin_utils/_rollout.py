@@ -48,7 +48,8 @@ def _leaves_of(plan, host):
     entries = hosts.get(host) if isinstance(hosts, Mapping) else None
     if not isinstance(entries, list):
         return None
-    return [(e["leaf"], e.get("leaf_port")) for e in entries if isinstance(e, Mapping) and isinstance(e.get("leaf"), str)]
+    return [(e["leaf"], e.get("leaf_port")) for e in entries
+            if isinstance(e, Mapping) and isinstance(e.get("leaf"), str)]
 
 
 def _su_of(plan, host):
