@@ -12,7 +12,11 @@ from ansible_collections.gpufabric.mlnx.plugins.module_utils._validate import ki
 from ansible_collections.gpufabric.mlnx.plugins.plugin_utils._filters import filter_errors
 from ansible_collections.gpufabric.mlnx.plugins.plugin_utils._leaf import (
     LeafError, host_qos, leaf_config as _leaf_config, leaf_qos, qos_mismatches, readiness)
+from ansible_collections.gpufabric.mlnx.plugins.plugin_utils._preflight import QOS_VARS
 from ansible_collections.gpufabric.mlnx.plugins.plugin_utils._preflight import roce_qos_settings as _settings
+from ansible_collections.gpufabric.mlnx.plugins.plugin_utils._roles import read_vars
+
+QOS_READ = tuple(QOS_VARS)
 
 
 @filter_errors()
@@ -32,7 +36,10 @@ def leaf_qos_problems(host_settings, leaf_tree):
 
 
 @filter_errors()
-def roce_qos_settings(host_vars):
+def roce_qos_settings(host_vars, hostvars=None):
+    if hostvars is not None:  # names | roce_qos_settings(hostvars): {name: settings}
+        read = read_vars(host_vars, hostvars, QOS_READ, what="roce_qos_settings")
+        return {name: _settings(values) for name, values in read.items()}
     if not isinstance(host_vars, Mapping):
         raise LeafError("roce_qos_settings: the input must be a host's variables (hostvars[host]), not %s"
                         % kind_of(host_vars), parameter="_input")

@@ -6,6 +6,8 @@ plugins/plugin_utils/_rollout.py)."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+
 from ansible_collections.gpufabric.mlnx.plugins.plugin_utils._filters import filter_errors
 from ansible_collections.gpufabric.mlnx.plugins.plugin_utils._roles import read_vars
 from ansible_collections.gpufabric.mlnx.plugins.plugin_utils._rollout import batches, holds
@@ -18,9 +20,20 @@ def rollout_batches(names, hostvars, plan, by="rack", count=None, leaves=None, i
     return batches(servers, plan, by, count, leaves=leaves, in_run=in_run)
 
 
+LEAF_FACTS = ("gpufabric_leaf_status", "gpufabric_leaf_gate")
+
+
 @filter_errors()
-def leaf_holds(host, plan, leaves_state, leaves=None, in_run=None):
-    return holds(host, plan, leaves_state, leaves=leaves, in_run=in_run)
+def leaf_holds(host, plan, hostvars, leaves=None, in_run=None):
+    if not isinstance(plan, Mapping) or not isinstance(plan.get("hosts"), Mapping) or not isinstance(host, str):
+        return holds(host, plan, {}, leaves=leaves, in_run=in_run)
+    entries = plan["hosts"].get(host) if isinstance(plan["hosts"].get(host), list) else []
+    cabled = sorted({e["leaf"] for e in entries if isinstance(e, Mapping) and isinstance(e.get("leaf"), str)})
+    known = [leaf for leaf in cabled if isinstance(hostvars, Mapping) and leaf in hostvars]
+    read = read_vars(known, hostvars, LEAF_FACTS, what="leaf_holds", parameter="hostvars")
+    state = {leaf: {"status": values.get("gpufabric_leaf_status"), "gate": values.get("gpufabric_leaf_gate")}
+             for leaf, values in read.items()}
+    return holds(host, plan, state, leaves=leaves, in_run=in_run)
 
 
 class FilterModule:

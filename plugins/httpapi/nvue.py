@@ -19,6 +19,9 @@ description:
   - "Use it with C(ansible_connection: ansible.netcommon.httpapi), C(ansible_network_os: gpufabric.mlnx.nvue),
     C(ansible_httpapi_port: 8765), C(ansible_httpapi_use_ssl: true) (NVUE listens on HTTPS with a self-signed
     certificate - C(ansible_httpapi_validate_certs: false), or the switch's certificate in a CA path)."
+  - Ansible keys a persistent connection by address, C(ansible_port) and user, not by C(ansible_httpapi_port) - switches
+    that share one address (emulators on 127.0.0.1) need their port as C(ansible_port) too, or they share one
+    connection.
 author:
   - gpufabric.mlnx contributors (@gpufabric)
 """

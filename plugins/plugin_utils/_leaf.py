@@ -201,6 +201,8 @@ def leaf_qos_tree(host: Mapping) -> dict:
         tree["mapping"] = {GLOBAL: mapping}
     if host.get("pfc") is not None:
         tree["pfc"] = {GLOBAL: {"switch-priority": {str(p): {} for p in host["pfc"]}}}
+        if host["pfc"]:  # NVUE refuses PFC on a priority outside the RoCE lossless pool: the pool follows the PFC set
+            tree["traffic-pool"] = {"roce-lossless": {"switch-priority": {str(p): {} for p in host["pfc"]}}}
     if host.get("roce_priority") is not None and host.get("ecn"):
         tc = DEFAULT_SP_TC.get(host["roce_priority"], 0)
         tree["congestion-control"] = {GLOBAL: {"traffic-class": {str(tc): {"ecn": "enable"}}}}

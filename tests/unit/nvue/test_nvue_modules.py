@@ -16,7 +16,7 @@ CONFIG = {"interface": {"swp1": {"link": {"mtu": 9000}, "description": "srv-a:en
 
 def leaf(sw, password=PASSWORD):
     return {sw.hostname: {"ansible_host": "127.0.0.1", "ansible_connection": "ansible.netcommon.httpapi",
-                          "ansible_network_os": "gpufabric.mlnx.nvue", "ansible_httpapi_port": sw.port,
+                          "ansible_network_os": "gpufabric.mlnx.nvue", "ansible_httpapi_port": sw.port, "ansible_port": sw.port,
                           "ansible_httpapi_use_ssl": True, "ansible_httpapi_validate_certs": False,
                           "ansible_user": "cumulus", "ansible_password": password}}
 

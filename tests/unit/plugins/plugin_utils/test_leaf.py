@@ -86,6 +86,7 @@ def test_an_su_subnet_leaf_bridges_its_ports_into_one_vlan_with_the_gateway_on_t
     assert tree["bridge"] == {"domain": {"br_default": {"vlan": {"20": {}}}}}
     assert tree["qos"]["roce"] == {"enable": "on", "mode": "lossless"}
     assert tree["qos"]["pfc"] == {"default-global": {"switch-priority": {"3": {}}}}
+    assert tree["qos"]["traffic-pool"] == {"roce-lossless": {"switch-priority": {"3": {}}}}
 
 
 @pytest.mark.parametrize("settings, words", [

@@ -1,0 +1,126 @@
+# -*- coding: utf-8 -*-
+# Copyright: gpufabric.mlnx contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+"""The leaf and leaf_ready roles for real: two leaves of the NVUE emulator on 127.0.0.1 (httpapi), two servers (local
+connection) in one play, the leaves first - the leaves are configured from the rail plan, gated, and a server whose
+leaf is not ready for it is held (recorded, its play ended, never failed) while the other goes on."""
+import yaml
+from _roleplay import run
+from nvue_helpers import PASSWORD
+
+FABRIC = {"rails": 2, "su_prefix": 26, "racks_per_su": 1, "addressing": "p2p31",
+          "pools": {"rail0": "198.18.0.0/20", "rail1": "198.18.16.0/20"},
+          "nics": {"pci": ["0000:18:00.0", "0000:40:00.0"]}, "interface_names": ["enp24s0np0", "enp64s0np0"]}
+SERVERS = {"srv-r01-01": {"rack": "r01", "position": 1}, "srv-r01-02": {"rack": "r01", "position": 2}}
+LEAVES = ("su1-leaf-rail0", "su1-leaf-rail1")
+PLAY = yaml.safe_dump([{
+    "hosts": "su1-leaf-rail0,su1-leaf-rail1,srv-r01-01,srv-r01-02", "gather_facts": False,
+    "roles": [{"role": "gpufabric.mlnx.leaf", "when": "inventory_hostname in groups.leaves"},
+              "gpufabric.mlnx.leaf_ready"],
+    "tasks": [{"name": "Past the gate", "ansible.builtin.debug": {"msg": "touched"}}]}])
+
+
+def leaves(make_switch, **faults):
+    made = {}
+    for rail, name in enumerate(LEAVES):
+        sw = make_switch(name, ports="swp1-2")
+        for index, host in enumerate(SERVERS, 1):
+            sw.admin("port", "swp%d" % index, "--neighbor", "%s:%s" % (host, FABRIC["interface_names"][rail]))
+        for fault in faults.get(name, ()):
+            sw.admin("fault", "set", *fault)
+        made[name] = sw
+    return made
+
+
+def inventory(made, **extra):
+    out = {}
+    for name, sw in made.items():
+        out[name] = dict({"ansible_host": "127.0.0.1", "ansible_connection": "ansible.netcommon.httpapi",
+                          "ansible_network_os": "gpufabric.mlnx.nvue", "ansible_httpapi_port": sw.port, "ansible_port": sw.port,
+                          "ansible_httpapi_use_ssl": True, "ansible_httpapi_validate_certs": False,
+                          "ansible_user": "cumulus", "ansible_password": PASSWORD,
+                          "gpufabric_leaf_ready_interval": 1, "gpufabric_leaf_ready_timeout": 3,
+                          "gpufabric_fabric": FABRIC},
+                         **extra.get(name, {}))
+    return out
+
+
+def rollout(tmp_path, made, check=False, **extra):
+    return run(tmp_path, SERVERS, PLAY, check=check, group_vars={"gpufabric_fabric": FABRIC},
+               groups={"leaves": inventory(made, **extra)}, args=["--diff"] if check else [])
+
+
+def held(ran, host):
+    try:
+        return ran.task("Why this server's leaves hold it", host, role="leaf_ready")["ansible_facts"]["gpufabric_held"]
+    except AssertionError:
+        return None
+
+
+def touched(ran, host):
+    try:
+        ran.task("Past the gate", host)
+        return True
+    except AssertionError:
+        return False
+
+
+def test_leaves_are_configured_gated_and_their_servers_go_on_and_a_rerun_applies_nothing(tmp_path, make_switch):
+    made = leaves(make_switch)
+    marks = {name: sw.mark() for name, sw in made.items()}
+    ran = rollout(tmp_path, made)
+    assert ran.ok, ran
+    for name, sw in made.items():
+        assert len(sw.since(marks[name], "apply")) == 1
+        swp1 = sw.get("/interface/swp1?rev=applied&filled=false")
+        assert swp1["link"]["mtu"] == 9216 and swp1["description"].startswith("srv-r01-01:")
+        assert list(swp1["ip"]["address"]) == ["198.18.%d.0/31" % (0 if name.endswith("0") else 16)]
+        assert sw.get("/qos/roce?rev=applied&filled=false") == {"enable": "on", "mode": "lossless"}
+    for host in SERVERS:
+        assert held(ran, host) == [] and touched(ran, host)
+    marks = {name: sw.mark() for name, sw in made.items()}
+    again = rollout(tmp_path, made)
+    assert again.ok and all(sw.since(marks[n], "apply") == [] for n, sw in made.items())
+
+
+def test_a_port_in_protodown_holds_only_the_server_on_it(tmp_path, make_switch):
+    made = leaves(make_switch, **{"su1-leaf-rail1": [("protodown", "swp2")]})
+    ran = rollout(tmp_path, made)
+    assert ran.ok, ran  # held is not failed
+    assert held(ran, "srv-r01-01") == [] and touched(ran, "srv-r01-01")
+    hold = held(ran, "srv-r01-02")
+    assert [(h["leaf"], h["port"]) for h in hold] == [("su1-leaf-rail1", "swp2")]
+    assert "is in protodown (linkflap)" in hold[0]["reason"]
+    assert not touched(ran, "srv-r01-02")
+
+
+def test_a_leaf_that_refuses_its_configuration_holds_all_its_servers_and_is_not_failed(tmp_path, make_switch):
+    made = leaves(make_switch, **{"su1-leaf-rail0": [("invalid_apply", "interface.swp1.link.mtu", "not today")]})
+    ran = rollout(tmp_path, made)
+    assert ran.ok, ran
+    for host in SERVERS:
+        hold = held(ran, host)
+        assert [h["leaf"] for h in hold] == ["su1-leaf-rail0"]
+        assert "its leaf su1-leaf-rail0 could not be configured" in hold[0]["reason"]
+        assert "not today" in hold[0]["reason"]
+        assert not touched(ran, host)
+
+
+def test_a_leaf_whose_qos_differs_from_its_servers_holds_them(tmp_path, make_switch):
+    made = leaves(make_switch)
+    ran = rollout(tmp_path, made, **{"su1-leaf-rail0": {"gpufabric_roce_qos_pfc_priorities": [4]}})
+    assert ran.ok, ran
+    hold = held(ran, "srv-r01-01")
+    assert hold and "PFC priorities: the host has [3], the leaf [4]" in hold[0]["reason"]
+
+
+def test_check_mode_applies_nothing_and_still_holds_for_what_a_change_cannot_fix(tmp_path, make_switch):
+    made = leaves(make_switch, **{"su1-leaf-rail0": [("port_down", "swp1")]})
+    marks = {name: sw.mark() for name, sw in made.items()}
+    ran = rollout(tmp_path, made, check=True)
+    assert ran.ok, ran
+    assert all(sw.since(marks[n], "apply") == [] for n, sw in made.items())
+    assert ran.task("One revision - ports, addresses, RoCE QoS; applied only when the switch's own diff is not empty",
+                    "su1-leaf-rail1", role="leaf")["changed"] is True
+    assert held(ran, "srv-r01-02") == [] and touched(ran, "srv-r01-02")  # MTU/QoS not applied yet: not held
+    assert "is down" in held(ran, "srv-r01-01")[0]["reason"]
