@@ -872,37 +872,66 @@ def parse_endpoint(lab: Lab, text: str) -> tuple[Node, str]:
     return node, m.group(2)
 
 
+IFNAMES_DIR = "/run/gpufabric/ifnames"  # in a server: <rail interface> holds the name podman knows it by
+
 # Inside a server after `podman network connect` (podman 4.3 has no --interface-name there): rename the new
-# interface to the rail's name and give it its MTU back. $1 the new name podman gave, $2 the rail name, $3 MTU.
+# interface to the rail's name and give it its MTU and addresses back (a moved cable keeps the host's side).
+# $1 the new name podman gave, $2 the rail name, $3 MTU, then the addresses (CIDR) it had.
 RENAME_SCRIPT = """set -eu
-ip link set dev "$1" down
-ip link set dev "$1" name "$2"
-ip link set dev "$2" mtu "$3"
-ip link set dev "$2" up
-"""
+new=$1 name=$2 mtu=$3
+shift 3
+ip link set dev "$new" down
+ip link set dev "$new" name "$name"
+ip link set dev "$name" mtu "$mtu"
+for addr in "$@"; do ip address add "$addr" dev "$name"; done
+ip link set dev "$name" up
+mkdir -p {ifnames}
+echo "$new" > "{ifnames}/$name"
+""".replace("{ifnames}", IFNAMES_DIR)
+
+# Before `podman network disconnect`: netavark deletes the interface by the name podman gave it, so a rail
+# interface renamed by an earlier swap gets that name back first. $1 the rail interface.
+UNRENAME_SCRIPT = """set -eu
+if [ -s "{ifnames}/$1" ]; then
+  ip link set dev "$1" down
+  ip link set dev "$1" name "$(cat "{ifnames}/$1")"
+  rm -f "{ifnames}/$1"
+fi
+""".replace("{ifnames}", IFNAMES_DIR)
 
 
 def swap_argvs(a: tuple[str, str, str], b: tuple[str, str, str]) -> list[list[str]]:
     """The podman commands that put container a's end on b's cable network and b's on a's:
-    a, b = (container, network it is on now, the interface). Disconnect both, then connect crosswise."""
-    (ca, na, _ia), (cb, nb, _ib) = a, b
+    a, b = (container, network it is on now, the interface's MAC). Disconnect both, then connect crosswise,
+    each end keeping its MAC (the NIC moves, not its address)."""
+    (ca, na, ma), (cb, nb, mb) = a, b
     return [["podman", "network", "disconnect", na, ca], ["podman", "network", "disconnect", nb, cb],
-            ["podman", "network", "connect", nb, ca], ["podman", "network", "connect", na, cb]]
+            ["podman", "network", "connect", "--mac-address", ma, nb, ca],
+            ["podman", "network", "connect", "--mac-address", mb, na, cb]]
+
+
+def _link(pm: Podman, node: Node, iface: str) -> dict:
+    """The interface's MAC, MTU and global addresses (ip -j address show)."""
+    rows = json.loads(pm.run(["podman", "exec", node.container, "ip", "-j", "address", "show", "dev", iface]).stdout
+                      or "[]")
+    _need(bool(rows), f"{node.name}:{iface}", "no such interface in the container")
+    addrs = [f"{a['local']}/{a['prefixlen']}" for a in rows[0].get("addr_info") or []
+             if a.get("scope") == "global" and a.get("local")]
+    return {"mac": rows[0]["address"], "mtu": str(rows[0]["mtu"]), "addrs": addrs}
 
 
 def _netdevs(pm: Podman, container: str) -> set[str]:
     return set(pm.run(["podman", "exec", container, "ls", "/sys/class/net"]).stdout.split())
 
 
-def current_network(pm: Podman, node: Node, iface: str) -> str:
-    """The podman network the interface is on now (matched by MAC: podman inspect knows no interface names)."""
-    mac = pm.run(["podman", "exec", node.container, "cat", f"/sys/class/net/{iface}/address"]).stdout.strip()
+def current_network(pm: Podman, node: Node, mac: str) -> str:
+    """The podman network of the interface with this MAC (podman inspect knows no interface names)."""
     rows = json.loads(pm.run(["podman", "inspect", "--format", "json", node.container]).stdout or "[]")
     nets = (rows[0].get("NetworkSettings") or {}).get("Networks") or {} if rows else {}
     for net, info in nets.items():
         if (info.get("MacAddress") or "").lower() == mac.lower():
             return net
-    raise LabError(f"{node.name}:{iface} (MAC {mac}) is on none of {', '.join(sorted(nets)) or 'no network'}")
+    raise LabError(f"{node.name}: MAC {mac} is on none of {', '.join(sorted(nets)) or 'no network'}")
 
 
 def swap_cables(lab: Lab, pm: Podman, end_a: str, end_b: str) -> list[str]:
@@ -910,10 +939,12 @@ def swap_cables(lab: Lab, pm: Podman, end_a: str, end_b: str) -> list[str]:
     _need(lab.fabric is not None, lab.name, "has no per-cable networks (leaves: {per: rack, ...})")
     (na, ia), (nb, ib) = parse_endpoint(lab, end_a), parse_endpoint(lab, end_b)
     _need((na.name, ia) != (nb.name, ib), "swap-cables", f"{end_a} is named twice")
-    net_a, net_b = current_network(pm, na, ia), current_network(pm, nb, ib)
-    mtu = {(na.name, ia): pm.run(["podman", "exec", na.container, "cat", f"/sys/class/net/{ia}/mtu"]).stdout.strip(),
-           (nb.name, ib): pm.run(["podman", "exec", nb.container, "cat", f"/sys/class/net/{ib}/mtu"]).stdout.strip()}
-    disconnect_a, disconnect_b, connect_a, connect_b = swap_argvs((na.container, net_a, ia), (nb.container, net_b, ib))
+    link = {(na.name, ia): _link(pm, na, ia), (nb.name, ib): _link(pm, nb, ib)}
+    ma, mb = link[(na.name, ia)]["mac"], link[(nb.name, ib)]["mac"]
+    net_a, net_b = current_network(pm, na, ma), current_network(pm, nb, mb)
+    disconnect_a, disconnect_b, connect_a, connect_b = swap_argvs((na.container, net_a, ma), (nb.container, net_b, mb))
+    for node, iface in ((na, ia), (nb, ib)):
+        pm.run(["podman", "exec", node.container, "sh", "-c", UNRENAME_SCRIPT, "unrename", iface])
     pm.run(disconnect_a)
     pm.run(disconnect_b)
     for node, iface, argv in ((na, ia, connect_a), (nb, ib, connect_b)):
@@ -921,8 +952,9 @@ def swap_cables(lab: Lab, pm: Podman, end_a: str, end_b: str) -> list[str]:
         pm.run(argv)
         new = sorted(_netdevs(pm, node.container) - before)
         _need(len(new) == 1, node.name, f"after {shlex.join(argv)} expected one new interface, found {new}")
-        pm.run(["podman", "exec", node.container, "sh", "-c", RENAME_SCRIPT, "rename", new[0], iface,
-                mtu[(node.name, iface)]])
+        was = link[(node.name, iface)]
+        pm.run(["podman", "exec", node.container, "sh", "-c", RENAME_SCRIPT, "rename", new[0], iface, was["mtu"],
+                *was["addrs"]])
     if not lab.ipv6:
         _disable_host_ipv6(lab, pm)
     forward_lldp(lab, pm)
