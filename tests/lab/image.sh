@@ -3,6 +3,9 @@
 #
 #   tests/lab/image.sh            build only if the image is missing or built from other inputs
 #   tests/lab/image.sh --force    debootstrap a fresh rootfs and re-import the image
+#   GPUFABRIC_LAB_IMAGE=localhost/gpufabric-host:try tests/lab/image.sh
+#                                 build under another tag (try a package list without replacing the
+#                                 image the other labs use; name it in the lab file's `image:`)
 #
 # No container registry is reachable, so the image is a Debian rootfs made with debootstrap from
 # the mirror the machine's own apt sources name, then `podman import`ed. The rootfs tarball is
@@ -14,14 +17,16 @@ set -euo pipefail
 HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 BUILD="$HERE/build"
 SUITE="bookworm"
-IMAGE="localhost/gpufabric-host:$SUITE"
+IMAGE="${GPUFABRIC_LAB_IMAGE:-localhost/gpufabric-host:$SUITE}"
 # What an Ansible target and the lab tests need. No pciutils: the simulator provides lspci.
-PACKAGES="python3,iproute2,iputils-ping,tcpdump,procps,ethtool"
+# openssl: the NVUE emulator's certificate (leaves); lldpd: the servers' real LLDP agent;
+# openssh-server: installed, not configured (the nv CLI over SSH, a later step).
+PACKAGES="python3,iproute2,iputils-ping,tcpdump,procps,ethtool,openssl,lldpd,openssh-server"
 FORCE=0
 # Debian's own python3 first: a pyenv shim on PATH may point at a broken interpreter.
 PY="$(command -v /usr/bin/python3 || command -v python3)"
 
-usage() { sed -n '2,12s/^# \{0,1\}//p' "${BASH_SOURCE[0]}"; }
+usage() { sed -n '2,15s/^# \{0,1\}//p' "${BASH_SOURCE[0]}"; }
 for arg in "$@"; do
     case "$arg" in
         --force) FORCE=1 ;;

@@ -9,6 +9,8 @@ Run as root with the project's venv Python (PyYAML): .venv/bin/python tests/lab/
     lab.py exec      --lab FILE NODE [--] [COMMAND...]
     lab.py plan      --lab FILE            print the podman commands `up` would run
     lab.py inventory --lab FILE            print the Ansible inventory (hosts.yml) of the lab
+    lab.py nvued     --lab FILE [LEAF...]  start nvued again on fabric leaves where it died
+    lab.py swap-cables --lab FILE SERVER:IFACE SERVER:IFACE   swap two cables' server ends for real
 
 Every command is idempotent. `up` first removes whatever an earlier, interrupted run left under
 the same names, and on failure removes what it made (unless --keep-on-failure). `down` removes
@@ -41,6 +43,16 @@ DEFAULT_IMAGE = "localhost/gpufabric-host:bookworm"
 LAB_RANGE = ipaddress.ip_network("198.18.0.0/15")  # RFC 2544 benchmarking range: the lab's only
 LABEL = "gpufabric.lab"
 SIM_DIR = "/opt/mlxsim"  # where the simulator is copied inside each container
+DEFAULT_NVUE = REPO / "tests" / "nvue"
+NVUE_DIR = "/opt/nvuesim"  # where the NVUE emulator is copied inside each fabric leaf
+NVUE_STATE = "/var/lib/nvuesim"
+NVUE_PORT = 8765
+NVUE_PIDFILE = "/run/nvued.pid"
+NVUE_LOG = "/var/log/nvued.log"
+DEFAULT_LEAF_NAME = "{rack}-leaf-rail{rail}"
+DEFAULT_LEAF_PASSWORD = "Gpufabric-Lab-1"  # [invented] the lab leaves' REST password (test-only)
+# LLDP (01:80:c2:00:00:0e) is link-local: a Linux bridge drops it unless bit 14 of group_fwd_mask is set.
+LLDP_GROUP_FWD_MASK = 1 << 0x0E
 # mgmt addresses: servers from .11 upwards, leaves from .201 upwards (the gateway keeps .1).
 SERVER_HOST_OFFSET = 11
 LEAF_HOST_OFFSET = 201
@@ -55,6 +67,11 @@ _ENV = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 _IFNAME = re.compile(r"^[A-Za-z][A-Za-z0-9_.-]{0,14}$")
 # A kernel release as /boot/vmlinuz-<release> names it (uname -r), e.g. 6.1.0-26-amd64.
 _KERNEL = re.compile(r"[0-9][A-Za-z0-9.+~_-]{0,63}", re.ASCII)
+_RELEASE = re.compile(r"5\.[0-9]{1,2}\.[0-9]{1,2}", re.ASCII)
+_SPEED = re.compile(r"(1|10|25|40|50|100|200|400|800)G", re.ASCII)
+_PASSWORD = re.compile(r"[A-Za-z0-9!#%+,.:=@^_-]{8,64}", re.ASCII)
+_ENDPOINT = re.compile(r"([a-z0-9](?:[a-z0-9-]*[a-z0-9])?):([A-Za-z][A-Za-z0-9_.-]{0,14})", re.ASCII)
+_FABRIC_KEYS = {"per", "name", "release", "releases", "port_base", "speed", "password"}
 _TOP_KEYS = {"name", "image", "mgmt", "rails", "racks", "leaves", "time_scale", "rail_mtu", "rail_names",
              "nic_mtu", "ipv6", "env", "boot_kernel"}
 
@@ -79,6 +96,39 @@ class Node:
     rack: str | None = None
     position: int | None = None  # 1-based position in the rack (servers)
     rail: int | None = None  # the rail a leaf serves
+    ifnames: tuple[str, ...] = ()  # interface names in network order (fabric labs); empty: the rail rule
+    release: str | None = None  # fabric leaves: the Cumulus Linux release its emulator runs
+    ports: tuple[str, ...] = ()  # fabric leaves: its server-facing ports swpN, in port order
+
+
+@dataclass(frozen=True)
+class Cable:
+    """One cable of a fabric lab: a server's rail interface <-> a leaf port, its own podman network."""
+
+    network: str
+    rack: str
+    rail: int
+    server: str
+    iface: str
+    leaf: str
+    port: str
+
+    @property
+    def label(self) -> str:
+        """The cable label as docs/rails.md writes it: host:iface -> leaf:port."""
+        return f"{self.server}:{self.iface} -> {self.leaf}:{self.port}"
+
+
+@dataclass(frozen=True)
+class Fabric:
+    """The `leaves: {per: rack, ...}` form: a leaf per rack per rail running the NVUE emulator."""
+
+    name: str = DEFAULT_LEAF_NAME
+    release: str = "5.9.1"
+    releases: tuple[tuple[str, str], ...] = ()  # (leaf, release) overrides
+    port_base: int = 1
+    speed: str = "400G"
+    password: str = DEFAULT_LEAF_PASSWORD
 
 
 @dataclass(frozen=True)
@@ -98,6 +148,8 @@ class Lab:
     env: dict[str, str] = field(default_factory=dict)
     rail_names: tuple[str, ...] = ()  # servers' rail interface names; empty: eth1..ethN
     boot_kernel: str = ""  # a kernel release the servers' /boot holds (vmlinuz + initrd), as a real host's; "": none
+    fabric: Fabric | None = None  # the fabric form of `leaves`: per-cable networks, the NVUE emulator
+    cables: tuple[Cable, ...] = ()
 
     def rail_name(self, index: int) -> str:
         """The name of rail ``index``'s interface in a server (eth1.. unless the lab file names them)."""
@@ -109,7 +161,15 @@ class Lab:
 
     @property
     def networks(self) -> tuple[str, ...]:
-        return (self.mgmt_network,) + self.rail_networks
+        return (self.mgmt_network,) + self.rail_networks + tuple(c.network for c in self.cables)
+
+    def cable(self, server: str, iface: str) -> Cable:
+        """The cable the plan puts on a server's interface."""
+        for c in self.cables:
+            if (c.server, c.iface) == (server, iface):
+                return c
+        known = ", ".join(f"{c.server}:{c.iface}" for c in self.cables) or "none: not a fabric lab"
+        raise LabError(f"lab {self.name!r}: no cable on {server}:{iface} (cables: {known})")
 
     @property
     def racks(self) -> dict[str, list[Node]]:
@@ -244,10 +304,19 @@ def load_lab(data: Any, source: str = "lab file") -> Lab:
 
     leaves_in = top.get("leaves")
     leaves: list[Node] = []
-    if leaves_in not in (None, False):
+    fabric: Fabric | None = None
+    cables: list[Cable] = []
+    if isinstance(leaves_in, dict) and "per" in leaves_in:
+        fabric = _fabric(leaves_in, f"{source}: leaves")
+        rail_networks = ()
+        ifaces = [rail_names[i] if rail_names else f"eth{i + 1}" for i in range(rails)]
+        servers, leaves, cables = _wire_fabric(fabric, servers, rails, ifaces, prefix, mgmt_network, hosts, seen,
+                                               f"{source}: leaves")
+    elif leaves_in not in (None, False):
         spec = {} if leaves_in is True else _mapping(leaves_in, f"{source}: leaves")
         unknown = sorted(set(spec) - {"profile"})
-        _need(not unknown, f"{source}: leaves", f"unknown key(s) {', '.join(unknown)}; allowed: profile")
+        _need(not unknown, f"{source}: leaves", f"unknown key(s) {', '.join(unknown)}; allowed: profile "
+              f"(or the fabric form: {', '.join(sorted(_FABRIC_KEYS))})")
         profile = spec.get("profile")
         _need(profile is None or (isinstance(profile, str) and profile.strip() != ""),
               f"{source}: leaves.profile", "must be a profile name or absent")
@@ -265,7 +334,88 @@ def load_lab(data: Any, source: str = "lab file") -> Lab:
     return Lab(name=name, image=image, mgmt_network=mgmt_network, mgmt_subnet=str(subnet),
                rails=rails, rail_networks=rail_networks, servers=tuple(servers),
                leaves=tuple(leaves), time_scale=float(scale), rail_mtu=rail_mtu,
-               nic_mtu=nic_mtu, ipv6=ipv6, env=env, rail_names=tuple(rail_names), boot_kernel=boot_kernel)
+               nic_mtu=nic_mtu, ipv6=ipv6, env=env, rail_names=tuple(rail_names), boot_kernel=boot_kernel,
+               fabric=fabric, cables=tuple(cables))
+
+
+def _fabric(spec: dict, where: str) -> Fabric:
+    """Validate the fabric form of `leaves` (the keys only; the names are checked when wired)."""
+    unknown = sorted(set(spec) - _FABRIC_KEYS)
+    _need(not unknown, where, f"unknown key(s) {', '.join(unknown)}; allowed: {', '.join(sorted(_FABRIC_KEYS))}")
+    _need(spec["per"] == "rack", f"{where}.per", f"must be 'rack' (a leaf per rack per rail), got {spec['per']!r}")
+    template = spec.get("name", DEFAULT_LEAF_NAME)
+    _need(isinstance(template, str) and "{rack}" in template and "{rail}" in template
+          and not re.search(r"[{}]", template.replace("{rack}", "").replace("{rail}", "")), f"{where}.name",
+          f"{template!r} must contain {{rack}} and {{rail}} and no other placeholder, "
+          f"e.g. {DEFAULT_LEAF_NAME!r}")
+
+    def release(value: Any, at: str) -> str:
+        _need(isinstance(value, str) and bool(_RELEASE.fullmatch(value)), at,
+              f"{value!r} is not a Cumulus Linux release 5.<minor>.<patch> such as '5.9.1'")
+        return value
+
+    default = release(spec.get("release", "5.9.1"), f"{where}.release")
+    overrides = spec.get("releases") or {}
+    _mapping(overrides, f"{where}.releases")
+    pinned = tuple((str(k), release(v, f"{where}.releases.{k}")) for k, v in overrides.items())
+    port_base = _int(spec.get("port_base", 1), f"{where}.port_base", 1, 128)
+    speed = spec.get("speed", "400G")
+    _need(isinstance(speed, str) and bool(_SPEED.fullmatch(speed)), f"{where}.speed",
+          f"{speed!r} is not a port speed (1G, 10G, 25G, 40G, 50G, 100G, 200G, 400G or 800G)")
+    password = spec.get("password", DEFAULT_LEAF_PASSWORD)
+    _need(isinstance(password, str) and bool(_PASSWORD.fullmatch(password)), f"{where}.password",
+          "must be 8-64 of letters, digits and !#%+,.:=@^_- (it is passed to nvuesim init and the inventory)")
+    return Fabric(name=template, release=default, releases=pinned, port_base=port_base, speed=speed,
+                  password=password)
+
+
+def cable_network(lab_name: str, rack: str, rail: int, port: str) -> str:
+    """The podman network of one cable: <lab>-<rack>-r<rail>-<port>, e.g. gffab-r01-r0-swp1 (README: names)."""
+    return f"{lab_name}-{rack}-r{rail}-{port}"
+
+
+def _wire_fabric(fabric: Fabric, servers: list[Node], rails: int, ifaces: list[str], prefix: str,
+                 mgmt_network: str, hosts: Any, seen: dict[str, str], where: str):
+    """The leaves of a fabric lab (per rack per rail), one cable per server rail interface, and the servers
+    re-made with their cable networks (eth0 mgmt, then rail 0..N-1 under the lab's rail names)."""
+    import dataclasses
+
+    by_rack: dict[str, list[Node]] = {}
+    for node in servers:
+        by_rack.setdefault(node.rack, []).append(node)
+    leaves: list[Node] = []
+    cables: list[Cable] = []
+    server_nets: dict[str, list[str]] = {n.name: [] for n in servers}
+    lab_name = prefix[:-1]
+    for rack, members in by_rack.items():
+        for rail in range(rails):
+            lname = fabric.name.replace("{rack}", rack).replace("{rail}", str(rail))
+            _need(bool(_HOST.match(lname)) and len(lname) <= 40, f"{where}.name",
+                  f"gives {lname!r} for rack {rack!r} rail {rail}: not a valid host name "
+                  "(lowercase letters, digits and '-', at most 40 characters)")
+            _need(lname not in seen, f"{where}.name", f"leaf {lname!r} is already used at {seen.get(lname)}")
+            seen[lname] = f"{where} (rack {rack}, rail {rail})"
+            ports = []
+            nets = [mgmt_network]
+            for pos, node in enumerate(members):
+                port = f"swp{pos + fabric.port_base}"
+                cable = Cable(network=cable_network(lab_name, rack, rail, port), rack=rack, rail=rail,
+                              server=node.name, iface=ifaces[rail], leaf=lname, port=port)
+                cables.append(cable)
+                ports.append(port)
+                nets.append(cable.network)
+                server_nets[node.name].append(cable.network)
+            leaves.append(Node(name=lname, role="leaf", container=prefix + lname,
+                               mgmt_ip=str(hosts + LEAF_HOST_OFFSET + len(leaves)), networks=tuple(nets),
+                               rack=rack, rail=rail, ifnames=("eth0", *ports), ports=tuple(ports),
+                               release=dict(fabric.releases).get(lname, fabric.release)))
+    names = {n.name for n in leaves}
+    for leaf, _rel in fabric.releases:
+        _need(leaf in names, f"{where}.releases.{leaf}",
+              f"is not a leaf of this lab (leaves: {', '.join(sorted(names))})")
+    servers = [dataclasses.replace(n, networks=(mgmt_network, *server_nets[n.name]), ifnames=("eth0", *ifaces))
+               for n in servers]
+    return servers, leaves, cables
 
 
 def read_lab(path: str | os.PathLike) -> Lab:
@@ -293,9 +443,12 @@ def network_create_argvs(lab: Lab) -> list[list[str]]:
     aardvark-dns forwarding queries to the host's resolvers): lab traffic stays on the bridges.
     """
     label = ["--label", f"{LABEL}={lab.name}"]
+    # A fabric lab's controller talks HTTPS to the leaves' emulators: the mgmt bridge gets the gateway
+    # address (.1) on the host. Still --internal: no NAT, no default route in the containers.
+    gateway = ["--gateway", str(ipaddress.ip_network(lab.mgmt_subnet).network_address + 1)] if lab.fabric else []
     argvs = [[
         "podman", "network", "create", "--driver", "bridge", "--internal", "--disable-dns",
-        "--ipam-driver", "host-local", "--subnet", lab.mgmt_subnet, *label,
+        "--ipam-driver", "host-local", "--subnet", lab.mgmt_subnet, *gateway, *label,
         "--label", "gpufabric.net=mgmt", lab.mgmt_network,
     ]]
     for i, net in enumerate(lab.rail_networks):
@@ -303,6 +456,12 @@ def network_create_argvs(lab: Lab) -> list[list[str]]:
             "podman", "network", "create", "--driver", "bridge", "--internal", "--disable-dns",
             "--ipam-driver", "none", "--opt", f"mtu={lab.rail_mtu}", *label,
             "--label", f"gpufabric.net=rail{i}", net,
+        ])
+    for c in lab.cables:
+        argvs.append([
+            "podman", "network", "create", "--driver", "bridge", "--internal", "--disable-dns",
+            "--ipam-driver", "none", "--opt", f"mtu={lab.rail_mtu}", *label,
+            "--label", f"gpufabric.net=rail{c.rail}", "--label", f"gpufabric.cable={c.label}", c.network,
         ])
     return argvs
 
@@ -358,7 +517,10 @@ def container_run_argv(lab: Lab, node: Node, mask_dirs: Sequence[str] = PROC_SYS
     for key, value in container_env(lab).items():
         argv += ["--env", f"{key}={value}"]
     for i, net in enumerate(node.networks):
-        iface = lab.rail_name(i - 1) if node.role == "server" and i > 0 else f"eth{i}"
+        if node.ifnames:
+            iface = node.ifnames[i]
+        else:
+            iface = lab.rail_name(i - 1) if node.role == "server" and i > 0 else f"eth{i}"
         opts = [f"interface_name={iface}"]
         if net == lab.mgmt_network:
             opts.insert(0, f"ip={node.mgmt_ip}")
@@ -401,6 +563,62 @@ def provision_argv(lab: Lab, node: Node, with_sim: bool = True) -> list[str]:
             profile, node.name, str(lab.nic_mtu), lab.boot_kernel if server else "", *nics]
 
 
+# A fabric leaf, after tests/nvue was copied to NVUE_DIR: link its tools and make the switch state.
+# $1 hostname, $2 release, $3 ports (swp1,swp2,...), $4 speed, $5 password.
+LEAF_PROVISION_SCRIPT = """set -eu
+for f in {nvue}/bin/*; do
+  if [ -f "$f" ] && [ -x "$f" ]; then ln -sfn "$f" /usr/local/sbin/; fi
+done
+nvuesim init --state {state} --hostname "$1" --release "$2" --ports "$3" --speed "$4" --password "$5" \\
+  --provider lab --force
+""".format(nvue=NVUE_DIR, state=NVUE_STATE)
+
+# nvued in the background, unless the one of the pid file still runs. $1 the mgmt address.
+NVUED_START_SCRIPT = """set -eu
+if [ -s {pid} ] && kill -0 "$(cat {pid})" 2>/dev/null; then exit 0; fi
+exec nvued --state {state} --listen "$1:{port}" --pidfile {pid} >>{log} 2>&1
+""".format(pid=NVUE_PIDFILE, state=NVUE_STATE, port=NVUE_PORT, log=NVUE_LOG)
+
+# A fabric server's LLDP agent (lldpd of Debian 12): its name, the interface name as port id, a frame a
+# second, only on the rail interfaces. $1 hostname, then the rail interfaces. The names were validated
+# (hostname-safe, interface names) before they reach the configuration file.
+LLDPD_SCRIPT = """set -eu
+host=$1
+shift
+pattern=$(IFS=,; echo "$*")
+mkdir -p /etc/lldpd.d
+printf '%s\\n' "configure system hostname $host" "configure system interface pattern $pattern" \\
+  "configure lldp portidsubtype ifname" "configure lldp tx-interval 1" > /etc/lldpd.d/gpufabric.conf
+if pidof lldpd >/dev/null; then lldpcli -c /etc/lldpd.d/gpufabric.conf >/dev/null; else lldpd; fi
+"""
+
+
+def nvue_copy_argv(node: Node, nvue: Path) -> list[str]:
+    return ["podman", "cp", str(nvue), f"{node.container}:{NVUE_DIR}"]
+
+
+def leaf_provision_argv(lab: Lab, node: Node) -> list[str]:
+    """`nvuesim init` of a fabric leaf: its name, release, server-facing ports, speed and the lab's password."""
+    assert lab.fabric is not None and node.role == "leaf"
+    return ["podman", "exec", node.container, "sh", "-c", LEAF_PROVISION_SCRIPT, "leaf",
+            node.name, node.release or lab.fabric.release, ",".join(node.ports), lab.fabric.speed,
+            lab.fabric.password]
+
+
+def nvued_start_argv(node: Node) -> list[str]:
+    """nvued on the leaf's mgmt address, detached (podman exec --detach); a running one is left alone."""
+    return ["podman", "exec", "--detach", node.container, "sh", "-c", NVUED_START_SCRIPT, "nvued", node.mgmt_ip]
+
+
+def lldpd_argv(lab: Lab, node: Node) -> list[str]:
+    return ["podman", "exec", node.container, "sh", "-c", LLDPD_SCRIPT, "lldpd", node.name,
+            *[lab.rail_name(i) for i in range(lab.rails)]]
+
+
+def nvue_url(node: Node, path: str = "/nvue_v1/system") -> str:
+    return f"https://{node.mgmt_ip}:{NVUE_PORT}{path}"
+
+
 def remove_containers_argv(names: Iterable[str]) -> list[str]:
     return ["podman", "rm", "--force", "--ignore", "--time", "0", *names]
 
@@ -409,14 +627,25 @@ def remove_networks_argv(names: Iterable[str]) -> list[str]:
     return ["podman", "network", "rm", "--force", *names]
 
 
-def plan(lab: Lab, sim: Path | None, mask_dirs: Sequence[str] = PROC_SYS_GLOBAL) -> list[list[str]]:
+def plan(lab: Lab, sim: Path | None, mask_dirs: Sequence[str] = PROC_SYS_GLOBAL,
+         nvue: Path = DEFAULT_NVUE) -> list[list[str]]:
     """Every podman command `up` runs after its cleanup, in order (within a step: in parallel)."""
     steps = network_create_argvs(lab)
     steps += [container_run_argv(lab, n, mask_dirs) for n in lab.nodes]
     for node in lab.nodes:
-        if sim is not None:
-            steps.append(sim_copy_argv(node, sim))
-        steps.append(provision_argv(lab, node, with_sim=sim is not None))
+        steps += provision_steps(lab, node, sim, nvue)
+    return steps
+
+
+def provision_steps(lab: Lab, node: Node, sim: Path | None, nvue: Path = DEFAULT_NVUE) -> list[list[str]]:
+    """What `up` runs in one container after it started: the simulator (servers, legacy leaves), or the NVUE
+    emulator and nvued (fabric leaves); lldpd on a fabric lab's servers."""
+    if lab.fabric and node.role == "leaf":
+        return [nvue_copy_argv(node, nvue), leaf_provision_argv(lab, node), nvued_start_argv(node)]
+    steps = [sim_copy_argv(node, sim)] if sim is not None else []
+    steps.append(provision_argv(lab, node, with_sim=sim is not None))
+    if lab.fabric:
+        steps.append(lldpd_argv(lab, node))
     return steps
 
 
@@ -437,7 +666,9 @@ def inventory(lab: Lab) -> dict:
             for n in nodes
         }}
     groups: dict[str, Any] = {"servers": {"children": racks}}
-    if lab.leaves:
+    if lab.fabric:
+        groups["leaves"] = {"hosts": {n.name: leaf_hostvars(lab, n) for n in lab.leaves}}
+    elif lab.leaves:
         leaves = {}
         for n in lab.leaves:
             leaves[n.name] = {"ansible_host": n.container, "rail": n.rail}
@@ -445,6 +676,15 @@ def inventory(lab: Lab) -> dict:
                 leaves[n.name]["sim_profile"] = n.profile
         groups["leaves"] = {"hosts": leaves}
     return {"all": {"children": groups}}
+
+
+def leaf_hostvars(lab: Lab, node: Node) -> dict:
+    """A fabric leaf reached over the emulator's REST API (ansible.netcommon.httpapi, gpufabric.mlnx.nvue)."""
+    return {"ansible_host": node.mgmt_ip, "ansible_connection": "ansible.netcommon.httpapi",
+            "ansible_network_os": "gpufabric.mlnx.nvue", "ansible_httpapi_port": NVUE_PORT,
+            "ansible_httpapi_use_ssl": True, "ansible_httpapi_validate_certs": False,
+            "ansible_user": "cumulus", "ansible_password": lab.fabric.password,
+            "rack": node.rack, "rail": node.rail}
 
 
 def render_inventory(lab: Lab, lab_file: str) -> str:
@@ -544,6 +784,183 @@ def _disable_host_ipv6(lab: Lab, pm: Podman) -> None:
                 pass
 
 
+def _bridges(pm: Podman, networks: Sequence[str]) -> dict[str, str]:
+    """network -> its Linux bridge on the host (podman names them podmanN)."""
+    if not networks:
+        return {}
+    proc = pm.run(["podman", "network", "inspect", *networks], check=False)
+    try:
+        rows = json.loads(proc.stdout or "[]")
+    except ValueError:
+        return {}
+    return {r["name"]: r["network_interface"] for r in rows if r.get("name") and r.get("network_interface")}
+
+
+def forward_lldp(lab: Lab, pm: Podman) -> None:
+    """Let LLDP cross each cable's bridge: 01:80:c2:00:00:0e is a link-local group a Linux bridge never
+    forwards unless bit 14 of its group_fwd_mask is set (the kernel refuses only bits 0-2)."""
+    for net, bridge in _bridges(pm, [c.network for c in lab.cables]).items():
+        mask = Path("/sys/class/net", bridge, "bridge", "group_fwd_mask")
+        try:
+            mask.write_text(f"{LLDP_GROUP_FWD_MASK}\n")
+        except OSError as exc:
+            raise LabError(f"cable network {net}: cannot set {mask} (LLDP would not pass): {exc.strerror}") from None
+
+
+def _nvued_answers(lab: Lab, node: Node, timeout: float = 3.0) -> str | None:
+    """None when the leaf's nvued answers GET /nvue_v1/system over HTTPS (any status), else why not."""
+    import base64
+    import ssl
+    import urllib.error
+    import urllib.request
+
+    ctx = ssl.create_default_context()
+    ctx.check_hostname = False
+    ctx.verify_mode = ssl.CERT_NONE  # the emulator's self-signed certificate
+    auth = base64.b64encode(f"cumulus:{lab.fabric.password}".encode()).decode()
+    req = urllib.request.Request(nvue_url(node), headers={"Authorization": f"Basic {auth}"})
+    try:
+        with urllib.request.urlopen(req, timeout=timeout, context=ctx) as resp:
+            resp.read()
+        return None
+    except urllib.error.HTTPError as exc:
+        return None if exc.code in (401, 403) else f"HTTP {exc.code}"
+    except (OSError, ValueError) as exc:
+        return str(getattr(exc, "reason", exc))
+
+
+def wait_nvued(lab: Lab, nodes: Sequence[Node], timeout: float = 90.0) -> None:
+    """Wait until every leaf's nvued answers over HTTPS from here (the controller)."""
+    deadline = time.monotonic() + timeout
+    waiting = {n.name: "not tried" for n in nodes}
+    while waiting:
+        for node in [n for n in nodes if n.name in waiting]:
+            why = _nvued_answers(lab, node)
+            if why is None:
+                del waiting[node.name]
+            else:
+                waiting[node.name] = why
+        if not waiting:
+            return
+        if time.monotonic() > deadline:
+            raise LabError("nvued does not answer on " + ", ".join(
+                f"{name} ({lab.node(name).mgmt_ip}:{NVUE_PORT}: {why}; see {NVUE_LOG} in the leaf)"
+                for name, why in sorted(waiting.items())))
+        time.sleep(0.5)
+
+
+def restart_nvued(lab: Lab, pm: Podman, names: Sequence[str]) -> list[str]:
+    """Start nvued again on the leaves (all when none named) where it is not running; wait for them."""
+    _need(lab.fabric is not None, lab.name, "has no fabric leaves (leaves: {per: rack, ...}), so no nvued")
+    nodes = [lab.node(n) for n in names] if names else list(lab.leaves)
+    for node in nodes:
+        _need(node.role == "leaf", node.name, "is a server; nvued runs on the leaves")
+    pm.each(lambda n: pm.run(nvued_start_argv(n)), nodes)
+    wait_nvued(lab, nodes)
+    return [n.name for n in nodes]
+
+
+def parse_endpoint(lab: Lab, text: str) -> tuple[Node, str]:
+    """SERVER:IFACE of a server's rail interface in a fabric lab."""
+    m = _ENDPOINT.fullmatch(text)
+    _need(bool(m), "swap-cables", f"{text!r} is not SERVER:IFACE (e.g. srv-r01-01:{lab.rail_name(0)})")
+    node = lab.node(m.group(1))
+    _need(node.role == "server", "swap-cables", f"{m.group(1)!r} is a leaf; name the server ends of the cables")
+    rails = [lab.rail_name(i) for i in range(lab.rails)]
+    _need(m.group(2) in rails, "swap-cables",
+          f"{text!r}: {m.group(2)!r} is not a rail interface of {node.name} (one of {', '.join(rails)})")
+    return node, m.group(2)
+
+
+IFNAMES_DIR = "/run/gpufabric/ifnames"  # in a server: <rail interface> holds the name podman knows it by
+
+# Inside a server after `podman network connect` (podman 4.3 has no --interface-name there): rename the new
+# interface to the rail's name and give it its MTU and addresses back (a moved cable keeps the host's side).
+# $1 the new name podman gave, $2 the rail name, $3 MTU, then the addresses (CIDR) it had.
+RENAME_SCRIPT = """set -eu
+new=$1 name=$2 mtu=$3
+shift 3
+ip link set dev "$new" down
+ip link set dev "$new" name "$name"
+ip link set dev "$name" mtu "$mtu"
+for addr in "$@"; do ip address add "$addr" dev "$name"; done
+ip link set dev "$name" up
+mkdir -p {ifnames}
+echo "$new" > "{ifnames}/$name"
+""".replace("{ifnames}", IFNAMES_DIR)
+
+# Before `podman network disconnect`: netavark deletes the interface by the name podman gave it, so a rail
+# interface renamed by an earlier swap gets that name back first. $1 the rail interface.
+UNRENAME_SCRIPT = """set -eu
+if [ -s "{ifnames}/$1" ]; then
+  ip link set dev "$1" down
+  ip link set dev "$1" name "$(cat "{ifnames}/$1")"
+  rm -f "{ifnames}/$1"
+fi
+""".replace("{ifnames}", IFNAMES_DIR)
+
+
+def swap_argvs(a: tuple[str, str, str], b: tuple[str, str, str]) -> list[list[str]]:
+    """The podman commands that put container a's end on b's cable network and b's on a's:
+    a, b = (container, network it is on now, the interface's MAC). Disconnect both, then connect crosswise,
+    each end keeping its MAC (the NIC moves, not its address)."""
+    (ca, na, ma), (cb, nb, mb) = a, b
+    return [["podman", "network", "disconnect", na, ca], ["podman", "network", "disconnect", nb, cb],
+            ["podman", "network", "connect", "--mac-address", ma, nb, ca],
+            ["podman", "network", "connect", "--mac-address", mb, na, cb]]
+
+
+def _link(pm: Podman, node: Node, iface: str) -> dict:
+    """The interface's MAC, MTU and global addresses (ip -j address show)."""
+    rows = json.loads(pm.run(["podman", "exec", node.container, "ip", "-j", "address", "show", "dev", iface]).stdout
+                      or "[]")
+    _need(bool(rows), f"{node.name}:{iface}", "no such interface in the container")
+    addrs = [f"{a['local']}/{a['prefixlen']}" for a in rows[0].get("addr_info") or []
+             if a.get("scope") == "global" and a.get("local")]
+    return {"mac": rows[0]["address"], "mtu": str(rows[0]["mtu"]), "addrs": addrs}
+
+
+def _netdevs(pm: Podman, container: str) -> set[str]:
+    return set(pm.run(["podman", "exec", container, "ls", "/sys/class/net"]).stdout.split())
+
+
+def current_network(pm: Podman, node: Node, mac: str) -> str:
+    """The podman network of the interface with this MAC (podman inspect knows no interface names)."""
+    rows = json.loads(pm.run(["podman", "inspect", "--format", "json", node.container]).stdout or "[]")
+    nets = (rows[0].get("NetworkSettings") or {}).get("Networks") or {} if rows else {}
+    for net, info in nets.items():
+        if (info.get("MacAddress") or "").lower() == mac.lower():
+            return net
+    raise LabError(f"{node.name}: MAC {mac} is on none of {', '.join(sorted(nets)) or 'no network'}")
+
+
+def swap_cables(lab: Lab, pm: Podman, end_a: str, end_b: str) -> list[str]:
+    """Swap two server ends: each goes onto the other's cable network, its interface name and MTU kept."""
+    _need(lab.fabric is not None, lab.name, "has no per-cable networks (leaves: {per: rack, ...})")
+    (na, ia), (nb, ib) = parse_endpoint(lab, end_a), parse_endpoint(lab, end_b)
+    _need((na.name, ia) != (nb.name, ib), "swap-cables", f"{end_a} is named twice")
+    link = {(na.name, ia): _link(pm, na, ia), (nb.name, ib): _link(pm, nb, ib)}
+    ma, mb = link[(na.name, ia)]["mac"], link[(nb.name, ib)]["mac"]
+    net_a, net_b = current_network(pm, na, ma), current_network(pm, nb, mb)
+    disconnect_a, disconnect_b, connect_a, connect_b = swap_argvs((na.container, net_a, ma), (nb.container, net_b, mb))
+    for node, iface in ((na, ia), (nb, ib)):
+        pm.run(["podman", "exec", node.container, "sh", "-c", UNRENAME_SCRIPT, "unrename", iface])
+    pm.run(disconnect_a)
+    pm.run(disconnect_b)
+    for node, iface, argv in ((na, ia, connect_a), (nb, ib, connect_b)):
+        before = _netdevs(pm, node.container)
+        pm.run(argv)
+        new = sorted(_netdevs(pm, node.container) - before)
+        _need(len(new) == 1, node.name, f"after {shlex.join(argv)} expected one new interface, found {new}")
+        was = link[(node.name, iface)]
+        pm.run(["podman", "exec", node.container, "sh", "-c", RENAME_SCRIPT, "rename", new[0], iface, was["mtu"],
+                *was["addrs"]])
+    if not lab.ipv6:
+        _disable_host_ipv6(lab, pm)
+    forward_lldp(lab, pm)
+    return [f"{na.name}:{ia} now on {net_b}", f"{nb.name}:{ib} now on {net_a}"]
+
+
 def _timed(label: str, func: Callable[[], Any], timings: list) -> Any:
     start = time.monotonic()
     result = func()
@@ -552,11 +969,14 @@ def _timed(label: str, func: Callable[[], Any], timings: list) -> Any:
     return result
 
 
-def up(lab: Lab, pm: Podman, sim: Path | None, keep_on_failure: bool = False) -> list[tuple[str, float]]:
+def up(lab: Lab, pm: Podman, sim: Path | None, keep_on_failure: bool = False,
+       nvue: Path = DEFAULT_NVUE) -> list[tuple[str, float]]:
     """Create the lab from scratch; on any failure (or ^C) remove it again unless asked not to."""
     if sim is not None and not (sim / "bin").is_dir():
         raise LabError(f"simulator not found: {sim}/bin does not exist "
                        f"(pass --sim DIR, or --no-sim to start the lab without it)")
+    if lab.fabric and not (nvue / "bin" / "nvued").is_file():
+        raise LabError(f"NVUE emulator not found: {nvue}/bin/nvued does not exist")
     if pm.run(["podman", "image", "exists", lab.image], check=False).returncode != 0:
         raise LabError(f"image {lab.image} is missing: build it with tests/lab/image.sh")
     timings: list[tuple[str, float]] = []
@@ -570,14 +990,18 @@ def up(lab: Lab, pm: Podman, sim: Path | None, keep_on_failure: bool = False) ->
                timings)
 
         def provision(node: Node) -> None:
-            if sim is not None:
-                pm.run(sim_copy_argv(node, sim))
-            pm.run(provision_argv(lab, node, with_sim=sim is not None))
+            for argv in provision_steps(lab, node, sim, nvue):
+                pm.run(argv)
 
         what = "installed the simulator and ran mlxsim init" if sim is not None else "provisioned (no simulator)"
+        if lab.fabric:
+            what += "; the NVUE emulator in the leaves, lldpd in the servers"
         _timed(what, lambda: pm.each(provision, list(lab.nodes)), timings)
         if not lab.ipv6:
             _disable_host_ipv6(lab, pm)
+        if lab.fabric:
+            forward_lldp(lab, pm)
+            _timed(f"nvued answers on {len(lab.leaves)} leaves", lambda: wait_nvued(lab, lab.leaves), timings)
     except BaseException:
         if not keep_on_failure:
             print("lab: up failed; removing what it made", file=sys.stderr)
@@ -640,6 +1064,8 @@ def _parser() -> argparse.ArgumentParser:
     p = command("up", "create the lab (after removing leftovers with the same names)")
     p.add_argument("--sim", type=Path, default=Path(os.environ.get("GPUFABRIC_LAB_SIM", DEFAULT_SIM)),
                    help="simulator directory to copy into every container (default: tests/sim)")
+    p.add_argument("--nvue", type=Path, default=DEFAULT_NVUE,
+                   help="NVUE emulator directory copied into fabric leaves (default: tests/nvue)")
     p.add_argument("--no-sim", action="store_true", help="start the lab without the simulator")
     p.add_argument("--jobs", type=int, default=6, help="podman commands run in parallel (default 6)")
     p.add_argument("--keep-on-failure", action="store_true", help="leave a failed lab for debugging")
@@ -653,6 +1079,10 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--sim", type=Path, default=DEFAULT_SIM)
     p.add_argument("--no-sim", action="store_true")
     command("inventory", "print the lab's Ansible inventory (YAML)")
+    p = command("nvued", "start nvued again on fabric leaves where it died (all leaves when none named)")
+    p.add_argument("leaves", nargs="*")
+    p = command("swap-cables", "swap two server ends of cables: each onto the other's cable network")
+    p.add_argument("ends", nargs=2, metavar="SERVER:IFACE")
     return parser
 
 
@@ -686,7 +1116,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         pm = Podman(jobs=getattr(args, "jobs", 6), verbose=args.verbose)
         if args.cmd == "up":
             start = time.monotonic()
-            up(lab, pm, None if args.no_sim else args.sim.resolve(), args.keep_on_failure)
+            up(lab, pm, None if args.no_sim else args.sim.resolve(), args.keep_on_failure, args.nvue.resolve())
             print(f"lab: {lab.name} is up: {len(lab.servers)} servers, {len(lab.leaves)} leaves, "
                   f"{len(lab.networks)} networks in {time.monotonic() - start:.1f}s")
             return 0
@@ -695,6 +1125,14 @@ def main(argv: Sequence[str] | None = None) -> int:
             gone = down(lab, pm)
             print(f"lab: {lab.name} is down: removed {gone['containers']} containers and "
                   f"{gone['networks']} networks in {time.monotonic() - start:.1f}s")
+            return 0
+        if args.cmd == "nvued":
+            started = restart_nvued(lab, pm, args.leaves)
+            print(f"lab: nvued answers on {', '.join(started)}")
+            return 0
+        if args.cmd == "swap-cables":
+            for line in swap_cables(lab, pm, *args.ends):
+                print(f"lab: {line}")
             return 0
         if args.cmd == "status":
             report = status(lab, pm)

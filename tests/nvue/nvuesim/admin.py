@@ -155,6 +155,11 @@ def cmd_init(args, store):
                                     args.older_release)
     except ValueError as exc:
         raise SimError("nvuesim init: %s" % exc) from None
+    from . import operational
+    if args.provider not in operational.PROVIDERS:
+        raise SimError("nvuesim init: --provider %r: one of %s" % (args.provider, ", ".join(sorted(
+            operational.PROVIDERS))))
+    state["provider"] = args.provider
     state["settings"]["apply_seconds"] = args.apply_seconds
     state["settings"]["reboot_seconds"] = args.reboot_seconds
     if args.first_apply_done:
@@ -217,6 +222,9 @@ def main(argv=None):
     p.add_argument("--apply-seconds", type=float, default=0.3)
     p.add_argument("--reboot-seconds", type=float, default=1.0)
     p.add_argument("--first-apply-done", action="store_true", help="no 'first NVUE apply' warning")
+    p.add_argument("--provider", default="static",
+                   help="operational data: static (state.json's ports) or lab (this host's /sys/class/net, real "
+                        "LLDP; the applied config goes to the interfaces)")
     p.add_argument("--cert", help="use this PEM certificate (with --key) instead of making one")
     p.add_argument("--key")
     p.add_argument("--force", action="store_true")

@@ -41,6 +41,7 @@ class Engine:
     def __init__(self, state_dir, on_reboot=None):
         self.store = Store(state_dir)
         self.on_reboot = on_reboot          # callable(seconds) from the server: close the port, boot, reopen
+        self.on_applied = None              # callable() after applied changed (an apply, a boot): the lab provider
         self._threads = []
 
     # ------------------------------------------------------------------ dispatch
@@ -286,6 +287,8 @@ class Engine:
                 if loc:
                     details["location"] = loc
             tx.event(rev["state"], client, **details)
+        if rev["state"] in ("applied", "applied_and_saved") and self.on_applied:
+            self.on_applied()
 
     def wait(self):
         for t in list(self._threads):
@@ -442,6 +445,8 @@ class Engine:
             if reb.get("action") is not None and str(reb["action"]) in st["actions"]:
                 st["actions"][str(reb["action"])].update(state="action_success", status="Rebooted", percentage=100)
             tx.event("booted", "admin", release=model.running(st)["release"], partition=st["image"]["current"])
+        if self.on_applied:
+            self.on_applied()
 
     # ------------------------------------------------------------------ the CLI's private endpoints [invented]
     def _private(self, method, keys, query, body, user):

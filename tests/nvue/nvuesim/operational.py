@@ -188,3 +188,6 @@ def view(state):
     system = out.setdefault("system", {})
     tree.merge(system, system_view(state))
     return out
+
+
+from . import labnet  # noqa: E402,F401  (registers the "lab" provider; it imports register from here)

@@ -15,7 +15,7 @@ import threading
 import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
-from . import model
+from . import labnet, model
 from .engine import ApiError, Engine
 from .store import SimError, state_dir
 
@@ -171,6 +171,23 @@ class Nvued:
         self.servers = []
         self.lock = threading.Lock()
 
+    def start_lab(self):
+        """The lab provider: listen for LLDP on the ports, carry applied to the interfaces now and after every
+        apply and boot."""
+        state = self.engine.store.load()
+        if state.get("provider") != "lab":
+            return None
+        self.engine.on_applied = self.sync_links
+        self.sync_links()
+        return labnet.LldpListener(sorted(state.get("ports", {}))).start()
+
+    def sync_links(self):
+        try:
+            labnet.sync_links(self.engine.store)
+        except (OSError, ValueError, SimError) as exc:
+            print("nvued: carrying the applied config to the interfaces failed: %s" % exc, file=sys.stderr,
+                  flush=True)
+
     def open(self):
         tls = TLSServer((self.host, self.port), self.engine, self.context)
         self.port = tls.server_address[1]
@@ -204,6 +221,7 @@ def main(argv=None):
     parser.add_argument("--listen", default="127.0.0.1:8765", help="HOST:PORT of the REST API (port 0: any)")
     parser.add_argument("--socket", help="unix socket of the CLI (default <state>/nvued.sock)")
     parser.add_argument("--no-socket", action="store_true", help="no unix socket (a second nvued on one state)")
+    parser.add_argument("--pidfile", help="write the process id here once listening")
     args = parser.parse_args(argv)
     host, sep, port = args.listen.rpartition(":")
     if not sep or not port.isdigit() or not host:
@@ -216,6 +234,10 @@ def main(argv=None):
         daemon.engine.store.load()
         daemon.engine.resume()
         daemon.open()
+        daemon.start_lab()
+        if args.pidfile:
+            with open(args.pidfile, "w") as fh:
+                fh.write("%d\n" % os.getpid())
     except (SimError, OSError, ssl.SSLError) as exc:
         print("nvued: %s" % exc, file=sys.stderr)
         return 1

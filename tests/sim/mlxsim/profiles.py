@@ -157,6 +157,20 @@ def _mixed():
     ]
 
 
+def _gpu4_cx7_eth():
+    """A 4-GPU server with 4 ConnectX-7 MCX75310AAS-NEAT compute NICs set to Ethernet (400GbE) and one dual-port
+    MCX755106AS-HEAT for storage. The layout is [invented] (the DGX H100's buses 18/40 and 9a/c0, one per
+    PCIe switch pair; RDMA names in PCI order); the cards' data is the DGX H100 profile's."""
+    cards = []
+    compute = [("18", 0, 0), ("40", 0, 3), ("9a", 1, 4), ("c0", 1, 5)]
+    for i, (bus, numa, mlx) in enumerate(compute):
+        cards.append(_card(CX7_NEAT, "cx7-compute%d" % i, ["0000:%s:00.0" % bus], numa, ["mlx5_%d" % mlx],
+                           slot=str(i + 1), defaults={"LINK_TYPE": 2}))
+    cards.append(_card(CX7_HEAT_DUAL, "cx7-storage0", ["0000:29:00.0", "0000:29:00.1"], 0,
+                       ["mlx5_1", "mlx5_2"], slot="5"))
+    return cards
+
+
 def _dgx_h100_noreset():
     cards = _dgx_h100()
     for c in cards:
@@ -167,6 +181,8 @@ def _dgx_h100_noreset():
 PROFILES = {
     "dgx-h100": (_dgx_h100, "DGX H100: 8x ConnectX-7 MCX75310AAS-NEAT (IB) + 2x dual-port MCX755106AS-HEAT"),
     "dgx-h100-noreset": (_dgx_h100_noreset, "dgx-h100 whose NICs only support reset level 4 (reboot)"),
+    "gpu4-cx7-eth": (_gpu4_cx7_eth, "4-GPU server: 4x ConnectX-7 MCX75310AAS-NEAT in Ethernet mode (400GbE) "
+                                    "+ 1x dual-port MCX755106AS-HEAT"),
     "cx6dx-roce": (_cx6dx_roce, "2x ConnectX-6 Dx MCX623106AN-CDAT dual-port 100GbE (RoCE)"),
     "mixed": (_mixed, "ConnectX-6 MCX653105A-HDAT + ConnectX-7 MCX75310AAS-NEAT + BlueField-3 B3220"),
 }

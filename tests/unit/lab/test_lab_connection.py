@@ -1,11 +1,15 @@
 """tests/lab/connection_plugins/lab_podman.py, the connection of the molecule labs: the podman command lines it
 runs (no podman needed - the podman calls are recorded)."""
+from pathlib import Path
+
 import pytest
 
 from ansible.playbook.play_context import PlayContext
 from ansible.plugins.loader import connection_loader
 
-from conftest import LAB_DIR
+# Not `from conftest import LAB_DIR`: under pytest-xdist another directory's conftest (tests/unit/nvue) may be
+# the module named conftest in this worker.
+LAB_DIR = Path(__file__).resolve().parents[3] / "tests" / "lab"
 
 CMD = "/bin/sh -c '/usr/bin/python3 && sleep 0'"
 
