@@ -30,7 +30,9 @@ from ansible_collections.gpufabric.mlnx.plugins.module_utils._matrix import firm
 from ansible_collections.gpufabric.mlnx.plugins.module_utils._roce_qos import settings_problems
 from ansible_collections.gpufabric.mlnx.plugins.module_utils._validate import close_names, kind_of
 from ansible_collections.gpufabric.mlnx.plugins.plugin_utils._bios import spec_problems
-from ansible_collections.gpufabric.mlnx.plugins.plugin_utils._rail_plan import plan_problems
+from ansible_collections.gpufabric.mlnx.plugins.plugin_utils._leaf import (
+    LEAF_MTU, host_qos, leaf_qos, leaf_qos_tree, qos_mismatches)
+from ansible_collections.gpufabric.mlnx.plugins.plugin_utils._rail_plan import plan, plan_problems
 from ansible_collections.gpufabric.mlnx.plugins.plugin_utils._roles import (
     LEAF_PLAN_VARS, MISSING, RAIL_PLAN_VARS, rail_plan_leaves, rail_plan_servers, read_vars)
 
@@ -54,6 +56,8 @@ QOS_OTHER_VARS = ("gpufabric_roce_qos_enabled", "gpufabric_roce_qos_problems")
 QOS_PREFIX = "gpufabric_roce_qos_"
 # The rails role's options of gpufabric.mlnx.rail_interfaces (the rails themselves are the rail plan's).
 RAILS_VARS = ("gpufabric_rails_mtu", "gpufabric_rails_sysctls", "gpufabric_rails_provider")
+# What the leaf role's configuration of a leaf depends on, besides the RoCE QoS settings (QOS_VARS).
+LEAF_VARS = ("gpufabric_leaf_mtu",)
 # What the offline check reads of every host, besides what rail_plan_servers reads (RAIL_PLAN_VARS).
 HOST_VARS = ("gpufabric_matrix", "gpufabric_fabric", "gpufabric_roce_qos_enabled", "gpufabric_roce_qos_leave") \
     + tuple(QOS_VARS) + BIOS_VARS + PLATFORM_VARS + PLATFORM_SWITCHES + RAILS_VARS + ("gpufabric_rails_enabled",)
@@ -291,7 +295,7 @@ def inventory_problems(names: Iterable[str] | None, hostvars: Mapping[str, Any],
       role's argument spec and the kernel_cmdline and platform_power modules' own checks).
 
     A problem shared by several hosts is one sentence naming them all."""
-    keys = HOST_VARS + RAIL_PLAN_VARS + LEAF_PLAN_VARS
+    keys = HOST_VARS + RAIL_PLAN_VARS + LEAF_PLAN_VARS + LEAF_VARS
     read = read_vars(names, hostvars, keys, what="inventory_problems")
     names = list(read)
     rail_hosts = rail_hosts_list(rail_hosts) if fabric is not None else []
@@ -312,7 +316,11 @@ def inventory_problems(names: Iterable[str] | None, hostvars: Mapping[str, Any],
         found.extend(prefix + problem for problem in matrix_problems(matrix))
 
     if fabric is not None:
-        found.extend(plan_problems(rail_plan_servers(rail_hosts, read), fabric, rail_plan_leaves(leaf_hosts, read)))
+        servers, leaves = rail_plan_servers(rail_hosts, read), rail_plan_leaves(leaf_hosts, read)
+        planned = plan_problems(servers, fabric, leaves)
+        found.extend(planned)
+        if not planned and leaf_hosts:
+            found.extend(leaf_problems(plan(servers, fabric, leaves), read))
 
     qos = {}
     for name in names:
@@ -338,6 +346,45 @@ def inventory_problems(names: Iterable[str] | None, hostvars: Mapping[str, Any],
                                    iommu=inputs["gpufabric_platform_bios_iommu"],
                                    overrides=inputs["gpufabric_platform_bios_overrides"]))
     return found
+
+
+# ------------------------------------------------------------------------------------------ host and leaf
+
+def leaf_problems(rail_plan: Mapping, read: Mapping[str, Mapping]) -> list[str]:
+    """Every cable whose two ends disagree, from the inventory alone: a server's RoCE QoS settings against the QoS its
+    leaf is configured with (the leaf role's tree from the settings the leaf's variables give: ``qos_mismatches``),
+    and the server's rail MTU above the leaf port's. Each distinct (server settings, leaf settings) pair is compared
+    once; a problem names the servers and leaves that share it."""
+    pairs: dict[str, tuple[Any, Any, list[str], list[str]]] = {}
+    for leaf, entry in rail_plan.get("leaves", {}).items():
+        if leaf not in read:
+            continue
+        leaf_vars = read[leaf]
+        leaf_side = (roce_qos_settings(leaf_vars), leaf_vars.get("gpufabric_leaf_mtu", LEAF_MTU))
+        for cable in (entry.get("cables") or {}).values():
+            host = cable.get("host")
+            if host not in read or _qos_settings(read[host]) is None:
+                continue
+            host_side = (roce_qos_settings(read[host]), _with_default(read[host], "gpufabric_rails_mtu", "rails"))
+            key = json.dumps(_comparable([host_side, leaf_side]), default=repr)
+            found = pairs.setdefault(key, (host_side, leaf_side, [], []))
+            if host not in found[2]:
+                found[2].append(host)
+            if leaf not in found[3]:
+                found[3].append(leaf)
+    out = []
+    for (host_settings, host_mtu), (leaf_settings, leaf_mtu), hosts, leaves in pairs.values():
+        who = "%s and their leaf %s" % (hosts_text(hosts), hosts_text(leaves))
+        try:
+            words = qos_mismatches(host_qos(host_settings), leaf_qos(leaf_qos_tree(host_qos(leaf_settings))))
+        except MlnxError:
+            words = []  # a bad setting: settings_problems names it
+        out.extend("%s: RoCE QoS would differ: %s (the leaf role configures a leaf from the gpufabric_roce_qos_* "
+                   "variables the leaf sees; give the leaves the servers' values)" % (who, w) for w in words)
+        if isinstance(host_mtu, int) and isinstance(leaf_mtu, int) and host_mtu > leaf_mtu:
+            out.append("%s: the rails' MTU %d (gpufabric_rails_mtu) is above the leaf ports' %d (gpufabric_leaf_mtu): "
+                       "frames would be dropped" % (who, host_mtu, leaf_mtu))
+    return out
 
 
 # ------------------------------------------------------------------------------------------ the devices

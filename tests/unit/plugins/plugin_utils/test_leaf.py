@@ -212,3 +212,39 @@ def test_the_filters_name_the_leaf_on_bad_input():
     assert filters["roce_qos_settings"]({"gpufabric_roce_qos_pfc_priorities": [4]})["pfc_priorities"] == [4]
     assert filters["roce_qos_settings"]({})["cma_roce_tos"] == 106  # the role's default
     assert filters["leaf_qos_problems"]({"gpufabric_roce_qos_trust": "dscp"} and {}, {"roce": {"mode": "lossless"}}) == []
+
+
+FABRIC = {"rails": 2, "su_prefix": 26, "racks_per_su": 1, "addressing": "p2p31",
+          "pools": {"rail0": "198.18.0.0/20", "rail1": "198.18.16.0/20"},
+          "nics": {"pci": ["0000:18:00.0", "0000:40:00.0"]}, "interface_names": ["enp24s0np0", "enp64s0np0"]}
+
+
+def _inventory(server_extra=None, leaf_extra=None):
+    from ansible_collections.gpufabric.mlnx.plugins.plugin_utils._rail_plan import plan
+    servers = {"srv-a": {"rack": "r01", "position": 1}, "srv-b": {"rack": "r01", "position": 2}}
+    hostvars = {name: dict(v, gpufabric_fabric=FABRIC, **(server_extra or {})) for name, v in servers.items()}
+    for leaf in ("su1-leaf-rail0", "su1-leaf-rail1"):
+        hostvars[leaf] = dict(gpufabric_fabric=FABRIC, **(leaf_extra or {}).get(leaf, {}))
+    return hostvars
+
+
+def _problems(hostvars):
+    from ansible_collections.gpufabric.mlnx.plugins.plugin_utils._preflight import inventory_problems
+    return [p for p in inventory_problems(["srv-a", "srv-b"], hostvars, fabric=FABRIC, rail_hosts=["srv-a", "srv-b"],
+                                          leaf_hosts=["su1-leaf-rail0", "su1-leaf-rail1"])
+            if "gpufabric_matrix" not in p]
+
+
+def test_the_preflight_finds_a_leaf_whose_qos_variables_differ_from_its_servers_before_anything_changes():
+    assert _problems(_inventory()) == []
+    found = _problems(_inventory(leaf_extra={"su1-leaf-rail1": {"gpufabric_roce_qos_pfc_priorities": [4]}}))
+    assert found == ["2 hosts (srv-a, srv-b) and their leaf su1-leaf-rail1: RoCE QoS would differ: PFC priorities: "
+                     "the host has [3], the leaf [4] (they must be the same set) (the leaf role configures a leaf from "
+                     "the gpufabric_roce_qos_* variables the leaf sees; give the leaves the servers' values)"]
+
+
+def test_the_preflight_finds_rails_above_the_leaf_mtu():
+    found = _problems(_inventory(server_extra={"gpufabric_rails_mtu": 9000},
+                                 leaf_extra={"su1-leaf-rail0": {"gpufabric_leaf_mtu": 4200}}))
+    assert found == ["2 hosts (srv-a, srv-b) and their leaf su1-leaf-rail0: the rails' MTU 9000 (gpufabric_rails_mtu) "
+                     "is above the leaf ports' 4200 (gpufabric_leaf_mtu): frames would be dropped"]
