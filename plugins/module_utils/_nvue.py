@@ -417,6 +417,19 @@ def httpapi_request(socket_path: str) -> Request:
     return request
 
 
+def httpapi_switch(socket_path: str) -> RestSwitch:
+    """A RestSwitch over a module's httpapi connection, named after the address it talks to (its ``host`` option,
+    ansible_host) so that a message names the switch."""
+    name = "the switch"
+    try:
+        host = Connection(socket_path).get_option("host")
+    except AnsibleConnectionError:
+        host = None
+    if isinstance(host, str) and host.strip():
+        name = "switch %s" % host.strip()
+    return RestSwitch(httpapi_request(socket_path), name=name)
+
+
 def _query(params):
     return ("?" + "&".join("%s=%s" % kv for kv in params.items())) if params else ""
 
