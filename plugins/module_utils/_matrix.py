@@ -162,7 +162,7 @@ def _driver_version(problems, path, value):
     return None
 
 
-def _normal_sha256(text):
+def normal_sha256(text):
     text = text.strip().lower()
     return text[len("sha256:"):] if text.startswith("sha256:") else text
 
@@ -171,7 +171,7 @@ def _sha256(problems, path, value, what):
     text = read_string(problems, path, value, what)
     if text is None:
         return None
-    digest = _normal_sha256(text)
+    digest = normal_sha256(text)
     if SHA256_RE.match(digest):
         if len(set(digest)) == 1:
             problems.add(path, "%s is a placeholder, not a checksum: put the `sha256sum` of the file here" % digest)
@@ -784,7 +784,7 @@ def _target(card, dev, firmware):
         entry["reason"] = "the burned firmware version is unreadable (%s); the target would be %s" % (
             kind_of(dev.get("fw_version")), version)
         return entry
-    target = {"version": version, "image": pinned["image"].strip(), "sha256": _normal_sha256(pinned["sha256"])}
+    target = {"version": version, "image": pinned["image"].strip(), "sha256": normal_sha256(pinned["sha256"])}
     want = version_key(version)
     if have == want:
         entry["target"] = target
@@ -836,7 +836,7 @@ def firmware_images(matrix: Any, firmware_dir: Any) -> list[dict]:
             "psid": psid,
             "version": pinned["version"].strip(),
             "path": "%s/%s" % (base, pinned["image"].strip()),
-            "sha256": _normal_sha256(pinned["sha256"]),
+            "sha256": normal_sha256(pinned["sha256"]),
             "part_numbers": [str(p).strip() for p in pinned["part_numbers"]],
         })
     return out
@@ -906,8 +906,8 @@ def switch_os_target(running: Any, image: Any, matrix: Any, base_url: Any = None
     """
     check(matrix)
     if switch_os not in SWITCH_OSES:
-        raise InvalidValue("switch_os %s is not supported (supported: %s)" % (quoted(switch_os), ", ".join(SWITCH_OSES)),
-                           parameter="switch_os")
+        raise InvalidValue("switch_os %s is not supported (supported: %s)"
+                           % (quoted(switch_os), ", ".join(SWITCH_OSES)), parameter="switch_os")
     have = running.strip() if isinstance(running, str) and running.strip() else None
     current, partitions = _partitions(image)
     where = path_of("switch_os", switch_os)
@@ -928,7 +928,7 @@ def switch_os_target(running: Any, image: Any, matrix: Any, base_url: Any = None
         return out
     release = pin["release"].strip()
     allow = pin.get("allow_downgrade") is True
-    out.update(release=release, image=pin["image"].strip(), sha256=_normal_sha256(pin["sha256"]),
+    out.update(release=release, image=pin["image"].strip(), sha256=normal_sha256(pin["sha256"]),
                allow_downgrade=allow)
     if have_key is None:
         out["reason"] = "the running release is unreadable (%s); the pin is %s" % (kind_of(running), release)

@@ -31,7 +31,7 @@ from typing import Any
 
 from ansible_collections.gpufabric.mlnx.plugins.module_utils._firmware import SHA256_RE
 from ansible_collections.gpufabric.mlnx.plugins.module_utils._matrix import (
-    SWITCH_IMAGE_RE, SWITCH_RELEASE_RE, SWITCH_URL_RE)
+    SWITCH_IMAGE_RE, SWITCH_RELEASE_RE, SWITCH_URL_RE, normal_sha256)
 from ansible_collections.gpufabric.mlnx.plugins.module_utils._nvue import (
     NvueError, Switch, SwitchUnreachable, diff_is_empty, diff_shape)
 from ansible_collections.gpufabric.mlnx.plugins.module_utils._versions import version_key
@@ -56,15 +56,14 @@ def check_request(release: Any, url: Any, sha256: Any) -> tuple[str, str, str, s
     release = release.strip()
     text = url.strip() if isinstance(url, str) else None
     if text is None or not (SWITCH_URL_RE.fullmatch(text) or FILE_URL_RE.fullmatch(text)):
-        raise NvueError("url: %r is not an image URL (allowed: http:// or https://, a host, an optional port and a path "
-                        "ending in the image file name; or file:///path/on/the/switch/IMAGE.bin; no spaces, query, "
+        raise NvueError("url: %r is not an image URL (allowed: http:// or https://, a host, an optional port and a "
+                        "path ending in the image file name; or file:///path/on/the/switch/IMAGE.bin; no spaces, query, "
                         "fragment or credentials)" % (url,), parameter="url")
     image = text.rsplit("/", 1)[-1]
     if not SWITCH_IMAGE_RE.fullmatch(image):
         raise NvueError("url: %r does not end in an image file name (letters, digits and . _ + -, ending in .bin, e.g. "
                         "cumulus-linux-5.11.0-mlx-amd64.bin)" % text, parameter="url")
-    digest = sha256.strip().lower() if isinstance(sha256, str) else ""
-    digest = digest[len("sha256:"):] if digest.startswith("sha256:") else digest
+    digest = normal_sha256(sha256) if isinstance(sha256, str) else ""
     if not SHA256_RE.match(digest):
         raise NvueError("sha256: %r is not a sha256 (allowed: 64 hex digits as sha256sum prints them, a sha256: prefix "
                         "is accepted)" % (sha256,), parameter="sha256")
@@ -189,8 +188,8 @@ def upgrade(switch: Switch, release: Any, url: Any, sha256: Any, *, allow_downgr
     except ValueError:
         raise NvueError("%s runs %r, not a release N.N.N that can be compared with %s" % (switch.name, before, release))
     if downgrade and not allow_downgrade:
-        raise NvueError("%s: downgrade from %s to %s refused: the switch runs a newer release than the pin; nothing was "
-                        "changed (set allow_downgrade to allow it)" % (switch.name, before, release),
+        raise NvueError("%s: downgrade from %s to %s refused: the switch runs a newer release than the pin; nothing "
+                        "was changed (set allow_downgrade to allow it)" % (switch.name, before, release),
                         parameter="allow_downgrade")
     image = switch.image()
     other = other_partition(image)
@@ -239,8 +238,8 @@ def upgrade(switch: Switch, release: Any, url: Any, sha256: Any, *, allow_downgr
     if _unsaved(switch):  # again: the configuration may have changed during a long fetch
         if not save_before_reboot:
             raise NvueError("%s: configuration changes were applied but not saved during the install (%s): not "
-                            "rebooted; save them or set save_before_reboot" % (switch.name, ", ".join(_unsaved(switch))),
-                            parameter="save_before_reboot")
+                            "rebooted; save them or set save_before_reboot"
+                            % (switch.name, ", ".join(_unsaved(switch))), parameter="save_before_reboot")
         switch.save()
         result["saved"] = True
         left = _unsaved(switch)

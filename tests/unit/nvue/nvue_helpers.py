@@ -107,14 +107,14 @@ class Switch:
                 raise AssertionError("nvuesim %s: rc %s %s" % (" ".join(args), rc, res.stderr))
             return res
         res = subprocess.run([sys.executable, str(BIN / "nvuesim"), *args], capture_output=True, text=True,
-                             env=dict(os.environ, NVUESIM_STATE=str(self.dir)))
+                             env=dict(os.environ, NVUESIM_STATE=str(self.dir)), check=False)
         if check and res.returncode != 0:
             raise AssertionError("nvuesim %s: rc %d %s" % (" ".join(args), res.returncode, res.stderr))
         return res
 
     def nv(self, *args, stdin=""):
         return subprocess.run([sys.executable, str(BIN / "nv"), *args], capture_output=True, text=True,
-                              input=stdin, env=self.env())
+                              input=stdin, env=self.env(), check=False)
 
     # ---------------------------------------------------------------- REST
     def call(self, method, path, body=None, auth=True, port=None, password=None, user="cumulus"):

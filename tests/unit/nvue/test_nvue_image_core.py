@@ -164,11 +164,14 @@ def test_unsaved_configuration_without_save_before_reboot_is_refused_before_the_
     assert changes(sw, mark) == []
 
 
+SLOW_REBOOT = dict(FAST, reboot_timeout=1.5)
+
+
 def test_a_reboot_longer_than_reboot_timeout_is_named(switch, pinned):
     url, digest = pinned
     switch.admin("fault", "set", "reboot_slow", "30")
     with pytest.raises(NvueError) as err:
-        upgrade(rest(switch, timeout=2), PIN, url, digest, **dict(FAST, reboot_timeout=1.5))
+        upgrade(rest(switch, timeout=2), PIN, url, digest, **SLOW_REBOOT)
     assert "leaf01 did not come back within reboot_timeout 1.5 s after the reboot" in err.value.msg
     assert err.value.parameter == "reboot_timeout"
     assert len(switch.events("reboot")) == 1
@@ -187,3 +190,36 @@ def test_bad_input_is_named_before_anything_is_sent(switch, release, url, sha256
         upgrade(rest(switch), release, url, sha256, **FAST)
     assert err.value.parameter == parameter and err.value.msg.startswith(parameter + ": ")
     assert switch.since(mark) == []
+
+
+class LosesConfig:
+    """The emulator's switch, except that after the reboot the applied configuration lacks the swp1 MTU (a boot that
+    did not keep the configuration, which the emulator itself never does)."""
+
+    def __init__(self, switch):
+        self._switch = switch
+        self.name = switch.name
+        self.rebooted = False
+
+    def __getattr__(self, name):
+        return getattr(self._switch, name)
+
+    def reboot(self):
+        self._switch.reboot()
+        self.rebooted = True
+
+    def get(self, segments, rev="applied", filled=False):
+        tree = self._switch.get(segments, rev, filled)
+        if self.rebooted and rev == "applied" and not segments:
+            tree["interface"]["swp1"]["link"].pop("mtu")
+        return tree
+
+
+def test_a_configuration_that_did_not_survive_the_reboot_is_named(make_switch, pinned):
+    url, digest = pinned
+    sw = make_switch("leaf04")
+    sw.change("/interface/swp1/link", {"mtu": 9000})      # auto-save on: saved
+    with pytest.raises(NvueError) as err:
+        upgrade(LosesConfig(rest(sw)), PIN, url, digest, **FAST)
+    assert "leaf04: the configuration did not survive the reboot" in err.value.msg
+    assert err.value.msg.endswith("at interface.swp1.link.mtu")
