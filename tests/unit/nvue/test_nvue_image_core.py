@@ -164,7 +164,7 @@ def test_unsaved_configuration_without_save_before_reboot_is_refused_before_the_
     assert changes(sw, mark) == []
 
 
-SLOW_REBOOT = dict(FAST, reboot_timeout=1.5)
+SLOW_REBOOT = dict(interval=0.05, action_timeout=20, reboot_timeout=1.5)
 
 
 def test_a_reboot_longer_than_reboot_timeout_is_named(switch, pinned):
