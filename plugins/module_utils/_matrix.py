@@ -12,8 +12,11 @@ does it mean for the cards of a host.
   ``pending`` (the target is burned, not yet running) or ``refused`` with the reason.
 - ``firmware_images(matrix, firmware_dir)``: the ``images`` option of
   ``gpufabric.mlnx.mlx_firmware``, one entry per PSID.
+- ``switch_os_target(running, image, matrix, base_url)``: for one leaf, what the pinned switch OS
+  (``switch_os``) means - ``none``, ``upgrade``, ``boot`` (the other partition holds the pin) or
+  ``refused`` with the reason; the leaf gate, the leaf role and ``gpufabric.mlnx.nvue_image`` agree on it.
 
-The last two refuse a matrix that has problems (MatrixError lists them all).
+The last three refuse a matrix that has problems (MatrixError lists them all).
 """
 
 from __future__ import annotations
@@ -28,8 +31,8 @@ from ansible_collections.gpufabric.mlnx.plugins.module_utils._firmware import SH
 from ansible_collections.gpufabric.mlnx.plugins.module_utils._mlxconfig import param_problems
 from ansible_collections.gpufabric.mlnx.plugins.module_utils._profiles import MATCH_KEYS, check_assignments
 from ansible_collections.gpufabric.mlnx.plugins.module_utils._validate import (
-    Problems, ProblemsError, check_list, check_mapping, field, is_whole, join_path, kind_of, problem_list, quoted,
-    read_bool, read_choice, read_string, unknown_keys)
+    Problems, ProblemsError, check_list, check_mapping, close_names, field, is_whole, join_path, kind_of, problem_list,
+    quoted, read_bool, read_choice, read_string, unknown_keys)
 from ansible_collections.gpufabric.mlnx.plugins.module_utils._versions import version_key
 
 ROOT = "gpufabric_matrix"
@@ -38,7 +41,8 @@ SUBJECT = ROOT + " is not consistent"
 FLAVOURS = ("doca-ofed", "mlnx-ofed")
 SOURCE_TYPES = ("apt", "dnf", "tarball")
 
-TOP_KEYS = ("name", "description", "driver", "firmware", "compatibility", "nv_profiles", "nv_profile_assignments")
+TOP_KEYS = ("name", "description", "driver", "firmware", "compatibility", "switch_os", "nv_profiles",
+            "nv_profile_assignments")
 DRIVER_KEYS = ("flavour", "version", "source", "kernels", "dkms", "allow_downgrade")
 SOURCE_KEYS = {
     "apt": ("type", "url", "suite", "components", "signed_by", "key_url", "packages"),
@@ -47,6 +51,9 @@ SOURCE_KEYS = {
 }
 FIRMWARE_KEYS = ("version", "image", "sha256", "part_numbers", "shipped_min", "allow_downgrade")
 COMPAT_KEYS = ("firmware_drivers", "switch_os_min", "nccl")
+SWITCH_OSES = ("cumulus-linux",)
+SWITCH_OS_KEYS = ("release", "image", "sha256", "url", "allow_downgrade")
+BASE_URL_VARIABLE = "gpufabric_switch_image_base_url"
 ASSIGNMENT_KEYS = ("profile",) + tuple(MATCH_KEYS)
 MATCH_WHAT = {"part_numbers": "a part number", "pci": "a PCI address", "device_types": "a device type such as ConnectX7"}
 
@@ -62,6 +69,16 @@ KERNEL_RE = re.compile(r"^\d+\.\d+[0-9A-Za-z.+_~-]*\Z", re.ASCII)
 URL_RE = re.compile(r"^(?:https?|file)://\S+\Z", re.ASCII)
 NCCL_RE = re.compile(r"^\d+\.\d+\.\d+(?:-\d+)?\Z", re.ASCII)
 SWITCH_OS_VERSION_RE = re.compile(r"^\d+(?:\.\d+)*(?:[-.+_][0-9A-Za-z]+)*\Z", re.ASCII)
+# A Cumulus Linux release as NVUE's product-release prints it: 5.11.0.
+SWITCH_RELEASE_RE = re.compile(r"\d{1,3}\.\d{1,3}\.\d{1,4}", re.ASCII)
+# A switch image file name: no path, no spaces; a .bin (cumulus-linux-5.11.0-mlx-amd64.bin).
+SWITCH_IMAGE_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9._+-]{0,200}\.bin", re.ASCII)
+SWITCH_IMAGE_RELEASE_RE = re.compile(r"cumulus-linux-(\d+\.\d+\.\d+)-", re.ASCII)
+# Where the switch fetches its image: http(s)://host[:port]/path/<image>, no query, no fragment, no credentials.
+SWITCH_URL_RE = re.compile(r"https?://(?:[A-Za-z0-9](?:[A-Za-z0-9.-]{0,251}[A-Za-z0-9])?|\[[0-9A-Fa-f:.]{2,45}\])"
+                           r"(?::\d{1,5})?(?:/[A-Za-z0-9._~%+-]+)+", re.ASCII)
+SWITCH_BASE_URL_RE = re.compile(r"https?://(?:[A-Za-z0-9](?:[A-Za-z0-9.-]{0,251}[A-Za-z0-9])?|\[[0-9A-Fa-f:.]{2,45}\])"
+                                r"(?::\d{1,5})?(?:/[A-Za-z0-9._~%+-]+)*/?", re.ASCII)
 # The device-type tokens mlxconfig and mst print: no dash, no space.
 DEVICE_TYPE_RE = re.compile(r"^(?:ConnectX\d+(?:LX|DX)?|BlueField\d+)\Z", re.ASCII)
 # NVIDIA image names: fw-ConnectX7-rel-28_43_2566-MCX75310AAS-NEA_Ax-UEFI-14.36.21-FlexBoot-3.7.500.bin
@@ -145,7 +162,7 @@ def _driver_version(problems, path, value):
     return None
 
 
-def _normal_sha256(text):
+def normal_sha256(text):
     text = text.strip().lower()
     return text[len("sha256:"):] if text.startswith("sha256:") else text
 
@@ -154,7 +171,7 @@ def _sha256(problems, path, value, what):
     text = read_string(problems, path, value, what)
     if text is None:
         return None
-    digest = _normal_sha256(text)
+    digest = normal_sha256(text)
     if SHA256_RE.match(digest):
         if len(set(digest)) == 1:
             problems.add(path, "%s is a placeholder, not a checksum: put the `sha256sum` of the file here" % digest)
@@ -461,6 +478,110 @@ def _check_qualified(problems, firmware, qualified, driver_version):
                             ", ".join(entry[1]) or "nothing valid"))
 
 
+# ---------------------------------------------------------------- switch OS
+
+def _switch_release(problems, path, value):
+    text = read_string(problems, path, value, "the Cumulus Linux release to run, N.N.N as nv show system version "
+                                              "prints product-release, e.g. 5.11.0")
+    if text is None:
+        return None
+    if SWITCH_RELEASE_RE.fullmatch(text):
+        return text
+    hint = ""
+    if re.fullmatch(r"\d+\.\d+", text, re.ASCII):
+        hint = "; give all three numbers, e.g. %s.0" % text
+    elif re.fullmatch(r"\d+\.\d+\.\d+\.\d+", text, re.ASCII):
+        hint = "; that looks like a build id: the release is %s" % text.rsplit(".", 1)[0]
+    problems.add(path, "%s is not a release (allowed: N.N.N as nv show system version prints product-release, "
+                       "e.g. 5.11.0)%s" % (_quoted(text), hint))
+    return None
+
+
+def _switch_image(problems, path, value, release, release_path):
+    text = read_string(problems, path, value, "the image file name, e.g. cumulus-linux-5.11.0-mlx-amd64.bin")
+    if text is None:
+        return None
+    if "/" in text or "\\" in text:
+        problems.add(path, "must be a file name, not a path or a URL: %s (give the URL in url)" % _quoted(text))
+        return None
+    if not SWITCH_IMAGE_RE.fullmatch(text):
+        problems.add(path, "%s is not an image file name (allowed: letters, digits and . _ + -, starting with a letter "
+                           "or digit, ending in .bin, e.g. cumulus-linux-5.11.0-mlx-amd64.bin)" % _quoted(text))
+        return None
+    named = SWITCH_IMAGE_RELEASE_RE.match(text)
+    if named and release is not None and named.group(1) != release:
+        problems.add(path, "the file name says release %s but %s is %s: one of them is wrong"
+                     % (named.group(1), release_path, release))
+    return text
+
+
+def _switch_url(problems, path, value, image, image_path):
+    text = read_string(problems, path, value, "the http(s) URL the switch fetches the image from")
+    if text is None:
+        return
+    if not SWITCH_URL_RE.fullmatch(text):
+        problems.add(path, "%s is not an image URL (allowed: http:// or https://, a host, an optional port and a path "
+                           "ending in the image file name; no spaces, query, fragment or credentials)" % _quoted(text))
+        return
+    last = text.rsplit("/", 1)[-1]
+    if image is not None and last != image:
+        problems.add(path, "ends in %s, but %s is %s: the URL's last segment must be the image file name"
+                     % (_quoted(last), image_path, image))
+
+
+def _check_switch_os(problems, switch_os, base):
+    """``{os name: (release path, release)}`` of the well-formed pins."""
+    if not check_mapping(problems, base, switch_os, "switch OS name (%s) -> release, image, sha256, url, "
+                                                    "allow_downgrade" % ", ".join(SWITCH_OSES)):
+        return {}
+    pins = {}
+    for name, entry in switch_os.items():
+        path = join_path(base, name)
+        if name not in SWITCH_OSES:
+            guess = close_names(name, SWITCH_OSES) if isinstance(name, str) else []
+            problems.add(path, "switch OS %s is not supported (supported: %s)%s" % (
+                _quoted(name) if isinstance(name, str) else kind_of(name), ", ".join(SWITCH_OSES),
+                "; did you mean %s?" % guess[0] if guess else ""))
+            continue
+        if not check_mapping(problems, path, entry, "release, image, sha256, url, allow_downgrade"):
+            continue
+        unknown_keys(problems, entry, path, SWITCH_OS_KEYS)
+        rpath, release = field(problems, entry, path, "release", "the Cumulus Linux release to run, e.g. 5.11.0")
+        release = _switch_release(problems, rpath, release) if release is not None else None
+        ipath, image = field(problems, entry, path, "image", "the image file name, e.g. "
+                                                             "cumulus-linux-5.11.0-mlx-amd64.bin")
+        image = _switch_image(problems, ipath, image, release, rpath) if image is not None else None
+        spath, digest = field(problems, entry, path, "sha256", "the sha256 of the image file (64 hex digits)")
+        if digest is not None:
+            _sha256(problems, spath, digest, "the sha256 of the image file")
+        upath, url = field(problems, entry, path, "url", "", required=False)
+        if url is not None:
+            _switch_url(problems, upath, url, image, ipath)
+        apath, allow = field(problems, entry, path, "allow_downgrade", "", required=False)
+        read_bool(problems, apath, allow, "install the pinned release also on switches that run a newer one")
+        if release is not None:
+            pins[name] = (rpath, release)
+    return pins
+
+
+def _check_switch_os_min(problems, pins, compat):
+    """A pinned release below ``compatibility.switch_os_min`` of the same OS is refused."""
+    table = compat.get("switch_os_min") if isinstance(compat, dict) else None
+    if not isinstance(table, dict):
+        return
+    for name, (rpath, release) in pins.items():
+        minimum = table.get(name)
+        if not isinstance(minimum, str):
+            continue
+        try:
+            below = version_key(release) < version_key(minimum.strip())
+        except ValueError:
+            continue
+        if below:
+            problems.add(rpath, "%s pins %s, below its own minimum: %s is %s (raise the pin or lower the minimum)"
+                         % (name, release, path_of("compatibility", "switch_os_min", name), minimum.strip()))
+
+
 # ---------------------------------------------------------------- NV profiles
 
 def _check_profiles(problems, profiles, base):
@@ -546,7 +667,7 @@ def _check_assignments(problems, assignments, base, profiles):
 def matrix_problems(matrix: Any) -> list[str]:
     """Every problem of ``matrix`` (the value of ``gpufabric_matrix``), ``[]`` when it is consistent."""
     problems = Problems()
-    if not check_mapping(problems, ROOT, matrix, "name, driver, firmware, compatibility, nv_profiles, "
+    if not check_mapping(problems, ROOT, matrix, "name, driver, firmware, compatibility, switch_os, nv_profiles, "
                                                  "nv_profile_assignments"):
         return list(problems)
     unknown_keys(problems, matrix, ROOT, TOP_KEYS)
@@ -565,6 +686,9 @@ def matrix_problems(matrix: Any) -> list[str]:
     qualified = _check_compatibility(problems, compat, path) if compat is not None else None
     if qualified is not None:
         _check_qualified(problems, firmware, qualified, driver_version)
+    path, switch_os = field(problems, matrix, ROOT, "switch_os", "", required=False)
+    if switch_os is not None:
+        _check_switch_os_min(problems, _check_switch_os(problems, switch_os, path), compat)
     path, profiles = field(problems, matrix, ROOT, "nv_profiles", "", required=False)
     profiles = _check_profiles(problems, profiles, path) if profiles is not None else {}
     path, assignments = field(problems, matrix, ROOT, "nv_profile_assignments", "", required=False)
@@ -660,7 +784,7 @@ def _target(card, dev, firmware):
         entry["reason"] = "the burned firmware version is unreadable (%s); the target would be %s" % (
             kind_of(dev.get("fw_version")), version)
         return entry
-    target = {"version": version, "image": pinned["image"].strip(), "sha256": _normal_sha256(pinned["sha256"])}
+    target = {"version": version, "image": pinned["image"].strip(), "sha256": normal_sha256(pinned["sha256"])}
     want = version_key(version)
     if have == want:
         entry["target"] = target
@@ -712,7 +836,127 @@ def firmware_images(matrix: Any, firmware_dir: Any) -> list[dict]:
             "psid": psid,
             "version": pinned["version"].strip(),
             "path": "%s/%s" % (base, pinned["image"].strip()),
-            "sha256": _normal_sha256(pinned["sha256"]),
+            "sha256": normal_sha256(pinned["sha256"]),
             "part_numbers": [str(p).strip() for p in pinned["part_numbers"]],
         })
+    return out
+
+
+# ---------------------------------------------------------------- one leaf x the pinned switch OS
+
+UPGRADE = "upgrade"
+BOOT = "boot"
+
+
+def _release_key(text):
+    try:
+        return version_key(text)
+    except ValueError:
+        return None
+
+
+def _partitions(image):
+    """``(current, {partition: release})`` from nvue_info's ``image`` (``{current, next, partitions: {"1":
+    {release, build_id}}, files}``); None or {} when the switch's image was not read."""
+    if image is None:
+        return None, {}
+    if not isinstance(image, dict):
+        raise InvalidValue("image must be the image the gpufabric.mlnx.nvue_info module returns ({current, next, "
+                           "partitions, files}), not %s" % kind_of(image), parameter="image")
+    parts = image.get("partitions")
+    if parts is None:
+        parts = {}
+    if not isinstance(parts, dict):
+        raise InvalidValue("image.partitions must be a mapping (partition -> {release, build_id}), not %s"
+                           % kind_of(parts), parameter="image.partitions")
+    out = {}
+    for key, value in parts.items():
+        release = value.get("release") if isinstance(value, dict) else None
+        out[str(key)] = release.strip() if isinstance(release, str) and release.strip() else None
+    current = image.get("current")
+    return (str(current) if current is not None else None), out
+
+
+def switch_image_url(pin: dict, base_url: Any = None) -> str | None:
+    """Where the switch fetches the pinned image: the pin's ``url``, else ``base_url`` + ``/`` + image (None when
+    neither is given). InvalidValue naming gpufabric_switch_image_base_url when it is not an http(s) URL."""
+    if pin.get("url") is not None:
+        return pin["url"].strip()
+    if base_url is None or (isinstance(base_url, str) and not base_url.strip()):
+        return None
+    if not isinstance(base_url, str) or not SWITCH_BASE_URL_RE.fullmatch(base_url.strip()):
+        raise InvalidValue("%s is %s, not a base URL (allowed: http:// or https://, a host, an optional port and a "
+                           "path; the image name is appended)" % (BASE_URL_VARIABLE, quoted(base_url)),
+                           parameter=BASE_URL_VARIABLE)
+    return base_url.strip().rstrip("/") + "/" + pin["image"].strip()
+
+
+def switch_os_target(running: Any, image: Any, matrix: Any, base_url: Any = None,
+                     switch_os: str = "cumulus-linux") -> dict:
+    """What the pinned switch OS means for one leaf: ``{action, release, running, reason, downgrade, image, url,
+    sha256, allow_downgrade}``.
+
+    ``running``: the running release (nvue_info ``system.release``); ``image``: nvue_info's ``image``
+    (``partitions`` and ``current``, or None). ``action``: ``none`` (the pin runs), ``upgrade`` (fetch, install,
+    boot-next, reboot), ``boot`` (the other partition already holds the pin: boot-next and reboot only) or
+    ``refused`` (a downgrade without ``allow_downgrade``, naming both releases; an unreadable running release; no
+    URL to fetch from). Without a pin for ``switch_os`` the action is ``none`` unless the running release is below
+    ``compatibility.switch_os_min`` (then ``refused``: nothing to upgrade to). A matrix with problems is refused
+    (MatrixError).
+    """
+    check(matrix)
+    if switch_os not in SWITCH_OSES:
+        raise InvalidValue("switch_os %s is not supported (supported: %s)"
+                           % (quoted(switch_os), ", ".join(SWITCH_OSES)), parameter="switch_os")
+    have = running.strip() if isinstance(running, str) and running.strip() else None
+    current, partitions = _partitions(image)
+    where = path_of("switch_os", switch_os)
+    pin = (matrix.get("switch_os") or {}).get(switch_os)
+    out = {"action": REFUSED, "release": None, "running": have, "reason": None, "downgrade": False, "image": None,
+           "url": None, "sha256": None, "allow_downgrade": False}
+    have_key = _release_key(have) if have else None
+    if pin is None:
+        minimum = ((matrix.get("compatibility") or {}).get("switch_os_min") or {}).get(switch_os)
+        min_key = _release_key(minimum.strip()) if isinstance(minimum, str) else None
+        if min_key is not None and (have_key is None or have_key < min_key):
+            out["reason"] = "%s runs %s, below %s %s, and %s pins no release to upgrade to" % (
+                switch_os, have or "an unreadable release", path_of("compatibility", "switch_os_min", switch_os),
+                minimum.strip(), path_of("switch_os"))
+        else:
+            out["action"] = NONE
+            out["reason"] = "%s pins no %s release" % (path_of("switch_os"), switch_os)
+        return out
+    release = pin["release"].strip()
+    allow = pin.get("allow_downgrade") is True
+    out.update(release=release, image=pin["image"].strip(), sha256=normal_sha256(pin["sha256"]),
+               allow_downgrade=allow)
+    if have_key is None:
+        out["reason"] = "the running release is unreadable (%s); the pin is %s" % (kind_of(running), release)
+        return out
+    want = version_key(release)
+    if have_key == want:
+        out["action"] = NONE
+        out["reason"] = "runs the pinned %s" % release
+        return out
+    if have_key > want:
+        out["downgrade"] = True
+        if not allow:
+            out["reason"] = "downgrade from %s to %s refused: the switch runs a newer release than the pin; set " \
+                            "%s.allow_downgrade: true to allow it" % (have, release, where)
+            return out
+    other = [p for p, r in sorted(partitions.items()) if p != current and r is not None and _release_key(r) == want]
+    if other:
+        out["action"] = BOOT
+        out["reason"] = "%s -> %s: partition %s already holds %s (boot-next and one reboot, no fetch)" % (
+            have, release, other[0], release)
+        return out
+    url = switch_image_url(pin, base_url)
+    if url is None:
+        out["reason"] = "%s -> %s needs the image, but there is no URL: set %s.url or %s" % (
+            have, release, where, BASE_URL_VARIABLE)
+        return out
+    out["url"] = url
+    out["action"] = UPGRADE
+    out["reason"] = "%s %s -> %s" % ("downgrade, allowed by %s.allow_downgrade:" % where if out["downgrade"]
+                                     else "upgrade", have, release)
     return out

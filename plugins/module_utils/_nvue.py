@@ -29,6 +29,7 @@ from typing import Any, Callable
 from urllib.parse import quote
 
 from ansible.module_utils.connection import Connection
+from ansible.module_utils.connection import ConnectionError as AnsibleConnectionError
 
 from ansible_collections.gpufabric.mlnx.plugins.module_utils._errors import MlnxError
 
@@ -48,6 +49,11 @@ MAX_DEPTH = 32
 
 class NvueError(MlnxError):
     """What the switch refused or could not do, in a sentence naming the switch's answer."""
+
+
+class SwitchUnreachable(NvueError):
+    """The switch did not answer at all (connection refused, reset or timed out): a transport turns its own
+    "cannot connect" into this one class, so the core can tell a rebooting switch from a refusing one."""
 
 
 # ---------------------------------------------------------------- trees
@@ -241,6 +247,39 @@ class Switch:
         """``{id: {"state": ...}}`` of every revision the switch keeps."""
         raise NotImplementedError
 
+    # the image flow (nvue_image)
+    def version(self) -> dict:
+        """``nv show system version``: ``{"product-release", "image": {"build-id", ...}, ...}``."""
+        raise NotImplementedError
+
+    def image(self) -> dict:
+        """``nv show system image``: ``{"current", "next", "partition1": {"release", "build-id"}, "partition2": ...}``."""
+        raise NotImplementedError
+
+    def image_files(self) -> dict:
+        """``nv show system image files``: ``{file name: {"release", "sha256", ...}}`` of the fetched images."""
+        raise NotImplementedError
+
+    def fetch(self, url: str) -> str:
+        """``nv action fetch system image URL``; the action's id."""
+        raise NotImplementedError
+
+    def install(self, file: str, force: bool) -> str:
+        """``nv action install system image files FILE [force]``; the action's id."""
+        raise NotImplementedError
+
+    def action(self, aid: str) -> dict:
+        """``{"state": start|action_running|action_success|action_error|action_failed, "status", ...}``."""
+        raise NotImplementedError
+
+    def boot_next(self, partition: str) -> None:
+        """``nv action boot-next system image PARTITION``."""
+        raise NotImplementedError
+
+    def reboot(self) -> None:
+        """``nv action reboot system``: the switch stops answering until it has booted."""
+        raise NotImplementedError
+
 
 Request = Callable[[str, str, "dict | None", Any], "tuple[int, Any]"]
 
@@ -322,6 +361,46 @@ class RestSwitch(Switch):
         data = self.call("GET", ["revision"])
         return data if isinstance(data, dict) else {}
 
+    def _operational(self, segments):
+        data = self.call("GET", segments)
+        return data if isinstance(data, dict) else {}
+
+    def version(self):
+        return self._operational(["system", "version"])
+
+    def image(self):
+        return self._operational(["system", "image"])
+
+    def image_files(self):
+        return self._operational(["system", "image", "files"])
+
+    def _start(self, segments, name, parameters):
+        data = self.call("POST", segments, body={name: {"state": "start", "parameters": parameters}})
+        if isinstance(data, dict) and len(data) == 1:  # id-keyed
+            data = next(iter(data))
+        if isinstance(data, bool) or not isinstance(data, (int, str)) or not str(data).strip().isdigit():
+            raise NvueError("%s POST %s/%s %s answered %r, not an action id" % (
+                self.name, PREFIX, "/".join(segments), name, data))
+        return str(data).strip()
+
+    def fetch(self, url):
+        return self._start(["system", "image"], "@fetch", {"remote-url": url})
+
+    def install(self, file, force):
+        return self._start(["system", "image", "files", file], "@install", {"force": bool(force)})
+
+    def action(self, aid):
+        data = self.call("GET", ["action", aid])
+        if isinstance(data, dict) and "state" not in data and len(data) == 1:
+            data = next(iter(data.values()))
+        return data if isinstance(data, dict) else {}
+
+    def boot_next(self, partition):
+        self.call("PATCH", ["system", "image"], body={"next": partition})
+
+    def reboot(self):
+        self._start(["system"], "@reboot", {})
+
 
 def httpapi_request(socket_path: str) -> Request:
     """``request`` over a module's persistent ``ansible.netcommon.httpapi`` connection (the nvue httpapi plugin's
@@ -329,9 +408,26 @@ def httpapi_request(socket_path: str) -> Request:
     connection = Connection(socket_path)
 
     def request(method, path, params, body):
-        status, data = connection.send_request(body, method=method, path=path, params=params)
+        try:
+            status, data = connection.send_request(body, method=method, path=path, params=params)
+        except AnsibleConnectionError as err:
+            raise SwitchUnreachable("the switch could not be reached over the NVUE REST API (%s %s%s): %s"
+                                    % (method, PREFIX + path, _query(params), err)) from err
         return status, data
     return request
+
+
+def httpapi_switch(socket_path: str) -> RestSwitch:
+    """A RestSwitch over a module's httpapi connection, named after the address it talks to (its ``host`` option,
+    ansible_host) so that a message names the switch."""
+    name = "the switch"
+    try:
+        host = Connection(socket_path).get_option("host")
+    except AnsibleConnectionError:
+        host = None
+    if isinstance(host, str) and host.strip():
+        name = "switch %s" % host.strip()
+    return RestSwitch(httpapi_request(socket_path), name=name)
 
 
 def _query(params):

@@ -380,7 +380,8 @@ class Engine:
         with self.store.transaction() as tx:
             tx.state["image"]["files"][name] = {"size": size, "release": header.get("release"),
                                                 "build-id": header.get("build-id"),
-                                                "build-date": header.get("build-date"), "url": url}
+                                                "build-date": header.get("build-date"), "url": url,
+                                                "sha256": images.sha256_of(path)}
             tx.state["actions"][str(aid)].update(state="action_success", status="Fetched %s" % name, percentage=100)
             tx.touch()
 

@@ -53,6 +53,15 @@ def parse(path):
     return header
 
 
+def sha256_of(path):
+    """The sha256 of a fetched file, as sha256sum prints it (listed in GET /system/image/files: [invented])."""
+    digest = hashlib.sha256()
+    with open(path, "rb") as fh:
+        for chunk in iter(lambda: fh.read(65536), b""):
+            digest.update(chunk)
+    return digest.hexdigest()
+
+
 def file_name(url):
     name = os.path.basename(urllib.parse.urlsplit(url).path)
     if not FILE_RE.match(name or ""):

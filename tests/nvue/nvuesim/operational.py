@@ -148,7 +148,7 @@ def version_view(state):
 def image_view(state):
     img = state["image"]
     files = {name: {"path": "/var/lib/nvuesim/images/" + name, "release": f.get("release"),
-                    "build-id": f.get("build-id")} for name, f in img["files"].items()}
+                    "build-id": f.get("build-id"), "sha256": f.get("sha256")} for name, f in img["files"].items()}
     return {"current": img["current"], "next": img["next"],
             "partition1": {k: v for k, v in img["partition1"].items() if k in ("build-id", "release")},
             "partition2": {k: v for k, v in img["partition2"].items() if k in ("build-id", "release")},

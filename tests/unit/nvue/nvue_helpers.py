@@ -13,7 +13,9 @@ import sys
 import time
 import urllib.error
 import urllib.request
+from http.client import HTTPException
 from pathlib import Path
+from urllib.parse import urlencode
 
 NVUE = Path(__file__).resolve().parent.parent.parent / "nvue"
 BIN = NVUE / "bin"
@@ -21,6 +23,8 @@ TERMINAL = ("applied", "applied_and_saved", "invalid", "ays_fail", "failed")
 PASSWORD = "Nvue-Test-1"
 sys.path.insert(0, str(NVUE))
 from nvuesim import admin as nvuesim_admin  # noqa: E402  (after the path)
+
+from ansible_collections.gpufabric.mlnx.plugins.module_utils._nvue import RestSwitch, SwitchUnreachable  # noqa: E402
 
 _CERT = {}
 
@@ -103,14 +107,14 @@ class Switch:
                 raise AssertionError("nvuesim %s: rc %s %s" % (" ".join(args), rc, res.stderr))
             return res
         res = subprocess.run([sys.executable, str(BIN / "nvuesim"), *args], capture_output=True, text=True,
-                             env=dict(os.environ, NVUESIM_STATE=str(self.dir)))
+                             env=dict(os.environ, NVUESIM_STATE=str(self.dir)), check=False)
         if check and res.returncode != 0:
             raise AssertionError("nvuesim %s: rc %d %s" % (" ".join(args), res.returncode, res.stderr))
         return res
 
     def nv(self, *args, stdin=""):
         return subprocess.run([sys.executable, str(BIN / "nv"), *args], capture_output=True, text=True,
-                              input=stdin, env=self.env())
+                              input=stdin, env=self.env(), check=False)
 
     # ---------------------------------------------------------------- REST
     def call(self, method, path, body=None, auth=True, port=None, password=None, user="cumulus"):
@@ -195,3 +199,28 @@ class Switch:
 
     def since(self, mark, name=None):
         return [e for e in self.events(name) if e["seq"] > mark]
+
+
+def rest(sw, password=None, timeout=10):
+    """The core's ``request`` over urllib (what the httpapi plugin does inside a module), as a RestSwitch named after
+    the switch; a switch that does not answer (refused, reset, timed out) is the core's SwitchUnreachable, as
+    ``httpapi_request`` makes of ansible's ConnectionError."""
+    def request(method, path, params, body):
+        url = "https://127.0.0.1:%d/nvue_v1%s%s" % (sw.port, path, ("?" + urlencode(params)) if params else "")
+        req = urllib.request.Request(url, data=json.dumps(body).encode() if body is not None else None, method=method)
+        req.add_header("Content-Type", "application/json")
+        req.add_header("Authorization", "Basic " + base64.b64encode(
+            ("cumulus:%s" % (password or PASSWORD)).encode()).decode())
+        try:
+            with urllib.request.urlopen(req, context=unverified(), timeout=timeout) as resp:
+                raw, status = resp.read(), resp.status
+        except urllib.error.HTTPError as exc:
+            raw, status = exc.read(), exc.code
+        except (urllib.error.URLError, OSError, HTTPException) as exc:
+            raise SwitchUnreachable("%s could not be reached (%s %s): %s" % (
+                sw.hostname, method, url, getattr(exc, "reason", None) or exc)) from exc
+        try:
+            return status, (json.loads(raw) if raw else None)
+        except ValueError:
+            return status, raw.decode()
+    return RestSwitch(request, name=sw.hostname)

@@ -3,39 +3,13 @@
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
 """The collection's NVUE core (plugins/module_utils/_nvue.py) against the NVUE emulator over HTTPS: what the switch's
 event log shows a configure or a gather did - revisions made and deleted, applies, reads - and every refusal named."""
-import json
 import threading
-import urllib.error
-import urllib.request
-from urllib.parse import urlencode
 
 import pytest
-from nvue_helpers import PASSWORD, unverified
+from nvue_helpers import rest
 
 from ansible_collections.gpufabric.mlnx.plugins.module_utils import _nvue
-from ansible_collections.gpufabric.mlnx.plugins.module_utils._nvue import NvueError, RestSwitch, configure, gather
-
-
-def rest(sw, password=None):
-    """The core's ``request`` over urllib (what the httpapi plugin does inside a module)."""
-    def request(method, path, params, body):
-        url = "https://127.0.0.1:%d/nvue_v1%s%s" % (sw.port, path, ("?" + urlencode(params)) if params else "")
-        req = urllib.request.Request(url, data=json.dumps(body).encode() if body is not None else None, method=method)
-        req.add_header("Content-Type", "application/json")
-        import base64
-        req.add_header("Authorization", "Basic " + base64.b64encode(
-            ("cumulus:%s" % (password or PASSWORD)).encode()).decode())
-        try:
-            with urllib.request.urlopen(req, context=unverified(), timeout=10) as resp:
-                raw, status = resp.read(), resp.status
-        except urllib.error.HTTPError as exc:
-            raw, status = exc.read(), exc.code
-        try:
-            return status, (json.loads(raw) if raw else None)
-        except ValueError:
-            return status, raw.decode()
-    return RestSwitch(request, name=sw.hostname)
-
+from ansible_collections.gpufabric.mlnx.plugins.module_utils._nvue import NvueError, configure, gather
 
 PORTS = {"interface": {"swp1": {"link": {"mtu": 9000}, "description": "srv-a:enp24s0np0 -> leaf01:swp1"},
                        "swp2": {"link": {"mtu": 9000}}},

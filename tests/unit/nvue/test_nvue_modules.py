@@ -77,3 +77,57 @@ def test_nvue_info(tmp_path, switch):
     assert out["system"]["release"] == "5.9.1" and out["interfaces"]["swp3"]["oper_status"] == "down"
     assert "revisions" not in out
     json.dumps(out)  # plain data
+
+
+def test_nvue_image_check_then_a_real_upgrade_with_one_reboot_then_a_rerun(tmp_path, switch):
+    import hashlib
+    name = "cumulus-linux-5.11.0-mlx-amd64.bin"
+    image = tmp_path / "www" / name
+    image.parent.mkdir()
+    switch.admin("mkimage", "--release", "5.11.0", "-o", str(image))
+    args = dict(release="5.11.0", url=image.as_uri(), sha256=hashlib.sha256(image.read_bytes()).hexdigest(),
+                poll_interval=0.1, reboot_timeout=60, action_timeout=60)
+    hosts = leaf(switch)
+    mark = switch.mark()
+    check = run(tmp_path, hosts, playbook("nvue_image", **args), check=True, group="leaves")
+    assert check.ok, check
+    predicted = check.task("the task", "leaf01")
+    assert predicted["changed"] is True and predicted["actions"] == ["fetch", "install", "boot-next", "reboot"]
+    assert [e["event"] for e in switch.since(mark) if e["event"] != "read"] == []      # check mode sends no change
+
+    real = run(tmp_path, hosts, playbook("nvue_image", **args), group="leaves")
+    assert real.ok, real
+    done = real.task("the task", "leaf01")
+    assert done["changed"] and done["release_before"] == "5.9.1" and done["release"] == "5.11.0"
+    assert done["actions"] == predicted["actions"] and done["reboots"] == 1 and done["sha256_verified"] is True
+    assert len(switch.since(mark, "install")) == 1 and len(switch.since(mark, "reboot")) == 1
+    assert switch.get("/system/version")["product-release"] == "5.11.0"
+
+    mark = switch.mark()
+    again = run(tmp_path, hosts, playbook("nvue_image", **args), group="leaves")
+    assert again.ok and again.task("the task", "leaf01")["changed"] is False
+    assert [e["event"] for e in switch.since(mark) if e["event"] != "read"] == []
+
+
+def test_nvue_image_refusal_reaches_the_task(tmp_path, make_switch):
+    sw = make_switch(release="5.12.0")
+    ran = run(tmp_path, leaf(sw), playbook("nvue_image", release="5.11.0", sha256="ab" * 32,
+                                           url="http://mirror.example/cumulus-linux-5.11.0-mlx-amd64.bin"),
+              group="leaves")
+    assert not ran.ok
+    assert "switch 127.0.0.1: downgrade from 5.12.0 to 5.11.0 refused" in ran.failures()["leaf01"]
+
+
+def test_nvue_image_a_switch_that_does_not_come_back_is_named_with_the_seconds(tmp_path, switch):
+    """The refused connections of a rebooting switch reach the core as SwitchUnreachable through the httpapi
+    connection: the task fails on reboot_timeout, not on a connection error."""
+    import hashlib
+    image = tmp_path / "cumulus-linux-5.11.0-mlx-amd64.bin"
+    switch.admin("mkimage", "--release", "5.11.0", "-o", str(image))
+    switch.admin("fault", "set", "reboot_slow", "60")
+    ran = run(tmp_path, leaf(switch), playbook("nvue_image", release="5.11.0", url=image.as_uri(),
+                                               sha256=hashlib.sha256(image.read_bytes()).hexdigest(),
+                                               poll_interval=0.2, reboot_timeout=3), group="leaves")
+    assert not ran.ok
+    assert "switch 127.0.0.1 did not come back within reboot_timeout 3 s after the reboot (it stopped answering" \
+        in ran.failures()["leaf01"]

@@ -156,6 +156,7 @@ def test_example_is_a_dgx_h100_of_the_simulator():
 
 P_CX7 = ("firmware", CX7_COMPUTE)
 P_SRC = ("driver", "source")
+P_OS = ("switch_os", "cumulus-linux")
 TARBALL = {"type": "tarball", "path": "/srv/ofed/MLNX_OFED_LINUX-24.10-2.1.8.0-ubuntu22.04-x86_64.tgz",
            "sha256": "9f" * 32}
 DNF = {"type": "dnf", "url": "https://x/", "packages": {"a": "1"}}
@@ -301,6 +302,56 @@ BAD = [
      path("compatibility", "switch_os_min", "cumulus-linux"), "quote it"),
     ("switch-os-word", mutated(("set", ("compatibility", "switch_os_min", "cumulus-linux"), "latest")),
      path("compatibility", "switch_os_min", "cumulus-linux"), "not a version"),
+    ("switch-os-unknown", mutated(("set", ("switch_os", "sonic"), {"release": "4.2.0"})), path("switch_os", "sonic"),
+     'switch OS "sonic" is not supported (supported: cumulus-linux)'),
+    ("switch-os-typo", mutated(("set", ("switch_os", "cumulus"), {})), path("switch_os", "cumulus"),
+     "did you mean cumulus-linux"),
+    ("switch-os-list", mutated(("set", ("switch_os",), ["cumulus-linux"])), path("switch_os"), "must be a mapping"),
+    ("switch-os-entry-str", mutated(("set", P_OS, "5.11.0")), path(*P_OS), "must be a mapping"),
+    ("switch-os-no-release", mutated(("del", P_OS + ("release",))), path(*P_OS, "release"), "required"),
+    ("switch-os-release-float", mutated(("set", P_OS + ("release",), 5.11)), path(*P_OS, "release"), "quote it"),
+    ("switch-os-release-two", mutated(("set", P_OS + ("release",), "5.11"), ("del", P_OS + ("image",))),
+     path(*P_OS, "release"), "give all three numbers, e.g. 5.11.0"),
+    ("switch-os-release-build-id", mutated(("set", P_OS + ("release",), "5.11.0.0026")), path(*P_OS, "release"),
+     "looks like a build id: the release is 5.11.0"),
+    ("switch-os-release-word", mutated(("set", P_OS + ("release",), "latest")), path(*P_OS, "release"),
+     "is not a release"),
+    ("switch-os-no-image", mutated(("del", P_OS + ("image",))), path(*P_OS, "image"), "required"),
+    ("switch-os-image-path", mutated(("set", P_OS + ("image",), "/srv/cumulus-linux-5.11.0-mlx-amd64.bin")),
+     path(*P_OS, "image"), "not a path or a URL"),
+    ("switch-os-image-not-bin", mutated(("set", P_OS + ("image",), "cumulus-linux-5.11.0-mlx-amd64.iso")),
+     path(*P_OS, "image"), "ending in .bin"),
+    ("switch-os-image-space", mutated(("set", P_OS + ("image",), "cumulus linux.bin")), path(*P_OS, "image"),
+     "not an image file name"),
+    ("switch-os-image-other-release", mutated(("set", P_OS + ("image",), "cumulus-linux-5.12.0-mlx-amd64.bin"),
+                                              ("del", P_OS + ("url",))),
+     path(*P_OS, "image"), "the file name says release 5.12.0 but %s is 5.11.0" % path(*P_OS, "release")),
+    ("switch-os-no-sha256", mutated(("del", P_OS + ("sha256",))), path(*P_OS, "sha256"), "required"),
+    ("switch-os-sha256-md5", mutated(("set", P_OS + ("sha256",), "d41d8cd98f00b204e9800998ecf8427e")),
+     path(*P_OS, "sha256"), "length of an MD5"),
+    ("switch-os-sha256-placeholder", mutated(("set", P_OS + ("sha256",), "f" * 64)), path(*P_OS, "sha256"),
+     "placeholder"),
+    ("switch-os-url-ftp", mutated(("set", P_OS + ("url",), "ftp://mirror.example/cumulus-linux-5.11.0-mlx-amd64.bin")),
+     path(*P_OS, "url"), "not an image URL"),
+    ("switch-os-url-query", mutated(("set", P_OS + ("url",),
+                                     "http://mirror.example/cumulus-linux-5.11.0-mlx-amd64.bin?x=1")),
+     path(*P_OS, "url"), "no spaces, query"),
+    ("switch-os-url-credentials", mutated(("set", P_OS + ("url",),
+                                           "http://u:p@mirror.example/cumulus-linux-5.11.0-mlx-amd64.bin")),
+     path(*P_OS, "url"), "credentials"),
+    ("switch-os-url-other-file", mutated(("set", P_OS + ("url",), "http://mirror.example/cumulus/latest.bin")),
+     path(*P_OS, "url"), 'ends in "latest.bin", but %s is cumulus-linux-5.11.0-mlx-amd64.bin' % path(*P_OS, "image")),
+    ("switch-os-url-directory", mutated(("set", P_OS + ("url",), "http://mirror.example/cumulus/")),
+     path(*P_OS, "url"), "not an image URL"),
+    ("switch-os-allow-downgrade", mutated(("set", P_OS + ("allow_downgrade",), "no")), path(*P_OS, "allow_downgrade"),
+     "true or false"),
+    ("switch-os-key-typo", mutated(("set", P_OS + ("sha265",), "x")), path(*P_OS, "sha265"), "did you mean sha256"),
+    ("switch-os-below-min", mutated(("set", ("compatibility", "switch_os_min", "cumulus-linux"), "5.12.0")),
+     path(*P_OS, "release"), "cumulus-linux pins 5.11.0, below its own minimum: %s is 5.12.0"
+     % path("compatibility", "switch_os_min", "cumulus-linux")),
+    ("switch-os-pin-lowered", mutated(("set", P_OS + ("release",), "5.9.1"), ("del", P_OS + ("image",))),
+     path(*P_OS, "release"), "cumulus-linux pins 5.9.1, below its own minimum: %s is 5.11.0"
+     % path("compatibility", "switch_os_min", "cumulus-linux")),
     ("nccl", mutated(("set", ("compatibility", "nccl"), "2.23")), path("compatibility", "nccl"),
      "not an NCCL version"),
     ("compat-typo", mutated(("set", ("compatibility", "ncl"), "2.23.4-1")), path("compatibility", "ncl"),
@@ -410,15 +461,17 @@ PSIDS = list(BASE["firmware"])
 ASSIGNMENTS = range(len(BASE["nv_profile_assignments"]))
 REQUIRED = ([("name",), ("driver",), ("firmware",), ("compatibility",), ("driver", "flavour"), ("driver", "version"),
              ("driver", "source"), P_SRC + ("type",), P_SRC + ("url",), P_SRC + ("suite",), P_SRC + ("packages",),
-             ("compatibility", "firmware_drivers")]
+             ("compatibility", "firmware_drivers"), P_OS + ("release",), P_OS + ("image",), P_OS + ("sha256",)]
             + [("firmware", p, k) for p in PSIDS for k in ("version", "image", "sha256", "part_numbers")]
             + [("nv_profile_assignments", i, "profile") for i in ASSIGNMENTS])
-SCHEMA_DICTS = ([(), ("driver",), P_SRC, ("compatibility",)] + [("firmware", p) for p in PSIDS]
+SCHEMA_DICTS = ([(), ("driver",), P_SRC, ("compatibility",), ("switch_os",), P_OS] + [("firmware", p) for p in PSIDS]
                 + [("nv_profile_assignments", i) for i in ASSIGNMENTS])
 KNOWN_KEYS = set(mx.TOP_KEYS + mx.DRIVER_KEYS + mx.FIRMWARE_KEYS + mx.COMPAT_KEYS + mx.ASSIGNMENT_KEYS
+                 + mx.SWITCH_OSES + mx.SWITCH_OS_KEYS
                  + sum(mx.SOURCE_KEYS.values(), ()))
 VERSION_FIELDS = ([(("driver", "version"), mx.DRIVER_VERSION_RE), (("compatibility", "nccl"), mx.NCCL_RE),
-                   (P_SRC + ("packages", "doca-ofed"), mx.PACKAGE_VERSION_RE)]
+                   (P_SRC + ("packages", "doca-ofed"), mx.PACKAGE_VERSION_RE),
+                   (P_OS + ("release",), re.compile(r"^\d+\.\d+\.\d+\Z"))]
                   + [(("firmware", p, k), mx.FW_VERSION_RE) for p in PSIDS for k in ("version", "shipped_min")])
 PROFILES = list(BASE["nv_profiles"])
 
@@ -856,3 +909,110 @@ def test_simulated_dgx_h100_burn_pending_none(sim_host, tmp_path):
 def test_floats_in_messages_are_readable():
     problems = problems_of(mutated(("set", ("driver", "version"), float("nan"))))
     assert any("the number nan" in p for p in problems)
+
+
+# ---------------------------------------------------------------- switch_os_target (one leaf x the pinned switch OS)
+
+PIN = BASE["switch_os"]["cumulus-linux"]
+
+
+def image_of(current="1", **partitions):
+    """nvue_info's ``image``: ``image_of("1", p1="5.9.1", p2="5.11.0")``."""
+    return {"current": current, "next": current, "files": [],
+            "partitions": {key[1:]: {"release": value, "build_id": None if value is None else value + ".0001"}
+                           for key, value in partitions.items()}}
+
+
+def test_switch_os_none_when_the_pin_runs():
+    out = mx.switch_os_target("5.11.0", image_of("2", p1="5.9.1", p2="5.11.0"), BASE)
+    assert out["action"] == "none" and out["release"] == "5.11.0" and out["running"] == "5.11.0"
+    assert out["downgrade"] is False and out["url"] is None
+
+
+def test_switch_os_upgrade_from_an_older_release_with_the_pinned_image():
+    out = mx.switch_os_target("5.9.1", image_of("1", p1="5.9.1", p2=None), BASE)
+    assert out == {"action": "upgrade", "release": "5.11.0", "running": "5.9.1", "reason": "upgrade 5.9.1 -> 5.11.0",
+                   "downgrade": False, "image": PIN["image"], "url": PIN["url"], "sha256": PIN["sha256"],
+                   "allow_downgrade": False}
+
+
+def test_switch_os_versions_compare_as_numbers():
+    assert mx.switch_os_target("5.9.9", None, BASE)["action"] == "upgrade"       # 5.9.9 < 5.11.0
+    assert mx.switch_os_target("5.100.0", None, BASE)["action"] == "refused"     # newer: a downgrade
+
+
+def test_switch_os_boot_when_the_other_partition_holds_the_pin():
+    out = mx.switch_os_target("5.9.1", image_of("1", p1="5.9.1", p2="5.11.0"), BASE)
+    assert out["action"] == "boot" and "partition 2 already holds 5.11.0" in out["reason"]
+
+
+def test_switch_os_downgrade_refused_naming_both_releases():
+    out = mx.switch_os_target("5.12.0", image_of("1", p1="5.12.0", p2="5.11.0"), BASE)
+    assert out["action"] == "refused" and out["downgrade"] is True
+    assert "downgrade from 5.12.0 to 5.11.0 refused" in out["reason"]
+    assert path(*P_OS, "allow_downgrade") + ": true" in out["reason"]
+
+
+def test_switch_os_downgrade_allowed_by_the_matrix():
+    allowed = mutated(("set", P_OS + ("allow_downgrade",), True))
+    out = mx.switch_os_target("5.12.0", image_of("1", p1="5.12.0", p2=None), allowed)
+    assert out["action"] == "upgrade" and out["downgrade"] is True and out["allow_downgrade"] is True
+    assert "allowed by %s.allow_downgrade" % path(*P_OS) in out["reason"]
+    assert mx.switch_os_target("5.12.0", image_of("1", p1="5.12.0", p2="5.11.0"), allowed)["action"] == "boot"
+
+
+def test_switch_os_url_from_the_site_base_url():
+    bare = mutated(("del", P_OS + ("url",)))
+    out = mx.switch_os_target("5.9.1", None, bare, "https://mirror.example/images/cumulus/")
+    assert out["url"] == "https://mirror.example/images/cumulus/" + PIN["image"]
+    assert mx.switch_os_target("5.9.1", None, BASE, "https://other.example/x")["url"] == PIN["url"]   # the pin's wins
+    refused = mx.switch_os_target("5.9.1", None, bare)
+    assert refused["action"] == "refused" and "gpufabric_switch_image_base_url" in refused["reason"]
+    assert path(*P_OS, "url") in refused["reason"]
+    # no URL is needed when nothing is fetched
+    assert mx.switch_os_target("5.9.1", image_of("1", p1="5.9.1", p2="5.11.0"), bare)["action"] == "boot"
+
+
+@pytest.mark.parametrize("base_url", ["ftp://mirror.example/x", "mirror.example/x", "http://mirror.example/a b",
+                                      "http://mirror.example/x?y=1", 7])
+def test_switch_os_bad_base_url_is_named(base_url):
+    bare = mutated(("del", P_OS + ("url",)))
+    with pytest.raises(InvalidValue, match="gpufabric_switch_image_base_url") as err:
+        mx.switch_os_target("5.9.1", None, bare, base_url)
+    assert err.value.parameter == "gpufabric_switch_image_base_url"
+
+
+@pytest.mark.parametrize("running", [None, "", "five", 5.9, "5.9.x"])
+def test_switch_os_unreadable_running_release_is_refused(running):
+    out = mx.switch_os_target(running, None, BASE)
+    assert out["action"] == "refused" and "unreadable" in out["reason"] and "5.11.0" in out["reason"]
+
+
+def test_switch_os_without_a_pin():
+    bare = mutated(("del", ("switch_os",)))
+    assert mx.switch_os_target("5.11.0", None, bare)["action"] == "none"
+    below = mx.switch_os_target("5.9.1", None, bare)
+    assert below["action"] == "refused"
+    assert "below %s 5.11.0" % path("compatibility", "switch_os_min", "cumulus-linux") in below["reason"]
+    no_min = mutated(("del", ("switch_os",)), ("del", ("compatibility", "switch_os_min")))
+    assert mx.switch_os_target("5.9.1", None, no_min)["action"] == "none"
+
+
+def test_switch_os_target_refuses_a_bad_matrix_and_bad_input():
+    with pytest.raises(mx.MatrixError):
+        mx.switch_os_target("5.9.1", None, mutated(("set", P_OS + ("release",), "5.11")))
+    with pytest.raises(InvalidValue, match="image must be the image the gpufabric.mlnx.nvue_info module returns"):
+        mx.switch_os_target("5.9.1", ["1"], BASE)
+    with pytest.raises(InvalidValue, match="image.partitions must be a mapping"):
+        mx.switch_os_target("5.9.1", {"partitions": ["1"]}, BASE)
+    with pytest.raises(InvalidValue, match='switch_os "sonic" is not supported'):
+        mx.switch_os_target("5.9.1", None, BASE, switch_os="sonic")
+
+
+def test_switch_os_target_filter():
+    from ansible.errors import AnsibleFilterError
+    from ansible_collections.gpufabric.mlnx.plugins.filter.switch_os_target import FilterModule
+    target = FilterModule().filters()["switch_os_target"]
+    assert target("5.9.1", image_of("1", p1="5.9.1", p2="5.11.0"), BASE)["action"] == "boot"
+    with pytest.raises(AnsibleFilterError, match="^switch_os_target: gpufabric_matrix is not consistent"):
+        target("5.9.1", None, mutated(("set", P_OS + ("release",), "5.11")))

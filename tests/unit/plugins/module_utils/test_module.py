@@ -13,6 +13,7 @@ from ansible_collections.gpufabric.mlnx.plugins.modules import (
     mlx_info,
     mlxconfig,
     nvue_config,
+    nvue_image,
     nvue_info,
     ofed_driver,
     platform_power,
@@ -20,11 +21,13 @@ from ansible_collections.gpufabric.mlnx.plugins.modules import (
     roce_qos,
 )
 
-MODULES = [kernel_cmdline, mlx_firmware, mlx_fwreset, mlx_info, mlxconfig, nvue_config, nvue_info, ofed_driver, platform_power,
-           rail_interfaces, roce_qos]
+MODULES = [kernel_cmdline, mlx_firmware, mlx_fwreset, mlx_info, mlxconfig, nvue_config, nvue_image, nvue_info, ofed_driver,
+           platform_power, rail_interfaces, roce_qos]
 # The module's required options, with values that pass ansible-core's type checks.
 REQUIRED = {"kernel_cmdline": {"args": []}, "mlx_firmware": {"images": []}, "ofed_driver": {"driver": {}},
-            "rail_interfaces": {"rails": []}, "roce_qos": {"interfaces": []}}
+            "rail_interfaces": {"rails": []}, "roce_qos": {"interfaces": []},
+            "nvue_image": {"release": "5.11.0", "url": "http://mirror.example/cumulus-linux-5.11.0-mlx-amd64.bin",
+                           "sha256": "09aeb9d4dbbd12cf01f140a20ea851575e23b37c04985d9d79a4a1ff5d8903ec"}}
 INFINITE = ["INF", "-Infinity", "inf", 1e999, -1e999]
 
 
@@ -43,7 +46,8 @@ CASES = [(module, option) for module in MODULES for option in int_options(module
 
 def test_the_modules_have_int_options_to_check():
     found = sorted((name(m), o) for m, o in CASES)
-    assert found == [("nvue_config", "timeout"), ("ofed_driver", "lock_timeout"), ("ofed_driver", "timeout"), ("rail_interfaces", "mtu"),
+    assert found == [("nvue_config", "timeout"), ("nvue_image", "action_timeout"), ("nvue_image", "reboot_timeout"),
+                     ("ofed_driver", "lock_timeout"), ("ofed_driver", "timeout"), ("rail_interfaces", "mtu"),
                      ("roce_qos", "timeout")]
 
 
