@@ -5,6 +5,7 @@
 connection) in one play, the leaves first - the leaves are configured from the rail plan, gated, and a server whose
 leaf is not ready for it is held (recorded, its play ended, never failed) while the other goes on."""
 import yaml
+from _roleplay import matrix as roleplay_matrix
 from _roleplay import run
 from nvue_helpers import PASSWORD
 
@@ -124,3 +125,38 @@ def test_check_mode_applies_nothing_and_still_holds_for_what_a_change_cannot_fix
                     "su1-leaf-rail1", role="leaf")["changed"] is True
     assert held(ran, "srv-r01-02") == [] and touched(ran, "srv-r01-02")  # MTU/QoS not applied yet: not held
     assert "is down" in held(ran, "srv-r01-01")[0]["reason"]
+
+
+def test_a_leaf_behind_the_pinned_release_is_upgraded_with_one_reboot_before_its_configuration(tmp_path, make_switch):
+    import functools
+    import hashlib
+    import http.server
+    import threading
+    made = leaves(make_switch)
+    old = make_switch("su1-leaf-rail1", ports="swp1-2", release="5.4.0")
+    for index, host in enumerate(SERVERS, 1):
+        old.admin("port", "swp%d" % index, "--neighbor", "%s:%s" % (host, FABRIC["interface_names"][1]))
+    made["su1-leaf-rail1"] = old
+    (tmp_path / "images").mkdir()
+    image = tmp_path / "images" / "cumulus-linux-5.9.1-mlx-amd64.bin"
+    old.admin("mkimage", "--release", "5.9.1", "-o", str(image))
+    mirror = http.server.ThreadingHTTPServer(("127.0.0.1", 0), functools.partial(
+        http.server.SimpleHTTPRequestHandler, directory=str(image.parent)))
+    threading.Thread(target=mirror.serve_forever, daemon=True).start()
+    pin = {"release": "5.9.1", "image": image.name, "sha256": hashlib.sha256(image.read_bytes()).hexdigest(),
+           "url": "http://127.0.0.1:%d/%s" % (mirror.server_address[1], image.name)}
+    firmware = {"MT_0000000838": {"version": "28.43.2566", "image": "fw.bin", "sha256": hashlib.sha256(b"fw").hexdigest(),
+                                  "part_numbers": ["MCX75310AAS-NEAT"]}}
+    matrix = {"gpufabric_matrix": dict(roleplay_matrix("2026.12-a", firmware), switch_os={"cumulus-linux": pin})}
+    mark = old.mark()
+    ran = rollout(tmp_path, made, **{name: matrix for name in made})
+    assert ran.ok, ran
+    events = [e["event"] for e in old.since(mark)]
+    assert events.count("reboot") == 1 and events.count("install") == 1
+    assert events.index("booted") < events.index("apply")  # the configuration went to the new release
+    assert old.get("/system/version")["product-release"] == "5.9.1"
+    assert all(held(ran, host) == [] for host in SERVERS)
+    mark = old.mark()
+    again = rollout(tmp_path, made, **{name: matrix for name in made})
+    assert again.ok and [e for e in old.since(mark) if e["event"] in ("fetch", "install", "reboot", "apply")] == []
+    mirror.shutdown()
