@@ -347,9 +347,9 @@ def _port_problems(name, port, cable, state, expected, seen_index):
         return ["%s is not a port of the switch" % where]
     found = []
     if state.get("protodown"):
+        reason = state.get("protodown_reason") or "no reason given"
         found.append("%s is in protodown (%s): clear it with nv action clear interface %s link flap-protection "
-                     "violation once the cause is fixed" % (where, state.get("protodown_reason") or "no reason given",
-                                                             port))
+                     "violation once the cause is fixed" % (where, reason, port))
     if state.get("oper_status") != "up":
         found.append("%s is %s" % (where, state.get("oper_status") or "not up"))
     if expected.get("speed") is not None and state.get("speed") != expected["speed"]:

@@ -242,7 +242,7 @@ class LldpListener:
                 self.stopped.wait(self.reopen_seconds)
                 continue
             try:
-                ready, _, _ = select.select(list(by_fd), [], [], 0.5)
+                ready = select.select(list(by_fd), [], [], 0.5)[0]
             except (OSError, ValueError):
                 last = 0.0
                 continue

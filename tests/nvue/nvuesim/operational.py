@@ -190,4 +190,5 @@ def view(state):
     return out
 
 
-from . import labnet  # noqa: E402,F401  (registers the "lab" provider; it imports register from here)
+# registers the "lab" provider (it imports register from here)
+from . import labnet  # noqa: E402,F401  pylint: disable=unused-import,wrong-import-position

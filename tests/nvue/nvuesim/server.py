@@ -52,7 +52,7 @@ class Handler(BaseHTTPRequestHandler):
         user = None
         if auth.startswith("Basic "):
             try:
-                name, _, password = base64.b64decode(auth[6:], validate=True).decode().partition(":")
+                name, _sep, password = base64.b64decode(auth[6:], validate=True).decode().partition(":")
             except (binascii.Error, UnicodeDecodeError):
                 name, password = "", ""
             if (hmac.compare_digest(name, state["user"]["name"])
@@ -97,7 +97,7 @@ class Handler(BaseHTTPRequestHandler):
             return
         if body is None and method in ("POST", "PATCH"):
             body = {}
-        path, _, query = self.path.partition("?")
+        path, _sep, query = self.path.partition("?")
         try:
             status, out = engine.handle(method, path, query, body, self.client, user)
         except ApiError as exc:
@@ -248,5 +248,3 @@ def main(argv=None):
     except KeyboardInterrupt:
         daemon.close()
     return 0
-
-

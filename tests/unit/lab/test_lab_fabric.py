@@ -169,8 +169,8 @@ def test_inventory_leaves_use_httpapi(lab, t):
                     "ansible_user": "cumulus", "ansible_password": lab.DEFAULT_LEAF_PASSWORD,
                     "rack": "r01", "rail": 1}
     servers = inv["all"]["children"]["servers"]["children"]
-    assert servers["rack_r02"]["hosts"]["b1"] == {"ansible_host": "tf-b1", "rack": "r02", "position": 1,
-                                                 "sim_profile": "gpu4-cx7-eth"}
+    assert servers["rack_r02"]["hosts"]["b1"] == {
+        "ansible_host": "tf-b1", "rack": "r02", "position": 1, "sim_profile": "gpu4-cx7-eth"}
 
 
 def test_swap_argvs_cross_the_networks_and_keep_the_macs(lab):

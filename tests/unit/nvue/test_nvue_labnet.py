@@ -3,11 +3,13 @@
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
 """The emulator's lab provider: the LLDP parser and table, link state from a fake /sys tree, and the applied
 config carried to the interfaces as the ip argv lists it would run (all pure, no root, no sockets)."""
+# pylint: disable=implicit-str-concat  # the LLDP frames are written field by field
 import json
 
 import pytest
 
-from nvue_helpers import NVUE  # noqa: F401  (puts tests/nvue on sys.path)
+# nvue_helpers puts tests/nvue on sys.path
+from nvue_helpers import NVUE  # noqa: F401  pylint: disable=unused-import
 from nvuesim import labnet, model, operational
 from nvuesim.store import Store
 
@@ -185,8 +187,8 @@ def test_plan_address_mtu_and_admin_state():
 def test_plan_is_empty_when_the_interfaces_match():
     live = labnet.parse_ip_json(IP_JSON)
     live["swp1"]["addrs"].append("198.18.0.0/31")
-    applied = _applied(swp1={"ip": {"address": {"198.18.0.0/31": {}}}}, swp2={"link": {"state": {"down": {}},
-                                                                                      "mtu": 1500}})
+    applied = _applied(swp1={"ip": {"address": {"198.18.0.0/31": {}}}},
+                       swp2={"link": {"state": {"down": {}}, "mtu": 1500}})
     assert labnet.link_plan(applied, ["swp1", "swp2"], live, {"addrs": {"swp1": ["198.18.0.0/31"]}})[0] == []
 
 
@@ -218,8 +220,8 @@ def test_plan_access_vlan_bridge_with_its_svi_and_back():
     live["swp1"]["master"] = live["swp2"]["master"] = "vlan10"
     live["swp2"]["up"] = True
     argvs, owned = labnet.link_plan(_applied(swp2={"link": {"mtu": 1500}}), ["swp1", "swp2"], live, owned)
-    assert argvs == [["ip", "link", "set", "dev", "swp1", "nomaster"], ["ip", "link", "set", "dev", "swp2",
-                                                                         "nomaster"],
+    assert argvs == [["ip", "link", "set", "dev", "swp1", "nomaster"],
+                     ["ip", "link", "set", "dev", "swp2", "nomaster"],
                      ["ip", "link", "del", "dev", "vlan10"]]
     assert owned == {"addrs": {}, "bridges": []}
 

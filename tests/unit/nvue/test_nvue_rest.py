@@ -258,8 +258,8 @@ def test_two_applies_at_once_one_gets_409_naming_the_other(switch):
 
     def go(rid):
         barrier.wait()
-        results[rid] = switch.call("PATCH", "/revision/%s" % rid, {"state": "apply",
-                                                                  "auto-prompt": {"ays": "ays_yes"}})
+        results[rid] = switch.call("PATCH", "/revision/%s" % rid,
+                                   {"state": "apply", "auto-prompt": {"ays": "ays_yes"}})
     threads = [threading.Thread(target=go, args=(r,)) for r in (a, b)]
     for t in threads:
         t.start()
@@ -323,8 +323,8 @@ def test_two_nvued_on_one_state_lose_no_change(switch):
                                            {"10.%d.0.%d/32" % (prefix, n): {}}, port=port)
             if status != 200:
                 errors.append(body)
-    threads = [threading.Thread(target=writer, args=(p, i)) for i, p in enumerate((switch.port, port2,
-                                                                                 switch.port))]
+    ports = (switch.port, port2, switch.port)
+    threads = [threading.Thread(target=writer, args=(p, i)) for i, p in enumerate(ports)]
     for t in threads:
         t.start()
     for t in threads:

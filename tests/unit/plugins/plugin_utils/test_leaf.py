@@ -122,8 +122,8 @@ QOS = {"srv-a": {}, "srv-b": {}}
 
 
 def test_a_ready_leaf_holds_nobody():
-    assert readiness("leaf1", P2P, _info(), EXPECTED, hosts_qos=QOS) == {"ready": True, "leaf": [], "ports": {}, "hosts": {},
-                                                          "held": []}
+    assert readiness("leaf1", P2P, _info(), EXPECTED, hosts_qos=QOS) == {
+        "ready": True, "leaf": [], "ports": {}, "hosts": {}, "held": []}
 
 
 @pytest.mark.parametrize("info_change, words", [
