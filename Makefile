@@ -85,6 +85,7 @@ bench: venv collection image
 	$(BIN)/python tests/bench/rollout.py
 	$(BIN)/python tests/bench/rail_plan.py
 	$(BIN)/python tests/bench/check_inventory.py
+	$(BIN)/python tests/bench/leaves.py
 
 test: unit sanity lint docs ee install-test molecule
 

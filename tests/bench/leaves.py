@@ -1,0 +1,114 @@
+"""Benchmark of the leaf role on NVUE emulators (tests/nvue) on 127.0.0.1: wall time of ansible-playbook configuring
+8 leaves at once against one leaf alone (the same role, the same per-leaf work: the ratio is what parallel leaves
+cost), and what a compliant rerun asks of each leaf, counted in the emulators' own event logs.
+
+    .venv/bin/python tests/bench/leaves.py
+
+Each leaf is a fresh emulator (8 swp ports, auto-save, apply 0.3 s as the emulator's default) with the LLDP
+neighbours the rail plan names; the fabric has 8 rails and one SU of 8 servers, so each leaf gets 8 ports, their
+/31s and the RoCE QoS. Each measure runs once (BENCH_REPEAT to change); nothing is asserted: each figure is printed
+with its target (issue 13: 8 leaves in parallel at most 1.3 x one; a compliant rerun at most 3 reads and 0 applies
+per leaf) and written to tests/output/bench-leaves.json.
+"""
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import yaml
+
+HERE = Path(__file__).resolve().parent
+sys.path[:0] = [str(HERE.parent), str(HERE.parent / "unit"), str(HERE.parent / "unit" / "nvue"),
+                str(HERE.parents[1] / ".collections")]
+from _paths import REPO  # noqa: E402
+from _report import at_most, each_equal, publish  # noqa: E402
+from nvue_helpers import PASSWORD, Switch  # noqa: E402
+
+REPEAT = int(os.environ.get("BENCH_REPEAT", "1"))
+BIN = Path(sys.executable).parent
+RAILS = 8
+SERVERS = 8
+NAMES = ["enp%ds0np0" % n for n in (24, 64, 79, 94, 154, 192, 206, 220)]
+FABRIC = {"rails": RAILS, "su_prefix": 26, "racks_per_su": 1, "addressing": "p2p31",
+          "pools": {"rail%d" % r: "198.18.%d.0/20" % (16 * r) for r in range(RAILS)},
+          "nics": {"pci": ["0000:%02x:00.0" % (0x18 + r) for r in range(RAILS)]}, "interface_names": NAMES}
+PLAY = [{"hosts": "leaves", "gather_facts": False, "roles": ["gpufabric.mlnx.leaf"]}]
+
+
+def leaves(work, prefix):
+    made = {}
+    for rail in range(RAILS):
+        name = "su1-leaf-rail%d" % rail
+        sw = Switch(work / ("%s-%s" % (prefix, name)), name, ports="swp1-%d" % SERVERS, apply_seconds=0.3)
+        for index in range(1, SERVERS + 1):
+            sw.admin("port", "swp%d" % index, "--neighbor", "srv-%02d:%s" % (index, NAMES[rail]))
+        sw.start()
+        made[name] = sw
+    return made
+
+
+def inventory(work, made):
+    servers = {"srv-%02d" % i: {"rack": "r01", "position": i} for i in range(1, SERVERS + 1)}
+    leaf_vars = {name: {"ansible_host": "127.0.0.1", "ansible_port": sw.port, "ansible_httpapi_port": sw.port}
+                 for name, sw in made.items()}
+    data = {"all": {"vars": {"gpufabric_fabric": FABRIC}, "children": {
+        "servers": {"hosts": servers, "vars": {"ansible_connection": "local"}},
+        "leaves": {"hosts": leaf_vars, "vars": {
+            "ansible_connection": "ansible.netcommon.httpapi", "ansible_network_os": "gpufabric.mlnx.nvue",
+            "ansible_httpapi_use_ssl": True, "ansible_httpapi_validate_certs": False, "ansible_user": "cumulus",
+            "ansible_password": PASSWORD}}}}}
+    path = work / "hosts.yml"
+    path.write_text(yaml.safe_dump(data))
+    return path
+
+
+def playbook(work, inv, *extra):
+    env = dict(os.environ, ANSIBLE_COLLECTIONS_PATH=str(REPO / ".collections"), ANSIBLE_CONFIG=str(REPO / "ansible.cfg"),
+               ANSIBLE_LOCAL_TEMP=str(work / "tmp"), ANSIBLE_HOME=str(work / "home"), NO_COLOR="1", ANSIBLE_FORKS="8")
+    (work / "play.yml").write_text(yaml.safe_dump(PLAY))
+    start = time.perf_counter()
+    proc = subprocess.run([str(BIN / "ansible-playbook"), "-i", str(inv), str(work / "play.yml"), *extra], env=env,
+                          capture_output=True, text=True, check=False)
+    took = round(time.perf_counter() - start, 2)
+    if proc.returncode != 0:
+        print(proc.stdout[-3000:], proc.stderr[-2000:], file=sys.stderr)
+    return took, proc.returncode
+
+
+def main():
+    out = {"repeat": REPEAT, "cpus": os.cpu_count(), "load_average": os.getloadavg()}
+    one, eight, reads, applies = [], [], {}, {}
+    with tempfile.TemporaryDirectory(prefix="bench-leaves-") as tmp:
+        work = Path(tmp)
+        for attempt in range(REPEAT):
+            made = leaves(work, "a%d" % attempt)
+            try:
+                inv = inventory(work, made)
+                one.append(playbook(work, inv, "--limit", "su1-leaf-rail0"))
+                for sw in made.values():
+                    sw.stop()
+                made = leaves(work, "b%d" % attempt)
+                inv = inventory(work, made)
+                eight.append(playbook(work, inv))
+                marks = {name: sw.mark() for name, sw in made.items()}
+                out["rerun"] = playbook(work, inv)
+                reads = {n: len(sw.since(marks[n], "read")) for n, sw in made.items()}
+                applies = {n: len(sw.since(marks[n], "apply")) for n, sw in made.items()}
+            finally:
+                for sw in made.values():
+                    sw.stop()
+    out["one_leaf"] = min(one)
+    out["eight_leaves"] = min(eight)
+    out["ratio_8_to_1"] = round(out["eight_leaves"][0] / out["one_leaf"][0], 2)
+    out["rerun_reads_per_leaf"] = reads
+    out["rerun_applies_per_leaf"] = applies
+    publish("bench-leaves", out, [
+        at_most("t(8 leaves) / t(1 leaf), the same role at once", out["ratio_8_to_1"], 1.3),
+        at_most("compliant rerun: the most reads of one leaf", max(reads.values()) if reads else None, 3),
+        each_equal("compliant rerun: applies per leaf", applies, 0)])
+
+
+if __name__ == "__main__":
+    main()
