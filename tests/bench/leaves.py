@@ -8,8 +8,9 @@ Each leaf is a fresh emulator (8 swp ports, auto-save) with the LLDP neighbours 
 twice: with the emulator's default apply (0.3 s: what is left is Ansible's own cost per leaf - a persistent
 connection and a module run per host, CPU-bound on this 2-core machine) and with an apply of APPLY_SECONDS (default
 5 s; a real NVUE apply takes seconds - the figure [U], its order of magnitude is what matters), which is the
-target's case: leaves configured in parallel wait for their switches at the same time; the fabric has 8 rails and one SU of 8 servers, so each leaf gets 8 ports, their
-/31s and the RoCE QoS. Each measure runs once (BENCH_REPEAT to change); nothing is asserted: each figure is printed
+target's case: leaves configured in parallel wait for their switches at the same time. The fabric has 8 rails and
+one SU of 8 servers, so each leaf gets 8 ports, their /31s and the RoCE QoS. Each measure runs once (BENCH_REPEAT
+to change); nothing is asserted: each figure is printed
 with its target (issue 13: 8 leaves in parallel at most 1.3 x one; a compliant rerun at most 3 reads and 0 applies
 per leaf) and written to tests/output/bench-leaves.json.
 """
