@@ -105,11 +105,10 @@ nvue_diff:
 """
 
 from ansible.module_utils.basic import AnsibleModule
-from ansible.module_utils.connection import ConnectionError as AnsibleConnectionError
 
 from ansible_collections.gpufabric.mlnx.plugins.module_utils._errors import MlnxError
 from ansible_collections.gpufabric.mlnx.plugins.module_utils._module import ansible_module
-from ansible_collections.gpufabric.mlnx.plugins.module_utils._nvue import RestSwitch, configure, httpapi_request
+from ansible_collections.gpufabric.mlnx.plugins.module_utils._nvue import configure, httpapi_switch
 
 ARGUMENT_SPEC = dict(
     config=dict(type="dict", default={}),
@@ -131,14 +130,12 @@ def main():
         module.fail_json(msg="poll_interval is %s (allowed: more than 0, at most 60 seconds)" % params["poll_interval"],
                          parameter="poll_interval")
     try:
-        switch = RestSwitch(httpapi_request(module._socket_path))  # pylint: disable=protected-access
+        switch = httpapi_switch(module._socket_path)  # pylint: disable=protected-access
         result = configure(switch, params["config"], replace=params["replace"], unset=params["unset"],
                            check_mode=module.check_mode, assume_yes=params["assume_yes"], save=params["save"],
                            timeout=params["timeout"], interval=params["poll_interval"])
     except MlnxError as err:
         module.fail_json(**err.fail_kwargs())
-    except AnsibleConnectionError as err:
-        module.fail_json(msg="the switch could not be reached over the NVUE REST API: %s" % err)
     module.exit_json(
         changed=result["changed"], revision=result["revision"], state=result["state"], saved=result["saved"],
         nvue_diff=result["nvue_diff"],

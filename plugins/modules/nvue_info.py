@@ -66,11 +66,10 @@ revisions:
 """
 
 from ansible.module_utils.basic import AnsibleModule
-from ansible.module_utils.connection import ConnectionError as AnsibleConnectionError
 
 from ansible_collections.gpufabric.mlnx.plugins.module_utils._errors import MlnxError
 from ansible_collections.gpufabric.mlnx.plugins.module_utils._module import ansible_module
-from ansible_collections.gpufabric.mlnx.plugins.module_utils._nvue import GATHER, RestSwitch, gather, httpapi_request
+from ansible_collections.gpufabric.mlnx.plugins.module_utils._nvue import GATHER, gather, httpapi_switch
 
 ARGUMENT_SPEC = dict(gather=dict(type="list", elements="str", choices=list(GATHER), default=list(GATHER)))
 
@@ -78,12 +77,10 @@ ARGUMENT_SPEC = dict(gather=dict(type="list", elements="str", choices=list(GATHE
 def main():
     module = ansible_module(AnsibleModule, argument_spec=ARGUMENT_SPEC, supports_check_mode=True)
     try:
-        facts = gather(RestSwitch(httpapi_request(module._socket_path)),  # pylint: disable=protected-access
+        facts = gather(httpapi_switch(module._socket_path),  # pylint: disable=protected-access
                        module.params["gather"])
     except MlnxError as err:
         module.fail_json(**err.fail_kwargs())
-    except AnsibleConnectionError as err:
-        module.fail_json(msg="the switch could not be reached over the NVUE REST API: %s" % err)
     module.exit_json(changed=False, **facts)
 
 
