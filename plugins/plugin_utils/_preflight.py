@@ -32,7 +32,7 @@ from ansible_collections.gpufabric.mlnx.plugins.module_utils._validate import cl
 from ansible_collections.gpufabric.mlnx.plugins.plugin_utils._bios import spec_problems
 from ansible_collections.gpufabric.mlnx.plugins.plugin_utils._leaf import (
     LEAF_MTU, host_qos, leaf_qos, leaf_qos_tree, qos_mismatches)
-from ansible_collections.gpufabric.mlnx.plugins.plugin_utils._rail_plan import plan, plan_problems
+from ansible_collections.gpufabric.mlnx.plugins.plugin_utils._rail_plan import plan_or_problems
 from ansible_collections.gpufabric.mlnx.plugins.plugin_utils._roles import (
     LEAF_PLAN_VARS, MISSING, RAIL_PLAN_VARS, rail_plan_leaves, rail_plan_servers, read_vars)
 
@@ -287,7 +287,8 @@ def inventory_problems(names: Iterable[str] | None, hostvars: Mapping[str, Any],
     - every distinct ``gpufabric_matrix`` (``matrix_problems``; a host without one is a problem);
     - the rail plan of ``rail_hosts`` on ``fabric`` (``plan_problems`` of ``rail_plan_servers``, as the rail_plan
       role plans it), when ``fabric`` is given, its leaves checked against ``leaf_hosts`` (``rail_plan_leaves``)
-      unless that is None;
+      unless that is None - and, when the plan can be made with the leaves, every cable's two ends
+      (``leaf_problems``, on the same plan: it is made once);
     - every distinct set of RoCE QoS settings of the hosts that configure RoCE QoS (``settings_problems``, the
       roce_qos module's own checks, with the role's defaults for what a host does not set);
     - every distinct set of BIOS inputs (``spec_problems``);
@@ -317,10 +318,10 @@ def inventory_problems(names: Iterable[str] | None, hostvars: Mapping[str, Any],
 
     if fabric is not None:
         servers, leaves = rail_plan_servers(rail_hosts, read), rail_plan_leaves(leaf_hosts, read)
-        planned = plan_problems(servers, fabric, leaves)
+        planned, rail_plan = plan_or_problems(servers, fabric, leaves)
         found.extend(planned)
-        if not planned and leaf_hosts:
-            found.extend(leaf_problems(plan(servers, fabric, leaves), read))
+        if rail_plan is not None and leaf_hosts:
+            found.extend(leaf_problems(rail_plan, read))
 
     qos = {}
     for name in names:

@@ -1146,6 +1146,13 @@ def plan_problems(hosts: Any, fabric: Any, leaves: Any = None) -> list[str]:
     return _plan(hosts, fabric, leaves)[0]
 
 
+def plan_or_problems(hosts: Any, fabric: Any, leaves: Any = None) -> tuple[list[str], dict | None]:
+    """``(problems, plan)`` in one pass: :func:`plan_problems`, and the plan :func:`plan` returns (None when there
+    are problems) - for a caller that needs both (the preflight checks each cable's two ends on the plan)."""
+    problems, builder = _plan(hosts, fabric, leaves)
+    return problems, (None if problems else {"hosts": builder.hosts, "leaves": builder.leaves})
+
+
 # ---------------------------------------------------------------- the cabling table
 
 CABLE_COLUMNS = ("leaf", "leaf_port", "host", "interface", "rail", "su", "pci", "address", "cable_label")
