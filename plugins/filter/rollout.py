@@ -14,10 +14,10 @@ from ansible_collections.gpufabric.mlnx.plugins.plugin_utils._rollout import bat
 
 
 @filter_errors()
-def rollout_batches(names, hostvars, plan, by="rack", count=None, leaves=None, in_run=None):
+def rollout_batches(names, hostvars, plan=None, by="count", size="100%", leaves=None, in_run=None):
     read = read_vars(names, hostvars, ("rack",), what="rollout_batches")
     servers = [{"name": name, "rack": values.get("rack")} for name, values in read.items()]
-    return batches(servers, plan, by, count, leaves=leaves, in_run=in_run)
+    return batches(servers, plan, by, size, leaves=leaves, in_run=in_run)
 
 
 LEAF_FACTS = ("gpufabric_leaf_status", "gpufabric_leaf_gate")

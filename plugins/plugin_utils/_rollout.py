@@ -4,9 +4,10 @@
 """The rollout's order (docs/rollout.md): batches aligned to the physical layout, each batch's leaves before its
 servers, and which servers are held because a leaf they are cabled to is not ready.
 
-- ``batches(servers, plan, by, count, leaves, in_run)``: the batches (by rack, by SU, or ``count`` servers at a time
-  in rack order), each with the leaves its servers are cabled to that no earlier batch had, the host order of the
-  rollout play (per batch: its leaves, then its servers) and the batch sizes (``serial``).
+- ``batches(servers, plan, by, size, leaves, in_run)``: the batches (by rack, by SU, or by count: ``size`` servers at
+  a time in inventory order, as ``serial`` makes them), each with the leaves its servers are cabled to that no
+  earlier batch had, the host order of the rollout play (per batch: its leaves, then its servers) and the batch sizes
+  (``serial``).
 - ``holds(host, plan, leaves_state, in_run)``: why a server must not be touched - a leaf it is cabled to is not in
   this run, its configuration failed, it was not checked, or its gate holds the server - one entry per reason with
   the leaf, the port and the reason; [] when every leaf of the server is ready for it.
@@ -16,8 +17,11 @@ Pure: no I/O.
 
 from __future__ import annotations
 
+import json
 import re
 from typing import Any, Mapping, Sequence
+
+from ansible.utils.helpers import pct_to_int
 
 from ansible_collections.gpufabric.mlnx.plugins.module_utils._errors import MlnxError
 from ansible_collections.gpufabric.mlnx.plugins.module_utils._validate import kind_of
@@ -61,36 +65,62 @@ def _su_of(plan, host):
     return None
 
 
-def batches(servers: Sequence[Mapping], plan: Mapping, by: str = "rack", count: int | None = None,
+SIZE = re.compile(r"([1-9][0-9]*)|([1-9][0-9]?|100)%", re.ASCII)
+
+
+def batch_sizes(size, total: int) -> list[int]:
+    """The servers of each batch, as Ansible's ``serial`` makes them from ``gpufabric_batch_size`` (a whole number of
+    at least 1, a percentage 1%-100% of ``total``, or a non-empty list of those - the last repeats), until ``total``
+    servers are in a batch. Raises RolloutError naming what is allowed."""
+    sizes = list(size) if isinstance(size, (list, tuple)) else [size]
+    if not sizes or not all(isinstance(v, (int, str)) and not isinstance(v, bool) and SIZE.fullmatch(str(v))
+                            for v in sizes):
+        raise RolloutError("gpufabric_batch_size=%s is not a batch size: allowed is a whole number of at least 1, a "
+                           "percentage 1%%-100%%, or a non-empty list of those" % json.dumps(size, default=repr),
+                           parameter="gpufabric_batch_size")
+    out, left = [], total
+    while left > 0:
+        value = sizes[min(len(out), len(sizes) - 1)]
+        step = pct_to_int(value, total) if isinstance(value, str) and value.endswith("%") else int(value)
+        out.append(min(step, left))
+        left -= out[-1]
+    return out
+
+
+def batches(servers: Sequence[Mapping], plan: Mapping | None, by: str = "count", size: Any = "100%",
             leaves: Sequence[str] | None = None, in_run: Sequence[str] | None = None) -> dict:
-    """``servers``: ``[{"name", "rack"}]`` in inventory order (the servers of this run); ``plan``: the rail plan;
-    ``leaves``: the inventory's leaves (None: no leaf is managed); ``in_run``: the hosts this run may touch (None:
-    all - a leaf outside it is not put into a batch, and its servers are held). Returns ``{"batches": [{"name",
-    "leaves", "servers"}], "order": [...], "sizes": [...]}``."""
+    """``servers``: ``[{"name", "rack"}]`` in inventory order (the servers of this run); ``plan``: the rail plan (None:
+    no fabric - by count only, no leaf); ``by``: V(rack) (a rack a batch), V(su) (an SU of the plan a batch) or
+    V(count) (``size`` servers at a time, in inventory order - ``gpufabric_batch_size``, as ``serial`` takes it);
+    ``leaves``: the inventory's leaves (None: no leaf is managed); ``in_run``: the hosts this run may touch (None: all
+    - a leaf outside it is not put into a batch, and its servers are held). Returns ``{"batches": [{"name", "leaves",
+    "servers"}], "order": [...], "sizes": [...]}``: the host order of the rollout play (per batch: its new leaves,
+    then its servers) and its ``serial``."""
     if by not in BATCH_BY:
-        raise RolloutError("gpufabric_batch_by is %r (allowed: %s)" % (by, ", ".join(BATCH_BY)),
+        raise RolloutError("gpufabric_batch_by is %s (allowed: %s)" % (json.dumps(by, default=repr), ", ".join(BATCH_BY)),
                            parameter="gpufabric_batch_by", allowed=list(BATCH_BY))
-    if by == "count" and (not isinstance(count, int) or isinstance(count, bool) or count < 1):
-        raise RolloutError("gpufabric_batch_by is count, so gpufabric_batch_count must be a whole number of servers "
-                           "of at least 1, not %r" % (count,), parameter="gpufabric_batch_count")
-    if not isinstance(plan, Mapping) or not isinstance(plan.get("hosts"), Mapping):
-        raise RolloutError("the rail plan must be the result of gpufabric.mlnx.rail_plan, not %s" % kind_of(plan),
-                           parameter="plan")
     if not isinstance(servers, (list, tuple)) or not all(isinstance(s, Mapping) and isinstance(s.get("name"), str)
                                                          for s in servers):
         raise RolloutError("the servers must be a list of {name, rack}, not %s" % kind_of(servers),
                            parameter="servers")
+    if plan is None and by != "count":
+        raise RolloutError("gpufabric_batch_by is %s, which needs the rail plan (gpufabric_fabric): without it the "
+                           "batches can only be by count (gpufabric_batch_size)" % by, parameter="gpufabric_batch_by")
+    if plan is not None and (not isinstance(plan, Mapping) or not isinstance(plan.get("hosts"), Mapping)):
+        raise RolloutError("the rail plan must be the result of gpufabric.mlnx.rail_plan, not %s" % kind_of(plan),
+                           parameter="plan")
+    plan = plan if plan is not None else {"hosts": {}}
     managed = set(_names(leaves, "leaves") or ())
     in_run = _names(in_run, "in_run")
     reach = None if in_run is None else set(in_run)
     groups: dict[Any, list[str]] = {}
     names: dict[Any, str] = {}
     if by == "count":
-        ordered = sorted(servers, key=lambda s: _natural(s.get("rack") or ""))  # stable: inventory order in a rack
-        for index, server in enumerate(ordered):
-            key = index // count
-            groups.setdefault(key, []).append(server["name"])
-            names.setdefault(key, "servers %d-%d" % (key * count + 1, min((key + 1) * count, len(ordered))))
+        start = 0
+        for key, step in enumerate(batch_sizes(size, len(servers))):
+            groups[key] = [s["name"] for s in servers[start:start + step]]
+            names[key] = "servers %d-%d" % (start + 1, start + step)
+            start += step
     else:
         for server in servers:
             key = server.get("rack") if by == "rack" else _su_of(plan, server["name"])

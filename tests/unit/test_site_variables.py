@@ -11,7 +11,7 @@ from _roleplay import run
 
 SITE = REPO / "playbooks" / "site.yml"
 SPEC = yaml.safe_load((REPO / "roles/site_variables/meta/argument_specs.yml").read_text())["argument_specs"]["main"]
-STEPS = ["preflight", "platform", "ofed", "firmware", "nic_config", "activate", "rails", "roce_qos", "report"]
+STEPS = ["preflight", "leaf", "platform", "ofed", "firmware", "nic_config", "activate", "rails", "roce_qos", "report"]
 OFF = {"gpufabric_%s_enabled" % step: False for step in STEPS}
 
 
@@ -91,7 +91,7 @@ def test_good_values_pass_and_every_step_can_be_switched_off(tmp_path):
                   if " : " in t["task"]["name"] and not t["task"]["name"].startswith("gpufabric.mlnx.site_variables")
                   and any(not r.get("skipped") for r in t["hosts"].values())]
     assert role_tasks == []
-    batches = [p["tasks"][0]["hosts"] for p in ran.data["plays"] if p["play"]["name"].startswith("Servers, batch")]
+    batches = [p["tasks"][0]["hosts"] for p in ran.data["plays"] if p["play"]["name"].startswith("The rollout, batch by batch")]
     assert [sorted(b) for b in batches] == [["srv-r01-01"], ["srv-r01-02"], ["srv-r01-03"]]  # serial [1, 50%]
 
 
@@ -100,5 +100,5 @@ def test_the_batch_size_of_the_inventory_reaches_serial(tmp_path):
     hosts = {"srv-r01-0%d" % i: dict(OFF) for i in (1, 2, 3, 4)}
     ran = run(tmp_path, hosts, SITE, group_vars={"gpufabric_batch_size": 2})
     assert ran.ok, ran
-    batches = [sorted(p["tasks"][0]["hosts"]) for p in ran.data["plays"] if p["play"]["name"].startswith("Servers, batch")]
+    batches = [sorted(p["tasks"][0]["hosts"]) for p in ran.data["plays"] if p["play"]["name"].startswith("The rollout, batch by batch")]
     assert batches == [["srv-r01-01", "srv-r01-02"], ["srv-r01-03", "srv-r01-04"]]

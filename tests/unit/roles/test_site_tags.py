@@ -47,7 +47,8 @@ def test_tags_rails_runs_the_rail_plan_and_the_rails_only_and_predicts_no_activa
 
 def test_tags_nic_config_activate_rails_predicts_the_rails_after_the_activation(tmp_path):
     ran = site(tmp_path, ["--tags", "nic_config,activate,rails"])
-    assert roles_that_ran(ran) == ["site_variables", "nic_config", "activate", "rail_plan", "rails"], ran
+    # the rail plan is made by the rollout's planning play (tagged always), before the steps
+    assert roles_that_ran(ran) == ["site_variables", "rail_plan", "nic_config", "activate", "rails"], ran
     assert ran.ok, ran
     waiting = ran.task("In check mode, wait for the driver or the activation of this run (rails that appear only after it)",
                        HOST, role="rails")
@@ -58,7 +59,7 @@ def test_skip_tags_firmware_leaves_activate_deciding_on_the_cards_it_reads(tmp_p
     """The firmware step skipped: no gpufabric_firmware_pending_devices, so activate plans from its own read of the
     cards (the NV value nic_config would set) - the same fwreset as with the firmware step."""
     ran = site(tmp_path, ["--skip-tags", "firmware,preflight,platform,ofed,rails,roce_qos"])
-    assert roles_that_ran(ran) == ["site_variables", "nic_config", "activate"], ran
+    assert roles_that_ran(ran) == ["site_variables", "rail_plan", "nic_config", "activate"], ran
     assert ran.ok, ran
     facts = ran.task("Record the activation", HOST, role="activate")["ansible_facts"]
     assert facts["gpufabric_activation"]["method"] == "fwreset"

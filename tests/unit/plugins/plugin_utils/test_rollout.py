@@ -2,7 +2,7 @@
 counts, each batch's new leaves first, and who is held for which leaf and why."""
 import pytest
 
-from ansible_collections.gpufabric.mlnx.plugins.plugin_utils._rollout import RolloutError, batches, holds
+from ansible_collections.gpufabric.mlnx.plugins.plugin_utils._rollout import RolloutError, batch_sizes, batches, holds
 
 
 def _plan():
@@ -46,10 +46,26 @@ def test_a_leaf_shared_by_two_batches_is_done_in_the_first():
 
 def test_by_su_and_by_count():
     assert [b["name"] for b in batches(SERVERS, PLAN, "su", leaves=LEAVES)["batches"]] == ["SU 1", "SU 2"]
-    out = batches(SERVERS, PLAN, "count", count=3, leaves=LEAVES)
+    out = batches(SERVERS, PLAN, "count", size=3, leaves=LEAVES)
     assert [b["servers"] for b in out["batches"]] == [["srv-r01-01", "srv-r01-02", "srv-r02-01"], ["srv-r02-02"]]
     assert out["batches"][1]["leaves"] == []  # r02's leaves came with srv-r02-01
     assert out["sizes"] == [7, 1]
+    assert [b["name"] for b in out["batches"]] == ["servers 1-3", "servers 4-4"]
+
+
+@pytest.mark.parametrize("size, total, sizes", [
+    ("100%", 4, [4]), (2, 5, [2, 2, 1]), ([1, "50%"], 3, [1, 1, 1]), ([1, 4, "10%"], 30, [1, 4] + [3] * 8 + [1]),
+    ("1%", 7, [1] * 7), ([5], 0, []), ("25%", 10, [2, 2, 2, 2, 2]),
+])
+def test_count_batches_are_the_batches_serial_makes(size, total, sizes):
+    """Ansible's serial: a percentage of all servers rounded down (at least 1), the list's last size repeats."""
+    assert batch_sizes(size, total) == sizes
+
+
+def test_without_a_fabric_count_batches_servers_in_inventory_order():
+    servers = [{"name": "b"}, {"name": "a"}, {"name": "c"}]
+    out = batches(servers, None, "count", size=[1, 2])
+    assert out["order"] == ["b", "a", "c"] and out["sizes"] == [1, 2]
 
 
 def test_without_managed_leaves_the_batches_are_servers_only():
@@ -62,13 +78,18 @@ def test_a_leaf_outside_the_run_is_not_batched():
 
 
 @pytest.mark.parametrize("kwargs, words", [
-    ({"by": "row"}, "gpufabric_batch_by is 'row' (allowed: rack, su, count)"),
-    ({"by": "count", "count": 0}, "gpufabric_batch_count must be a whole number of servers of at least 1, not 0"),
-    ({"by": "count", "count": True}, "not True"),
+    ({"by": "row"}, 'gpufabric_batch_by is "row" (allowed: rack, su, count)'),
+    ({"by": "count", "size": 0}, "gpufabric_batch_size=0 is not a batch size: allowed is a whole number of at least 1"),
+    ({"by": "count", "size": True}, "gpufabric_batch_size=true is not a batch size"),
+    ({"by": "count", "size": "150%"}, 'gpufabric_batch_size="150%" is not a batch size'),
+    ({"by": "count", "size": []}, "gpufabric_batch_size=[] is not a batch size"),
+    ({"by": "count", "size": "4\n"}, "is not a batch size"),
+    ({"by": "count", "size": "\u0661"}, "is not a batch size"),  # an Arabic-Indic one: not ASCII
+    ({"by": "rack", "plan": None}, "gpufabric_batch_by is rack, which needs the rail plan (gpufabric_fabric)"),
 ])
 def test_bad_batching_is_named(kwargs, words):
     with pytest.raises(RolloutError) as err:
-        batches(SERVERS, PLAN, **kwargs)
+        batches(SERVERS, kwargs.pop("plan", PLAN), **kwargs)
     assert words in err.value.msg
 
 
