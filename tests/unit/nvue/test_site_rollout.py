@@ -1,0 +1,142 @@
+# -*- coding: utf-8 -*-
+# Copyright: gpufabric.mlnx contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+"""playbooks/site.yml batch by batch on four leaves of the NVUE emulator (127.0.0.1, httpapi) and two servers (local
+connection, their own steps switched off): with gpufabric_batch_by=rack every rack is a batch of its leaves and then
+its servers; a leaf that refuses its configuration holds its rack's servers, the batch gate counts them, and the run
+fails at its end naming each held server with its leaf, port and reason."""
+import json
+
+from _paths import REPO
+from _roleplay import run
+from nvue_helpers import PASSWORD
+
+SITE = REPO / "playbooks" / "site.yml"
+FABRIC = {"rails": 2, "su_prefix": 26, "racks_per_su": 1, "addressing": "p2p31", "leaf_name": "{rack}-leaf-rail{rail}",
+          "pools": {"rail0": "198.18.0.0/20", "rail1": "198.18.16.0/20"},
+          "nics": {"pci": ["0000:18:00.0", "0000:40:00.0"]}, "interface_names": ["enp24s0np0", "enp64s0np0"]}
+SERVERS = {"srv-r01-01": {"rack": "r01", "position": 1}, "srv-r02-01": {"rack": "r02", "position": 1}}
+STEPS = ["preflight", "platform", "ofed", "firmware", "nic_config", "activate", "rails", "roce_qos"]
+OFF = {"gpufabric_%s_enabled" % step: False for step in STEPS}
+
+
+def leaves(make_switch, faults=None):
+    made = {}
+    for host, values in SERVERS.items():
+        for rail in (0, 1):
+            name = "%s-leaf-rail%d" % (values["rack"], rail)
+            sw = make_switch(name, ports="swp1-2")
+            sw.admin("port", "swp1", "--neighbor", "%s:%s" % (host, FABRIC["interface_names"][rail]))
+            for fault in (faults or {}).get(name, ()):
+                sw.admin("fault", "set", *fault)
+            made[name] = sw
+    return made
+
+
+def site(tmp_path, made, args=(), check=False, **play_vars):
+    inventory = {name: {"ansible_host": "127.0.0.1", "ansible_connection": "ansible.netcommon.httpapi",
+                        "ansible_network_os": "gpufabric.mlnx.nvue", "ansible_httpapi_port": sw.port,
+                        "ansible_port": sw.port, "ansible_httpapi_use_ssl": True,
+                        "ansible_httpapi_validate_certs": False, "ansible_user": "cumulus", "ansible_password": PASSWORD,
+                        "gpufabric_leaf_ready_interval": 1, "gpufabric_leaf_ready_timeout": 2,
+                        "gpufabric_fabric": FABRIC}
+                 for name, sw in made.items()}
+    servers = {name: dict(values, **OFF) for name, values in SERVERS.items()}
+    extra = ["-e", json.dumps(dict({"gpufabric_batch_by": "rack"}, **play_vars))]
+    return run(tmp_path, servers, SITE, check=check, group_vars={"gpufabric_fabric": FABRIC},
+               groups={"leaves": inventory}, args=extra + list(args))
+
+
+GATE = "Batch gate - stop before the next batch when too many servers of this one failed or were held"
+
+
+def batches(ran, skipped=False):
+    """The rollout play's batches: [(hosts of the batch, {task name: hosts it ran on})] - not skipped, unless told."""
+    out = []
+    for play in ran.data["plays"]:
+        if not play["play"]["name"].startswith("The rollout, batch by batch"):
+            continue
+        hosts, tasks = set(), {}
+        for task in play["tasks"]:
+            hosts.update(task["hosts"])
+            ran_on = [h for h, r in task["hosts"].items() if skipped or not r.get("skipped")]
+            tasks.setdefault(task["task"]["name"].split(" : ")[-1], []).extend(ran_on)
+        out.append((sorted(hosts), tasks))
+    return out
+
+
+def applies(made):
+    return {name: len(sw.events("apply")) for name, sw in made.items()}
+
+
+def held(ran, host):
+    try:
+        return ran.task("Why this server's leaves hold it", host, role="leaf_ready")["ansible_facts"]["gpufabric_held"]
+    except AssertionError:
+        return None
+
+
+def test_by_rack_each_batch_is_its_leaves_then_its_servers_and_a_rerun_applies_nothing(tmp_path, make_switch):
+    made = leaves(make_switch)
+    ran = site(tmp_path, made)
+    assert ran.ok, ran
+    (first, first_tasks), (second, second_tasks) = batches(ran)
+    assert first == ["r01-leaf-rail0", "r01-leaf-rail1", "srv-r01-01"]
+    assert second == ["r02-leaf-rail0", "r02-leaf-rail1", "srv-r02-01"]
+    configured = "One revision - ports, addresses, RoCE QoS; applied only when the switch's own diff is not empty"
+    assert sorted(first_tasks[configured]) == ["r01-leaf-rail0", "r01-leaf-rail1"]
+    assert sorted(second_tasks[configured]) == ["r02-leaf-rail0", "r02-leaf-rail1"]
+    assert applies(made) == dict.fromkeys(made, 1)
+    assert held(ran, "srv-r01-01") == [] and held(ran, "srv-r02-01") == []
+    # the servers went past the leaf gate to the end of their batch (a held server ends its play before it)
+    assert [sorted(tasks[GATE]) for _hosts, tasks in batches(ran, skipped=True)] == [first, second]
+    again = site(tmp_path, made)
+    assert again.ok, again
+    assert applies(made) == dict.fromkeys(made, 1)  # a compliant rerun: 0 revisions applied
+
+
+def test_a_refused_leaf_holds_its_racks_server_the_other_rack_goes_on_and_the_run_fails_naming_it(tmp_path,
+                                                                                                   make_switch):
+    made = leaves(make_switch, {"r01-leaf-rail1": [("invalid_apply", "interface.swp1.link.mtu", "not today")]})
+    ran = site(tmp_path, made, gpufabric_max_fail_percentage=100)
+    assert not ran.ok, ran
+    hold = held(ran, "srv-r01-01")
+    assert [(h["leaf"], h["port"]) for h in hold] == [("r01-leaf-rail1", "swp1")]
+    assert "its leaf r01-leaf-rail1 could not be configured" in hold[0]["reason"] and "not today" in hold[0]["reason"]
+    assert held(ran, "srv-r02-01") == []
+    assert applies(made)["r02-leaf-rail0"] == 1  # the next rack went on (the gate allows 100%)
+    summary = ran.task("No server was held", "srv-r01-01")
+    assert summary["failed"]
+    assert "1 servers were held and not touched" in summary["msg"] and "srv-r01-01: its leaf r01-leaf-rail1" in summary["msg"]
+
+
+def test_the_batch_gate_counts_held_servers_and_stops_before_the_next_rack(tmp_path, make_switch):
+    made = leaves(make_switch, {"r01-leaf-rail0": [("invalid_apply", "interface.swp1.link.mtu", "not today")]})
+    ran = site(tmp_path, made)  # gpufabric_max_fail_percentage 0
+    assert not ran.ok, ran
+    assert [hosts for hosts, _tasks in batches(ran)] == [["r01-leaf-rail0", "r01-leaf-rail1", "srv-r01-01"]]
+    gate = ran.task(GATE, "r01-leaf-rail1")
+    assert gate["failed"]
+    assert "of the 1 servers of this batch 0 failed (none) and 1 were held by their leaves (srv-r01-01)" in gate["msg"]
+    assert applies(made)["r02-leaf-rail0"] == 0 and applies(made)["r02-leaf-rail1"] == 0  # never touched
+
+
+def test_a_leaf_outside_the_limit_holds_its_server(tmp_path, make_switch):
+    made = leaves(make_switch)
+    ran = site(tmp_path, made, args=["--limit", "srv-r01-01,r01-leaf-rail0"])
+    assert not ran.ok, ran
+    assert [hosts for hosts, _tasks in batches(ran)] == [["r01-leaf-rail0", "srv-r01-01"]]
+    hold = held(ran, "srv-r01-01")
+    assert [h["leaf"] for h in hold] == ["r01-leaf-rail1"]
+    assert "is not in this run (--limit)" in hold[0]["reason"]
+    assert applies(made)["r01-leaf-rail1"] == 0
+
+
+def test_check_mode_applies_nothing_on_any_leaf(tmp_path, make_switch):
+    made = leaves(make_switch)
+    ran = site(tmp_path, made, args=["--diff"], check=True)
+    assert ran.ok, ran
+    assert applies(made) == dict.fromkeys(made, 0)
+    predicted = ran.task("One revision - ports, addresses, RoCE QoS; applied only when the switch's own diff is not "
+                         "empty", "r02-leaf-rail1", role="leaf")
+    assert predicted["changed"] and predicted["diff"]
