@@ -71,7 +71,8 @@ ee: venv
 install-test: venv tools
 	bash tests/install/install-test.sh
 
-# default: the modules on 8 rails; ofed: the pinned driver through the real apt; driver_firmware: site.yml end to end.
+# default: the modules on 8 rails; ofed: the pinned driver through the real apt; driver_firmware: site.yml end to end;
+# fabric: site.yml on 8 emulated leaves and 4 servers in rack batches, leaves first, with the fabric's faults.
 molecule: venv collection image
 	$(BIN)/molecule test
 	$(BIN)/molecule test -s ofed
@@ -79,6 +80,7 @@ molecule: venv collection image
 	$(BIN)/molecule test -s roce_qos
 	$(BIN)/molecule test -s platform
 	$(BIN)/molecule test -s rails
+	$(BIN)/molecule test -s fabric
 
 bench: venv collection image
 	$(BIN)/python tests/bench/run.py

@@ -3,7 +3,7 @@ import pytest
 import yaml
 
 CONNECTION_KEYS = {"ansible_connection", "ansible_python_interpreter"}
-SCENARIOS = ["default", "driver_firmware", "ofed", "platform", "rails", "roce_qos"]
+SCENARIOS = ["default", "driver_firmware", "ofed", "platform", "rails", "roce_qos", "fabric"]
 BASE_CONFIG = ".config/molecule/config.yml"
 
 
@@ -15,6 +15,7 @@ BASE_CONFIG = ".config/molecule/config.yml"
     ("tests/lab/labs/platform.yml", "molecule/platform/inventory/hosts.yml"),
     ("tests/lab/labs/rails.yml", "molecule/rails/inventory/hosts.yml"),
     ("tests/lab/labs/roce_qos.yml", "molecule/roce_qos/inventory/hosts.yml"),
+    ("tests/lab/labs/fabric.yml", "molecule/fabric/inventory/hosts.yml"),
 ])
 def test_committed_inventory_is_generated(lab, repo, lab_file, hosts_file):
     expected = lab.render_inventory(lab.read_lab(repo / lab_file), lab_file)

@@ -1,0 +1,266 @@
+# -*- coding: utf-8 -*-
+# Copyright: gpufabric.mlnx contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+"""The fabric scenario's checks, run by verify.yml on the controller (root, the lab up, after check, converge and
+idempotence):
+
+1. the first converge, from the two event logs (the NVUE emulator's in every leaf, the NIC simulator's call log in
+   every server): in every batch, every leaf event came before the first server call of that batch; each leaf
+   applied exactly one revision in it, and the leaf behind (5.4.0) was installed and rebooted once, before its
+   apply; the check run applied, installed and rebooted nothing (whatever it read), and predicted the
+   converge (the leaves it said would change are those that changed); idempotence applied nothing;
+2. site.yml again, as an operator runs it, with the faults of issue 13 section 5 - each case names the servers it
+   holds, the leaf and the reason, and that the others went on.
+
+    verify_fabric.py --repo DIR --records DIR --inventory SRC [--inventory SRC ...]
+"""
+import argparse
+import json
+import os
+import subprocess
+import sys
+import time
+
+LEAF_STATE = "/var/lib/nvuesim"
+CALLS = "/var/lib/mlxsim/calls.jsonl"
+LAB = "tests/lab/labs/fabric.yml"
+PREFIX = "gffab-"
+# the events that change a leaf (reads, stage and discard of a check are not)
+CHANGES = ("apply", "install", "reboot", "fetch", "boot-next", "save")
+
+
+class Failed(AssertionError):
+    pass
+
+
+def expect(condition, message):
+    if not condition:
+        raise Failed(message)
+
+
+def sh(*argv, check=True, **kw):
+    proc = subprocess.run([str(a) for a in argv], capture_output=True, text=True, check=False, **kw)
+    if check and proc.returncode != 0:
+        raise Failed("%s: rc %d\n%s\n%s" % (" ".join(map(str, argv)), proc.returncode, proc.stdout[-3000:],
+                                             proc.stderr[-3000:]))
+    return proc
+
+
+def leaf_events(leaf):
+    out = sh("podman", "exec", PREFIX + leaf, "nvuesim", "--state", LEAF_STATE, "events").stdout
+    return [json.loads(line) for line in out.splitlines() if line.strip()]
+
+
+def server_calls(server):
+    out = sh("podman", "exec", PREFIX + server, "cat", CALLS, check=False).stdout
+    return [json.loads(line) for line in out.splitlines() if line.strip()]
+
+
+def fault(leaf, *args):
+    sh("podman", "exec", PREFIX + leaf, "nvuesim", "--state", LEAF_STATE, "fault", *args)
+
+
+def window(entries, start, end, key):
+    return [e for e in entries if start <= e[key] <= end]
+
+
+class Scenario:
+    def __init__(self, args):
+        self.repo = args.repo
+        self.records = args.records
+        self.inventory = args.inventory
+        self.leaves = ["r0%d-leaf-rail%d" % (rack, rail) for rack in (1, 2) for rail in range(4)]
+        self.servers = ["fab-r0%d-0%d" % (rack, pos) for rack in (1, 2) for pos in (1, 2)]
+
+    def record(self, kind):
+        with open(os.path.join(self.records, "fabric-%s.json" % kind)) as fh:
+            record = json.load(fh)
+        with open(os.path.join(self.records, "fabric-%s-start" % kind)) as fh:
+            record["start"] = float(fh.read())
+        return record
+
+    # ------------------------------------------------------------------ 1. the first rollout
+    def first_rollout(self):
+        check, converge = self.record("check"), self.record("converge")
+        events = {leaf: leaf_events(leaf) for leaf in self.leaves}
+        calls = {server: server_calls(server) for server in self.servers}
+        for leaf, log in events.items():
+            in_check = [e["event"] for e in window(log, check["start"], check["end"], "t")]
+            expect(not set(in_check) & set(CHANGES), "%s: the check run changed the leaf: %s" % (leaf, in_check))
+            expect("stage" in in_check and "discard" in in_check,
+                   "%s: the check run did not stage and discard its revision: %s" % (leaf, in_check))
+            done = [e["event"] for e in window(log, converge["start"], converge["end"], "t")]
+            expect(done.count("apply") == 1, "%s: %d applies in the first converge" % (leaf, done.count("apply")))
+            behind = leaf == "r02-leaf-rail3"
+            expect(done.count("install") == int(behind) and done.count("reboot") == int(behind),
+                   "%s: installs/reboots in the first converge: %s" % (leaf, done))
+            if behind:
+                expect(done.index("booted") < done.index("apply"), "%s: applied before its reboot: %s" % (leaf, done))
+            after = [e["event"] for e in log if e["t"] > converge["end"]]
+            expect(not set(after) & set(CHANGES), "%s: the idempotence run changed the leaf: %s" % (leaf, after))
+            predicted = check["leaves"][leaf]["changed"]
+            expect(predicted == converge["leaves"][leaf]["changed"],
+                   "%s: check said changed=%s, converge changed=%s" % (leaf, predicted, converge["leaves"][leaf]))
+        order = []
+        for batch in converge["batches"]:
+            last_leaf = max(e["t"] for leaf in batch["leaves"]
+                            for e in window(events[leaf], converge["start"], converge["end"], "t"))
+            first_server = min(c["start"] for server in batch["servers"]
+                               for c in window(calls[server], converge["start"], converge["end"], "start"))
+            expect(last_leaf < first_server, "%s: a leaf event at %.3f after the first server call at %.3f"
+                   % (batch["name"], last_leaf, first_server))
+            order.append("%s: leaves done %.2f s before its first server call" % (batch["name"],
+                                                                                  first_server - last_leaf))
+        expect(converge["held"] == dict.fromkeys(self.servers, []), "held in the first converge: %s" % converge["held"])
+        return order
+
+    # ------------------------------------------------------------------ 2. the faults
+    def site(self, *args):
+        argv = [os.path.join(os.path.dirname(sys.executable), "ansible-playbook")]
+        argv += ["--inventory=%s" % src for src in self.inventory]
+        # a fault does not go away by waiting: the gate reads a leaf for 4 s, not the inventory's 20
+        argv += [os.path.join(self.repo, "playbooks", "site.yml"), "-e", "gpufabric_leaf_ready_timeout=4", *args]
+        env = dict(os.environ, ANSIBLE_STDOUT_CALLBACK="ansible.posix.json", ANSIBLE_FORCE_COLOR="0",
+                   ANSIBLE_NOCOLOR="1")
+        proc = subprocess.run(argv, capture_output=True, text=True, check=False, env=env, cwd=self.repo)
+        try:
+            data = json.loads(proc.stdout)
+        except ValueError:
+            raise Failed("site.yml %s: no JSON (rc %d)\n%s\n%s" % (" ".join(args), proc.returncode, proc.stdout[-3000:],
+                                                                   proc.stderr[-3000:])) from None
+        return proc.returncode, data
+
+    @staticmethod
+    def results(data, name):
+        """{host: result} of every task whose name ends with ``name`` (the last result of each host)."""
+        out = {}
+        for play in data["plays"]:
+            for task in play["tasks"]:
+                if task["task"]["name"].split(" : ")[-1] == name:
+                    out.update(task["hosts"])
+        return out
+
+    def held(self, data):
+        return {host: r["ansible_facts"]["gpufabric_held"]
+                for host, r in self.results(data, "Why this server's leaves hold it").items()
+                if r.get("ansible_facts", {}).get("gpufabric_held")}
+
+    def touched(self, data):
+        """The servers that reached the end of their batch (a held server ends its play before)."""
+        gate = "Batch gate - stop before the next batch when too many servers of this one failed or were held"
+        return sorted(h for h in self.results(data, gate) if h in self.servers)
+
+    @staticmethod
+    def applies(leaf):
+        return sum(1 for e in leaf_events(leaf) if e["event"] == "apply")
+
+    def case(self, name, *args, faults=(), fails=True, held=None, touched=None, reasons=None, setup=None,
+             cleanup=None):
+        """One run of site.yml: ``faults`` [(leaf, fault, args...)] set before and cleared after; ``held`` the
+        servers held ({server: leaf}); ``reasons`` {server: [words in its reasons]}."""
+        for leaf, *spec in faults:
+            fault(leaf, "set", *spec)
+        if setup:
+            setup()
+        started = time.time()
+        try:
+            rc, data = self.site(*args)
+        finally:
+            for leaf, *spec in faults:
+                if spec[0] != "roce_lossy":  # a one-shot hand change, not kept as a fault
+                    fault(leaf, "clear", spec[0])
+            if cleanup:
+                cleanup()
+        got = self.held(data)
+        expect((rc != 0) == fails, "%s: rc %d (expected %s)" % (name, rc, "a failure" if fails else "0"))
+        if held is not None:
+            expect({h: sorted({e["leaf"] for e in v}) for h, v in got.items()} ==
+                   {h: sorted(v) for h, v in held.items()}, "%s: held %s, expected %s" % (name, got, held))
+        for host, words in (reasons or {}).items():
+            text = "; ".join(e["reason"] for e in got.get(host, []))
+            for word in words:
+                expect(word in text, "%s: %s's reasons do not say %r: %s" % (name, host, word, text))
+        if touched is not None:
+            expect(self.touched(data) == sorted(touched), "%s: went on %s, expected %s" % (name, self.touched(data),
+                                                                                           touched))
+        return "%s: rc %d in %.0f s, held %s" % (name, rc, time.time() - started, sorted(got))
+
+    def faults(self):
+        lines = []
+        # an apply the switch refuses holds its rack; a port in protodown holds only its server; the other goes on
+        lines.append(self.case(
+            "invalid apply on r01-leaf-rail2, protodown on r02-leaf-rail1 swp2",
+            "-e", "gpufabric_max_fail_percentage=100",
+            faults=[("r01-leaf-rail2", "roce_lossy"),
+                    ("r01-leaf-rail2", "invalid_apply", "interface.swp1.link.mtu", "lab fault: refused"),
+                    ("r02-leaf-rail1", "protodown", "swp2")],
+            held={"fab-r01-01": ["r01-leaf-rail2"], "fab-r01-02": ["r01-leaf-rail2"], "fab-r02-02": ["r02-leaf-rail1"]},
+            reasons={"fab-r01-01": ["could not be configured", "lab fault: refused"],
+                     "fab-r02-02": ["protodown"]},
+            touched=["fab-r02-01"]))
+        # RoCE set to lossy by hand: --check finds it and applies nothing; the run fixes it
+        before = self.applies("r02-leaf-rail0")
+        fault("r02-leaf-rail0", "set", "roce_lossy")
+        rc, data = self.site("--check", "--diff", "--limit", "rack_r02:r02-leaf-*")
+        found = self.results(data, "One revision - ports, addresses, RoCE QoS; applied only when the switch's own "
+                                   "diff is not empty")
+        expect(rc == 0 and found["r02-leaf-rail0"]["changed"] and not found["r02-leaf-rail1"]["changed"],
+               "--check did not find the lossy leaf: rc %d %s" % (rc, {k: v.get("changed") for k, v in found.items()}))
+        expect("lossy" in json.dumps(found["r02-leaf-rail0"].get("diff")), "the diff does not show lossy")
+        expect(self.applies("r02-leaf-rail0") == before, "--check applied on r02-leaf-rail0")
+        lines.append("lossy by hand on r02-leaf-rail0: found by --check, 0 applies")
+
+        # swapped cables: both servers held, each naming both cable labels; the lossy leaf fixed in the same run
+        def swap():
+            sh(sys.executable, os.path.join(self.repo, "tests/lab/lab.py"), "swap-cables", "--lab",
+               os.path.join(self.repo, LAB), "fab-r02-01:enp154s0np0", "fab-r02-02:enp154s0np0")
+            time.sleep(5)  # the LLDP TTL: the leaves see the new neighbours
+        lines.append(self.case(
+            "swapped cables fab-r02-01/fab-r02-02 on rail 2", "--limit", "rack_r02:r02-leaf-*", setup=swap,
+            cleanup=swap, held={"fab-r02-01": ["r02-leaf-rail2"], "fab-r02-02": ["r02-leaf-rail2"]},
+            reasons={"fab-r02-01": ["fab-r02-01:", "fab-r02-02:"]}, touched=[]))
+        lossless = sh("podman", "exec", PREFIX + "r02-leaf-rail0", "nv", "show", "qos", "roce", "-o", "json").stdout
+        expect(self.applies("r02-leaf-rail0") == before + 1 and "lossless" in lossless,
+               "r02-leaf-rail0 was not fixed: %s" % lossless)
+        lines.append("r02-leaf-rail0 fixed by the run: 1 apply, lossless")
+
+        # the switch refuses to talk: the 403 persona, nvued down, an apply that times out, two clients at once
+        def other_client():
+            sh("podman", "exec", "--detach", PREFIX + "r01-leaf-rail0", "sh", "-c",
+               "nv set system message pre-login 'another client' && nv config apply -y")
+            time.sleep(2)
+        lines.append(self.case(
+            "403 persona, nvued down, a slow apply, two clients", "--limit", "rack_r01:r01-leaf-*",
+            "-e", "gpufabric_leaf_apply_timeout=5", "-e", "gpufabric_max_fail_percentage=100",
+            faults=[("r01-leaf-rail3", "default_password"), ("r01-leaf-rail2", "nvued_down"),
+                    ("r01-leaf-rail1", "roce_lossy"), ("r01-leaf-rail1", "slow_apply", "30"),
+                    ("r01-leaf-rail0", "roce_lossy"), ("r01-leaf-rail0", "slow_apply", "20")],
+            setup=other_client,
+            held={"fab-r01-01": self.leaves[:4], "fab-r01-02": self.leaves[:4]},
+            reasons={"fab-r01-01": ["403", "password", "502", "nvued", "timeout", "409"]}, touched=[]))
+        time.sleep(20)  # the other client's slow apply ends
+        # all faults gone: the run converges everything back, nothing held
+        lines.append(self.case("all faults cleared", fails=False, held={}, touched=self.servers))
+        return lines
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--repo", required=True)
+    parser.add_argument("--records", required=True)
+    parser.add_argument("--inventory", action="append", required=True)
+    parser.add_argument("--only", choices=["first", "faults"])
+    args = parser.parse_args()
+    scenario = Scenario(args)
+    try:
+        lines = [] if args.only == "faults" else scenario.first_rollout()
+        lines += [] if args.only == "first" else scenario.faults()
+    except Failed as exc:
+        print("FAILED: %s" % exc)
+        return 1
+    print("\n".join(lines))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
