@@ -34,7 +34,7 @@ from ansible_collections.gpufabric.mlnx.plugins.plugin_utils._leaf import (
     LEAF_MTU, host_qos, leaf_qos, leaf_qos_tree, qos_mismatches)
 from ansible_collections.gpufabric.mlnx.plugins.plugin_utils._rail_plan import plan_or_problems
 from ansible_collections.gpufabric.mlnx.plugins.plugin_utils._roles import (
-    LEAF_PLAN_VARS, MISSING, RAIL_PLAN_VARS, rail_plan_leaves, rail_plan_servers, read_vars)
+    LEAF_PLAN_VARS, MISSING, RAIL_PLAN_VARS, host_names, rail_plan_leaves, rail_plan_servers, read_vars)
 
 # The collection's roles (this file is plugins/plugin_utils/_preflight.py).
 ROLES = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))), "roles")
@@ -265,18 +265,7 @@ def unknown_qos_vars(names: Iterable[str], hostvars: Mapping[str, Any]) -> list[
 def rail_hosts_list(rail_hosts: Any, parameter: str = "rail_hosts") -> list:
     """``rail_hosts`` (or the leaves, ``leaf_hosts``) as a list (InvalidValue naming ``parameter`` when it is not a
     list of host names)."""
-    if rail_hosts is None:
-        return []
-    if isinstance(rail_hosts, (str, bytes, Mapping)) or not isinstance(rail_hosts, Iterable):
-        raise InvalidValue("inventory_problems: %s must be a list of host names, not %s" % (parameter, kind_of(rail_hosts)),
-                           parameter=parameter, allowed="a list of host names")
-    out = []
-    for index, name in enumerate(rail_hosts):
-        if not isinstance(name, str):
-            raise InvalidValue("inventory_problems: %s[%d] is %s, not a host name" % (parameter, index, kind_of(name)),
-                               parameter="%s[%d]" % (parameter, index), allowed="a host name of the inventory")
-        out.append(name)
-    return out
+    return host_names(rail_hosts, "inventory_problems", parameter)
 
 
 def inventory_problems(names: Iterable[str] | None, hostvars: Mapping[str, Any], *, fabric: Any = None,

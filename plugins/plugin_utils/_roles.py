@@ -66,6 +66,23 @@ def _is_ip_like(value: Any) -> bool:
     return True
 
 
+def host_names(names: Any, what: str, parameter: str = "names") -> list[str]:
+    """``names`` as a list of host names ([] for None); InvalidValue naming ``what`` and ``parameter`` (``names[i]``
+    for an entry) when it is not a list of strings."""
+    if names is None:
+        return []
+    if isinstance(names, (str, bytes, Mapping)) or not isinstance(names, Iterable):
+        raise InvalidValue("%s: %s must be a list of host names, not %s" % (what, parameter, kind_of(names)),
+                           parameter=parameter, allowed="a list of host names")
+    out = []
+    for index, name in enumerate(names):
+        if not isinstance(name, str):
+            raise InvalidValue("%s: %s[%d] is %s, not a host name" % (what, parameter, index, kind_of(name)),
+                               parameter="%s[%d]" % (parameter, index), allowed="a host name of the inventory")
+        out.append(name)
+    return out
+
+
 def _hosts(names: Any, hostvars: Any, what: str, parameter: str = "names") -> list[tuple[str, Any]]:
     """``[(name, variables)]`` of ``names`` (a list of host names) in ``hostvars``; InvalidValue naming ``names[i]``
     for a name that is not a host there, and for ``names`` or ``hostvars`` of the wrong kind."""

@@ -25,6 +25,7 @@ from ansible.utils.helpers import pct_to_int
 
 from ansible_collections.gpufabric.mlnx.plugins.module_utils._errors import MlnxError
 from ansible_collections.gpufabric.mlnx.plugins.module_utils._validate import kind_of
+from ansible_collections.gpufabric.mlnx.plugins.plugin_utils._roles import host_names
 
 BATCH_BY = ("rack", "su", "count")
 
@@ -34,12 +35,8 @@ class RolloutError(MlnxError):
 
 
 def _names(value, parameter):
-    """A list of host names, or None."""
-    if value is None:
-        return None
-    if not isinstance(value, (list, tuple)) or not all(isinstance(v, str) for v in value):
-        raise RolloutError("%s must be a list of host names, not %s" % (parameter, kind_of(value)), parameter=parameter)
-    return list(value)
+    """A list of host names, or None (not given)."""
+    return None if value is None else host_names(value, "rollout", parameter)
 
 
 def _natural(text):
