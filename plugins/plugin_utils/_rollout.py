@@ -94,7 +94,8 @@ def batches(servers: Sequence[Mapping], plan: Mapping | None, by: str = "count",
     "servers"}], "order": [...], "sizes": [...]}``: the host order of the rollout play (per batch: its new leaves,
     then its servers) and its ``serial``."""
     if by not in BATCH_BY:
-        raise RolloutError("gpufabric_batch_by is %s (allowed: %s)" % (json.dumps(by, default=repr), ", ".join(BATCH_BY)),
+        raise RolloutError("gpufabric_batch_by is %s (allowed: %s)" % (json.dumps(by, default=repr),
+                                                                       ", ".join(BATCH_BY)),
                            parameter="gpufabric_batch_by", allowed=list(BATCH_BY))
     if not isinstance(servers, (list, tuple)) or not all(isinstance(s, Mapping) and isinstance(s.get("name"), str)
                                                          for s in servers):

@@ -37,7 +37,8 @@ def site(tmp_path, made, args=(), check=False, **play_vars):
     inventory = {name: {"ansible_host": "127.0.0.1", "ansible_connection": "ansible.netcommon.httpapi",
                         "ansible_network_os": "gpufabric.mlnx.nvue", "ansible_httpapi_port": sw.port,
                         "ansible_port": sw.port, "ansible_httpapi_use_ssl": True,
-                        "ansible_httpapi_validate_certs": False, "ansible_user": "cumulus", "ansible_password": PASSWORD,
+                        "ansible_httpapi_validate_certs": False, "ansible_user": "cumulus",
+                        "ansible_password": PASSWORD,
                         "gpufabric_leaf_ready_interval": 1, "gpufabric_leaf_ready_timeout": 2,
                         "gpufabric_fabric": FABRIC}
                  for name, sw in made.items()}
@@ -107,7 +108,8 @@ def test_a_refused_leaf_holds_its_racks_server_the_other_rack_goes_on_and_the_ru
     assert applies(made)["r02-leaf-rail0"] == 1  # the next rack went on (the gate allows 100%)
     summary = ran.task("No server was held", "srv-r01-01")
     assert summary["failed"]
-    assert "1 servers were held and not touched" in summary["msg"] and "srv-r01-01: its leaf r01-leaf-rail1" in summary["msg"]
+    assert "1 servers were held and not touched" in summary["msg"]
+    assert "srv-r01-01: its leaf r01-leaf-rail1" in summary["msg"]
 
 
 def test_the_batch_gate_counts_held_servers_and_stops_before_the_next_rack(tmp_path, make_switch):
