@@ -151,6 +151,17 @@ class Scenario:
         return sorted(h for h in self.results(data, gate) if h in self.servers)
 
     @staticmethod
+    def wait_applied(leaf, timeout=90):
+        """Until no revision of ``leaf`` is in state apply (nv config history: the emulator's state)."""
+        for _ in range(int(timeout / 2)):
+            state = json.loads(sh("podman", "exec", PREFIX + leaf, "nvuesim", "--state", LEAF_STATE,
+                                  "show-state").stdout)
+            if not any(r.get("state") == "apply" for r in state.get("revisions", {}).values()):
+                return
+            time.sleep(2)
+        raise Failed("%s: a revision is still applying after %d s" % (leaf, timeout))
+
+    @staticmethod
     def applies(leaf):
         return sum(1 for e in leaf_events(leaf) if e["event"] == "apply")
 
@@ -224,21 +235,32 @@ class Scenario:
                "r02-leaf-rail0 was not fixed: %s" % lossless)
         lines.append("r02-leaf-rail0 fixed by the run: 1 apply, lossless")
 
+        return lines
+
+    def refusals(self):
+        lines = []
+
         # the switch refuses to talk: the 403 persona, nvued down, an apply that times out, two clients at once
         def other_client():
+            """Another client's apply (the nv CLI in the leaf), running - in state apply - when the run starts."""
+            seen = len(leaf_events("r01-leaf-rail0"))
             sh("podman", "exec", "--detach", PREFIX + "r01-leaf-rail0", "sh", "-c",
                "nv set system message pre-login 'another client' && nv config apply -y")
-            time.sleep(2)
+            for _ in range(60):
+                if any(e["event"] == "apply" and e["client"] != "rest" for e in leaf_events("r01-leaf-rail0")[seen:]):
+                    return
+                time.sleep(0.5)
+            raise Failed("the other client's apply on r01-leaf-rail0 did not start within 30 s")
         lines.append(self.case(
             "403 persona, nvued down, a slow apply, two clients", "--limit", "rack_r01:r01-leaf-*",
             "-e", "gpufabric_leaf_apply_timeout=5", "-e", "gpufabric_max_fail_percentage=100",
             faults=[("r01-leaf-rail3", "default_password"), ("r01-leaf-rail2", "nvued_down"),
                     ("r01-leaf-rail1", "roce_lossy"), ("r01-leaf-rail1", "slow_apply", "30"),
-                    ("r01-leaf-rail0", "roce_lossy"), ("r01-leaf-rail0", "slow_apply", "20")],
+                    ("r01-leaf-rail0", "roce_lossy"), ("r01-leaf-rail0", "slow_apply", "60")],
             setup=other_client,
             held={"fab-r01-01": self.leaves[:4], "fab-r01-02": self.leaves[:4]},
             reasons={"fab-r01-01": ["403", "password", "502", "nvued", "timeout", "409"]}, touched=[]))
-        time.sleep(20)  # the other client's slow apply ends
+        self.wait_applied("r01-leaf-rail0")  # the other client's slow apply ends
         # all faults gone: the run converges everything back, nothing held
         lines.append(self.case("all faults cleared", fails=False, held={}, touched=self.servers))
         return lines
@@ -249,12 +271,15 @@ def main():
     parser.add_argument("--repo", required=True)
     parser.add_argument("--records", required=True)
     parser.add_argument("--inventory", action="append", required=True)
-    parser.add_argument("--only", choices=["first", "faults"])
+    parser.add_argument("--only", choices=["first", "faults", "refusals"], action="append",
+                        help="run only these parts (default: all, in order)")
     args = parser.parse_args()
     scenario = Scenario(args)
+    parts = {"first": scenario.first_rollout, "faults": scenario.faults, "refusals": scenario.refusals}
     try:
-        lines = [] if args.only == "faults" else scenario.first_rollout()
-        lines += [] if args.only == "first" else scenario.faults()
+        lines = []
+        for part in args.only or list(parts):
+            lines += parts[part]()
     except Failed as exc:
         print("FAILED: %s" % exc)
         return 1
