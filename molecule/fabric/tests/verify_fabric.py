@@ -41,8 +41,8 @@ def expect(condition, message):
 def sh(*argv, check=True, **kw):
     proc = subprocess.run([str(a) for a in argv], capture_output=True, text=True, check=False, **kw)
     if check and proc.returncode != 0:
-        raise Failed("%s: rc %d\n%s\n%s" % (" ".join(map(str, argv)), proc.returncode, proc.stdout[-3000:],
-                                             proc.stderr[-3000:]))
+        command = " ".join(map(str, argv))
+        raise Failed("%s: rc %d\n%s\n%s" % (command, proc.returncode, proc.stdout[-3000:], proc.stderr[-3000:]))
     return proc
 
 
@@ -153,7 +153,7 @@ class Scenario:
     @staticmethod
     def wait_applied(leaf, timeout=90):
         """Until no revision of ``leaf`` is in state apply (nv config history: the emulator's state)."""
-        for _ in range(int(timeout / 2)):
+        for _attempt in range(int(timeout / 2)):
             state = json.loads(sh("podman", "exec", PREFIX + leaf, "nvuesim", "--state", LEAF_STATE,
                                   "show-state").stdout)
             if not any(r.get("state") == "apply" for r in state.get("revisions", {}).values()):
@@ -246,7 +246,7 @@ class Scenario:
             seen = len(leaf_events("r01-leaf-rail0"))
             sh("podman", "exec", "--detach", PREFIX + "r01-leaf-rail0", "sh", "-c",
                "nv set system message pre-login 'another client' && nv config apply -y")
-            for _ in range(60):
+            for _attempt in range(60):
                 if any(e["event"] == "apply" and e["client"] != "rest" for e in leaf_events("r01-leaf-rail0")[seen:]):
                     return
                 time.sleep(0.5)

@@ -96,8 +96,8 @@ def test_by_rack_each_batch_is_its_leaves_then_its_servers_and_a_rerun_applies_n
     assert applies(made) == dict.fromkeys(made, 1)  # a compliant rerun: 0 revisions applied
 
 
-def test_a_refused_leaf_holds_its_racks_server_the_other_rack_goes_on_and_the_run_fails_naming_it(tmp_path,
-                                                                                                   make_switch):
+def test_a_refused_leaf_holds_its_racks_server_the_other_rack_goes_on_and_the_run_fails_naming_it(
+        tmp_path, make_switch):
     made = leaves(make_switch, {"r01-leaf-rail1": [("invalid_apply", "interface.swp1.link.mtu", "not today")]})
     ran = site(tmp_path, made, gpufabric_max_fail_percentage=100)
     assert not ran.ok, ran
