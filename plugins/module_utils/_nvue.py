@@ -6,7 +6,8 @@
 The core decides; a transport carries. ``configure()`` and ``gather()`` speak to a switch only through the
 operations of :class:`Switch` (new revision, stage, diff, apply, poll, save, discard, read), which
 :class:`RestSwitch` carries over the NVUE REST API (``/nvue_v1``, the ``gpufabric.mlnx.nvue`` httpapi plugin)
-and a CLI switch carries over ``nv`` commands. What NVUE answers is judged here, once:
+and :class:`_nvue_cli.CliSwitch` over ``nv`` commands on the switch's shell (SSH). What NVUE answers is judged
+here, once:
 
 - a change is staged in ONE revision and the switch's own diff of it against the applied configuration decides;
   an empty diff discards the revision (nothing applied: 0 revisions on a compliant rerun);
@@ -222,6 +223,11 @@ class Switch:
     def clear(self, rev: str, segments: list[str]) -> None:
         """Unset the subtree at ``segments`` in revision ``rev``."""
         raise NotImplementedError
+
+    def staged_id(self, rev: str) -> str:
+        """The id the switch gave revision ``rev`` once something was staged in it: the ``nv`` CLI names its session's
+        revision at the first change (``created [rev_id: N]``); a REST revision has its id from the start."""
+        return rev
 
     def get(self, segments: list[str], rev: str = "applied", filled: bool = False) -> Any:
         raise NotImplementedError
@@ -545,6 +551,7 @@ def configure(switch: Switch, config: Any, *, replace: list[str] | None = None, 
             switch.clear(rev, segments)
         if config:
             switch.stage(rev, config)
+        rev = switch.staged_id(rev)
         change = switch.diff(rev)
         pattern = diff_shape(change)
         result = {"changed": pattern is not None, "revision": rev, "nvue_diff": change, "state": None,
