@@ -16,10 +16,10 @@ description:
   - A command travels base64-encoded (in lines of at most 1024 characters kept in a shell variable), is run by a
     non-interactive C(bash) with its standard input from C(/dev/null) - so C(nv config apply) never waits for an
     answer - and its output comes back base64-encoded on one line with the exit status. Nothing of a command or of
-    its output is seen by the terminal as text: no history expansion, no line length limit, no prompt or error
-    pattern matched inside data.
-  - C(get) sends a command as typed (for C(ansible.netcommon.cli_command)); the terminal plugin
-    C(gpufabric.mlnx.nvue) fails it on C(Invalid Command:) or C(Error: ...).
+    its output is seen by the terminal as text, so there is no history expansion, no line length limit, and no
+    prompt or error pattern is matched inside data.
+  - "C(get) sends a command as typed (for C(ansible.netcommon.cli_command)); the terminal plugin
+    C(gpufabric.mlnx.nvue) fails it on C(Invalid Command:) or C(Error: ...)."
   - "Use it with C(ansible_connection: ansible.netcommon.network_cli), C(ansible_network_os: gpufabric.mlnx.nvue),
     C(ansible_network_cli_ssh_type: paramiko) (paramiko on the controller), C(ansible_user) with the right to run
     C(nv) (C(cumulus)). An apply waits inside one command: give C(ansible_command_timeout) at least the modules'

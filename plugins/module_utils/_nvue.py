@@ -310,9 +310,13 @@ class RestSwitch(Switch):
         self.name = name
 
     def call(self, method: str, segments: list[str], params: dict | None = None, body: Any = None,
-             ok: tuple = (200,)) -> Any:
+             ok: tuple = (200,), missing: bool = False) -> Any:
+        """The body of a request the switch answered with a status in ``ok``; with ``missing``, None for a 404 (the
+        object is absent), never the error body."""
         path = "/" + "/".join(quote(s, safe="") for s in segments)
         status, data = self._request(method, path, params, body)
+        if missing and status == 404:
+            return None
         if status not in ok:
             raise NvueError("%s %s %s%s: %s%s" % (
                 self.name, method, PREFIX + path, _query(params), STATUS_TEXT.get(status, "answered HTTP %s" % status),
@@ -339,7 +343,7 @@ class RestSwitch(Switch):
         params = {"rev": rev}
         if not filled:
             params["filled"] = "false"
-        return self.call("GET", segments, params, ok=(200, 404)) if segments else self.call("GET", [], params)
+        return self.call("GET", segments, params, missing=True) if segments else self.call("GET", [], params)
 
     def diff(self, rev, base="applied"):
         data = self.call("GET", [], {"rev": base, "diff": rev})

@@ -34,8 +34,8 @@ notes:
     merged with C(nv config patch), unsets are C(nv unset), the diff is C(nv config diff -o json), the apply
     C(nv config apply -y), a discarded revision C(nv config detach). Check mode, the empty-diff rule and the refusals
     are the same on both."
-  - Over C(ansible.netcommon.network_cli) the apply waits inside one command, so C(ansible_command_timeout) must be at
-    least O(timeout); the revision in the result is the one C(nv) named (C(created [rev_id: N])).
+  - "Over C(ansible.netcommon.network_cli) the apply waits inside one command, so C(ansible_command_timeout) must be
+    at least O(timeout); the revision in the result is the one C(nv) named (C(created [rev_id: N]))."
 author:
   - gpufabric.mlnx contributors (@gpufabric)
 extends_documentation_fragment:

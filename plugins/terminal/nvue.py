@@ -12,12 +12,12 @@ description:
   - Tells C(ansible.netcommon.network_cli) where a command's output ends and when it failed, on the shell a Cumulus
     Linux switch gives an SSH login (bash, with a prompt such as C(cumulus@leaf01:mgmt:~$ ) - the management VRF
     in it - or C(root@leaf01:~# )).
-  - A command failed when the output holds C(Invalid Command:) (the nv CLI's bad syntax), a line starting with
-    C(Error: ) (C(Error: Could not connect to nvued.), C(Error: Config invalid at ...)) or C(command not found).
+  - "A command failed when the output holds C(Invalid Command:) (the nv CLI's bad syntax), a line starting with
+    C(Error: ) (C(Error: Could not connect to nvued.), C(Error: Config invalid at ...)) or C(command not found)."
   - On opening the shell it turns off the session's history (C(set +o history +H)) and bash's bracketed paste, so
     nothing a task sends is expanded by the history or echoed inside escape codes.
-  - Use it with C(ansible_connection: ansible.netcommon.network_cli), C(ansible_network_os: gpufabric.mlnx.nvue)
-    and C(ansible_network_cli_ssh_type: paramiko).
+  - "Use it with C(ansible_connection: ansible.netcommon.network_cli), C(ansible_network_os: gpufabric.mlnx.nvue)
+    and C(ansible_network_cli_ssh_type: paramiko)."
 author:
   - gpufabric.mlnx contributors (@gpufabric)
 """
