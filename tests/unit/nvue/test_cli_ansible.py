@@ -62,6 +62,7 @@ def test_nvue_config_over_ssh_is_what_httpapi_does(tmp_path, make_switch, ssh):
     assert real["changed"] and real["state"] == "applied_and_saved" and real["nvue_diff"] == check["nvue_diff"]
     assert again["changed"] is False
     assert real["revision"] == over_cli.events("apply")[-1]["rev"]  # the id nv named
+    assert [e["client"] for e in over_cli.events("apply")] == ["cli"]   # nv on the switch, not REST
     assert over_cli.get("/interface/swp1/link/mtu?rev=applied") == 9000
     assert over_cli.get("/?rev=applied&filled=false") == over_rest.get("/?rev=applied&filled=false")
 
