@@ -13,7 +13,8 @@ from nvue_helpers import BIN, rest
 
 from ansible_collections.gpufabric.mlnx.plugins.module_utils._nvue import (
     NvueError, SwitchUnreachable, configure, gather)
-from ansible_collections.gpufabric.mlnx.plugins.module_utils._nvue_cli import DELIMITER, CliSwitch, heredoc
+from ansible_collections.gpufabric.mlnx.plugins.module_utils._nvue_cli import (
+    DELIMITER, CliSwitch, command_text, heredoc)
 
 CONFIG = {"interface": {"swp1": {"link": {"mtu": 9000}, "description": "srv-a:enp24s0np0 -> leaf01:swp1"}},
           "qos": {"roce": {"enable": "on", "mode": "lossless"}}}
@@ -136,6 +137,16 @@ def test_a_hostile_value_arrives_as_it_is_and_runs_nothing(switch, tmp_path, val
     done = configure(local(switch), {"interface": {"swp3": {"description": value}}}, interval=0.01)
     assert done["changed"]
     assert switch.get("/interface/swp3/description?rev=applied") == value
+    assert not (tmp_path / "CANARY").exists()
+
+
+@pytest.mark.parametrize("value", HOSTILE + ["http://mirror.example/a b;c|d&e>f<g*?[h]~i{j}'k\"l#m"])
+def test_an_argv_reaches_the_switch_s_shell_word_for_word(tmp_path, value, monkeypatch):
+    """What the cliconf plugin hands to bash for an argv (a URL of nv action fetch, say): each word quoted."""
+    monkeypatch.chdir(tmp_path)
+    proc = subprocess.run(["bash", "-c", command_text(["printf", "%s\\n", "nv", value])], capture_output=True,
+                          text=True, check=True)
+    assert proc.stdout == "nv\n%s\n" % value
     assert not (tmp_path / "CANARY").exists()
 
 
