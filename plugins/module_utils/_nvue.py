@@ -254,17 +254,21 @@ class Switch:
         raise NotImplementedError
 
     # the image flow (nvue_image)
+    def _operational(self, segments: list[str]) -> dict:
+        """The operational object at ``segments`` (``{}`` when it is not an object)."""
+        raise NotImplementedError
+
     def version(self) -> dict:
         """``nv show system version``: ``{"product-release", "image": {"build-id", ...}, ...}``."""
-        raise NotImplementedError
+        return self._operational(["system", "version"])
 
     def image(self) -> dict:
         """``nv show system image``: ``{"current", "next", "partition1": {"release", "build-id"}, "partition2": ...}``."""
-        raise NotImplementedError
+        return self._operational(["system", "image"])
 
     def image_files(self) -> dict:
         """``nv show system image files``: ``{file name: {"release", "sha256", ...}}`` of the fetched images."""
-        raise NotImplementedError
+        return self._operational(["system", "image", "files"])
 
     def fetch(self, url: str) -> str:
         """``nv action fetch system image URL``; the action's id."""
@@ -375,15 +379,6 @@ class RestSwitch(Switch):
         data = self.call("GET", segments)
         return data if isinstance(data, dict) else {}
 
-    def version(self):
-        return self._operational(["system", "version"])
-
-    def image(self):
-        return self._operational(["system", "image"])
-
-    def image_files(self):
-        return self._operational(["system", "image", "files"])
-
     def _start(self, segments, name, parameters):
         data = self.call("POST", segments, body={name: {"state": "start", "parameters": parameters}})
         if isinstance(data, dict) and len(data) == 1:  # id-keyed
@@ -427,17 +422,19 @@ def httpapi_request(socket_path: str) -> Request:
     return request
 
 
-def httpapi_switch(socket_path: str) -> RestSwitch:
-    """A RestSwitch over a module's httpapi connection, named after the address it talks to (its ``host`` option,
-    ansible_host) so that a message names the switch."""
-    name = "the switch"
+def connection_name(socket_path: str) -> str:
+    """``switch <address>`` of a module's persistent connection (its ``host`` option, ansible_host), so that a
+    message names the switch; ``the switch`` when the connection does not say."""
     try:
         host = Connection(socket_path).get_option("host")
     except AnsibleConnectionError:
         host = None
-    if isinstance(host, str) and host.strip():
-        name = "switch %s" % host.strip()
-    return RestSwitch(httpapi_request(socket_path), name=name)
+    return "switch %s" % host.strip() if isinstance(host, str) and host.strip() else "the switch"
+
+
+def httpapi_switch(socket_path: str) -> RestSwitch:
+    """A RestSwitch over a module's httpapi connection, named after the address it talks to."""
+    return RestSwitch(httpapi_request(socket_path), name=connection_name(socket_path))
 
 
 def _query(params):

@@ -38,7 +38,7 @@ from ansible.module_utils.connection import Connection
 from ansible.module_utils.connection import ConnectionError as AnsibleConnectionError
 
 from ansible_collections.gpufabric.mlnx.plugins.module_utils._nvue import (
-    NO_DIFF, SEGMENT_RE, NvueError, Switch, SwitchUnreachable, httpapi_switch)
+    NO_DIFF, SEGMENT_RE, NvueError, Switch, SwitchUnreachable, connection_name, httpapi_switch)
 
 Run = Callable[["list[str] | str"], "tuple[int, str, str]"]
 
@@ -315,17 +315,8 @@ class CliSwitch(Switch):
 
     # ---------------------------------------------------------------- the image flow
     def _operational(self, segments):
-        data = self.json_of("show", *segments, "-o", "json")
+        data = self.json_of("show", *self.words(segments), "-o", "json")
         return data if isinstance(data, dict) else {}
-
-    def version(self):
-        return self._operational(["system", "version"])
-
-    def image(self):
-        return self._operational(["system", "image"])
-
-    def image_files(self):
-        return self._operational(["system", "image", "files"])
 
     def _action(self, words: list[str]) -> str:
         """``nv action WORDS`` waits for the action's end: it is recorded under an id of ours for :meth:`action`."""
@@ -402,14 +393,7 @@ def connection_run(socket_path: str) -> Run:
 
 def cli_switch(socket_path: str) -> CliSwitch:
     """A CliSwitch over a module's network_cli connection, named after the address it talks to."""
-    name = "the switch"
-    try:
-        host = Connection(socket_path).get_option("host")
-    except AnsibleConnectionError:
-        host = None
-    if isinstance(host, str) and host.strip():
-        name = "switch %s" % host.strip()
-    return CliSwitch(connection_run(socket_path), name=name)
+    return CliSwitch(connection_run(socket_path), name=connection_name(socket_path))
 
 
 def switch_for(module: Any) -> Switch:
