@@ -98,3 +98,22 @@ def test_nvue_info_over_ssh_is_what_httpapi_reads(tmp_path, switch, ssh):
                       if not k.startswith("_") and k not in ("deprecations", "warnings")}
     assert over["cli"]["system"]["release"] == "5.9.1" and over["cli"]["interfaces"]["swp3"]["oper_status"] == "down"
     assert over["cli"] == over["rest"]
+
+
+def test_nvue_image_over_ssh_upgrades_with_one_reboot(tmp_path, switch, ssh):
+    """The emulator's reboot closes nvued's socket (nv: Could not connect to nvued.) and keeps sshd: the task waits
+    through it as over REST. A real switch's reboot also closes the SSH session (see the module's notes)."""
+    import hashlib
+    login = ssh(switch)
+    image = tmp_path / "cumulus-linux-5.11.0-mlx-amd64.bin"
+    switch.admin("mkimage", "--release", "5.11.0", "-o", str(image))
+    args = dict(release="5.11.0", url=image.as_uri(), sha256=hashlib.sha256(image.read_bytes()).hexdigest(),
+                poll_interval=0.2, reboot_timeout=60, action_timeout=60)
+    ran = run(tmp_path, over_ssh(login), playbook("nvue_image", **args), group="leaves", environ=ENVIRON)
+    assert ran.ok, ran
+    done = ran.task("the task", "leaf01")
+    assert done["changed"] and done["release_before"] == "5.9.1" and done["release"] == "5.11.0"
+    assert done["actions"] == ["fetch", "install", "boot-next", "reboot"] and done["reboots"] == 1
+    assert [e["event"] for e in switch.events() if e["client"] == "cli" and e["event"] in (
+        "fetch", "install", "boot-next", "reboot")] == ["fetch", "install", "boot-next", "reboot"]
+    assert switch.get("/system/version")["product-release"] == "5.11.0"
