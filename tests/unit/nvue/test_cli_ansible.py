@@ -117,3 +117,10 @@ def test_nvue_image_over_ssh_upgrades_with_one_reboot(tmp_path, switch, ssh):
     assert [e["event"] for e in switch.events() if e["client"] == "cli" and e["event"] in (
         "fetch", "install", "boot-next", "reboot")] == ["fetch", "install", "boot-next", "reboot"]
     assert switch.get("/system/version")["product-release"] == "5.11.0"
+
+
+def test_a_connection_without_the_nvue_plugins_is_named(tmp_path):
+    ran = run(tmp_path, {"leaf01": {}}, playbook("nvue_info"), group="leaves")      # ansible_connection: local
+    assert not ran.ok
+    assert ran.failures()["leaf01"].startswith("this module talks to a switch over ansible.netcommon.httpapi (the "
+                                               "NVUE REST API) or ansible.netcommon.network_cli (nv over SSH)")
