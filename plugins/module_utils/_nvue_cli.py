@@ -246,8 +246,15 @@ class CliSwitch(Switch):
             if not (one in ("applied", "startup", "pending") or REV_ID_RE.fullmatch(str(one))):
                 raise NvueError("%s: revision %r is not one nv config diff compares" % (self.name, one))
             names.append(one)
-        data = self.json_of("config", "diff", names[0], names[1], "-o", "json")
-        if data is None:
+        argv = ["config", "diff", names[0], names[1], "-o", "json"]
+        _rc, out, err = self.nv(*argv)
+        if not out.strip():   # no difference: the emulator prints [], a real switch may print nothing [U]
+            return []
+        try:
+            data = json.loads(out)
+        except ValueError:
+            raise self.unknown(["nv", *argv], out, err, "JSON") from None
+        if data is None or data == {}:
             return []
         if not isinstance(data, list) or not all(isinstance(part, dict) for part in data):
             raise NvueError("%s `nv config diff %s %s -o json` printed %r, not a list of set/unset elements"

@@ -203,3 +203,17 @@ def test_the_image_upgrade_over_nv(switch, tmp_path):
     assert [e["event"] for e in switch.events() if e["client"] == "cli" and e["event"] in (
         "fetch", "install", "boot-next", "reboot")] == ["fetch", "install", "boot-next", "reboot"]
     assert switch.get("/system/version")["product-release"] == "5.11.0"
+
+
+@pytest.mark.parametrize("printed", ["", "\n", "{}\n", "null\n"])
+def test_an_empty_diff_in_any_of_its_spellings_applies_nothing(switch, printed):
+    configure(local(switch), CONFIG, interval=0.01)
+    inner = local(switch)
+
+    def run(command):
+        if command[:3] == ["nv", "config", "diff"]:
+            return 0, printed, ""
+        return inner._run(command)  # pylint: disable=protected-access
+    mark = switch.mark()
+    again = configure(CliSwitch(run, name="switch leaf01"), CONFIG, interval=0.01)
+    assert again["changed"] is False and again["nvue_diff"] == [] and switch.since(mark, "apply") == []
