@@ -47,9 +47,11 @@ host:
 image: host
 	bash tests/lab/image.sh
 
-# Debian's mstflint: the real mstconfig/mstflint, run by tests on this card-less machine.
+# Debian's mstflint: the real mstconfig/mstflint, run by tests on this card-less machine. openssh-server: the sshd
+# the nv-over-SSH tests start themselves on 127.0.0.1 (tests/unit/nvue/nvue_ssh.py); its service is not used.
 tools:
-	command -v mstconfig >/dev/null || { apt-get update -q && DEBIAN_FRONTEND=noninteractive apt-get install -y -q mstflint; }
+	{ command -v mstconfig >/dev/null && test -x /usr/sbin/sshd; } || { apt-get update -q && \
+	  DEBIAN_FRONTEND=noninteractive apt-get install -y -q mstflint openssh-server; }
 
 unit: venv collection tools
 	$(BIN)/pytest -q -n 2 tests/unit

@@ -38,6 +38,10 @@ HEADERS = {"Content-Type": "application/json", "Accept": "application/json"}
 
 
 class HttpApi(HttpApiBase):
+    def nvue_transport(self):
+        """The transport the collection's nvue modules find on this connection (``_nvue_cli.switch_for``)."""
+        return "rest"
+
     def send_request(self, data, **message_kwargs):
         """``(status, body)`` of one request: ``method``, ``path`` (under /nvue_v1), ``params`` (the query)."""
         method = message_kwargs.get("method") or "GET"

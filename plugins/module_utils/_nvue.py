@@ -6,7 +6,8 @@
 The core decides; a transport carries. ``configure()`` and ``gather()`` speak to a switch only through the
 operations of :class:`Switch` (new revision, stage, diff, apply, poll, save, discard, read), which
 :class:`RestSwitch` carries over the NVUE REST API (``/nvue_v1``, the ``gpufabric.mlnx.nvue`` httpapi plugin)
-and a CLI switch carries over ``nv`` commands. What NVUE answers is judged here, once:
+and :class:`_nvue_cli.CliSwitch` over ``nv`` commands on the switch's shell (SSH). What NVUE answers is judged
+here, once:
 
 - a change is staged in ONE revision and the switch's own diff of it against the applied configuration decides;
   an empty diff discards the revision (nothing applied: 0 revisions on a compliant rerun);
@@ -223,6 +224,11 @@ class Switch:
         """Unset the subtree at ``segments`` in revision ``rev``."""
         raise NotImplementedError
 
+    def staged_id(self, rev: str) -> str:
+        """The id the switch gave revision ``rev`` once something was staged in it: the ``nv`` CLI names its session's
+        revision at the first change (``created [rev_id: N]``); a REST revision has its id from the start."""
+        return rev
+
     def get(self, segments: list[str], rev: str = "applied", filled: bool = False) -> Any:
         raise NotImplementedError
 
@@ -248,17 +254,21 @@ class Switch:
         raise NotImplementedError
 
     # the image flow (nvue_image)
+    def _operational(self, segments: list[str]) -> dict:
+        """The operational object at ``segments`` (``{}`` when it is not an object)."""
+        raise NotImplementedError
+
     def version(self) -> dict:
         """``nv show system version``: ``{"product-release", "image": {"build-id", ...}, ...}``."""
-        raise NotImplementedError
+        return self._operational(["system", "version"])
 
     def image(self) -> dict:
         """``nv show system image``: ``{"current", "next", "partition1": {"release", "build-id"}, "partition2": ...}``."""
-        raise NotImplementedError
+        return self._operational(["system", "image"])
 
     def image_files(self) -> dict:
         """``nv show system image files``: ``{file name: {"release", "sha256", ...}}`` of the fetched images."""
-        raise NotImplementedError
+        return self._operational(["system", "image", "files"])
 
     def fetch(self, url: str) -> str:
         """``nv action fetch system image URL``; the action's id."""
@@ -304,9 +314,13 @@ class RestSwitch(Switch):
         self.name = name
 
     def call(self, method: str, segments: list[str], params: dict | None = None, body: Any = None,
-             ok: tuple = (200,)) -> Any:
+             ok: tuple = (200,), missing: bool = False) -> Any:
+        """The body of a request the switch answered with a status in ``ok``; with ``missing``, None for a 404 (the
+        object is absent), never the error body."""
         path = "/" + "/".join(quote(s, safe="") for s in segments)
         status, data = self._request(method, path, params, body)
+        if missing and status == 404:
+            return None
         if status not in ok:
             raise NvueError("%s %s %s%s: %s%s" % (
                 self.name, method, PREFIX + path, _query(params), STATUS_TEXT.get(status, "answered HTTP %s" % status),
@@ -333,7 +347,7 @@ class RestSwitch(Switch):
         params = {"rev": rev}
         if not filled:
             params["filled"] = "false"
-        return self.call("GET", segments, params, ok=(200, 404)) if segments else self.call("GET", [], params)
+        return self.call("GET", segments, params, missing=True) if segments else self.call("GET", [], params)
 
     def diff(self, rev, base="applied"):
         data = self.call("GET", [], {"rev": base, "diff": rev})
@@ -364,15 +378,6 @@ class RestSwitch(Switch):
     def _operational(self, segments):
         data = self.call("GET", segments)
         return data if isinstance(data, dict) else {}
-
-    def version(self):
-        return self._operational(["system", "version"])
-
-    def image(self):
-        return self._operational(["system", "image"])
-
-    def image_files(self):
-        return self._operational(["system", "image", "files"])
 
     def _start(self, segments, name, parameters):
         data = self.call("POST", segments, body={name: {"state": "start", "parameters": parameters}})
@@ -417,17 +422,19 @@ def httpapi_request(socket_path: str) -> Request:
     return request
 
 
-def httpapi_switch(socket_path: str) -> RestSwitch:
-    """A RestSwitch over a module's httpapi connection, named after the address it talks to (its ``host`` option,
-    ansible_host) so that a message names the switch."""
-    name = "the switch"
+def connection_name(socket_path: str) -> str:
+    """``switch <address>`` of a module's persistent connection (its ``host`` option, ansible_host), so that a
+    message names the switch; ``the switch`` when the connection does not say."""
     try:
         host = Connection(socket_path).get_option("host")
     except AnsibleConnectionError:
         host = None
-    if isinstance(host, str) and host.strip():
-        name = "switch %s" % host.strip()
-    return RestSwitch(httpapi_request(socket_path), name=name)
+    return "switch %s" % host.strip() if isinstance(host, str) and host.strip() else "the switch"
+
+
+def httpapi_switch(socket_path: str) -> RestSwitch:
+    """A RestSwitch over a module's httpapi connection, named after the address it talks to."""
+    return RestSwitch(httpapi_request(socket_path), name=connection_name(socket_path))
 
 
 def _query(params):
@@ -545,6 +552,7 @@ def configure(switch: Switch, config: Any, *, replace: list[str] | None = None, 
             switch.clear(rev, segments)
         if config:
             switch.stage(rev, config)
+        rev = switch.staged_id(rev)
         change = switch.diff(rev)
         pattern = diff_shape(change)
         result = {"changed": pattern is not None, "revision": rev, "nvue_diff": change, "state": None,

@@ -24,7 +24,18 @@ description:
   - Keys the task does not name are left as they are (a deep merge), unless their subtree is named in O(replace).
   - Bad input (a key or value NVUE cannot hold, a list where NVUE wants an object keyed by id, a path that is not an
     NVUE path) fails the task before a revision is made.
-  - Runs over C(ansible.netcommon.httpapi) with C(ansible_network_os=gpufabric.mlnx.nvue).
+  - Runs over C(ansible.netcommon.httpapi) (the NVUE REST API) or C(ansible.netcommon.network_cli) (the C(nv) CLI
+    over SSH), both with C(ansible_network_os=gpufabric.mlnx.nvue); see the notes.
+notes:
+  - "Two transports, one behaviour. Over C(ansible.netcommon.httpapi) (C(ansible_network_os: gpufabric.mlnx.nvue),
+    port 8765, HTTPS) the module speaks the NVUE REST API. Over C(ansible.netcommon.network_cli)
+    (C(ansible_network_os: gpufabric.mlnx.nvue), C(ansible_network_cli_ssh_type: paramiko), an SSH user that may run
+    C(nv)) it runs C(nv) commands on the switch: the tree is written to a temporary file by a quoted here-document and
+    merged with C(nv config patch), unsets are C(nv unset), the diff is C(nv config diff -o json), the apply
+    C(nv config apply -y), a discarded revision C(nv config detach). Check mode, the empty-diff rule and the refusals
+    are the same on both."
+  - "Over C(ansible.netcommon.network_cli) the apply waits inside one command, so C(ansible_command_timeout) must be
+    at least O(timeout); the revision in the result is the one C(nv) named (C(created [rev_id: N]))."
 author:
   - gpufabric.mlnx contributors (@gpufabric)
 extends_documentation_fragment:
@@ -108,7 +119,8 @@ from ansible.module_utils.basic import AnsibleModule
 
 from ansible_collections.gpufabric.mlnx.plugins.module_utils._errors import MlnxError
 from ansible_collections.gpufabric.mlnx.plugins.module_utils._module import ansible_module
-from ansible_collections.gpufabric.mlnx.plugins.module_utils._nvue import configure, httpapi_switch
+from ansible_collections.gpufabric.mlnx.plugins.module_utils._nvue import configure
+from ansible_collections.gpufabric.mlnx.plugins.module_utils._nvue_cli import switch_for
 
 ARGUMENT_SPEC = dict(
     config=dict(type="dict", default={}),
@@ -130,7 +142,7 @@ def main():
         module.fail_json(msg="poll_interval is %s (allowed: more than 0, at most 60 seconds)" % params["poll_interval"],
                          parameter="poll_interval")
     try:
-        switch = httpapi_switch(module._socket_path)  # pylint: disable=protected-access
+        switch = switch_for(module)
         result = configure(switch, params["config"], replace=params["replace"], unset=params["unset"],
                            check_mode=module.check_mode, assume_yes=params["assume_yes"], save=params["save"],
                            timeout=params["timeout"], interval=params["poll_interval"])

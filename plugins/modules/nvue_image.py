@@ -30,9 +30,15 @@ description:
     startup one; otherwise the task fails naming the paths that differ.
   - Check mode reads the release and the partitions only and returns the actions the run would take; it sends
     nothing that changes the switch.
-  - Runs over C(ansible.netcommon.httpapi) with C(ansible_network_os=gpufabric.mlnx.nvue). The whole upgrade runs
+  - Runs over C(ansible.netcommon.httpapi) (or C(ansible.netcommon.network_cli), see the notes) with
+    C(ansible_network_os=gpufabric.mlnx.nvue). The whole upgrade runs
     in one task, for up to O(action_timeout) twice plus O(reboot_timeout) seconds; each request is short, so
     C(ansible_command_timeout) does not need raising.
+notes:
+  - "Over C(ansible.netcommon.network_cli) (C(nv) over SSH) each action is one C(nv action ...) command that waits for
+    its end, so C(ansible_command_timeout) must cover the image's download and install. The reboot of a real switch
+    closes the SSH session; whether network_cli's persistent connection reconnects within the task is not tested
+    (the emulator's reboot keeps SSH up) - prefer C(ansible.netcommon.httpapi) for this module."
 author:
   - gpufabric.mlnx contributors (@gpufabric)
 extends_documentation_fragment:
@@ -148,7 +154,7 @@ from ansible.module_utils.basic import AnsibleModule
 
 from ansible_collections.gpufabric.mlnx.plugins.module_utils._errors import MlnxError
 from ansible_collections.gpufabric.mlnx.plugins.module_utils._module import ansible_module
-from ansible_collections.gpufabric.mlnx.plugins.module_utils._nvue import httpapi_switch
+from ansible_collections.gpufabric.mlnx.plugins.module_utils._nvue_cli import switch_for
 from ansible_collections.gpufabric.mlnx.plugins.module_utils._nvue_image import upgrade
 
 ARGUMENT_SPEC = dict(
@@ -173,7 +179,7 @@ def main():
         module.fail_json(msg="poll_interval is %s (allowed: more than 0, at most 60 seconds)" % params["poll_interval"],
                          parameter="poll_interval")
     try:
-        switch = httpapi_switch(module._socket_path)  # pylint: disable=protected-access
+        switch = switch_for(module)
         result = upgrade(switch, params["release"], params["url"], params["sha256"],
                          allow_downgrade=params["allow_downgrade"], save_before_reboot=params["save_before_reboot"],
                          check_mode=module.check_mode, action_timeout=params["action_timeout"],

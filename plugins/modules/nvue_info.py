@@ -15,7 +15,13 @@ description:
     status and the applied QoS configuration), and the revisions (pending ones, and whether the applied
     configuration differs from the startup one).
   - One request per part asked for in O(gather) (two for V(revisions)); nothing is changed.
-  - Runs over C(ansible.netcommon.httpapi) with C(ansible_network_os=gpufabric.mlnx.nvue).
+  - Runs over C(ansible.netcommon.httpapi) (the NVUE REST API) or C(ansible.netcommon.network_cli) (the C(nv) CLI
+    over SSH), both with C(ansible_network_os=gpufabric.mlnx.nvue); see the notes.
+notes:
+  - "Two transports, one result. Over C(ansible.netcommon.httpapi) the parts are REST GETs; over
+    C(ansible.netcommon.network_cli) (C(ansible_network_cli_ssh_type: paramiko)) they are C(nv show ... -o json),
+    C(nv config revision -o json) and C(nv config diff startup applied -o json) on the switch. Both need
+    C(ansible_network_os: gpufabric.mlnx.nvue)."
 author:
   - gpufabric.mlnx contributors (@gpufabric)
 extends_documentation_fragment:
@@ -69,7 +75,8 @@ from ansible.module_utils.basic import AnsibleModule
 
 from ansible_collections.gpufabric.mlnx.plugins.module_utils._errors import MlnxError
 from ansible_collections.gpufabric.mlnx.plugins.module_utils._module import ansible_module
-from ansible_collections.gpufabric.mlnx.plugins.module_utils._nvue import GATHER, gather, httpapi_switch
+from ansible_collections.gpufabric.mlnx.plugins.module_utils._nvue import GATHER, gather
+from ansible_collections.gpufabric.mlnx.plugins.module_utils._nvue_cli import switch_for
 
 ARGUMENT_SPEC = dict(gather=dict(type="list", elements="str", choices=list(GATHER), default=list(GATHER)))
 
@@ -77,8 +84,7 @@ ARGUMENT_SPEC = dict(gather=dict(type="list", elements="str", choices=list(GATHE
 def main():
     module = ansible_module(AnsibleModule, argument_spec=ARGUMENT_SPEC, supports_check_mode=True)
     try:
-        facts = gather(httpapi_switch(module._socket_path),  # pylint: disable=protected-access
-                       module.params["gather"])
+        facts = gather(switch_for(module), module.params["gather"])
     except MlnxError as err:
         module.fail_json(**err.fail_kwargs())
     module.exit_json(changed=False, **facts)

@@ -3,7 +3,7 @@
 # or built, no network is used.
 # 1. ansible-builder introspect on a collections dir holding only this collection: the Python and system
 #    requirements an EE built on gpufabric.mlnx gets (meta/execution-environment.yml -> requirements.txt,
-#    bindep.txt). They must contain the controller's needs (netaddr, mstflint) and none of the development
+#    bindep.txt). They must contain the controller's needs (netaddr, paramiko, mstflint) and none of the development
 #    stack (requirements-dev.txt: molecule, pytest, ...).
 # 2. ansible-builder create on docs/execution-environment.yml (the example EE definition, version 3): the
 #    build context is written to tests/output/ee.
@@ -22,14 +22,14 @@ fail() { echo "ee-check: $*" >&2; exit 1; }
 "$builder" introspect --sanitize --write-pip "$out/ee-requirements.txt" --write-bindep "$out/ee-bindep.txt" \
   "$out/ee-collections" >"$out/ee-introspect.txt"
 cat "$out/ee-introspect.txt"
-for needed in netaddr; do
+for needed in netaddr paramiko; do
   grep -Eq "^$needed([<>=!~ ;#]|$)" "$out/ee-requirements.txt" || fail "the EE Python requirements lack $needed"
 done
 grep -Eq '^mstflint( |$)' "$out/ee-bindep.txt" || fail "the EE system requirements lack mstflint"
 # introspect itself drops a few test tools (molecule, pytest, ansible-lint): check the file it reads as well
 pyfile=$("$repo/.venv/bin/python" -c 'import sys, yaml; print(yaml.safe_load(open(sys.argv[1]))["dependencies"]["python"])' \
   meta/execution-environment.yml)
-for dev in molecule pytest ansible-lint sushy-tools hypothesis ansible-builder antsibull paramiko 'ansible=='; do
+for dev in molecule pytest ansible-lint sushy-tools hypothesis ansible-builder antsibull 'ansible=='; do
   for file in "$out/ee-requirements.txt" "$pyfile"; do
     if grep -Eiq "^$dev" "$file"; then fail "$file carries $dev (the development stack is requirements-dev.txt)"; fi
   done

@@ -119,6 +119,20 @@ def _check_keys(keys, command):
         raise CliError("Invalid Command: %s" % command)
 
 
+def _output(args, command):
+    """``[-o json|yaml]`` and nothing else -> the format (None: text)."""
+    if not args:
+        return None
+    if len(args) == 2 and args[0] in ("-o", "--output") and args[1] in ("json", "yaml"):
+        return args[1]
+    raise CliError("Invalid Command: %s" % command)
+
+
+def _nulls(tree):
+    """An ``unset`` element's tree: every leaf (and every empty object) becomes null."""
+    return {k: (_nulls(v) if isinstance(v, dict) and v else None) for k, v in tree.items()}
+
+
 def url(keys):
     return "/nvue_v1/" + "/".join(quote(k, safe="") for k in keys)
 
@@ -266,10 +280,75 @@ class Cli:
             for rid in sorted(revs, key=lambda r: (len(r), r)):
                 self.say("%-8s %s" % (rid, revs[rid]["state"]))
             return 0
-        if sub == "show" and not args:
-            self.say(json.dumps(self.c.call("GET", "/nvue_v1/?rev=applied&filled=false"), indent=2))
+        if sub == "show":
+            return self.config_show(args, command)
+        if sub == "patch" and len(args) == 1:
+            return self.patch(args[0])
+        if sub == "revision":
+            fmt = _output(args, command)
+            revs = self.c.call("GET", "/nvue_v1/revision")
+            if fmt == "json":
+                self.say(json.dumps(revs, indent=2))
+            else:
+                self.say("%-8s %s" % ("rev_id", "state"))
+                for rid in sorted(revs, key=lambda r: (len(r), r)):
+                    self.say("%-8s %s" % (rid, revs[rid]["state"]))
             return 0
         raise CliError("Invalid Command: %s" % command)
+
+    def config_show(self, args, command):
+        """nv config show [-o json|yaml] [--applied|--startup|--pending|--rev N]: a revision's configuration as set
+        (defaults not filled); applied unless told. The rev flags are [invented] for nv config show."""
+        rev, rest = "applied", []
+        it = iter(args)
+        for a in it:
+            if a in REV_FLAGS and a != "--operational":
+                rev = REV_FLAGS[a]
+            elif a == "--rev":
+                rev = next(it, None)
+                if not rev or not KEY_RE.match(rev):
+                    raise CliError("Invalid Command: %s" % command)
+            else:
+                rest.append(a)
+        fmt = _output(rest, command)
+        if rev == "pending":
+            rev = self.session() or "applied"
+        body = self.c.call("GET", "/nvue_v1/?rev=%s&filled=false" % quote(rev, safe=""))
+        if fmt == "json":
+            self.say(json.dumps([{"set": body}], indent=2))
+        else:
+            self.say(("- set:\n" + "\n".join(to_yaml(body, 4))) if body else "- set: {}")
+        return 0
+
+    def patch(self, path):
+        """nv config patch FILE: merge a file in the shape nv config show prints ([{"set": tree}, {"unset": tree}],
+        or a bare tree [invented]) into the session's revision. The emulator reads the JSON subset of YAML only
+        [invented]; the messages of a missing or unreadable file are [invented]."""
+        try:
+            with open(path, encoding="utf-8") as handle:
+                text = handle.read()
+        except OSError as exc:
+            raise CliError("Error: %s: %s" % (path, exc.strerror or exc)) from None
+        try:
+            doc = json.loads(text)
+        except ValueError as exc:
+            raise CliError("Error: %s is not valid YAML: %s" % (path, exc)) from None
+        parts = doc if isinstance(doc, list) else [{"set": doc}]
+        bodies = []
+        for part in parts:
+            if not isinstance(part, dict) or not part or not set(part) <= {"header", "set", "unset"}:
+                raise CliError("Error: %s: each element is one of header, set, unset" % path)
+            for op in ("set", "unset"):
+                tree = part.get(op)
+                if tree is None:
+                    continue
+                if not isinstance(tree, dict):
+                    raise CliError("Error: %s: %s must be an object" % (path, op))
+                bodies.append(tree if op == "set" else _nulls(tree))
+        rid = self.ensure_session()
+        for body in bodies:
+            self.c.call("PATCH", "/nvue_v1/?rev=%s" % quote(rid, safe=""), body)
+        return 0
 
     def apply(self, rid, yes, no):
         rid = rid or self.session()

@@ -148,3 +148,29 @@ def test_read_events_of_the_cli(switch):
     switch.nv("show", "interface", "swp1", "-o", "json")
     reads = switch.since(mark, "read")
     assert [(e["client"], e["path"]) for e in reads] == [("cli", "/interface/swp1")]
+
+
+def test_config_patch_merges_a_file_into_the_session(switch, tmp_path):
+    patch = tmp_path / "patch.yaml"
+    patch.write_text(json.dumps([{"header": {"rev-id": "x"}}, {"set": {"interface": {"swp1": {"link": {"mtu": 9000}}}}},
+                                 {"unset": {"interface": {"swp1": {"link": {"speed": {}}}}}}]))
+    res = switch.nv("config", "patch", str(patch))
+    assert (res.returncode, res.stdout) == (0, "created [rev_id: 1]\n")
+    assert switch.get("/interface/swp1/link?rev=1&filled=false") == {"mtu": 9000}
+    patch.write_text(json.dumps({"system": {"timezone": "UTC"}}))          # a bare tree, into the same session
+    assert switch.nv("config", "patch", str(patch)).stdout == ""
+    assert switch.get("/system/timezone?rev=1&filled=false") == "UTC"
+    res = switch.nv("config", "show", "-o", "json", "--rev", "1")
+    assert json.loads(res.stdout) == [{"set": switch.get("/?rev=1&filled=false")}]
+    assert json.loads(switch.nv("config", "revision", "-o", "json").stdout)["1"]["state"] == "pending"
+
+
+@pytest.mark.parametrize("content, words", [(None, "No such file or directory"), ("{not yaml", "is not valid YAML"),
+                                            ('[{"sett": {}}]', "each element is one of header, set, unset")])
+def test_config_patch_refuses_a_bad_file(switch, tmp_path, content, words):
+    patch = tmp_path / "patch.yaml"
+    if content is not None:
+        patch.write_text(content)
+    res = switch.nv("config", "patch", str(patch))
+    assert res.returncode == 1 and res.stderr.startswith("Error: %s" % patch) and words in res.stderr
+    assert switch.call("GET", "/revision/1")[0] == 404                       # no session was started
