@@ -36,7 +36,7 @@ ASN_BASE = 4200000000   # the 4-byte private range (RFC 6996): 4200000000-429496
 ASN_MAX = 4294967294
 MAX_PER_SPINE = 16
 MAX_PORTS = 100000
-PORT_RE = re.compile(r"swp[1-9][0-9]{0,3}(?:s[0-9])?", re.ASCII)
+PORT_RE = re.compile(r"swp([1-9][0-9]{0,3})(?:s[0-9])?", re.ASCII)
 SPEC_RE = re.compile(r"0?[1-9]?d?", re.ASCII)
 
 
@@ -213,7 +213,21 @@ def _leaf_ports(problems, leaf, entry, uplinks, ports_of, need):
         problems.add(path, "uplink port %s is also a server-facing port (cabled to %s): move %s" % (
             taken[0], entry["ports"][taken[0]], join_path(uplinks.path, "ports")))
         return None
+    cages = _server_cages(ports_of(leaf))
+    inside = [port for port in names if cages and int(PORT_RE.match(port).group(1)) in cages]
+    if inside:
+        problems.add(path, "uplink port %s is on a server-facing cage (swp%d to swp%d: %s): move %s" % (
+            inside[0], cages.start, cages.stop - 1, ports_of(leaf).count_path, join_path(uplinks.path, "ports")))
+        return None
     return names
+
+
+def _server_cages(ports):
+    """The cage numbers of the leaf's server-facing ports (a range) when its ports are named swp{port} or
+    swp{cage}..., else None (nothing to compare)."""
+    if ports.count is None or not ports.leaf_port or not re.match(r"swp\{(port|cage)(:[0-9d]*)?\}", ports.leaf_port):
+        return None
+    return range(ports.base, ports.base - (-ports.count // ports.breakout))
 
 
 def _identities(problems, order, uplinks, leaf_vars):
