@@ -217,3 +217,19 @@ def test_an_uplink_to_the_wrong_spine_port_holds_every_server_of_its_leaf_only(t
         assert [h["leaf"] for h in hold] == ["su1-leaf-rail1"], hold
         assert "sees spine1:swp7 as LLDP neighbour, expected spine1:swp2" in hold[0]["reason"]
         assert not touched(ran, host)
+
+
+def test_the_emulator_applies_the_uplink_tree_and_refuses_it_without_the_router_id(make_switch):
+    from ansible_collections.gpufabric.mlnx.plugins.plugin_utils._leaf import leaf_config
+    from ansible_collections.gpufabric.mlnx.plugins.plugin_utils._rail_plan import plan
+    hosts = [{"name": name, **values} for name, values in SERVERS.items()]
+    entry = plan(hosts, UPLINKED, None, SPINES)["leaves"]["su1-leaf-rail0"]
+    tree = leaf_config("su1-leaf-rail0", entry, {})
+    sw = make_switch("su1-leaf-rail0", ports="swp1-4")
+    assert sw.change("/", tree)[1]["state"].startswith("applied")
+    assert sw.get("/vrf/default/router/bgp/neighbor/swp3?rev=applied&filled=false") == {
+        "remote-as": "external", "type": "unnumbered"}
+    del tree["router"]["bgp"]["router-id"]
+    other = make_switch("su1-leaf-rail1", ports="swp1-4")
+    rev = other.change("/", tree)[1]
+    assert rev["state"] == "invalid" and rev["transition"]["issue"]["0"]["data"]["location"] == "router.bgp.enable"
