@@ -5,8 +5,11 @@ carries the uplinks and BGP unnumbered; the gate holds every server of a leaf wh
 import copy
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from ansible_collections.gpufabric.mlnx.plugins.filter.rail_plan import FilterModule
+from ansible_collections.gpufabric.mlnx.plugins.module_utils._errors import MlnxError
 from ansible_collections.gpufabric.mlnx.plugins.plugin_utils import _rail_plan as rp
 from ansible_collections.gpufabric.mlnx.plugins.plugin_utils._leaf import LeafError, leaf_config, readiness
 
@@ -243,3 +246,35 @@ def test_a_missing_uplink_port_is_named():
     del info["interfaces"]["swp5"]
     assert "uplink su01-leaf-rail0:swp5 (cable su01-leaf-rail0:swp5 -> spine9:swp1) is not a port of the switch" in \
         gate(info)["leaf"]
+
+
+# ---------------------------------------------------------------- hypothesis: never a traceback
+
+_SCALARS = st.one_of(st.none(), st.booleans(), st.integers(min_value=-2, max_value=70), st.integers(),
+                     st.text(max_size=8), st.sampled_from(["rail", "none", "swp{port}", "swp33", "198.18.128.0/30",
+                                                           "{port", "198.18.0.0/24", "gpufabric_spine_plane"]))
+_VALUES = st.recursive(_SCALARS, lambda inner: st.one_of(st.lists(inner, max_size=3),
+                                                         st.dictionaries(st.text(max_size=6), inner, max_size=3)),
+                       max_leaves=6)
+_UPLINKS = st.dictionaries(st.sampled_from(["ports", "per_spine", "planes", "spine_port", "spine_port_base",
+                                            "spine_ports", "leaf_uplinks", "asn_base", "loopbacks", "other"]),
+                           _VALUES, max_size=5)
+_SPINES = st.one_of(_VALUES, st.dictionaries(
+    st.sampled_from(["spine1", "spine2", "su01-leaf-rail0", ""]),
+    st.one_of(st.none(), st.dictionaries(st.sampled_from(["gpufabric_spine_plane", "x"]), _VALUES, max_size=2)),
+    max_size=3))
+
+
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(_UPLINKS, _SPINES)
+def test_any_uplinks_and_spines_give_a_plan_or_named_problems(uplinks_value, spines):
+    fab = dict(copy.deepcopy(FABRIC), uplinks=uplinks_value)
+    try:
+        result = rp.plan(HOSTS, fab, None, spines)
+    except MlnxError as err:
+        assert str(err) and rp.plan_problems(HOSTS, fab, None, spines)
+        return
+    for leaf, entry in result["leaves"].items():
+        if "uplinks" in entry:
+            ports = leaf_config(leaf, entry, {})["interface"]
+            assert set(entry["uplinks"]) <= set(ports) and not set(entry["uplinks"]) & set(entry["ports"])
