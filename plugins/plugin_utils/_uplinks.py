@@ -175,29 +175,31 @@ def read_spines(problems, spines: Any, uplinks: Uplinks, rails: int, leaves: Any
 
 # ---------------------------------------------------------------- the uplinks of every leaf
 
-def _default_ports(leaf, ports_of):
-    """The leaf's uplink ports after its server-facing cages: swp<base + cages>... (None: leaf_ports not set)."""
+def _default_first(leaf, ports_of):
+    """(the number of the leaf's first uplink port - the cage after its server-facing cages -, the number of those
+    cages), or (None, None) when the leaf's ports have no leaf_ports."""
     ports = ports_of(leaf)
     if ports.count is None:
         return None, None
     cages = -(-ports.count // ports.breakout)
-    return (lambda k: "swp%d" % (ports.base + cages + k)), cages
+    return ports.base + cages, cages
 
 
 def _leaf_ports(problems, leaf, entry, uplinks, ports_of, need):
     """The names of the ``need`` uplink ports of ``leaf``, or None after a problem."""
     path = join_path(LEAVES, leaf)
-    if isinstance(uplinks.ports, list):
-        name, have, where = uplinks.ports.__getitem__, len(uplinks.ports), join_path(uplinks.path, "ports")
+    listed = uplinks.ports if isinstance(uplinks.ports, list) else None
+    where = join_path(uplinks.path, "ports")
+    if listed is not None:
+        first, have = None, len(listed)
     elif uplinks.ports is not None:
-        first = uplinks.ports
-        name, have, where = (lambda k: "swp%d" % (first + k)), None, join_path(uplinks.path, "ports")
+        first, have = uplinks.ports, None
     else:
-        name, have = _default_ports(leaf, ports_of)
+        first, have = _default_first(leaf, ports_of)
         template = entry.get("port_template")
         where = "the server-facing cages of %s" % (
             join_path("gpufabric_fabric.port_templates", template) if template else "gpufabric_fabric.leaf_ports")
-        if name is None:
+        if first is None:
             problems.add(path, "has no uplink ports: set %s (the first uplink port) or leaf_ports (the uplinks follow "
                                "the server-facing ports)" % join_path(uplinks.path, "ports"))
             return None
@@ -207,7 +209,7 @@ def _leaf_ports(problems, leaf, entry, uplinks, ports_of, need):
         problems.add(path, "needs %d uplink ports (%d spines x per_spine %d) but has %d (%s)" % (
             need, need // uplinks.per_spine, uplinks.per_spine, have, where))
         return None
-    names = [name(k) for k in range(need)]
+    names = listed[:need] if listed is not None else ["swp%d" % (first + k) for k in range(need)]
     taken = [port for port in names if port in entry.get("ports", {})]
     if taken:
         problems.add(path, "uplink port %s is also a server-facing port (cabled to %s): move %s" % (
@@ -323,4 +325,3 @@ def _spine_capacity(problems, spines, leaves, uplinks):
                      "(%s)%s" % (need, leaves, uplinks.per_spine, uplinks.spine_ports,
                                  join_path(uplinks.path, "spine_ports"),
                                  "; so do %s" % ", ".join(spines[1:]) if len(spines) > 1 else ""))
-
