@@ -282,9 +282,11 @@ def add_uplinks(problems, plan_leaves: dict, uplinks: Uplinks, spines: list, lea
     planes = {}
     for spine, plane in spines:
         planes.setdefault(plane, []).append(spine)
-    members = {}
+    members, places = {}, {}
     for leaf in order:
-        members.setdefault(plane_of(uplinks, plan_leaves[leaf]), []).append(leaf)
+        in_plane = members.setdefault(plane_of(uplinks, plan_leaves[leaf]), [])
+        places[leaf] = len(in_plane)
+        in_plane.append(leaf)
     for plane, leaves in sorted(members.items(), key=lambda item: -1 if item[0] is None else item[0]):
         if plane not in planes:
             problems.add(join_path(uplinks.path, "planes"), "rail %d has %d leaves (%s, ...) and no spine: set %s: %d "
@@ -301,7 +303,7 @@ def add_uplinks(problems, plan_leaves: dict, uplinks: Uplinks, spines: list, lea
         names = _leaf_ports(problems, leaf, entry, uplinks, ports_of, len(their) * uplinks.per_spine)
         if names is None:
             continue
-        place = members[plane].index(leaf)
+        place = places[leaf]
         cabled, ports = {}, iter(names)
         for spine in their:
             for lane in range(uplinks.per_spine):
