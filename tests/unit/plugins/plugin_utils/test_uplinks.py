@@ -3,11 +3,13 @@ readiness, issue 13 section 3): nothing changes without spines; with spines ever
 spine ports numbered by its place in its plane, an ASN and a loopback; bad inputs are named; the leaf's NVUE tree
 carries the uplinks and BGP unnumbered; the gate holds every server of a leaf whose uplink is down or miscabled."""
 import copy
+import re
 
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from _paths import REPO
 from ansible_collections.gpufabric.mlnx.plugins.filter.rail_plan import FilterModule
 from ansible_collections.gpufabric.mlnx.plugins.module_utils._errors import MlnxError
 from ansible_collections.gpufabric.mlnx.plugins.plugin_utils import _rail_plan as rp
@@ -143,6 +145,17 @@ def test_the_filters_take_the_spines_group():
 def test_bad_uplinks_are_named(changes, spines, words):
     problems = problems_of(fabric(**changes), spines)
     assert any(words in p for p in problems), problems
+
+
+def test_the_docs_uplink_problems_are_real():
+    """Each line of docs/rails.md's uplink problems block is the first problem the plan names for one case."""
+    block = [b for b in re.findall(r"```text\n(.*?)```", (REPO / "docs" / "rails.md").read_text(), re.S)
+             if b.startswith("- gpufabric_fabric.uplinks")]
+    assert len(block) == 1
+    cases = [({"planes": "rail"}, {"s1": {"gpufabric_spine_plane": 0}}), ({"loopbacks": "198.18.1.0/28"}, None),
+             ({"per_spine": 3}, None), ({"spine_ports": 3}, None)]
+    real = ["- %s" % problems_of(fabric(**changes), spines)[0] for changes, spines in cases]
+    assert block[0].splitlines() == real
 
 
 def test_a_switch_in_both_groups_and_a_leaf_asn_twice_are_named():
