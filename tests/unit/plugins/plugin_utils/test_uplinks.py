@@ -6,6 +6,7 @@ import copy
 import re
 
 import pytest
+import yaml
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -165,6 +166,42 @@ def test_a_switch_in_both_groups_and_a_leaf_asn_twice_are_named():
     assert "spines.su02-leaf-rail0: is in both the leaves group (gpufabric_leaf_group) and the spines group" in \
         problems[0]
     assert any("leaves.su01-leaf-rail1: ASN 4200000000 is also su01-leaf-rail0's" in p for p in problems), problems
+
+
+# ---------------------------------------------------------------- the example inventory
+
+def example():
+    """inventory/example-1250's servers, leaves and spines ({name: its variables}) and fabric, from its files."""
+    site = REPO / "inventory" / "example-1250"
+    inventory = yaml.safe_load((site / "hosts.yml").read_text())["all"]["children"]
+    servers = [{"name": name, "rack": group["vars"]["rack"], "position": host["position"]}
+               for group in inventory["servers"]["children"].values() for name, host in group["hosts"].items()]
+    leaves = {name: dict(group.get("vars") or {}) for group in inventory["leaves"]["children"].values()
+              for name in group["hosts"]}
+    spines = {name: {"gpufabric_spine_plane": host["gpufabric_spine_plane"]}
+              for name, host in inventory["spines"]["hosts"].items()}
+    fab = yaml.safe_load((site / "group_vars" / "all" / "rails.yml").read_text())["gpufabric_fabric"]
+    return servers, leaves, spines, fab
+
+
+def test_the_example_inventory_plans_two_uplinks_per_leaf_one_plane_per_rail():
+    servers, leaves, spines, fab = example()
+    result = rp.plan(servers, fab, leaves, spines)
+    entries = result["leaves"].values()
+    assert len(spines) == 16 and all(list(e["uplinks"]) == ["swp33", "swp34"] for e in entries)
+    assert len({e["asn"] for e in entries}) == len({e["loopback"] for e in entries}) == 320
+    seen = {}
+    for leaf, entry in result["leaves"].items():
+        for uplink in entry["uplinks"].values():
+            assert spines[uplink["spine"]]["gpufabric_spine_plane"] == entry["rail"]
+            seen.setdefault(uplink["spine"], set()).add(uplink["spine_port"])
+    assert all(ports == {"swp%d" % n for n in range(1, 41)} for ports in seen.values()) and len(seen) == 16
+    block = [b for b in re.findall(r"```yaml\n(.*?)```", (REPO / "docs" / "rails.md").read_text(), re.S)
+             if b.startswith('# plan.leaves["su40-leaf-rail7"] of the example, with its uplinks')]
+    documented = yaml.safe_load(block[0])
+    real = result["leaves"]["su40-leaf-rail7"]
+    assert documented == {key: real[key] for key in ("uplinks", "asn", "loopback")}
+    assert "uplinks" not in rp.plan(servers, fab, leaves)["leaves"]["su40-leaf-rail7"]
 
 
 # ---------------------------------------------------------------- leaf_config
