@@ -10,6 +10,7 @@ import yaml
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from _example import example_1250
 from _paths import REPO
 from ansible_collections.gpufabric.mlnx.plugins.filter.rail_plan import FilterModule
 from ansible_collections.gpufabric.mlnx.plugins.module_utils._errors import MlnxError
@@ -170,22 +171,8 @@ def test_a_switch_in_both_groups_and_a_leaf_asn_twice_are_named():
 
 # ---------------------------------------------------------------- the example inventory
 
-def example():
-    """inventory/example-1250's servers, leaves and spines ({name: its variables}) and fabric, from its files."""
-    site = REPO / "inventory" / "example-1250"
-    inventory = yaml.safe_load((site / "hosts.yml").read_text())["all"]["children"]
-    servers = [{"name": name, "rack": group["vars"]["rack"], "position": host["position"]}
-               for group in inventory["servers"]["children"].values() for name, host in group["hosts"].items()]
-    leaves = {name: dict(group.get("vars") or {}) for group in inventory["leaves"]["children"].values()
-              for name in group["hosts"]}
-    spines = {name: {"gpufabric_spine_plane": host["gpufabric_spine_plane"]}
-              for name, host in inventory["spines"]["hosts"].items()}
-    fab = yaml.safe_load((site / "group_vars" / "all" / "rails.yml").read_text())["gpufabric_fabric"]
-    return servers, leaves, spines, fab
-
-
 def test_the_example_inventory_plans_two_uplinks_per_leaf_one_plane_per_rail():
-    servers, leaves, spines, fab = example()
+    servers, leaves, _addresses, spines, fab = example_1250()
     result = rp.plan(servers, fab, leaves, spines)
     entries = result["leaves"].values()
     assert len(spines) == 16 and all(list(e["uplinks"]) == ["swp33", "swp34"] for e in entries)
