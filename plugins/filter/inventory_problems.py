@@ -62,6 +62,13 @@ options:
         C(gpufabric_leaf_port_template) picks their port templates.
     type: list
     elements: str
+  spine_hosts:
+    description:
+      - The inventory's spines (C(groups[gpufabric_spine_group])); null (the default) or empty plans no uplinks.
+      - With spines, the plan's uplinks, ASNs and loopbacks are checked too (C(gpufabric_fabric.uplinks),
+        P(gpufabric.mlnx.rail_plan_spines#filter)).
+    type: list
+    elements: str
 seealso:
   - role: gpufabric.mlnx.preflight
 """
@@ -89,8 +96,9 @@ from ansible_collections.gpufabric.mlnx.plugins.plugin_utils._filters import fil
 
 
 @filter_errors()
-def inventory_problems(names, hostvars, fabric=None, rail_hosts=None, leaf_hosts=None):
-    return problems(names, hostvars, fabric=fabric, rail_hosts=rail_hosts, leaf_hosts=leaf_hosts)
+def inventory_problems(names, hostvars, fabric=None, rail_hosts=None, leaf_hosts=None, spine_hosts=None):
+    return problems(names, hostvars, fabric=fabric, rail_hosts=rail_hosts, leaf_hosts=leaf_hosts,
+                    spine_hosts=spine_hosts)
 
 
 class FilterModule:

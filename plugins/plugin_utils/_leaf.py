@@ -10,17 +10,20 @@ matches the hosts cabled to it, and whether it is ready for them.
 - ``qos_mismatches(host, leaf)``: every rule of the host/leaf consistency map (trust, PFC set, DSCP to priority
   for RoCE and CNP, ECN on the RoCE traffic class, lossless mode), each a sentence with both values.
 - ``leaf_config(name, entry, settings)``: the NVUE tree of one leaf from its rail plan entry (server-facing
-  ports with MTU, description = the cable label, the leaf's address for the addressing scheme) and the QoS.
+  ports with MTU, description = the cable label, the leaf's address for the addressing scheme) and the QoS; with
+  spines (the entry has uplinks) the uplink ports, the loopback and BGP unnumbered to each spine.
 - ``readiness(name, entry, info, expected)``: the leaf gate on live state - the release, nothing unsaved, the
   QoS, and every cabled port up at the expected speed and MTU, not in protodown, with the LLDP neighbour the
   plan names (a swapped cable is named with both cable labels). Leaf-wide problems hold every host of the leaf,
-  a port's problem only the host on that port.
+  a port's problem only the host on that port. With spines, every planned uplink is checked the same way (the
+  spine and its port as the LLDP neighbour); an uplink's problem is leaf-wide.
 
 Pure: no I/O.
 """
 
 from __future__ import annotations
 
+import ipaddress
 import re
 from typing import Any, Mapping
 
@@ -255,20 +258,68 @@ def leaf_config(name: str, entry: Mapping, settings: Mapping) -> dict:
         if mtu is not None:
             interfaces[svi]["link"] = {"mtu": mtu}
         tree["bridge"] = {"domain": {"br_default": {"vlan": {str(vlan): {}}}}}
+    if entry.get("uplinks"):
+        _uplink_config(name, entry, tree, mtu)
     qos = settings.get("qos")
     if qos is not None:
         tree["qos"] = leaf_qos_tree(host_qos(qos))
     return tree
 
 
+def _uplink_config(name, entry, tree, mtu):
+    """The uplinks of a plan with spines: each port up with the leaf MTU and its cable label, the loopback, and BGP
+    unnumbered to each spine (eBGP, ``remote-as external``) advertising the loopback and the leaf's server
+    subnets (NVUE ``network`` statements: the SU subnet with su_subnet, each /31 with p2p31)."""
+    uplinks = _need_mappings(entry["uplinks"], name, "entry.uplinks", "uplinks (spine, spine_port, cable_label)")
+    asn, loopback = entry.get("asn"), entry.get("loopback")
+    if not isinstance(asn, int) or isinstance(asn, bool) or not isinstance(loopback, str):
+        raise LeafError("%s: a rail plan entry with uplinks needs asn and loopback (gpufabric.mlnx.rail_plan with "
+                        "spines), not asn %s and loopback %s" % (name, kind_of(asn), kind_of(loopback)),
+                        device=name, parameter="entry")
+    interfaces = tree["interface"]
+    for port, uplink in sorted(uplinks.items()):
+        link = {"state": {"up": {}}}
+        if mtu is not None:
+            link["mtu"] = mtu
+        interfaces[port] = {"type": "swp", "link": link, "description": uplink.get("cable_label")}
+    interfaces["lo"] = {"type": "loopback", "ip": {"address": {loopback: {}}}}
+    networks = [loopback]
+    if entry.get("address"):
+        networks.append(str(entry.get("network")))
+    else:
+        networks.extend(str(ipaddress.ip_interface(c["address"]).network) for _p, c in sorted(entry["cables"].items())
+                        if c.get("address"))
+    tree["router"] = {"bgp": {"enable": "on", "autonomous-system": asn, "router-id": loopback.split("/")[0]}}
+    tree["vrf"] = {"default": {"router": {"bgp": {
+        "enable": "on",
+        "neighbor": {port: {"remote-as": "external", "type": "unnumbered"} for port in sorted(uplinks)},
+        "address-family": {"ipv4-unicast": {"enable": "on", "network": {net: {} for net in networks}}}}}}}
+
+
 # ---------------------------------------------------------------- the leaf gate
 
 def _neighbor_index(plan_leaves):
-    """``{(host, interface): (leaf, port, cable_label)}`` over the plan's leaves, to name where a seen cable goes."""
+    """``{(host or spine, interface or port): (leaf, port, cable_label)}`` over the plan's leaves (their cables and
+    uplinks), to name where a seen cable goes."""
     out = {}
     for leaf, entry in (plan_leaves or {}).items():
         for port, cable in (entry.get("cables") or {}).items():
             out[(cable.get("host"), cable.get("interface"))] = (leaf, port, cable.get("cable_label"))
+        for port, uplink in (entry.get("uplinks") or {}).items():
+            out[(uplink.get("spine"), uplink.get("spine_port"))] = (leaf, port, uplink.get("cable_label"))
+    return out
+
+
+def _uplink_problems(name, entry, interfaces, expected, seen_index):
+    """The problems of every planned uplink (up, not in protodown, the leaf MTU, the LLDP neighbour the plan names
+    - the spine and its port), by port; the port checks of the server-facing ports, on the uplink's two ends."""
+    out = {}
+    for port, uplink in sorted((entry.get("uplinks") or {}).items()):
+        cable = {"host": uplink.get("spine"), "interface": uplink.get("spine_port"),
+                 "cable_label": uplink.get("cable_label")}
+        found = _port_problems(name, port, cable, interfaces.get(port), {"mtu": expected.get("mtu")}, seen_index)
+        if found:
+            out[port] = ["uplink " + words for words in found]
     return out
 
 
@@ -285,6 +336,7 @@ def readiness(name: str, entry: Mapping, info: Mapping, expected: Mapping, plan_
         raise LeafError("%s: the rail plan entry must be a leaf of gpufabric.mlnx.rail_plan, not %s" % (
             name, kind_of(entry)), device=name, parameter="entry")
     _need_mappings(entry.get("cables") or {}, name, "entry.cables", "cables")
+    _need_mappings(entry.get("uplinks") or {}, name, "entry.uplinks", "uplinks")
     for part in ("system", "revisions", "qos"):
         _need_mapping(info.get(part) or {}, name, "info." + part, "a mapping")
     _need_mappings(info.get("interfaces") or {}, name, "info.interfaces", "port states")
@@ -299,6 +351,7 @@ def readiness(name: str, entry: Mapping, info: Mapping, expected: Mapping, plan_
         _need_mappings(plan_leaves, name, "plan_leaves", "leaf entries")
         for leaf, other in plan_leaves.items():
             _need_mappings(other.get("cables") or {}, name, "plan_leaves.%s.cables" % leaf, "cables")
+            _need_mappings(other.get("uplinks") or {}, name, "plan_leaves.%s.uplinks" % leaf, "uplinks")
     leaf_wide, ports, by_host = [], {}, {}
     system = info.get("system") or {}
     release = expected.get("release")
@@ -322,6 +375,9 @@ def readiness(name: str, entry: Mapping, info: Mapping, expected: Mapping, plan_
         if found:
             ports[port] = found
             by_host.setdefault(cable.get("host"), []).extend(found)
+    for port, found in _uplink_problems(name, entry, interfaces, expected, seen_index).items():
+        ports[port] = found   # an uplink is the way out of the leaf for all its servers: leaf-wide
+        leaf_wide.extend(found)
     hosts = {}
     for cable in cables.values():
         host = cable.get("host")

@@ -34,7 +34,8 @@ from ansible_collections.gpufabric.mlnx.plugins.plugin_utils._leaf import (
     LEAF_MTU, host_qos, leaf_qos, leaf_qos_tree, qos_mismatches)
 from ansible_collections.gpufabric.mlnx.plugins.plugin_utils._rail_plan import plan_or_problems
 from ansible_collections.gpufabric.mlnx.plugins.plugin_utils._roles import (
-    LEAF_PLAN_VARS, MISSING, RAIL_PLAN_VARS, host_names, rail_plan_leaves, rail_plan_servers, read_vars)
+    LEAF_PLAN_VARS, MISSING, RAIL_PLAN_VARS, host_names, rail_plan_leaves, rail_plan_servers,
+    rail_plan_spines, read_vars)
 
 # The collection's roles (this file is plugins/plugin_utils/_preflight.py).
 ROLES = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))), "roles")
@@ -269,14 +270,16 @@ def rail_hosts_list(rail_hosts: Any, parameter: str = "rail_hosts") -> list:
 
 
 def inventory_problems(names: Iterable[str] | None, hostvars: Mapping[str, Any], *, fabric: Any = None,
-                       rail_hosts: Iterable[str] | None = None, leaf_hosts: Iterable[str] | None = None) -> list[str]:
+                       rail_hosts: Iterable[str] | None = None, leaf_hosts: Iterable[str] | None = None,
+                       spine_hosts: Iterable[str] | None = None) -> list[str]:
     """Every problem the inventory alone shows for the hosts ``names`` (their variables in ``hostvars``), each
     input checked once however many hosts share it:
 
     - every distinct ``gpufabric_matrix`` (``matrix_problems``; a host without one is a problem);
     - the rail plan of ``rail_hosts`` on ``fabric`` (``plan_problems`` of ``rail_plan_servers``, as the rail_plan
       role plans it), when ``fabric`` is given, its leaves checked against ``leaf_hosts`` (``rail_plan_leaves``)
-      unless that is None - and, when the plan can be made with the leaves, every cable's two ends
+      unless that is None, its uplinks planned to ``spine_hosts`` when not None or empty (``rail_plan_spines``) -
+      and, when the plan can be made with the leaves, every cable's two ends
       (``leaf_problems``, on the same plan: it is made once);
     - every distinct set of RoCE QoS settings of the hosts that configure RoCE QoS (``settings_problems``, the
       roce_qos module's own checks, with the role's defaults for what a host does not set);
@@ -294,6 +297,9 @@ def inventory_problems(names: Iterable[str] | None, hostvars: Mapping[str, Any],
     leaf_hosts = rail_hosts_list(leaf_hosts, "leaf_hosts") if fabric is not None and leaf_hosts is not None else None
     more = [name for name in leaf_hosts or () if name not in read]
     read.update(read_vars(more, hostvars, keys, what="inventory_problems", parameter="leaf_hosts"))
+    spine_hosts = (rail_hosts_list(spine_hosts, "spine_hosts") if fabric is not None and spine_hosts is not None
+                   else None)
+    spines = rail_plan_spines(spine_hosts, hostvars) if spine_hosts is not None else None
     found = []
 
     matrices = {name: read[name].get("gpufabric_matrix", MISSING) for name in names}
@@ -307,7 +313,7 @@ def inventory_problems(names: Iterable[str] | None, hostvars: Mapping[str, Any],
 
     if fabric is not None:
         servers, leaves = rail_plan_servers(rail_hosts, read), rail_plan_leaves(leaf_hosts, read)
-        planned, rail_plan = plan_or_problems(servers, fabric, leaves)
+        planned, rail_plan = plan_or_problems(servers, fabric, leaves, spines)
         found.extend(planned)
         if rail_plan is not None and leaf_hosts:
             found.extend(leaf_problems(rail_plan, read))

@@ -34,6 +34,7 @@ from ansible_collections.gpufabric.mlnx.plugins.module_utils._devices import bas
 from ansible_collections.gpufabric.mlnx.plugins.module_utils._errors import MlnxError
 from ansible_collections.gpufabric.mlnx.plugins.module_utils._info import UPLINK_RE
 from ansible_collections.gpufabric.mlnx.plugins.module_utils._rails import MAX_RAILS, MAX_TABLE, RESERVED_TABLES
+from ansible_collections.gpufabric.mlnx.plugins.plugin_utils import _uplinks
 from ansible_collections.gpufabric.mlnx.plugins.module_utils._validate import (
     IFNAME_RE, Problems, ProblemsError, check_list, check_mapping, close_names, field, is_whole, join_path, kind_of,
     quoted, read_choice, read_text, read_whole, some, unknown_keys)
@@ -47,7 +48,7 @@ P2P31 = "p2p31"
 ADDRESSING = (SU_SUBNET, P2P31)
 FABRIC_KEYS = ("rails", "addressing", "su_prefix", "racks_per_su", "pools", "nics", "interface_names",
                "table_base", "leaf_name", "leaf_port", "leaf_port_base", "breakout", "leaf_ports", "port_templates",
-               "leaf_port_numbering", "ports_per_rack", "mgmt_subnets")
+               "leaf_port_numbering", "ports_per_rack", "mgmt_subnets", "uplinks")
 PORT_KEYS = ("leaf_port", "breakout", "leaf_port_base", "leaf_ports")
 SU_NUMBERING = "su"
 RACK_NUMBERING = "rack"
@@ -190,6 +191,7 @@ class _Fabric:
         self.ports = None        # _Ports of the fabric's own keys (leaves without a port template)
         self.templates = None    # {name: _Ports} of port_templates; None when it could not be read
         self.mgmt = []
+        self.uplinks = None      # _uplinks.Uplinks; None when it could not be read
 
     @property
     def capacity(self):
@@ -541,6 +543,7 @@ def read_fabric(problems: Problems, fabric: Any) -> _Fabric:
     _check_pool_sizes(problems, fab)
     fab.mgmt = _read_mgmt(problems, fabric)
     _check_overlaps(problems, fab)
+    fab.uplinks = _uplinks.read_uplinks(problems, fabric.get("uplinks"), ROOT, _cidrs, fab.pools, fab.mgmt)
     if len(problems) > pools_before:
         fab.pools = None   # no plan from pools that overlap or could not all be read
     _read_nics(problems, fabric, fab)
@@ -1112,7 +1115,7 @@ def _can_build(fab):
         and (fab.numbering == SU_NUMBERING or fab.ports_per_rack is not None)
 
 
-def _plan(hosts, fabric, leaves):
+def _plan(hosts, fabric, leaves, spines=None):
     """``(problems, builder)``: every problem of the inputs, and the plan's builder (None when it cannot be built)."""
     _need_netaddr()
     problems = Problems()
@@ -1120,36 +1123,46 @@ def _plan(hosts, fabric, leaves):
     servers = read_hosts(problems, hosts, fab)
     match_nics(problems, servers, fab)
     templates, members = _read_leaves(problems, leaves, fab)
+    spine_list = (_uplinks.read_spines(problems, spines, fab.uplinks, fab.rails, leaves)
+                  if spines is not None and fab.uplinks is not None and fab.rails is not None else None)
     builder = _build(problems, servers, fab, templates) if _can_build(fab) else None
     if builder is not None and not (isinstance(hosts, list) and len(servers) == len(hosts)):
         builder.complete = False
     _check_leaves(problems, builder, members)
     _check_mgmt(problems, servers, fab, builder)
+    if builder is not None and spine_list and fab.uplinks.ok:
+        _uplinks.add_uplinks(problems, builder.leaves, fab.uplinks, spine_list, leaves,
+                             lambda leaf: templates.get(leaf, fab.ports), _natural, _ip)
     return list(problems), builder
 
 
-def plan(hosts: Any, fabric: Any, leaves: Any = None) -> dict:
+def plan(hosts: Any, fabric: Any, leaves: Any = None, spines: Any = None) -> dict:
     """The rail plan of ``hosts`` on ``fabric`` (docs/rails.md), or RailPlanError listing every problem.
 
     ``leaves``: None (the leaves are not checked), or the inventory's leaves group as ``{leaf: its variables}``
     (``_roles.rail_plan_leaves``): every leaf the plan cables must be a member and every member a leaf of the
-    plan; a member's ``gpufabric_leaf_port_template`` picks its port template."""
-    problems, builder = _plan(hosts, fabric, leaves)
+    plan; a member's ``gpufabric_leaf_port_template`` picks its port template, its ``gpufabric_leaf_asn`` its ASN.
+
+    ``spines``: None or empty (no uplinks are planned), or the inventory's spines group as ``{spine: its
+    variables}`` (``_roles.rail_plan_spines``): every leaf then gets ``uplinks``, ``asn`` and ``loopback``
+    (``gpufabric_fabric.uplinks``, _uplinks.py)."""
+    problems, builder = _plan(hosts, fabric, leaves, spines)
     if problems:
         raise RailPlanError(problems, "the rail plan cannot be made")
     return {"hosts": builder.hosts, "leaves": builder.leaves}
 
 
-def plan_problems(hosts: Any, fabric: Any, leaves: Any = None) -> list[str]:
+def plan_problems(hosts: Any, fabric: Any, leaves: Any = None, spines: Any = None) -> list[str]:
     """Every problem :func:`plan` would raise for ``hosts`` on ``fabric`` (and ``leaves``), as sentences; [] when the
     plan can be made (the preflight joins them with its own)."""
-    return _plan(hosts, fabric, leaves)[0]
+    return _plan(hosts, fabric, leaves, spines)[0]
 
 
-def plan_or_problems(hosts: Any, fabric: Any, leaves: Any = None) -> tuple[list[str], dict | None]:
+def plan_or_problems(hosts: Any, fabric: Any, leaves: Any = None,
+                     spines: Any = None) -> tuple[list[str], dict | None]:
     """``(problems, plan)`` in one pass: :func:`plan_problems`, and the plan :func:`plan` returns (None when there
     are problems) - for a caller that needs both (the preflight checks each cable's two ends on the plan)."""
-    problems, builder = _plan(hosts, fabric, leaves)
+    problems, builder = _plan(hosts, fabric, leaves, spines)
     return problems, (None if problems else {"hosts": builder.hosts, "leaves": builder.leaves})
 
 

@@ -9,6 +9,7 @@ name in ``plugins/filter/`` (docs there):
 
 - :func:`rail_plan_servers` - the servers the ``rail_plan`` filter plans, from every host's variables;
 - :func:`rail_plan_leaves` - the inventory's leaves group as the ``rail_plan`` filter checks it;
+- :func:`rail_plan_spines` - the inventory's spines group as the ``rail_plan`` filter plans the uplinks with it;
 - :func:`host_values` - one value per host of the play (``preflight``, ``delivery_check``);
 - :func:`read_vars` - the variables of many hosts, each host's read once (the preflight's ``inventory_problems``);
 - :func:`nv_configs` - the ``configs`` of ``gpufabric.mlnx.mlxconfig``, one per assigned NV profile;
@@ -147,7 +148,9 @@ def rail_plan_servers(names: Iterable[str] | None, hostvars: Mapping[str, Any], 
 
 
 # Every variable of a leaf that rail_plan_leaves reads (the offline check reads these of every leaf once).
-LEAF_PLAN_VARS = ("gpufabric_leaf_port_template",)
+LEAF_PLAN_VARS = ("gpufabric_leaf_port_template", "gpufabric_leaf_asn")
+# Every variable of a spine that rail_plan_spines reads.
+SPINE_PLAN_VARS = ("gpufabric_spine_plane",)
 
 
 def rail_plan_leaves(names: Iterable[str] | None, hostvars: Mapping[str, Any]) -> dict[str, dict] | None:
@@ -157,6 +160,15 @@ def rail_plan_leaves(names: Iterable[str] | None, hostvars: Mapping[str, Any]) -
     if names is None:
         return None
     return read_vars(names, hostvars, LEAF_PLAN_VARS, what="rail_plan_leaves")
+
+
+def rail_plan_spines(names: Iterable[str] | None, hostvars: Mapping[str, Any]) -> dict[str, dict] | None:
+    """The spines ``names`` (``groups[gpufabric_spine_group]``) as the rail_plan filter takes them: ``{spine:
+    {variable: value}}`` with the variables of SPINE_PLAN_VARS each spine sets (its plane). None when ``names`` is
+    None (an inventory without a spines group: no uplinks are planned)."""
+    if names is None:
+        return None
+    return read_vars(names, hostvars, SPINE_PLAN_VARS, what="rail_plan_spines")
 
 
 def read_vars(names: Iterable[str] | None, hostvars: Mapping[str, Any], keys: Sequence[str], *,

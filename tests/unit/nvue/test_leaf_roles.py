@@ -160,3 +160,76 @@ def test_a_leaf_behind_the_pinned_release_is_upgraded_with_one_reboot_before_its
     again = rollout(tmp_path, made, **{name: matrix for name in made})
     assert again.ok and [e for e in old.since(mark) if e["event"] in ("fetch", "install", "reboot", "apply")] == []
     mirror.shutdown()
+
+
+# ---------------------------------------------------------------- uplinks to the spines (the inventory names spines)
+
+UPLINKED = dict(FABRIC, leaf_ports=2, uplinks={"loopbacks": "198.18.128.0/24"})   # uplinks on swp3, swp4
+SPINES = {"spine1": {}, "spine2": {}}
+
+
+def uplinked_leaves(make_switch, wrong=None):
+    made = {}
+    for rail, name in enumerate(LEAVES):
+        sw = make_switch(name, ports="swp1-4")
+        for index, host in enumerate(SERVERS, 1):
+            sw.admin("port", "swp%d" % index, "--neighbor", "%s:%s" % (host, FABRIC["interface_names"][rail]))
+        for port, spine in (("swp3", "spine1"), ("swp4", "spine2")):
+            seen = wrong[2] if wrong and (name, port) == wrong[:2] else "%s:swp%d" % (spine, rail + 1)
+            sw.admin("port", port, "--neighbor", seen)
+        made[name] = sw
+    return made
+
+
+def uplinked_rollout(tmp_path, made):
+    return run(tmp_path, SERVERS, PLAY, group_vars={"gpufabric_fabric": UPLINKED},
+               groups={"leaves": inventory(made, **{n: {"gpufabric_fabric": UPLINKED} for n in made}),
+                       "spines": SPINES})
+
+
+def test_with_spines_each_leaf_gets_bgp_unnumbered_to_both_and_a_rerun_applies_nothing(tmp_path, make_switch):
+    made = uplinked_leaves(make_switch)
+    ran = uplinked_rollout(tmp_path, made)
+    assert ran.ok, ran
+    for rail, (name, sw) in enumerate(made.items()):
+        assert sw.get("/router/bgp?rev=applied&filled=false") == {
+            "enable": "on", "autonomous-system": 4200000000 + rail, "router-id": "198.18.128.%d" % rail}
+        bgp = sw.get("/vrf/default/router/bgp?rev=applied&filled=false")
+        assert bgp["neighbor"] == {"swp3": {"remote-as": "external", "type": "unnumbered"},
+                                   "swp4": {"remote-as": "external", "type": "unnumbered"}}
+        assert "198.18.128.%d/32" % rail in bgp["address-family"]["ipv4-unicast"]["network"]
+        assert sw.get("/interface/swp4?rev=applied&filled=false")["description"] == \
+            "%s:swp4 -> spine2:swp%d" % (name, rail + 1)
+        assert list(sw.get("/interface/lo?rev=applied&filled=false")["ip"]["address"]) == ["198.18.128.%d/32" % rail]
+    for host in SERVERS:
+        assert held(ran, host) == [] and touched(ran, host)
+    marks = {name: sw.mark() for name, sw in made.items()}
+    again = uplinked_rollout(tmp_path, made)
+    assert again.ok and all(sw.since(marks[n], "apply") == [] for n, sw in made.items())
+
+
+def test_an_uplink_to_the_wrong_spine_port_holds_every_server_of_its_leaf_only(tmp_path, make_switch):
+    made = uplinked_leaves(make_switch, wrong=("su1-leaf-rail1", "swp3", "spine1:swp7"))
+    ran = uplinked_rollout(tmp_path, made)
+    assert ran.ok, ran   # held is not failed
+    for host in SERVERS:
+        hold = held(ran, host)
+        assert [h["leaf"] for h in hold] == ["su1-leaf-rail1"], hold
+        assert "sees spine1:swp7 as LLDP neighbour, expected spine1:swp2" in hold[0]["reason"]
+        assert not touched(ran, host)
+
+
+def test_the_emulator_applies_the_uplink_tree_and_refuses_it_without_the_router_id(make_switch):
+    from ansible_collections.gpufabric.mlnx.plugins.plugin_utils._leaf import leaf_config
+    from ansible_collections.gpufabric.mlnx.plugins.plugin_utils._rail_plan import plan
+    hosts = [{"name": name, **values} for name, values in SERVERS.items()]
+    entry = plan(hosts, UPLINKED, None, SPINES)["leaves"]["su1-leaf-rail0"]
+    tree = leaf_config("su1-leaf-rail0", entry, {})
+    sw = make_switch("su1-leaf-rail0", ports="swp1-4")
+    assert sw.change("/", tree)[1]["state"].startswith("applied")
+    assert sw.get("/vrf/default/router/bgp/neighbor/swp3?rev=applied&filled=false") == {
+        "remote-as": "external", "type": "unnumbered"}
+    del tree["router"]["bgp"]["router-id"]
+    other = make_switch("su1-leaf-rail1", ports="swp1-4")
+    rev = other.change("/", tree)[1]
+    assert rev["state"] == "invalid" and rev["transition"]["issue"]["0"]["data"]["location"] == "router.bgp.enable"

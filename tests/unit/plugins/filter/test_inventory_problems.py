@@ -143,3 +143,21 @@ def test_the_leaves_group_reaches_the_rail_plan():
     assert inventory_problems(list(hostvars)[:2], hostvars, fabric=FABRIC, rail_hosts=list(hostvars)[:2]) == []
     with pytest.raises(Exception, match="leaf_hosts must be a list of host names"):
         inventory_problems(list(hostvars)[:2], hostvars, fabric=FABRIC, leaf_hosts="su1-leaf-rail0")
+
+
+def test_the_spines_group_reaches_the_rail_plan():
+    """spine_hosts: with spines the plan's uplinks are checked (here: no loopback pool, then a plane without spine)."""
+    hostvars = {"srv-r01-%02d" % p: host(1, p) for p in (1, 2)}
+    spines = {"spine1": {}}
+    hostvars.update(spines)
+    servers = list(hostvars)[:2]
+    found = inventory_problems(servers, hostvars, fabric=FABRIC, rail_hosts=servers, spine_hosts=list(spines))
+    assert found == ["gpufabric_fabric.uplinks.loopbacks: required: the inventory has 1 spines (spine1), so every "
+                     "leaf gets a loopback and BGP router id from this pool (e.g. 198.18.128.0/24)"], found
+    hostvars["spine1"] = {"gpufabric_spine_plane": 0}
+    fabric = dict(FABRIC, uplinks={"loopbacks": "198.18.128.0/24", "planes": "rail", "ports": 33})
+    found = inventory_problems(servers, hostvars, fabric=fabric, rail_hosts=servers, spine_hosts=list(spines))
+    assert found == ["gpufabric_fabric.uplinks.planes: rail 1 has 1 leaves (su1-leaf-rail1, ...) and no spine: set "
+                     "gpufabric_spine_plane: 1 on its spines"], found
+    assert inventory_problems(servers, hostvars, fabric=fabric, rail_hosts=servers, spine_hosts=[]) == []
+    assert inventory_problems(servers, hostvars, fabric=fabric, rail_hosts=servers) == []

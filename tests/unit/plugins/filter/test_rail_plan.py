@@ -31,7 +31,7 @@ HOSTS = [{"name": "srv-r02-01", "rack": "r02", "position": 1},
 
 def test_the_file_registers_its_filters():
     assert sorted(FILTERS) == ["rail_cabling", "rail_plan", "rail_plan_leaves", "rail_plan_problems",
-                               "rail_plan_servers"]
+                               "rail_plan_servers", "rail_plan_spines"]
 
 
 # The plan of HOSTS/FABRIC worked out by hand from docs/rails.md ("How the addresses are chosen"): rack r01 is SU 1,
@@ -182,7 +182,8 @@ def test_the_documented_return_samples_are_real():
     assert cabling_doc["sample"][0] == FILTERS["rail_cabling"](result)[0]
 
 
-@pytest.mark.parametrize("name", ["rail_plan", "rail_plan_problems", "rail_cabling", "rail_plan_leaves"])
+@pytest.mark.parametrize("name", ["rail_plan", "rail_plan_problems", "rail_cabling", "rail_plan_leaves",
+                                  "rail_plan_spines"])
 def test_ansible_doc_renders(name, tmp_path):
     out = subprocess.run([str(tool("ansible-doc")), "-t", "filter", "gpufabric.mlnx." + name], env=env(tmp_path),
                          capture_output=True, text=True, timeout=120, check=False)

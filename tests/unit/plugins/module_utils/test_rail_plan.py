@@ -460,7 +460,7 @@ def test_check_lists_every_problem():
         "gpufabric_fabric is not consistent (4 problems):",
         "- gpufabric_fabric.rail8: unknown key; did you mean rails? (allowed: rails, addressing, su_prefix, "
         "racks_per_su, pools, nics, interface_names, table_base, leaf_name, leaf_port, leaf_port_base, breakout, "
-        "leaf_ports, port_templates, leaf_port_numbering, ports_per_rack, mgmt_subnets)",
+        "leaf_ports, port_templates, leaf_port_numbering, ports_per_rack, mgmt_subnets, uplinks)",
         '- gpufabric_fabric.rails: must be a whole number from 1 to 64 (compute NICs per server), not the string "8": '
         'write it without quotes',
         '- gpufabric_fabric.addressing: must be one of su_subnet, p2p31, not the string "p2p"',

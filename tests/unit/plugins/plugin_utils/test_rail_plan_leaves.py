@@ -6,10 +6,10 @@ import copy
 import re
 
 import pytest
-import yaml
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from _example import example_1250
 from _paths import REPO
 from ansible_collections.gpufabric.mlnx.plugins.plugin_utils import _rail_plan as rp
 
@@ -322,15 +322,7 @@ def test_the_leaves_and_the_cabling_table_agree(inputs):
 def example():
     """The example inventory's servers, leaves ({leaf: its group's variables}), the leaves' ansible_host and the
     fabric, read from its files."""
-    site = REPO / "inventory" / "example-1250"
-    inventory = yaml.safe_load((site / "hosts.yml").read_text())["all"]["children"]
-    servers = [{"name": name, "rack": group["vars"]["rack"], "position": host["position"]}
-               for group in inventory["servers"]["children"].values() for name, host in group["hosts"].items()]
-    leaves = {name: dict(group.get("vars") or {}) for group in inventory["leaves"]["children"].values()
-              for name in group["hosts"]}
-    addresses = [host["ansible_host"] for group in inventory["leaves"]["children"].values()
-                 for host in group["hosts"].values()]
-    fab = yaml.safe_load((site / "group_vars" / "all" / "rails.yml").read_text())["gpufabric_fabric"]
+    servers, leaves, addresses, _spines, fab = example_1250()
     return servers, leaves, addresses, fab
 
 
