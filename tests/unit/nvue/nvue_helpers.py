@@ -112,6 +112,14 @@ class Switch:
             raise AssertionError("nvuesim %s: rc %d %s" % (" ".join(args), res.returncode, res.stderr))
         return res
 
+    def httpapi_vars(self, password=None, **extra):
+        """The inventory variables of this emulator as a leaf over ansible.netcommon.httpapi on 127.0.0.1, with
+        ``extra`` on top."""
+        return dict({"ansible_host": "127.0.0.1", "ansible_connection": "ansible.netcommon.httpapi",
+                     "ansible_network_os": "gpufabric.mlnx.nvue", "ansible_httpapi_port": self.port,
+                     "ansible_port": self.port, "ansible_httpapi_use_ssl": True, "ansible_httpapi_validate_certs": False,
+                     "ansible_user": "cumulus", "ansible_password": password or self.password or PASSWORD}, **extra)
+
     def nv(self, *args, stdin=""):
         return subprocess.run([sys.executable, str(BIN / "nv"), *args], capture_output=True, text=True,
                               input=stdin, env=self.env(), check=False)

@@ -7,7 +7,7 @@ leaf is not ready for it is held (recorded, its play ended, never failed) while 
 import yaml
 from _roleplay import matrix as roleplay_matrix
 from _roleplay import run
-from nvue_helpers import PASSWORD
+
 
 FABRIC = {"rails": 2, "su_prefix": 26, "racks_per_su": 1, "addressing": "p2p31",
           "pools": {"rail0": "198.18.0.0/20", "rail1": "198.18.16.0/20"},
@@ -34,16 +34,9 @@ def leaves(make_switch, **faults):
 
 
 def inventory(made, **extra):
-    out = {}
-    for name, sw in made.items():
-        out[name] = dict({"ansible_host": "127.0.0.1", "ansible_connection": "ansible.netcommon.httpapi",
-                          "ansible_network_os": "gpufabric.mlnx.nvue", "ansible_httpapi_port": sw.port, "ansible_port": sw.port,
-                          "ansible_httpapi_use_ssl": True, "ansible_httpapi_validate_certs": False,
-                          "ansible_user": "cumulus", "ansible_password": PASSWORD,
-                          "gpufabric_leaf_ready_interval": 1, "gpufabric_leaf_ready_timeout": 3,
-                          "gpufabric_fabric": FABRIC},
-                         **extra.get(name, {}))
-    return out
+    return {name: sw.httpapi_vars(**dict({"gpufabric_leaf_ready_interval": 1, "gpufabric_leaf_ready_timeout": 3,
+                                          "gpufabric_fabric": FABRIC}, **extra.get(name, {})))
+            for name, sw in made.items()}
 
 
 def rollout(tmp_path, made, check=False, **extra):

@@ -9,7 +9,7 @@ import json
 
 from _paths import REPO
 from _roleplay import run
-from nvue_helpers import PASSWORD
+
 
 SITE = REPO / "playbooks" / "site.yml"
 FABRIC = {"rails": 2, "su_prefix": 26, "racks_per_su": 1, "addressing": "p2p31", "leaf_name": "{rack}-leaf-rail{rail}",
@@ -34,13 +34,8 @@ def leaves(make_switch, faults=None):
 
 
 def site(tmp_path, made, args=(), check=False, **play_vars):
-    inventory = {name: {"ansible_host": "127.0.0.1", "ansible_connection": "ansible.netcommon.httpapi",
-                        "ansible_network_os": "gpufabric.mlnx.nvue", "ansible_httpapi_port": sw.port,
-                        "ansible_port": sw.port, "ansible_httpapi_use_ssl": True,
-                        "ansible_httpapi_validate_certs": False, "ansible_user": "cumulus",
-                        "ansible_password": PASSWORD,
-                        "gpufabric_leaf_ready_interval": 1, "gpufabric_leaf_ready_timeout": 2,
-                        "gpufabric_fabric": FABRIC}
+    inventory = {name: sw.httpapi_vars(gpufabric_leaf_ready_interval=1, gpufabric_leaf_ready_timeout=2,
+                                       gpufabric_fabric=FABRIC)
                  for name, sw in made.items()}
     servers = {name: dict(values, **OFF) for name, values in SERVERS.items()}
     extra = ["-e", json.dumps(dict({"gpufabric_batch_by": "rack"}, **play_vars))]
