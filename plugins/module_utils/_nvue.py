@@ -407,11 +407,9 @@ class RestSwitch(Switch):
         self._start(["system"], "@reboot", {})
 
 
-def httpapi_request(socket_path: str) -> Request:
-    """``request`` over a module's persistent ``ansible.netcommon.httpapi`` connection (the nvue httpapi plugin's
-    ``send_request``)."""
-    connection = Connection(socket_path)
-
+def httpapi_request(connection: Any) -> Request:
+    """``request`` over a module's ``ansible.netcommon.httpapi`` connection (:func:`module_connection`): the nvue
+    httpapi plugin's ``send_request``."""
     def request(method, path, params, body):
         try:
             status, data = connection.send_request(body, method=method, path=path, params=params)
@@ -422,19 +420,34 @@ def httpapi_request(socket_path: str) -> Request:
     return request
 
 
-def connection_name(socket_path: str) -> str:
-    """``switch <address>`` of a module's persistent connection (its ``host`` option, ansible_host), so that a
-    message names the switch; ``the switch`` when the connection does not say."""
+def connection_name(connection: Any) -> str:
+    """``switch <address>`` of a module's connection (its ``host`` option, ansible_host), so that a message names the
+    switch; ``the switch`` when the connection does not say."""
     try:
-        host = Connection(socket_path).get_option("host")
+        host = connection.get_option("host")
     except AnsibleConnectionError:
         host = None
     return "switch %s" % host.strip() if isinstance(host, str) and host.strip() else "the switch"
 
 
-def httpapi_switch(socket_path: str) -> RestSwitch:
+def module_connection(module: Any) -> Any:
+    """The connection a switch module talks through: the connection plugin the collection's action made in the worker
+    (``gpufabric_connection``, plugin_utils/_nvue_action.py), else the persistent connection at the module's socket.
+    Either answers the same calls and raises ansible.module_utils.connection's ConnectionError."""
+    given = getattr(module, "gpufabric_connection", None)
+    if given is not None:
+        return given
+    socket_path = getattr(module, "_socket_path", None)
+    if not socket_path:
+        raise NvueError("this module talks to a switch over ansible.netcommon.httpapi (the NVUE REST API) or "
+                        "ansible.netcommon.network_cli (nv over SSH) with ansible_network_os gpufabric.mlnx.nvue; "
+                        "the task's connection is neither", parameter="ansible_connection")
+    return Connection(socket_path)
+
+
+def httpapi_switch(connection: Any) -> RestSwitch:
     """A RestSwitch over a module's httpapi connection, named after the address it talks to."""
-    return RestSwitch(httpapi_request(socket_path), name=connection_name(socket_path))
+    return RestSwitch(httpapi_request(connection), name=connection_name(connection))
 
 
 def _query(params):

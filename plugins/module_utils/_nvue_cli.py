@@ -34,11 +34,10 @@ import secrets
 import shlex
 from typing import Any, Callable
 
-from ansible.module_utils.connection import Connection
 from ansible.module_utils.connection import ConnectionError as AnsibleConnectionError
 
 from ansible_collections.gpufabric.mlnx.plugins.module_utils._nvue import (
-    NO_DIFF, SEGMENT_RE, NvueError, Switch, SwitchUnreachable, connection_name, httpapi_switch)
+    NO_DIFF, SEGMENT_RE, NvueError, Switch, SwitchUnreachable, connection_name, httpapi_switch, module_connection)
 
 Run = Callable[["list[str] | str"], "tuple[int, str, str]"]
 
@@ -379,10 +378,10 @@ def _state(name: str, message: str, *, code: str, location: str | None = None, r
 
 # ---------------------------------------------------------------- over Ansible
 
-def connection_run(socket_path: str) -> Run:
-    """``run`` over a module's persistent ``ansible.netcommon.network_cli`` connection: the ``gpufabric.mlnx.nvue``
-    cliconf plugin's ``nvue_run`` (which carries the command to the switch's shell and back with its rc)."""
-    connection = Connection(socket_path)
+def connection_run(connection: Any) -> Run:
+    """``run`` over a module's ``ansible.netcommon.network_cli`` connection (``module_connection``): the
+    ``gpufabric.mlnx.nvue`` cliconf plugin's ``nvue_run`` (which carries the command to the switch's shell and back
+    with its rc)."""
 
     def run(command):
         text = command_text(command)
@@ -398,28 +397,24 @@ def connection_run(socket_path: str) -> Run:
     return run
 
 
-def cli_switch(socket_path: str) -> CliSwitch:
+def cli_switch(connection: Any) -> CliSwitch:
     """A CliSwitch over a module's network_cli connection, named after the address it talks to."""
-    return CliSwitch(connection_run(socket_path), name=connection_name(socket_path))
+    return CliSwitch(connection_run(connection), name=connection_name(connection))
 
 
 def switch_for(module: Any) -> Switch:
     """The switch of a module's connection: :class:`RestSwitch` over ``ansible.netcommon.httpapi``, :class:`CliSwitch`
     over ``ansible.netcommon.network_cli`` (both with ``ansible_network_os: gpufabric.mlnx.nvue``)."""
-    socket_path = getattr(module, "_socket_path", None)
-    if not socket_path:
-        raise NvueError("this module talks to a switch over ansible.netcommon.httpapi (the NVUE REST API) or "
-                        "ansible.netcommon.network_cli (nv over SSH) with ansible_network_os gpufabric.mlnx.nvue; "
-                        "the task's connection is neither", parameter="ansible_connection")
+    connection = module_connection(module)
     try:
-        transport = Connection(socket_path).nvue_transport()
-    except AnsibleConnectionError as err:
+        transport = connection.nvue_transport()
+    except (AnsibleConnectionError, AttributeError) as err:
         raise NvueError("the task's connection has no gpufabric.mlnx.nvue plugin (set ansible_network_os to "
                         "gpufabric.mlnx.nvue with ansible.netcommon.httpapi or ansible.netcommon.network_cli): %s"
                         % err, parameter="ansible_network_os") from err
     if transport == "cli":
-        return cli_switch(socket_path)
+        return cli_switch(connection)
     if transport == "rest":
-        return httpapi_switch(socket_path)
+        return httpapi_switch(connection)
     raise NvueError("the gpufabric.mlnx.nvue connection plugin answered transport %r (allowed: rest, cli)"
                     % (transport,), parameter="ansible_network_os")

@@ -15,10 +15,7 @@ CONFIG = {"interface": {"swp1": {"link": {"mtu": 9000}, "description": "srv-a:en
 
 
 def leaf(sw, password=PASSWORD):
-    return {sw.hostname: {"ansible_host": "127.0.0.1", "ansible_connection": "ansible.netcommon.httpapi",
-                          "ansible_network_os": "gpufabric.mlnx.nvue", "ansible_httpapi_port": sw.port, "ansible_port": sw.port,
-                          "ansible_httpapi_use_ssl": True, "ansible_httpapi_validate_certs": False,
-                          "ansible_user": "cumulus", "ansible_password": password}}
+    return {sw.hostname: sw.httpapi_vars(password)}
 
 
 def playbook(module, **args):
@@ -131,3 +128,30 @@ def test_nvue_image_a_switch_that_does_not_come_back_is_named_with_the_seconds(t
     assert not ran.ok
     assert "switch 127.0.0.1 did not come back within reboot_timeout 3 s after the reboot (it stopped answering" \
         in ran.failures()["leaf01"]
+
+
+# ---------------------------------------------------------------- the action: the module in the worker
+
+def test_the_module_runs_in_the_worker_and_no_persistent_connection_is_started(tmp_path, switch):
+    # ansible-core would start ansible-connection for an httpapi host and leave its socket in the control path dir
+    sockets = tmp_path / "pc"
+    sockets.mkdir()
+    mark = switch.mark()
+    ran = run(tmp_path, leaf(switch), playbook("nvue_info", gather=["system"]), group="leaves",
+              environ={"ANSIBLE_PERSISTENT_CONTROL_PATH_DIR": str(sockets)})
+    assert ran.ok, ran
+    assert ran.task("the task", "leaf01")["system"]["release"] == "5.9.1"
+    assert list(sockets.iterdir()) == []
+    assert [e["path"] for e in switch.since(mark, "read")] == ["/system/version"]  # it did talk to the switch
+
+
+def test_another_connection_or_async_is_refused_naming_what_it_needs(tmp_path, switch):
+    local = {"leaf01": dict(leaf(switch)["leaf01"], ansible_connection="local")}
+    ran = run(tmp_path, local, playbook("nvue_info", gather=["system"]), group="leaves")
+    assert "ansible.netcommon.httpapi (the NVUE REST API) or ansible.netcommon.network_cli" in ran.failures()["leaf01"]
+    play = yaml.safe_load(playbook("nvue_info", gather=["system"]))
+    play[0]["tasks"][0].update({"async": 30, "poll": 1})
+    mark = switch.mark()
+    ran = run(tmp_path, leaf(switch), yaml.safe_dump(play), group="leaves")
+    assert "does not support async" in ran.failures()["leaf01"]  # ansible-core refuses it for this action
+    assert switch.since(mark) == []
