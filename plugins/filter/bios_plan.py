@@ -145,15 +145,16 @@ _value:
       elements: str
 """
 
-from ansible_collections.gpufabric.mlnx.plugins.plugin_utils._bios import plan
-from ansible_collections.gpufabric.mlnx.plugins.plugin_utils._filters import filter_errors
+from ansible_collections.gpufabric.mlnx.plugins.plugin_utils._filters import filter_errors, lazy
+
+_bios = lazy("plugin_utils._bios")
 
 
 @filter_errors()
 def bios_plan(spec, host, model, current, pending=None, registry=None, sriov=None, iommu=None, overrides=None,
               manufacturer=None, jobs=None):
-    return plan(spec, host, model, current, pending=pending, registry=registry, sriov=sriov, iommu=iommu,
-                overrides=overrides, manufacturer=manufacturer, jobs=jobs)
+    return _bios.plan(spec, host, model, current, pending=pending, registry=registry, sriov=sriov, iommu=iommu,
+                      overrides=overrides, manufacturer=manufacturer, jobs=jobs)
 
 
 class FilterModule:

@@ -155,8 +155,9 @@ _value:
 """
 
 from ansible_collections.gpufabric.mlnx.plugins.module_utils._errors import InvalidValue
-from ansible_collections.gpufabric.mlnx.plugins.plugin_utils._delivery import findings, report
-from ansible_collections.gpufabric.mlnx.plugins.plugin_utils._filters import filter_errors
+from ansible_collections.gpufabric.mlnx.plugins.plugin_utils._filters import filter_errors, lazy
+
+_delivery = lazy("plugin_utils._delivery")
 
 OUTPUTS = ("findings", "report")
 
@@ -167,11 +168,11 @@ def delivery_findings(devices_by_host, assets, matrix, severities=None, output="
     if output not in OUTPUTS:
         raise InvalidValue("output must be one of %s, not %r" % (", ".join(OUTPUTS), output), parameter="output",
                            allowed=list(OUTPUTS))
-    found = findings(devices_by_host, assets, matrix, severities=severities, source=source)
+    found = _delivery.findings(devices_by_host, assets, matrix, severities=severities, source=source)
     if output == "findings":
         return found
     name = matrix.get("name") if isinstance(matrix, dict) else None
-    return report(found, devices_by_host, assets, matrix_name=name, generated=generated, source=source)
+    return _delivery.report(found, devices_by_host, assets, matrix_name=name, generated=generated, source=source)
 
 
 class FilterModule:

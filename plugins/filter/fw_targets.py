@@ -100,13 +100,14 @@ _value:
       downgrade: false
 """
 
-from ansible_collections.gpufabric.mlnx.plugins.module_utils._matrix import firmware_targets
-from ansible_collections.gpufabric.mlnx.plugins.plugin_utils._filters import filter_errors
+from ansible_collections.gpufabric.mlnx.plugins.plugin_utils._filters import filter_errors, lazy
+
+_matrix = lazy("module_utils._matrix")
 
 
 @filter_errors("fw_targets")
 def fw_targets(devices, matrix):
-    return firmware_targets(devices, matrix)
+    return _matrix.firmware_targets(devices, matrix)
 
 
 class FilterModule:

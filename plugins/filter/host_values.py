@@ -5,10 +5,16 @@
 
 from __future__ import annotations
 
-from ansible_collections.gpufabric.mlnx.plugins.plugin_utils._filters import filter_errors
-from ansible_collections.gpufabric.mlnx.plugins.plugin_utils._roles import host_values
+from ansible_collections.gpufabric.mlnx.plugins.plugin_utils._filters import filter_errors, lazy
+
+_roles = lazy("plugin_utils._roles")
+
+
+@filter_errors()
+def host_values(names, hostvars, keys, *, default=None):
+    return _roles.host_values(names, hostvars, keys, default=default)
 
 
 class FilterModule:
     def filters(self):
-        return {"host_values": filter_errors()(host_values)}
+        return {"host_values": host_values}

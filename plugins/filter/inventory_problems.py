@@ -91,14 +91,15 @@ _value:
     - "2 hosts (srv-r01-01, srv-r01-02): roce_qos: cnp_dscp=64 is outside 0-63 (allowed: an integer 0-63)."
 """
 
-from ansible_collections.gpufabric.mlnx.plugins.plugin_utils._preflight import inventory_problems as problems
-from ansible_collections.gpufabric.mlnx.plugins.plugin_utils._filters import filter_errors
+from ansible_collections.gpufabric.mlnx.plugins.plugin_utils._filters import filter_errors, lazy
+
+_preflight = lazy("plugin_utils._preflight")
 
 
 @filter_errors()
 def inventory_problems(names, hostvars, fabric=None, rail_hosts=None, leaf_hosts=None, spine_hosts=None):
-    return problems(names, hostvars, fabric=fabric, rail_hosts=rail_hosts, leaf_hosts=leaf_hosts,
-                    spine_hosts=spine_hosts)
+    return _preflight.inventory_problems(names, hostvars, fabric=fabric, rail_hosts=rail_hosts, leaf_hosts=leaf_hosts,
+                                         spine_hosts=spine_hosts)
 
 
 class FilterModule:

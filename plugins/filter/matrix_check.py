@@ -67,15 +67,16 @@ _value:
 """
 
 from ansible_collections.gpufabric.mlnx.plugins.module_utils._errors import InvalidValue
-from ansible_collections.gpufabric.mlnx.plugins.module_utils._matrix import check, matrix_problems
-from ansible_collections.gpufabric.mlnx.plugins.plugin_utils._filters import filter_errors
+from ansible_collections.gpufabric.mlnx.plugins.plugin_utils._filters import filter_errors, lazy
+
+_matrix = lazy("module_utils._matrix")
 
 
 @filter_errors()
 def matrix_check(matrix, fail=True):
     if not isinstance(fail, bool):
         raise InvalidValue("matrix_check: fail must be true or false, not %r" % (fail,), parameter="fail")
-    return check(matrix) if fail else matrix_problems(matrix)
+    return _matrix.check(matrix) if fail else _matrix.matrix_problems(matrix)
 
 
 class FilterModule:

@@ -58,13 +58,14 @@ _value:
       part_numbers: [MCX75310AAS-NEAT]
 """
 
-from ansible_collections.gpufabric.mlnx.plugins.module_utils._matrix import firmware_images
-from ansible_collections.gpufabric.mlnx.plugins.plugin_utils._filters import filter_errors
+from ansible_collections.gpufabric.mlnx.plugins.plugin_utils._filters import filter_errors, lazy
+
+_matrix = lazy("module_utils._matrix")
 
 
 @filter_errors("matrix_images")
 def matrix_images(matrix, firmware_dir):
-    return firmware_images(matrix, firmware_dir)
+    return _matrix.firmware_images(matrix, firmware_dir)
 
 
 class FilterModule:

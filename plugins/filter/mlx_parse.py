@@ -175,8 +175,9 @@ _value:
 
 from ansible.errors import AnsibleFilterError
 
-from ansible_collections.gpufabric.mlnx.plugins.module_utils._parsers import parse
-from ansible_collections.gpufabric.mlnx.plugins.plugin_utils._filters import filter_errors
+from ansible_collections.gpufabric.mlnx.plugins.plugin_utils._filters import filter_errors, lazy
+
+_parsers = lazy("module_utils._parsers")
 
 
 @filter_errors("mlx_parse")
@@ -188,7 +189,7 @@ def mlx_parse(data, tool):
     if isinstance(data, dict) and tool not in ("mlxconfig_json", "mstconfig_json"):
         raise AnsibleFilterError("mlx_parse(%r) expects stdout or stdout_lines, not a dict (pass result.stdout)"
                                  % (tool,))
-    return parse(tool, data)
+    return _parsers.parse(tool, data)
 
 
 class FilterModule:

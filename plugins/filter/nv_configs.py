@@ -5,10 +5,16 @@
 
 from __future__ import annotations
 
-from ansible_collections.gpufabric.mlnx.plugins.plugin_utils._filters import filter_errors
-from ansible_collections.gpufabric.mlnx.plugins.plugin_utils._roles import nv_configs
+from ansible_collections.gpufabric.mlnx.plugins.plugin_utils._filters import filter_errors, lazy
+
+_roles = lazy("plugin_utils._roles")
+
+
+@filter_errors()
+def nv_configs(devices, profiles, assignments):
+    return _roles.nv_configs(devices, profiles, assignments)
 
 
 class FilterModule:
     def filters(self):
-        return {"nv_configs": filter_errors()(nv_configs)}
+        return {"nv_configs": nv_configs}

@@ -6,18 +6,19 @@ shown by ansible-doc for both)."""
 
 from __future__ import annotations
 
-from ansible_collections.gpufabric.mlnx.plugins.module_utils._profiles import assign, report
-from ansible_collections.gpufabric.mlnx.plugins.plugin_utils._filters import filter_errors
+from ansible_collections.gpufabric.mlnx.plugins.plugin_utils._filters import filter_errors, lazy
+
+_profiles = lazy("module_utils._profiles")
 
 
 @filter_errors()
 def nv_drift(devices, profiles, assignments):
-    return report(devices, profiles, assignments)
+    return _profiles.report(devices, profiles, assignments)
 
 
 @filter_errors()
 def nv_assign(devices, profiles, assignments):
-    return assign(devices, profiles, assignments)
+    return _profiles.assign(devices, profiles, assignments)
 
 
 class FilterModule:

@@ -66,8 +66,9 @@ _value:
 import re
 
 from ansible_collections.gpufabric.mlnx.plugins.module_utils._errors import InvalidValue
-from ansible_collections.gpufabric.mlnx.plugins.module_utils._ofed import apt_preferences, apt_sources
-from ansible_collections.gpufabric.mlnx.plugins.plugin_utils._filters import filter_errors
+from ansible_collections.gpufabric.mlnx.plugins.plugin_utils._filters import filter_errors, lazy
+
+_ofed = lazy("module_utils._ofed")
 
 _NAME_RE = re.compile(r"^[A-Za-z0-9_.-]+$")
 
@@ -86,13 +87,13 @@ def ofed_apt_files(repo, packages, name="gpufabric-ofed", format="deb822", comme
         raise InvalidValue("ofed_apt_files: format must be deb822 or list, not %r" % (format,), parameter="format",
                            allowed=["deb822", "list"])
     head = "Managed by gpufabric.mlnx (ofed role)%s." % (": " + comment if comment else "")
-    sources = apt_sources(repo, fmt=format, comment=head + " The pinned NIC driver repository.")
+    sources = _ofed.apt_sources(repo, fmt=format, comment=head + " The pinned NIC driver repository.")
     suffix = ".sources" if format == "deb822" else ".list"
     return {
         "sources": {"path": "/etc/apt/sources.list.d/%s%s" % (name, suffix), "content": sources},
         "preferences": {"path": "/etc/apt/preferences.d/%s.pref" % name,
-                        "content": apt_preferences({str(k): str(v) for k, v in packages.items()},
-                                                   comment=head + " The driver packages stay at these versions.")},
+                        "content": _ofed.apt_preferences({str(k): str(v) for k, v in packages.items()},
+                                                         comment=head + " The driver packages stay at these versions.")},
     }
 
 

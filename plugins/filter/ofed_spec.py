@@ -50,13 +50,14 @@ _value:
              packages: {doca-ofed: "2.9.2-0.0.3"}}
 """
 
-from ansible_collections.gpufabric.mlnx.plugins.module_utils._ofed import driver_spec
-from ansible_collections.gpufabric.mlnx.plugins.plugin_utils._filters import filter_errors
+from ansible_collections.gpufabric.mlnx.plugins.plugin_utils._filters import filter_errors, lazy
+
+_ofed = lazy("module_utils._ofed")
 
 
 @filter_errors()
 def ofed_spec(value):
-    return driver_spec(value)
+    return _ofed.driver_spec(value)
 
 
 class FilterModule:

@@ -5,10 +5,16 @@
 
 from __future__ import annotations
 
-from ansible_collections.gpufabric.mlnx.plugins.plugin_utils._filters import filter_errors
-from ansible_collections.gpufabric.mlnx.plugins.plugin_utils._roles import pcie_degraded
+from ansible_collections.gpufabric.mlnx.plugins.plugin_utils._filters import filter_errors, lazy
+
+_roles = lazy("plugin_utils._roles")
+
+
+@filter_errors()
+def pcie_degraded(devices):
+    return _roles.pcie_degraded(devices)
 
 
 class FilterModule:
     def filters(self):
-        return {"pcie_degraded": filter_errors()(pcie_degraded)}
+        return {"pcie_degraded": pcie_degraded}

@@ -51,13 +51,14 @@ _value:
   sample: ["serial number MT2248X65238 is on 2 cards: srv-r01-01 0000:18:00.0, srv-r02-01 0000:40:00.0"]
 """
 
-from ansible_collections.gpufabric.mlnx.plugins.plugin_utils._preflight import problems
-from ansible_collections.gpufabric.mlnx.plugins.plugin_utils._filters import filter_errors
+from ansible_collections.gpufabric.mlnx.plugins.plugin_utils._filters import filter_errors, lazy
+
+_preflight = lazy("plugin_utils._preflight")
 
 
 @filter_errors()
 def preflight_problems(devices_by_host, matrix, require_devices=True, unreachable=None):
-    return problems(devices_by_host, matrix, require_devices=require_devices, unreachable=unreachable)
+    return _preflight.problems(devices_by_host, matrix, require_devices=require_devices, unreachable=unreachable)
 
 
 class FilterModule:

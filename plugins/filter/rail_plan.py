@@ -6,41 +6,40 @@ rail_plan_spines (docs in the .yml files beside)."""
 
 from __future__ import annotations
 
-from ansible_collections.gpufabric.mlnx.plugins.plugin_utils._rail_plan import cabling, plan, plan_problems
-from ansible_collections.gpufabric.mlnx.plugins.plugin_utils._filters import filter_errors
-from ansible_collections.gpufabric.mlnx.plugins.plugin_utils._roles import rail_plan_leaves as leaves_of
-from ansible_collections.gpufabric.mlnx.plugins.plugin_utils._roles import rail_plan_servers as servers
-from ansible_collections.gpufabric.mlnx.plugins.plugin_utils._roles import rail_plan_spines as spines_of
+from ansible_collections.gpufabric.mlnx.plugins.plugin_utils._filters import filter_errors, lazy
+
+_rail_plan = lazy("plugin_utils._rail_plan")
+_roles = lazy("plugin_utils._roles")
 
 
 @filter_errors()
 def rail_plan(hosts, fabric, leaves=None, spines=None):
-    return plan(hosts, fabric, leaves, spines)
+    return _rail_plan.plan(hosts, fabric, leaves, spines)
 
 
 @filter_errors()
 def rail_plan_problems(hosts, fabric, leaves=None, spines=None):
-    return plan_problems(hosts, fabric, leaves, spines)
+    return _rail_plan.plan_problems(hosts, fabric, leaves, spines)
 
 
 @filter_errors()
 def rail_cabling(rail_plan_):
-    return cabling(rail_plan_)
+    return _rail_plan.cabling(rail_plan_)
 
 
 @filter_errors()
 def rail_plan_servers(names, hostvars, management=True, devices=True):
-    return servers(names, hostvars, management=management, devices=devices)
+    return _roles.rail_plan_servers(names, hostvars, management=management, devices=devices)
 
 
 @filter_errors()
 def rail_plan_leaves(names, hostvars):
-    return leaves_of(names, hostvars)
+    return _roles.rail_plan_leaves(names, hostvars)
 
 
 @filter_errors()
 def rail_plan_spines(names, hostvars):
-    return spines_of(names, hostvars)
+    return _roles.rail_plan_spines(names, hostvars)
 
 
 class FilterModule:

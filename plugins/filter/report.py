@@ -5,8 +5,9 @@
 
 from __future__ import annotations
 
-from ansible_collections.gpufabric.mlnx.plugins.plugin_utils import _report as report
-from ansible_collections.gpufabric.mlnx.plugins.plugin_utils._filters import filter_errors
+from ansible_collections.gpufabric.mlnx.plugins.plugin_utils._filters import filter_errors, lazy
+
+report = lazy("plugin_utils._report")
 
 
 @filter_errors()
@@ -15,13 +16,13 @@ def inventory_rows(devices, host, profiles=None, assignments=None):
 
 
 @filter_errors()
-def markdown_table(rows, columns=report.INVENTORY_COLUMNS):
-    return report.markdown_table(rows, columns=columns)
+def markdown_table(rows, columns=None):
+    return report.markdown_table(rows, columns=report.INVENTORY_COLUMNS if columns is None else columns)
 
 
 @filter_errors()
-def csv_table(rows, columns=report.INVENTORY_COLUMNS):
-    return report.csv_table(rows, columns=columns)
+def csv_table(rows, columns=None):
+    return report.csv_table(rows, columns=report.INVENTORY_COLUMNS if columns is None else columns)
 
 
 class FilterModule:

@@ -5,19 +5,20 @@
 
 from __future__ import annotations
 
-from ansible_collections.gpufabric.mlnx.plugins.module_utils._roce_qos import settings_problems
-from ansible_collections.gpufabric.mlnx.plugins.plugin_utils._filters import filter_errors
-from ansible_collections.gpufabric.mlnx.plugins.plugin_utils._roce_qos_script import replay_script
+from ansible_collections.gpufabric.mlnx.plugins.plugin_utils._filters import filter_errors, lazy
+
+_roce_qos = lazy("module_utils._roce_qos")
+_script = lazy("plugin_utils._roce_qos_script")
 
 
 @filter_errors()
 def roce_qos_script(interfaces, root="/", path="/usr/local/sbin/gpufabric-roce-qos"):
-    return replay_script(interfaces, root=root, path=path)
+    return _script.replay_script(interfaces, root=root, path=path)
 
 
 @filter_errors()
 def roce_qos_problems(settings, host, leave=None):
-    return settings_problems(settings, host, leave=leave)
+    return _roce_qos.settings_problems(settings, host, leave=leave)
 
 
 class FilterModule:

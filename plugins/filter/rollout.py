@@ -8,16 +8,17 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from ansible_collections.gpufabric.mlnx.plugins.plugin_utils._filters import filter_errors
-from ansible_collections.gpufabric.mlnx.plugins.plugin_utils._roles import read_vars
-from ansible_collections.gpufabric.mlnx.plugins.plugin_utils._rollout import batches, holds
+from ansible_collections.gpufabric.mlnx.plugins.plugin_utils._filters import filter_errors, lazy
+
+_roles = lazy("plugin_utils._roles")
+_rollout = lazy("plugin_utils._rollout")
 
 
 @filter_errors()
 def rollout_batches(names, hostvars, plan=None, by="count", size="100%", leaves=None, in_run=None):
-    read = read_vars(names, hostvars, ("rack",), what="rollout_batches")
+    read = _roles.read_vars(names, hostvars, ("rack",), what="rollout_batches")
     servers = [{"name": name, "rack": values.get("rack")} for name, values in read.items()]
-    return batches(servers, plan, by, size, leaves=leaves, in_run=in_run)
+    return _rollout.batches(servers, plan, by, size, leaves=leaves, in_run=in_run)
 
 
 LEAF_FACTS = ("gpufabric_leaf_status", "gpufabric_leaf_gate")
@@ -26,14 +27,14 @@ LEAF_FACTS = ("gpufabric_leaf_status", "gpufabric_leaf_gate")
 @filter_errors()
 def leaf_holds(host, plan, hostvars, leaves=None, in_run=None):
     if not isinstance(plan, Mapping) or not isinstance(plan.get("hosts"), Mapping) or not isinstance(host, str):
-        return holds(host, plan, {}, leaves=leaves, in_run=in_run)
+        return _rollout.holds(host, plan, {}, leaves=leaves, in_run=in_run)
     entries = plan["hosts"].get(host) if isinstance(plan["hosts"].get(host), list) else []
     cabled = sorted({e["leaf"] for e in entries if isinstance(e, Mapping) and isinstance(e.get("leaf"), str)})
     known = [leaf for leaf in cabled if isinstance(hostvars, Mapping) and leaf in hostvars]
-    read = read_vars(known, hostvars, LEAF_FACTS, what="leaf_holds", parameter="hostvars")
+    read = _roles.read_vars(known, hostvars, LEAF_FACTS, what="leaf_holds", parameter="hostvars")
     state = {leaf: {"status": values.get("gpufabric_leaf_status"), "gate": values.get("gpufabric_leaf_gate")}
              for leaf, values in read.items()}
-    return holds(host, plan, state, leaves=leaves, in_run=in_run)
+    return _rollout.holds(host, plan, state, leaves=leaves, in_run=in_run)
 
 
 class FilterModule:

@@ -5,10 +5,16 @@
 
 from __future__ import annotations
 
-from ansible_collections.gpufabric.mlnx.plugins.plugin_utils._filters import filter_errors
-from ansible_collections.gpufabric.mlnx.plugins.plugin_utils._roles import strict_word
+from ansible_collections.gpufabric.mlnx.plugins.plugin_utils._filters import filter_errors, lazy
+
+_roles = lazy("plugin_utils._roles")
+
+
+@filter_errors()
+def strict_word(value, grammar, parameter, host=None):
+    return _roles.strict_word(value, grammar, parameter, host)
 
 
 class FilterModule:
     def filters(self):
-        return {"strict_word": filter_errors()(strict_word)}
+        return {"strict_word": strict_word}

@@ -96,8 +96,9 @@ _value:
     allow_downgrade: false
 """
 
-from ansible_collections.gpufabric.mlnx.plugins.module_utils import _matrix
-from ansible_collections.gpufabric.mlnx.plugins.plugin_utils._filters import filter_errors
+from ansible_collections.gpufabric.mlnx.plugins.plugin_utils._filters import filter_errors, lazy
+
+_matrix = lazy("module_utils._matrix")
 
 
 @filter_errors("switch_os_target")

@@ -15,13 +15,10 @@ one run shows everything to fix.
 
 from __future__ import annotations
 
-import functools
 import json
-import os
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-import yaml
 from ansible.module_utils.common.arg_spec import ArgumentSpecValidator
 
 from ansible_collections.gpufabric.mlnx.plugins.module_utils import _bootloader, _platform, _rails
@@ -33,16 +30,12 @@ from ansible_collections.gpufabric.mlnx.plugins.plugin_utils._bios import spec_p
 from ansible_collections.gpufabric.mlnx.plugins.plugin_utils._leaf import (
     LEAF_MTU, host_qos, leaf_qos, leaf_qos_tree, qos_mismatches)
 from ansible_collections.gpufabric.mlnx.plugins.plugin_utils._rail_plan import plan_or_problems
+from ansible_collections.gpufabric.mlnx.plugins.plugin_utils._role_defaults import (
+    QOS_VARS, role_defaults, role_options, roce_qos_settings, with_default as _with_default)
 from ansible_collections.gpufabric.mlnx.plugins.plugin_utils._roles import (
     LEAF_PLAN_VARS, MISSING, RAIL_PLAN_VARS, host_names, rail_plan_leaves, rail_plan_servers,
     rail_plan_spines, read_vars)
 
-# The collection's roles (this file is plugins/plugin_utils/_preflight.py).
-ROLES = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))), "roles")
-# The roce_qos role's options, by the name of the module option each one is.
-QOS_OPTIONS = ("interfaces", "trust", "pfc_priorities", "ecn_priorities", "cnp_dscp", "cnp_802p_prio", "cma_roce_tos",
-               "traffic_class", "prio_tc", "tsa", "tc_bw")
-QOS_VARS = {"gpufabric_roce_qos_" + option: option for option in QOS_OPTIONS}
 BIOS_VARS = ("gpufabric_platform_bios", "gpufabric_platform_bios_sriov", "gpufabric_platform_bios_iommu",
              "gpufabric_platform_bios_overrides")
 # The platform role's host side: kernel parameters (gpufabric.mlnx.kernel_cmdline) and power policy
@@ -65,27 +58,6 @@ HOST_VARS = ("gpufabric_matrix", "gpufabric_fabric", "gpufabric_roce_qos_enabled
 
 
 # ------------------------------------------------------------------------------------------ the roles' defaults
-
-@functools.lru_cache(maxsize=None)
-def role_defaults(role: str) -> dict:
-    """The variables of ``roles/ROLE/defaults/main.yml`` of this collection, as written (templates not rendered):
-    what a host that does not set a variable gets, read from the one place the role keeps them."""
-    with open(os.path.join(ROLES, role, "defaults", "main.yml"), encoding="utf-8") as stream:
-        return yaml.safe_load(stream) or {}
-
-
-@functools.lru_cache(maxsize=None)
-def role_options(role: str) -> dict:
-    """The options of ``roles/ROLE/meta/argument_specs.yml`` (entry point main): what Ansible checks of the role's
-    variables when the role starts."""
-    with open(os.path.join(ROLES, role, "meta", "argument_specs.yml"), encoding="utf-8") as stream:
-        return (yaml.safe_load(stream) or {})["argument_specs"]["main"]["options"]
-
-
-def _with_default(variables: Mapping, name: str, role: str) -> Any:
-    value = variables.get(name, MISSING)
-    return role_defaults(role).get(name) if value is MISSING else value
-
 
 def _truthy(value: Any) -> bool:
     """Jinja's ``value | bool`` of a role switch (true, 'yes', 'on', 1 ...)."""
@@ -133,14 +105,6 @@ def _qos_settings(host_vars: Mapping) -> tuple[dict, list] | None:
         return None
     # As the role passes it to the module (false, a string ... are the module's error, not "leave nothing").
     return settings, _with_default(host_vars, "gpufabric_roce_qos_leave", "roce_qos")
-
-
-def roce_qos_settings(host_vars: Mapping) -> dict:
-    """The RoCE QoS settings a host's variables give (the roce_qos role's options but ``interfaces``, with the role's
-    defaults for what the host does not set): what a host sends with, or - read from a leaf's variables - what the
-    leaf role configures the leaf to match."""
-    return {option: _with_default(host_vars, var, "roce_qos") for var, option in QOS_VARS.items()
-            if option != "interfaces"}
 
 
 def _bios_inputs(host_vars: Mapping) -> dict | None:

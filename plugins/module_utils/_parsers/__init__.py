@@ -34,65 +34,88 @@ from ansible_collections.gpufabric.mlnx.plugins.module_utils._parsers.common imp
     ParseError,
     parse_errors,
 )
-from ansible_collections.gpufabric.mlnx.plugins.module_utils._parsers.ethtool import parse_ethtool_i
-from ansible_collections.gpufabric.mlnx.plugins.module_utils._parsers.flint import (
-    parse_flint,
-    parse_flint_burn,
-)
-from ansible_collections.gpufabric.mlnx.plugins.module_utils._parsers.ibdev2netdev import parse_ibdev2netdev
-from ansible_collections.gpufabric.mlnx.plugins.module_utils._parsers.ibstat import parse_ibstat
-from ansible_collections.gpufabric.mlnx.plugins.module_utils._parsers.lspci import parse_lspci
-from ansible_collections.gpufabric.mlnx.plugins.module_utils._parsers.mlnx_qos import parse_mlnx_qos
-from ansible_collections.gpufabric.mlnx.plugins.module_utils._parsers.mlxconfig import (
-    parse_mlxconfig,
-    parse_mlxconfig_json,
-)
-from ansible_collections.gpufabric.mlnx.plugins.module_utils._parsers.mlxfwmanager import (
-    parse_mlxfwmanager,
-    parse_mlxfwmanager_xml,
-)
-from ansible_collections.gpufabric.mlnx.plugins.module_utils._parsers.mlxfwreset import (
-    parse_mlxfwreset,
-    parse_mlxfwreset_reset,
-)
-from ansible_collections.gpufabric.mlnx.plugins.module_utils._parsers.mst import parse_mst_status
-from ansible_collections.gpufabric.mlnx.plugins.module_utils._parsers.ofed_info import parse_ofed_info
 
-__all__ = [
-    "PARSERS", "ParseError", "parse", "parse_errors",
-    "parse_ethtool_i", "parse_flint", "parse_flint_burn", "parse_ibdev2netdev", "parse_ibstat", "parse_lspci",
-    "parse_mlnx_qos", "parse_mlxconfig", "parse_mlxconfig_json", "parse_mlxfwmanager", "parse_mlxfwmanager_xml",
-    "parse_mlxfwreset", "parse_mlxfwreset_reset", "parse_mst_status", "parse_ofed_info",
-]
+# PARSERS and the parse_* functions are the package's too, imported when first asked for (see __getattr__).
+__all__ = ["ParseError", "parse", "parse_errors", "parsers"]
 
-# Tool name -> parser. MFT and mstflint names of one tool share a parser.
-PARSERS = {
-    "mlxconfig": parse_mlxconfig,
-    "mstconfig": parse_mlxconfig,
-    "mlxconfig_json": parse_mlxconfig_json,
-    "mstconfig_json": parse_mlxconfig_json,
-    "mlxfwmanager": parse_mlxfwmanager,
-    "mstfwmanager": parse_mlxfwmanager,
-    "mlxup": parse_mlxfwmanager,
-    "mlxfwmanager_xml": parse_mlxfwmanager_xml,
-    "mstfwmanager_xml": parse_mlxfwmanager_xml,
-    "mlxup_xml": parse_mlxfwmanager_xml,
-    "flint": parse_flint,
-    "mstflint": parse_flint,
-    "flint_burn": parse_flint_burn,
-    "mstflint_burn": parse_flint_burn,
-    "mst_status": parse_mst_status,
-    "ibstat": parse_ibstat,
-    "lspci": parse_lspci,
-    "ibdev2netdev": parse_ibdev2netdev,
-    "ofed_info": parse_ofed_info,
-    "mlxfwreset": parse_mlxfwreset,
-    "mstfwreset": parse_mlxfwreset,
-    "mlxfwreset_reset": parse_mlxfwreset_reset,
-    "mstfwreset_reset": parse_mlxfwreset_reset,
-    "mlnx_qos": parse_mlnx_qos,
-    "ethtool_i": parse_ethtool_i,
+# Tool name -> the name of its parser. MFT and mstflint names of one tool share a parser.
+_TOOLS = {
+    "mlxconfig": "parse_mlxconfig",
+    "mstconfig": "parse_mlxconfig",
+    "mlxconfig_json": "parse_mlxconfig_json",
+    "mstconfig_json": "parse_mlxconfig_json",
+    "mlxfwmanager": "parse_mlxfwmanager",
+    "mstfwmanager": "parse_mlxfwmanager",
+    "mlxup": "parse_mlxfwmanager",
+    "mlxfwmanager_xml": "parse_mlxfwmanager_xml",
+    "mstfwmanager_xml": "parse_mlxfwmanager_xml",
+    "mlxup_xml": "parse_mlxfwmanager_xml",
+    "flint": "parse_flint",
+    "mstflint": "parse_flint",
+    "flint_burn": "parse_flint_burn",
+    "mstflint_burn": "parse_flint_burn",
+    "mst_status": "parse_mst_status",
+    "ibstat": "parse_ibstat",
+    "lspci": "parse_lspci",
+    "ibdev2netdev": "parse_ibdev2netdev",
+    "ofed_info": "parse_ofed_info",
+    "mlxfwreset": "parse_mlxfwreset",
+    "mstfwreset": "parse_mlxfwreset",
+    "mlxfwreset_reset": "parse_mlxfwreset_reset",
+    "mstfwreset_reset": "parse_mlxfwreset_reset",
+    "mlnx_qos": "parse_mlnx_qos",
+    "ethtool_i": "parse_ethtool_i",
 }
+
+
+def _functions() -> dict:
+    """Every parser function by name, imported at the first use of one (a module that only needs ``ParseError`` or
+    one parser's module does not import them all). The imports are spelled out so that Ansible packs every parser with
+    each module that parses."""
+    if not _LOADED:
+        from ansible_collections.gpufabric.mlnx.plugins.module_utils._parsers.ethtool import parse_ethtool_i
+        from ansible_collections.gpufabric.mlnx.plugins.module_utils._parsers.flint import (
+            parse_flint,
+            parse_flint_burn,
+        )
+        from ansible_collections.gpufabric.mlnx.plugins.module_utils._parsers.ibdev2netdev import parse_ibdev2netdev
+        from ansible_collections.gpufabric.mlnx.plugins.module_utils._parsers.ibstat import parse_ibstat
+        from ansible_collections.gpufabric.mlnx.plugins.module_utils._parsers.lspci import parse_lspci
+        from ansible_collections.gpufabric.mlnx.plugins.module_utils._parsers.mlnx_qos import parse_mlnx_qos
+        from ansible_collections.gpufabric.mlnx.plugins.module_utils._parsers.mlxconfig import (
+            parse_mlxconfig,
+            parse_mlxconfig_json,
+        )
+        from ansible_collections.gpufabric.mlnx.plugins.module_utils._parsers.mlxfwmanager import (
+            parse_mlxfwmanager,
+            parse_mlxfwmanager_xml,
+        )
+        from ansible_collections.gpufabric.mlnx.plugins.module_utils._parsers.mlxfwreset import (
+            parse_mlxfwreset,
+            parse_mlxfwreset_reset,
+        )
+        from ansible_collections.gpufabric.mlnx.plugins.module_utils._parsers.mst import parse_mst_status
+        from ansible_collections.gpufabric.mlnx.plugins.module_utils._parsers.ofed_info import parse_ofed_info
+        _LOADED.update({name: value for name, value in locals().items() if name.startswith("parse_")})
+    return _LOADED
+
+
+_LOADED: dict = {}
+
+
+def parsers() -> dict:
+    """Tool name -> parser (MFT and mstflint names of one tool share a parser)."""
+    functions = _functions()
+    return {tool: functions[name] for tool, name in _TOOLS.items()}
+
+
+def __getattr__(name: str):
+    """``PARSERS`` and the ``parse_*`` functions of the package, imported when first asked for (PEP 562)."""
+    if name == "PARSERS":
+        return parsers()
+    if name.startswith("parse_") and name in _functions():
+        return _functions()[name]
+    raise AttributeError("module %r has no attribute %r" % (__name__, name))
 
 
 def parse(tool: str, text: str | bytes | Sequence[str]) -> dict | list[dict]:
@@ -100,9 +123,10 @@ def parse(tool: str, text: str | bytes | Sequence[str]) -> dict | list[dict]:
 
     Raises ParseError naming ``tool`` for an unknown tool or text that is not its output.
     """
-    parser = PARSERS.get(tool) if isinstance(tool, str) else None
-    if parser is None:
-        raise ParseError(str(tool), "unknown tool; known tools: %s" % ", ".join(sorted(PARSERS)))
+    name = _TOOLS.get(tool) if isinstance(tool, str) else None
+    if name is None:
+        raise ParseError(str(tool), "unknown tool; known tools: %s" % ", ".join(sorted(_TOOLS)))
+    parser = _functions()[name]
     try:
         return parser(text, tool=tool)
     except ParseError as err:
