@@ -23,7 +23,8 @@ options:
   _input:
     description: The tool's output, as one string (C(stdout)) or a list of lines (C(stdout_lines)).
       For O(tool=mlxconfig_json) the content of the file written by C(mlxconfig -j FILE q), or that
-      file already loaded as a dict.
+      file already loaded as a dict; for O(tool=perftest) and O(tool=nccl_tests) also the JSON file the tool
+      writes (C(--out_json), C(-J)), as text or loaded.
     type: raw
     required: true
   tool:
@@ -38,12 +39,16 @@ options:
       - V(mlxfwreset)/V(mstfwreset) - C(-d DEV q); V(mlxfwreset_reset)/V(mstfwreset_reset) - C(reset).
       - V(mst_status) - C(mst status) and C(mst status -v).
       - V(ibstat), V(lspci), V(ibdev2netdev), V(ofed_info), V(mlnx_qos), V(ethtool_i) (C(ethtool -i IFACE)).
+      - V(perftest) - the report of C(ib_write_bw), C(ib_read_bw), C(ib_send_bw), C(ib_write_lat), C(ib_read_lat),
+        C(ib_send_lat) (client or server), or its C(--out_json) file.
+      - V(nccl_tests) - the report of C(all_reduce_perf), C(all_gather_perf), C(sendrecv_perf) and the other
+        nccl-tests, or its C(-J) file.
     type: str
     required: true
     choices: [mlxconfig, mstconfig, mlxconfig_json, mstconfig_json, mlxfwmanager, mstfwmanager, mlxup,
               mlxfwmanager_xml, mstfwmanager_xml, mlxup_xml, flint, mstflint, flint_burn, mstflint_burn,
               mlxfwreset, mstfwreset, mlxfwreset_reset, mstfwreset_reset, mst_status, ibstat, lspci,
-              ibdev2netdev, ofed_info, mlnx_qos, ethtool_i]
+              ibdev2netdev, ofed_info, mlnx_qos, ethtool_i, perftest, nccl_tests]
 seealso:
   - module: gpufabric.mlnx.mlxconfig
   - module: gpufabric.mlnx.mlx_firmware
@@ -170,6 +175,20 @@ _value:
       B(ethtool_i) - a dict of every C(key: value) line, dashes in keys as underscores (C(driver),
       C(version), C(firmware_version), C(bus_info), ...), plus C(psid) from the parentheses after the
       firmware version (null without them).
+    - >-
+      B(perftest) - C({test, device, link_type, mtu, unit, results, warnings, errors}): C(test) the title
+      (C(RDMA_Write BW Test)), C(mtu) in bytes (an int), C(unit) as printed (C(Gb/sec), C(MiB/sec), C(MB/sec),
+      C(usec); null from JSON, which does not say), C(results) one dict per row - bandwidth
+      C({bytes, iterations, bw_peak, bw_average, msg_rate}), latency
+      C({bytes, iterations, t_min, t_max, t_typical, t_avg, t_stdev, p99, p99_9}) (numbers; null for a column not
+      printed, more keys for the columns some modes add) -, C(warnings) and C(errors) the lines of each kind.
+    - >-
+      B(nccl_tests) - C({nccl_version, rows, avg_busbw, avg_busbw_check, out_of_bounds, errors, runs}):
+      C(rows) one C({size, count, type, redop, root, out_of_place, in_place}) per size, each side
+      C({time, algbw, busbw, wrong}) (C(wrong) null for V(N/A); a side null when not printed), C(avg_busbw) and
+      C(out_of_bounds) from the footer, C(avg_busbw_check) its V(OK)/V(FAILED) (NCCL_TESTS_MIN_BW; null without),
+      C(errors) the failure lines of a run that died, C(runs) every run of a log of several (the last at the
+      top).
   type: raw
 """
 
@@ -186,7 +205,7 @@ def mlx_parse(data, tool):
     if not isinstance(data, (str, bytes, list, tuple, dict)):
         raise AnsibleFilterError("mlx_parse expects the tool's stdout (a string) or stdout_lines (a list), got %s"
                                  % type(data).__name__)
-    if isinstance(data, dict) and tool not in ("mlxconfig_json", "mstconfig_json"):
+    if isinstance(data, dict) and tool not in ("mlxconfig_json", "mstconfig_json", "perftest", "nccl_tests"):
         raise AnsibleFilterError("mlx_parse(%r) expects stdout or stdout_lines, not a dict (pass result.stdout)"
                                  % (tool,))
     return _parsers.parse(tool, data)

@@ -65,6 +65,8 @@ _TOOLS = {
     "mstfwreset_reset": "parse_mlxfwreset_reset",
     "mlnx_qos": "parse_mlnx_qos",
     "ethtool_i": "parse_ethtool_i",
+    "perftest": "parse_perftest",
+    "nccl_tests": "parse_nccl_tests",
 }
 
 
@@ -95,7 +97,9 @@ def _functions() -> dict:
             parse_mlxfwreset_reset,
         )
         from ansible_collections.gpufabric.mlnx.plugins.module_utils._parsers.mst import parse_mst_status
+        from ansible_collections.gpufabric.mlnx.plugins.module_utils._parsers.nccl_tests import parse_nccl_tests
         from ansible_collections.gpufabric.mlnx.plugins.module_utils._parsers.ofed_info import parse_ofed_info
+        from ansible_collections.gpufabric.mlnx.plugins.module_utils._parsers.perftest import parse_perftest
         _LOADED.update({name: value for name, value in locals().items() if name.startswith("parse_")})
     return _LOADED
 

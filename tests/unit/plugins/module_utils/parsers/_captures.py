@@ -47,17 +47,12 @@ def checks():
 # Captures of tools this collection does not parse.
 NOT_OURS = {
     "INDEX.md": "the index",
-    "ib_write_bw_client_roce_cuda_1.txt": "perftest",
-    "ib_write_bw_roce_oci_1.txt": "perftest",
-    "ib_write_bw_server_roce_cuda_1.txt": "perftest",
     "ibv_devinfo_azure_h200_cx7vf_1.txt": "ibv_devinfo",
     "ibv_devinfo_cx6dx_cx7_1.txt": "ibv_devinfo",
     "ibv_devinfo_vv_cx4_1.txt": "ibv_devinfo",
     "mlxlink_bf3_1.txt": "mlxlink",
     "mlxlink_cx7_ndr_1.txt": "mlxlink",
     "mlxprivhost_query_bf2_1.txt": "mlxprivhost",
-    "nccl_all_reduce_perf_2node_a100_1.txt": "nccl-tests",
-    "nccl_all_reduce_perf_v100_1.txt": "nccl-tests",
     "rdma_link_old_format_1.txt": "rdma link",
 }
 

@@ -1,0 +1,250 @@
+# -*- coding: utf-8 -*-
+# Copyright: gpufabric.mlnx contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+"""nccl-tests (``all_reduce_perf``, ``all_gather_perf``, ``sendrecv_perf``, ...): the text report, and the ``-J``
+JSON file.
+
+The text (NVIDIA/nccl-tests ``src/util.cu``): ``# nccl-tests version 2.19.6 nccl-headers=22907
+nccl-library=22907`` (newer builds), ``# nThread ...``, the devices, a two-line header (``size count type redop root``
+then ``time algbw busbw #wrong`` out of place and in place, ``cputime`` for ``-C``, per-iteration ``i_min i_max i_p99
+i_cv%`` columns, a timestamp column), one row per size (``%12li  %12li  %8s  %6s  %6s`` then ``%7s  %6s  %6s  %6g``
+twice; ``#wrong`` is ``N/A`` without ``-c``; a trace replay prints no out-of-place values), and the footer ``# Out of
+bounds values : 0 OK``, ``# Avg bus bandwidth    : 66.4834 [OK|FAILED]`` (the verdict only with NCCL_TESTS_MIN_BW).
+A run that died leaves its failure lines (``Test NCCL failure common.cu:...``, ``# error: ...``) in ``errors``. A log
+of several runs gives each in ``runs``, the last one's values at the top.
+
+The JSON (``-J FILE``): ``nccl_version`` (the library's version code), ``results[]`` with ``out_of_place`` /
+``in_place`` (``time`` or ``cpu_time``, ``alg_bw``, ``bus_bw``, ``nwrong``), ``out_of_bounds{count,okay}``,
+``average_bus_bandwidth{bandwidth,okay}``, ``errors[]``.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Mapping, Sequence
+
+from ansible_collections.gpufabric.mlnx.plugins.module_utils._parsers.common import (
+    ParseError,
+    all_lines,
+    is_prompt,
+)
+
+_VERSION_RE = re.compile(r"^#\s*nccl-tests version (?P<tests>\S+)(?:.*?nccl-library=(?P<code>\d+))?")
+_NCCL_INFO_VERSION_RE = re.compile(r"NCCL INFO NCCL version (?P<version>\d+\.\d+\.\d+)")
+_START_RE = re.compile(r"^#\s*nThread\s+\d+")
+_HEADER_RE = re.compile(r"^#\s+size\s+count\s+type\s+redop\s+root\s+(?P<rest>.*)$")
+_OOB_RE = re.compile(r"^#\s*Out of bounds values\s*:\s*(?P<count>\d+)\s*(?P<verdict>OK|FAILED)?\s*$")
+_AVG_RE = re.compile(r"^#\s*Avg bus bandwidth\s*:\s*(?P<bw>\S+)\s*(?P<verdict>OK|FAILED)?\s*$")
+_ERROR_RE = re.compile(r"Test (?:NCCL |CUDA )?failure|^#\s*error:|NCCL WARN|Invalid number of GPUs"
+                       r"|Incompatible NCCL versions|Segmentation fault|Aborted|terminated|non-zero exit"
+                       r"|(?i:\berror\b)")
+_NUMBER = r"[-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?"
+_NUMBER_RE = re.compile(r"^%s$" % _NUMBER)
+_SIDE = ("time", "algbw", "busbw", "wrong")
+
+
+def parse_nccl_tests(text: str | bytes | Sequence[str] | Mapping, *, tool: str = "nccl_tests") -> dict:
+    """An nccl-tests report (text, or the ``-J`` file's text or data).
+
+    Returns ``{"nccl_version": "2.19.3" or None, "rows": [{"size": 8, "count": 2, "type": "float", "redop": "sum",
+    "root": -1, "out_of_place": {"time": 36.47, "algbw": 0.0, "busbw": 0.0, "wrong": 0}, "in_place": {...}}],
+    "avg_busbw": 66.4834, "avg_busbw_check": "OK" | "FAILED" | None, "out_of_bounds": 0, "errors": [...],
+    "runs": [<the same keys, per run>]}`` (``wrong`` None for ``N/A``; ``out_of_place`` None when not printed).
+    ParseError when the text is no nccl-tests report at all.
+    """
+    if isinstance(text, Mapping):
+        return _from_json(dict(text), tool)
+    if isinstance(text, (str, bytes)) and (text.decode("utf-8", "replace") if isinstance(text, bytes)
+                                           else text).lstrip().startswith("{"):
+        raw = text.decode("utf-8", "replace") if isinstance(text, bytes) else text
+        try:
+            data = json.loads(raw)
+        except ValueError as err:
+            raise ParseError(tool, "the -J file is not JSON: %s" % err) from err
+        if not isinstance(data, Mapping):
+            raise ParseError(tool, "the -J file holds %s, not an object" % type(data).__name__)
+        return _from_json(dict(data), tool)
+    return _from_text(all_lines(text, tool), tool)
+
+
+# ---------------------------------------------------------------- text
+
+def _new_run(version=None):
+    return {"nccl_version": version, "rows": [], "avg_busbw": None, "avg_busbw_check": None, "out_of_bounds": None,
+            "errors": []}
+
+
+def _from_text(lines, tool):
+    runs, run, columns, version, seen = [], None, None, None, False
+    for line in lines:
+        text = line.text
+        if not text.strip() or (is_prompt(text) and not text.lstrip().startswith("#")):
+            continue  # every line of the report starts with "#" - not a root prompt here
+        match = _VERSION_RE.match(text)
+        if match:
+            version = _version(match.group("code")) if match.group("code") else version
+            run = _new_run(version)
+            runs.append(run)
+            seen = True
+            continue
+        match = _NCCL_INFO_VERSION_RE.search(text)
+        if match:
+            version = match.group("version")
+            if run is not None and run["nccl_version"] is None:
+                run["nccl_version"] = version
+            continue
+        if _START_RE.match(text):
+            if run is None or run["rows"] or run["avg_busbw"] is not None:
+                run = _new_run(version)
+                runs.append(run)
+            seen = True
+            continue
+        match = _HEADER_RE.match(text)
+        if match:
+            columns = _columns(match.group("rest"))
+            if run is None:
+                run = _new_run(version)
+                runs.append(run)
+            seen = True
+            continue
+        if text.lstrip().startswith("#"):
+            _footer(text, run)
+            if _ERROR_RE.search(text) and run is not None and text.lstrip().startswith("# error"):
+                run["errors"].append(text.strip().lstrip("#").strip())
+            continue
+        row = _row(text, columns) if columns else None
+        if row is not None:
+            run["rows"].append(row)
+            continue
+        if _ERROR_RE.search(text):
+            if run is None:
+                run = _new_run(version)
+                runs.append(run)
+            run["errors"].append(text.strip())
+    if not seen and not any(r["errors"] for r in runs):
+        raise ParseError(tool, "no nccl-tests report found (no '# nThread' line, result header or failure line)",
+                         lines[0].text if lines else None, lines[0].no if lines else None)
+    last = dict(runs[-1]) if runs else _new_run(version)
+    last["runs"] = [dict(r) for r in runs]
+    return last
+
+
+def _version(code):
+    """NCCL_VERSION_CODE -> ``2.19.3`` (``major*10000 + minor*100 + patch`` since 2.9; ``major*1000 + minor*100 +
+    patch`` before)."""
+    value = int(code)
+    if value >= 20900:
+        return "%d.%d.%d" % (value // 10000, value % 10000 // 100, value % 100)
+    return "%d.%d.%d" % (value // 1000, value % 1000 // 100, value % 100)
+
+
+def _columns(rest):
+    """The measure columns after ``root``: [(side, key)] - side ``out_of_place`` / ``in_place``, None to skip."""
+    names = rest.split()
+    out, side = [], "out_of_place"
+    seen = set()
+    for name in names:
+        key = {"time": "time", "cputime": "time", "algbw": "algbw", "busbw": "busbw", "#wrong": "wrong"}.get(name)
+        if key is not None and key in seen and side == "out_of_place":
+            side = "in_place"
+            seen = set()
+        if key is not None:
+            seen.add(key)
+        out.append((side, key))
+    return out
+
+
+def _number(key, word):
+    """``#wrong`` as an int, the times and bandwidths as floats (a large time prints without decimals)."""
+    value = float(word)
+    return int(value) if key == "wrong" and value.is_integer() else value
+
+
+def _row(text, columns):
+    words = text.split()
+    if len(words) < 5 or not _NUMBER_RE.match(words[0]) or not _NUMBER_RE.match(words[1]):
+        return None
+    head, values = words[:5], words[5:]
+    row = {"size": int(head[0]), "count": int(head[1]), "type": head[2], "redop": head[3],
+           "root": int(head[4]) if _NUMBER_RE.match(head[4]) else head[4], "out_of_place": None, "in_place": None}
+    measures = [(side, key) for side, key in columns]
+    if len(values) < len(measures):
+        # no out-of-place values (a trace replay): the values are the in-place ones
+        measures = [entry for entry in measures if entry[0] == "in_place"] + \
+                   [entry for entry in measures if entry[0] is None]
+    if len(values) < len([m for m in measures if m[0] == "in_place"]):
+        return None
+    for (side, key), word in zip(measures, values):
+        if key is None:
+            continue
+        if word == "N/A" and key == "wrong":
+            value = None
+        elif _NUMBER_RE.match(word):
+            value = _number(key, word)
+        else:
+            return None
+        row[side] = dict(row[side] or {}, **{key: value})
+    for side in ("out_of_place", "in_place"):
+        if row[side] is not None:
+            row[side] = dict({key: None for key in _SIDE}, **row[side])
+    if row["in_place"] is None and row["out_of_place"] is None:
+        return None
+    return row
+
+
+def _footer(text, run):
+    if run is None:
+        return
+    match = _OOB_RE.match(text)
+    if match:
+        run["out_of_bounds"] = int(match.group("count"))
+        return
+    match = _AVG_RE.match(text)
+    if match:
+        try:
+            run["avg_busbw"] = float(match.group("bw"))
+        except ValueError:
+            run["avg_busbw"] = None
+        run["avg_busbw_check"] = match.group("verdict")
+
+
+# ---------------------------------------------------------------- JSON
+
+def _side(data):
+    if not isinstance(data, Mapping):
+        return None
+    def number(value):
+        return float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else None
+    wrong = data.get("nwrong")
+    return {"time": number(data.get("time", data.get("cpu_time"))), "algbw": number(data.get("alg_bw")),
+            "busbw": number(data.get("bus_bw")),
+            "wrong": int(wrong) if isinstance(wrong, (int, float)) and not isinstance(wrong, bool) else None}
+
+
+def _from_json(data, tool):
+    results = data.get("results")
+    if not isinstance(results, list):
+        raise ParseError(tool, "an nccl-tests -J file has a results list; got keys %s" % ", ".join(sorted(map(str, data))))
+    rows = []
+    for item in results:
+        if not isinstance(item, Mapping):
+            continue
+        root = item.get("root")
+        try:
+            root = int(str(root).strip())
+        except ValueError:
+            pass
+        rows.append({"size": item.get("size"), "count": item.get("count"), "type": item.get("type"),
+                     "redop": item.get("redop"), "root": root, "out_of_place": _side(item.get("out_of_place")),
+                     "in_place": _side(item.get("in_place"))})
+    oob = data.get("out_of_bounds") if isinstance(data.get("out_of_bounds"), Mapping) else {}
+    avg = data.get("average_bus_bandwidth") if isinstance(data.get("average_bus_bandwidth"), Mapping) else {}
+    okay = avg.get("okay")
+    code = data.get("nccl_version")
+    run = {"nccl_version": _version(code) if isinstance(code, int) and not isinstance(code, bool) else None,
+           "rows": rows, "avg_busbw": avg.get("bandwidth"),
+           "avg_busbw_check": {True: "OK", False: "FAILED"}.get(okay) if isinstance(okay, bool) else None,
+           "out_of_bounds": oob.get("count"),
+           "errors": [str(error) for error in data.get("errors") or [] if str(error).strip()]}
+    return dict(run, runs=[dict(run)])
