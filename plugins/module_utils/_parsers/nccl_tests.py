@@ -168,7 +168,7 @@ def _row(text, columns):
     head, values = words[:5], words[5:]
     row = {"size": int(head[0]), "count": int(head[1]), "type": head[2], "redop": head[3],
            "root": int(head[4]) if _NUMBER_RE.match(head[4]) else head[4], "out_of_place": None, "in_place": None}
-    measures = [(side, key) for side, key in columns]
+    measures = list(columns)
     if len(values) < len(measures):
         # no out-of-place values (a trace replay): the values are the in-place ones
         measures = [entry for entry in measures if entry[0] == "in_place"] + \
@@ -211,14 +211,16 @@ def _footer(text, run):
 
 # ---------------------------------------------------------------- JSON
 
+def _float(value):
+    return float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else None
+
+
 def _side(data):
     if not isinstance(data, Mapping):
         return None
-    def number(value):
-        return float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else None
     wrong = data.get("nwrong")
-    return {"time": number(data.get("time", data.get("cpu_time"))), "algbw": number(data.get("alg_bw")),
-            "busbw": number(data.get("bus_bw")),
+    return {"time": _float(data.get("time", data.get("cpu_time"))), "algbw": _float(data.get("alg_bw")),
+            "busbw": _float(data.get("bus_bw")),
             "wrong": int(wrong) if isinstance(wrong, (int, float)) and not isinstance(wrong, bool) else None}
 
 

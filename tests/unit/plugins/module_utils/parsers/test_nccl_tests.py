@@ -42,14 +42,15 @@ test_capture = capture_test(CHECKS)
 
 
 def test_a_newer_build_with_its_version_and_the_min_bw_verdict():
-    text = "\n".join(["# nccl-tests version 2.17.1 nccl-headers=22703 nccl-library=22703",
-                      "# Collective test starting: all_reduce_perf",
-                      "# nThread 1 nGpus 1 minBytes 1073741824 maxBytes 1073741824 step: 2(factor) warmup iters: 5 "
-                      "iters: 20 agg iters: 1 validation: 1 graph: 0 unalign: 0", "#"] + HEADER[:2] + HEADER[2:] + [
-                      "  1073741824     268435456     float     sum      -1    21520   49.89   46.77      0    21488"
-                      "   49.97   46.84      0",
-                      "# Out of bounds values : 0 OK", "# Avg bus bandwidth    : 46.8 FAILED", "#",
-                      "# Collective test concluded: all_reduce_perf"])
+    lines = ["# nccl-tests version 2.17.1 nccl-headers=22703 nccl-library=22703",
+             "# Collective test starting: all_reduce_perf",
+             "# nThread 1 nGpus 1 minBytes 1073741824 maxBytes 1073741824 step: 2(factor) warmup iters: 5 "
+             "iters: 20 agg iters: 1 validation: 1 graph: 0 unalign: 0", "#"]
+    lines += HEADER + ["  1073741824     268435456     float     sum      -1    21520   49.89   46.77      0    21488"
+                       "   49.97   46.84      0",
+                       "# Out of bounds values : 0 OK", "# Avg bus bandwidth    : 46.8 FAILED", "#",
+                       "# Collective test concluded: all_reduce_perf"]
+    text = "\n".join(lines)
     out = parse("nccl_tests", text)
     assert (out["nccl_version"], out["avg_busbw"], out["avg_busbw_check"]) == ("2.27.3", 46.8, "FAILED")
     assert out["rows"][0]["in_place"]["busbw"] == 46.84
