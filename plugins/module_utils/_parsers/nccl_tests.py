@@ -75,6 +75,12 @@ def _new_run(version=None):
             "errors": []}
 
 
+def _started(runs, version):
+    """A new run, appended to ``runs``."""
+    runs.append(_new_run(version))
+    return runs[-1]
+
+
 def _from_text(lines, tool):
     runs, run, columns, version, seen = [], None, None, None, False
     for line in lines:
@@ -84,9 +90,7 @@ def _from_text(lines, tool):
         match = _VERSION_RE.match(text)
         if match:
             version = _version(match.group("code")) if match.group("code") else version
-            run = _new_run(version)
-            runs.append(run)
-            seen = True
+            run, seen = _started(runs, version), True
             continue
         match = _NCCL_INFO_VERSION_RE.search(text)
         if match:
@@ -96,17 +100,13 @@ def _from_text(lines, tool):
             continue
         if _START_RE.match(text):
             if run is None or run["rows"] or run["avg_busbw"] is not None:
-                run = _new_run(version)
-                runs.append(run)
+                run = _started(runs, version)
             seen = True
             continue
         match = _HEADER_RE.match(text)
         if match:
             columns = _columns(match.group("rest"))
-            if run is None:
-                run = _new_run(version)
-                runs.append(run)
-            seen = True
+            run, seen = run or _started(runs, version), True
             continue
         if text.lstrip().startswith("#"):
             _footer(text, run)
@@ -118,9 +118,7 @@ def _from_text(lines, tool):
             run["rows"].append(row)
             continue
         if _ERROR_RE.search(text):
-            if run is None:
-                run = _new_run(version)
-                runs.append(run)
+            run = run or _started(runs, version)
             run["errors"].append(text.strip())
     if not seen and not any(r["errors"] for r in runs):
         raise ParseError(tool, "no nccl-tests report found (no '# nThread' line, result header or failure line)",
