@@ -86,15 +86,13 @@ class HttpApi(HttpApiBase):
         """ansible's ``Request`` with this connection's options and one TLS context, made on the first request."""
         if self._http is None:
             option = self.connection.get_option
-            context = None
-            if option("use_ssl"):
-                context = make_context(cafile=option("ca_path"), ciphers=option("ciphers"),
-                                       validate_certs=option("validate_certs"), client_cert=option("client_cert"),
-                                       client_key=option("client_key"))
+            # Request makes a context for every request it is given none for - over plain HTTP too - so it always
+            # gets this one; the certificate options live in it.
+            context = make_context(cafile=option("ca_path"), ciphers=option("ciphers"),
+                                   validate_certs=option("validate_certs"), client_cert=option("client_cert"),
+                                   client_key=option("client_key"))
             self._http = Request(use_proxy=option("use_proxy"), timeout=option("persistent_command_timeout"),
-                                 validate_certs=option("validate_certs"), http_agent=option("http_agent"),
-                                 client_cert=option("client_cert"), client_key=option("client_key"),
-                                 ca_path=option("ca_path"), force_basic_auth=True,
+                                 http_agent=option("http_agent"), force_basic_auth=True,
                                  url_username=option("remote_user"), url_password=option("password"),
                                  context=context)
         return self._http
