@@ -67,7 +67,9 @@ _NUMBER_RE = re.compile(r"^[-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?$")
 _WARNING_RE = re.compile(r"(?i)^\s*warning\b|Requested mtu is higher than active mtu|Changing to active mtu"
                          r"|Conflicting CPU frequency|inline size set to|CPU is not PCIe relaxed ordering")
 _ERROR_RE = re.compile(r"Couldn't|Unable to|Failed to|No IB devices found|IB device \S+ not found|Error:|error:"
-                       r"|\bERROR\b|Segmentation fault|Connection refused")
+                       r"|\bERROR\b|Segmentation fault|Connection refused"
+                       # NOTIFY_COMP_ERROR_SEND / _RECV (src/perftest_resources.h): a work completion with an error
+                       r"|Completion with error|Failed status|Parser function exited with Error")
 _MTU_RE = re.compile(r"^(?P<bytes>\d+)\s*\[B\]$")
 
 

@@ -100,6 +100,18 @@ def test_a_run_that_died_names_why_and_has_no_rows():
                                                       "Unable to init the socket connection"]
 
 
+def test_a_completion_error_after_the_banner_is_an_error():
+    # NOTIFY_COMP_ERROR_SEND (src/perftest_resources.h): the traffic itself failed (e.g. retry exceeded on a bad link)
+    banner = "\n".join(["-" * 87, "                    RDMA_Write BW Test", " Device         : mlx5_0", "-" * 87])
+    text = banner + ("\n Completion with error at client\n"
+                     " Failed status-transport retry counter exceeded (12): wr_id 0 syndrom 0x81\n"
+                     " scnt=128, ccnt=0\n")
+    out = parse("perftest", text)
+    assert out["results"] == []
+    assert out["errors"] == ["Completion with error at client",
+                             "Failed status-transport retry counter exceeded (12): wr_id 0 syndrom 0x81"]
+
+
 def test_text_that_is_no_perftest_report_names_its_first_line():
     with pytest.raises(ParseError, match=r"perftest: no perftest report found .*line 1: 'hello'"):
         parse("perftest", "hello\nworld\n")
