@@ -29,6 +29,15 @@ TOOLS = {
     "update-grub2": ("boot", "update-grub2"),
     "grub-mkconfig": ("boot", "grub-mkconfig"),
     "grubby": ("boot", "grubby"),
+    "ib_write_bw": ("perftest", "ib_write_bw"),
+    "ib_read_bw": ("perftest", "ib_read_bw"),
+    "ib_send_bw": ("perftest", "ib_send_bw"),
+    "ib_write_lat": ("perftest", "ib_write_lat"),
+    "ib_read_lat": ("perftest", "ib_read_lat"),
+    "ib_send_lat": ("perftest", "ib_send_lat"),
+    "all_reduce_perf": ("nccl", "all_reduce_perf"),
+    "all_gather_perf": ("nccl", "all_gather_perf"),
+    "sendrecv_perf": ("nccl", "sendrecv_perf"),
     "mlxsim": ("admin", "mlxsim"),
 }
 

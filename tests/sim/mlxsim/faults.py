@@ -22,6 +22,10 @@ TYPES = {
     "fwreset_unsupported": "mlxfwreset: the device supports only reset level 4 (reboot)",
     "link_down": "the device's ports are down (ibstat, ibdev2netdev)",
     "pcie_degraded": "speed=S (default 16GT/s) width=W (default 8): lspci LnkSta shows a downgraded link",
+    "bad_card": "perftest and nccl-tests over the device deliver about a third of the bandwidth and four times the "
+                "latency (a card marked bad) [invented factors]",
+    "link_flap": "the device's link flaps: RDMA traffic over it fails (perftest: transport retry counter exceeded; "
+                 "nccl-tests: NET/IB completion with status=12)",
     "set_ignored": "param=NAME (or every parameter): mlxconfig/mstconfig set prints Done!, exits 0 and "
                    "keeps the next-boot value (firmware that ignores the TLV)",
 }

@@ -1,0 +1,515 @@
+"""nccl-tests: all_reduce_perf, all_gather_perf, sendrecv_perf.
+
+Layouts from NVIDIA/nccl-tests (src/util.cu: writeDeviceReport, writeResultHeader, writeBenchmarkLine*,
+getFloatStr, writeResultFooter; src/common.cu: NCCL_TESTS_SPLIT, NCCL_TESTS_MIN_BW and the exit code; src/common.h:
+``Test NCCL failure``) and the real captures (tests/fixtures/real/nccl_all_reduce_perf_*).
+
+One process is one MPI rank with one GPU (``-g 1``, the per-rail sweep's layout): the rank and the world size come
+from the environment mpirun gives a rank (OMPI_COMM_WORLD_RANK / _SIZE / _LOCAL_RANK; PMI_RANK / PMI_SIZE and
+SLURM_PROCID / SLURM_NTASKS too), the bootstrap root from NCCL_COMM_ID (``<address>:<port>``, a real NCCL variable).
+[invented: in the lab the gate starts the ranks itself, one process per GPU and host, with that environment, instead
+of mpirun.] Rank 0 prints the report. Every rank uses the HCA of its local rank (NCCL_IB_HCA, else the host's RDMA
+devices in order) and really connects to the next rank of its ring over that HCA's netdev, so a rail that does not
+carry traffic fails the run as NCCL does.
+"""
+import json
+import os
+import socket
+import sys
+import threading
+import time
+
+from .. import model, perf
+from .. import state as st
+from ..common import errln, outln
+
+COLLECTIVES = {
+    # name: (redop, bus factor(n), count(size, n), needs_ranks)
+    "all_reduce_perf": ("sum", lambda n: 2.0 * (n - 1) / n if n else 0.0, lambda size, n: size // 4),
+    "all_gather_perf": ("none", lambda n: (n - 1.0) / n if n else 0.0, lambda size, n: size // 4 // max(n, 1)),
+    "sendrecv_perf": ("none", lambda n: 1.0, lambda size, n: size // 4),
+}
+CONNECT_TIMEOUT = float(os.environ.get("MLXSIM_NCCL_TIMEOUT", "60"))   # [invented] NCCL's bootstrap gives up later
+
+
+class Usage(Exception):
+    pass
+
+
+def parse_size(text):
+    text = text.strip()
+    mult = 1
+    if text and text[-1] in "KkMmGg":
+        mult = {"k": 1024, "m": 1024 ** 2, "g": 1024 ** 3}[text[-1].lower()]
+        text = text[:-1]
+    try:
+        return int(float(text) * mult)
+    except ValueError:
+        raise Usage("invalid size %r" % text) from None
+
+
+def parse(tool, args):
+    opts = {"minbytes": 32 * 1024 * 1024, "maxbytes": 32 * 1024 * 1024, "factor": 1, "stepbytes": 1024 * 1024,
+            "ngpus": 1, "nthreads": 1, "check": 1, "iters": 20, "warmup": 5, "json": None, "datatype": "float",
+            "op": None}
+    spec = {"-b": "minbytes", "--minbytes": "minbytes", "-e": "maxbytes", "--maxbytes": "maxbytes",
+            "-f": "factor", "--stepfactor": "factor", "-i": "stepbytes", "--stepbytes": "stepbytes",
+            "-g": "ngpus", "--ngpus": "ngpus", "-t": "nthreads", "--nthreads": "nthreads", "-c": "check",
+            "--check": "check", "-n": "iters", "--iters": "iters", "-w": "warmup", "--warmup_iters": "warmup",
+            "-J": "json", "--output_file": "json", "-d": "datatype", "--datatype": "datatype", "-o": "op",
+            "--op": "op", "-a": "average", "--average": "average", "-G": "graph", "--cudagraph": "graph",
+            "-z": "blocking", "--blocking": "blocking", "-r": "root", "--root": "root", "-m": "agg",
+            "--agg_iters": "agg", "-p": "parallel", "--parallel_init": "parallel", "-C": "cputime",
+            "--report_cputime": "cputime", "-T": "timeout", "--timeout": "timeout"}
+    i = 0
+    while i < len(args):
+        arg = args[i]
+        if arg in ("-h", "--help"):
+            raise Usage("help")
+        name, value = (arg.split("=", 1) + [None])[:2] if arg.startswith("--") else (arg, None)
+        if name not in spec:
+            raise Usage("%s: invalid option -- '%s'" % (tool, arg.lstrip("-")))
+        if value is None:
+            if i + 1 >= len(args):
+                raise Usage("%s: option requires an argument -- '%s'" % (tool, arg.lstrip("-")))
+            i += 1
+            value = args[i]
+        key = spec[name]
+        if key in ("minbytes", "maxbytes", "stepbytes"):
+            opts[key] = parse_size(value)
+        elif key in ("json", "datatype", "op"):
+            opts[key] = value
+        else:
+            try:
+                opts[key] = int(value)
+            except ValueError:
+                raise Usage("%s: invalid value %r for %s" % (tool, value, arg)) from None
+        i += 1
+    if opts["ngpus"] != 1:
+        raise Usage("Invalid number of GPUs: %d requested but only 1 were found." % opts["ngpus"])
+    return opts
+
+
+def sizes(opts):
+    out, size = [], opts["minbytes"]
+    while size <= opts["maxbytes"]:
+        out.append(size)
+        size = size * opts["factor"] if opts["factor"] > 1 else size + opts["stepbytes"]
+        if not out[-1] or (opts["factor"] <= 1 and opts["stepbytes"] <= 0):
+            break
+    return out or [opts["minbytes"]]
+
+
+def world():
+    for rank, size, local in (("OMPI_COMM_WORLD_RANK", "OMPI_COMM_WORLD_SIZE", "OMPI_COMM_WORLD_LOCAL_RANK"),
+                              ("PMI_RANK", "PMI_SIZE", "MPI_LOCALRANKID"),
+                              ("SLURM_PROCID", "SLURM_NTASKS", "SLURM_LOCALID")):
+        if rank in os.environ and size in os.environ:
+            r, n = int(os.environ[rank]), int(os.environ[size])
+            return r, n, int(os.environ.get(local, "0"))
+    return 0, 1, 0
+
+
+def split_color(proc):
+    text = os.environ.get("NCCL_TESTS_SPLIT_MASK")
+    if text:
+        return proc & int(text, 16)
+    text = (os.environ.get("NCCL_TESTS_SPLIT") or "").strip()
+    if not text:
+        return 0
+    for word, sym, fn in (("AND", "&", lambda p, v: p & v), ("OR", "|", lambda p, v: p | v),
+                          ("MOD", "%", lambda p, v: p % v), ("DIV", "/", lambda p, v: p // v)):
+        for prefix in (word, sym):
+            if text.upper().startswith(prefix):
+                try:
+                    return fn(proc, int(text[len(prefix):].strip(), 0))
+                except (ValueError, ZeroDivisionError):
+                    return 0
+    return 0
+
+
+def hca_for(state, local_rank):
+    wanted = os.environ.get("NCCL_IB_HCA", "")
+    names = []
+    for item in wanted.lstrip("=^").split(","):
+        item = item.strip()
+        if item:
+            names.append(item.split(":")[0])
+    if not names:
+        host = model.Host(state)
+        names = sorted(c["functions"][f]["rdma"] for c, f in host.functions() if c["functions"][f].get("rdma"))
+    if not names:
+        return None
+    return names[local_rank % len(names)]
+
+
+# The column header and the time column as the real captures print them (tests/fixtures/real/nccl_all_reduce_perf_*:
+# "36.47", "1542.0", "18289"); the HEAD of nccl-tests widens "#wrong" and picks the decimals by width instead.
+HEADER = (
+    "#                                                              out-of-place                       in-place",
+    "#       size         count      type   redop    root     time   algbw   busbw #wrong     time   algbw   busbw"
+    " #wrong",
+    "#        (B)    (elements)                               (us)  (GB/s)  (GB/s)            (us)  (GB/s)  (GB/s)",
+)
+
+
+def time_text(usec):
+    if usec >= 10000.0:
+        return "%7.0f" % usec
+    if usec >= 100.0:
+        return "%7.1f" % usec
+    return "%7.2f" % usec
+
+
+# --------------------------------------------------------------------------------------------- the model
+def group_busbw(members, tool):
+    """Peak bus bandwidth (GB/s) of one communicator: members = list of (proc, endpoint, host)."""
+    hosts = sorted({m["host"] for m in members})
+    if len(members) < 2:
+        return 0.0
+    ends = [m["endpoint"] for m in members]
+    mtu = min(e["active_mtu"] for e in ends)
+    slowest = min(perf.path_gbps(a, b, mtu) for a in ends for b in ends) / 8.0 * (
+        perf.NCCL_NET_EFFICIENCY / perf.WIRE_EFFICIENCY_4K)
+    if len(hosts) > 2 and not all(e["lossless"] for e in ends):
+        slowest *= perf.INCAST_COLLAPSE
+    if len(hosts) == 1:
+        return perf.NVLINK_BUSBW_GBS
+    if len(hosts) == len(members):
+        return slowest
+    per_host = max(sum(1 for m in members if m["host"] == h) for h in hosts)
+    return min(perf.NVLINK_BUSBW_GBS, slowest * per_host)
+
+
+def rows(opts, tool, members):
+    n = len(members)
+    redop, factor, count = COLLECTIVES[tool]
+    peak_bus = group_busbw(members, tool)
+    out = []
+    for size in sizes(opts):
+        bus_per_alg = factor(n)
+        if peak_bus <= 0 or bus_per_alg <= 0:
+            alg_peak = perf.NVLINK_BUSBW_GBS if n == 1 else 1e-9
+        else:
+            alg_peak = peak_bus / bus_per_alg
+        both = []
+        for place in ("out", "in"):
+            wobble = 1.0 + 0.01 * perf.jitter(size, place, n)
+            time_us = (perf.NCCL_LAT_USEC + size / (alg_peak * 1e3)) * wobble
+            alg = size / time_us / 1e3
+            both.append({"time": time_us, "algbw": alg, "busbw": alg * bus_per_alg, "wrong": 0})
+        out.append({"size": size, "count": count(size, n), "type": opts["datatype"], "redop": opts["op"] or redop,
+                    "root": -1, "out": both[0], "in": both[1]})
+    return out
+
+
+# --------------------------------------------------------------------------------------------- printing
+def report(tool, opts, everyone, groups, table, failures, version):
+    lines = ["# nccl-tests version 2.17.6 nccl-headers=%d nccl-library=%d" % (perf.nccl_code(version),
+                                                                             perf.nccl_code(version)),
+             "# Collective test starting: %s" % tool,
+             "# nThread %d nGpus %d minBytes %d maxBytes %d step: %d(%s) warmup iters: %d iters: %d agg iters: 1 "
+             "validation: %d graph: 0 unalign: 0" % (
+                 opts["nthreads"], opts["ngpus"], opts["minbytes"], opts["maxbytes"],
+                 opts["factor"] if opts["factor"] > 1 else opts["stepbytes"],
+                 "factor" if opts["factor"] > 1 else "bytes", opts["warmup"], opts["iters"], opts["check"]),
+             "#", "# Using devices"]
+    for m in everyone:
+        bus = int(m["endpoint"]["pci"].split(":")[1], 16)
+        lines.append("#  Rank %2d Group %2d Pid %6d on %10s device %2d [%04x:%02x:%02x] %s" % (
+            m["proc"], m["color"], m["pid"], m["host"], m["local"], 0, (bus + 0x10) & 0xff, 0,
+            "NVIDIA H100 80GB HBM3"))
+    if failures:
+        return lines + failures
+    lines += ["#"] + list(HEADER)
+    for row in table:
+        text = "%12d  %12d  %8s  %6s  %6s" % (row["size"], row["count"], row["type"], row["redop"], "%6i" % row["root"])
+        for side in (row["out"], row["in"]):
+            body = (time_text(side["time"]), "%6.2f" % side["algbw"], "%6.2f" % side["busbw"])
+            if opts["check"]:
+                text += "  %7s  %6s  %6s  %6g" % (body + (side["wrong"],))
+            else:
+                text += "  %7s  %6s  %6s    N/A" % body
+        lines.append(text)
+    return lines
+
+
+def averaged(opts, tool, groups):
+    """One table for every group that ran at once: per size the time averaged over the ranks (``-a 1``)."""
+    tables = [(len(members), rows(opts, tool, members)) for members in groups.values()]
+    total = sum(n for n, _t in tables)
+    n_ref, out = tables[0][0], []
+    factor = COLLECTIVES[tool][1](n_ref)
+    for i, row in enumerate(tables[0][1]):
+        merged = dict(row)
+        for side in ("out", "in"):
+            time_us = sum(n * t[i][side]["time"] for n, t in tables) / total
+            alg = row["size"] / time_us / 1e3
+            merged[side] = {"time": time_us, "algbw": alg, "busbw": alg * factor, "wrong": 0}
+        out.append(merged)
+    return out
+
+
+def average(table):
+    if not table:
+        return 0.0
+    return sum(r["out"]["busbw"] + r["in"]["busbw"] for r in table) / (2.0 * len(table))
+
+
+def footer(tool, avg, check):
+    verdict = "" if check == -1 else ("FAILED" if avg < check * 0.9 else "OK")
+    return ["# %-20s : %d %s" % ("Out of bounds values", 0, "OK"),
+            "# %-20s : %s %s" % ("Avg bus bandwidth", "%g" % avg, verdict), "#",
+            "# Collective test concluded: %s" % tool, ""]
+
+
+def write_json(path, tool, opts, everyone, table, avg, check, version):
+    data = {"version": 1, "nccl_version": perf.nccl_code(version), "args": [tool],
+            "config": {"nthreads": opts["nthreads"], "ngpus": opts["ngpus"], "minimum_bytes": opts["minbytes"],
+                       "maximum_bytes": opts["maxbytes"], "warmup_iters": opts["warmup"], "iterations": opts["iters"],
+                       "aggregated_iterations": 1, "validation": opts["check"], "graph": 0},
+            "devices": [{"rank": m["proc"], "group": m["color"], "pid": m["pid"], "hostname": m["host"],
+                         "device": m["local"]} for m in everyone],
+            "results": [], "out_of_bounds": {"count": 0, "okay": True},
+            "average_bus_bandwidth": {"bandwidth": avg, "okay": "unchecked" if check == -1 else avg >= check * 0.9}}
+    if opts["factor"] > 1:
+        data["config"]["step_factor"] = opts["factor"]
+    else:
+        data["config"]["step_bytes"] = opts["stepbytes"]
+    for row in table:
+        entry = {"size": row["size"], "count": row["count"], "type": row["type"], "redop": row["redop"],
+                 "root": "%6i" % row["root"], "actual_iterations": opts["iters"], "experiment_name": tool}
+        for key, side in (("out_of_place", row["out"]), ("in_place", row["in"])):
+            entry[key] = {"time": side["time"], "alg_bw": side["algbw"], "bus_bw": side["busbw"],
+                          "nwrong": float(side["wrong"]) if opts["check"] else None}
+        data["results"].append(entry)
+    with open(path, "w") as fh:
+        json.dump(data, fh, indent=2)
+        fh.write("\n")
+
+
+# --------------------------------------------------------------------------------------------- the ranks
+def ring_listen(me):
+    sock = perf.bound_socket(socket.SOCK_STREAM, me["netdev"])
+    address = perf.ipv4_of(me["netdev"]) if perf.kernel_has(me["netdev"]) else "127.0.0.1"
+    sock.bind((address or "0.0.0.0", 0))
+    sock.listen(4)
+    return sock, address, sock.getsockname()[1]
+
+
+def _serve_ring(sock, stop):
+    sock.settimeout(0.2)
+    while not stop.is_set():
+        try:
+            conn, _addr = sock.accept()
+        except socket.timeout:
+            continue
+        except OSError:
+            return
+        with conn:
+            try:
+                conn.settimeout(10)
+                chan = perf.Channel(conn)
+                chan.recv()
+                chan.send({"ok": True})
+            except (OSError, ValueError, ConnectionError):
+                pass
+
+
+def ring_connect(me, peer):
+    """Connect to the next rank over this rank's HCA: None when it works, else the NCCL WARN line."""
+    address = perf.ipv4_of(me["netdev"]) if perf.kernel_has(me["netdev"]) else None
+    sock = perf.bound_socket(socket.SOCK_STREAM, me["netdev"], address)
+    sock.settimeout(5)
+    warn = ("NCCL WARN NET/IB : Got completion from peer %s<%d> with status=12 opcode=0 len=0 vendor err 129 (Recv)"
+            " localGid ::ffff:%s remoteGids ::ffff:%s hca %s" % (peer["address"], peer["port"], address or "0.0.0.0",
+                                                                peer["address"], me["endpoint"]["device"]))
+    try:
+        sock.connect((peer["address"], peer["port"]))
+        chan = perf.Channel(sock)
+        chan.send({"from": me["proc"]})
+        chan.recv()
+    except (OSError, ValueError, ConnectionError):
+        return warn
+    finally:
+        sock.close()
+    mtu = min(me["endpoint"]["active_mtu"], peer["endpoint"]["active_mtu"])
+    if perf.kernel_has(me["netdev"]) and not perf.mtu_probe(me["netdev"], peer["address"], peer["echo"], mtu):
+        return warn
+    if me["endpoint"]["flapping"] or peer["endpoint"]["flapping"] or not me["endpoint"]["up"]:
+        return warn
+    return None
+
+
+def _echo(sock, stop):
+    sock.settimeout(0.2)
+    while not stop.is_set():
+        try:
+            _data, addr = sock.recvfrom(65536)
+            sock.sendto(b"ok", addr)
+        except socket.timeout:
+            continue
+        except OSError:
+            return
+
+
+def run(tool, args):
+    try:
+        opts = parse(tool, args)
+    except Usage as exc:
+        if str(exc) == "help":
+            outln("USAGE: %s [-t,--nthreads <num threads>] [-g,--ngpus <gpus per thread>] [-b,--minbytes <min size in"
+                  " bytes>] [-e,--maxbytes <max size in bytes>] [-f,--stepfactor <increment factor>] [-c,--check <0/1>]"
+                  " [-J,--output_file <file>] [-h,--help]" % tool)
+            return 0
+        errln(str(exc))
+        return 1
+    state = st.load()
+    proc, nprocs, local = world()
+    hostname = state.get("hostname") or socket.gethostname()
+    hca = hca_for(state, local)
+    endpoint = perf.endpoint(state, hca, int(os.environ.get("NCCL_IB_TC", "0") or 0)) if hca else None
+    if endpoint is None:
+        outln("%s: Test NCCL failure common.cu:1279 'unhandled system error (run with NCCL_DEBUG=INFO for details) / "
+              "NET/IB : No device found.'" % hostname)
+        return 1
+    version = perf.nccl_version(state)
+    if (os.environ.get("NCCL_DEBUG") or "").upper() in ("INFO", "TRACE") and proc == 0:
+        outln("%s:%d:%d [0] NCCL INFO NCCL version %s+cuda12.4" % (hostname, os.getpid(), os.getpid(), version))
+    me = {"proc": proc, "local": local, "host": hostname, "pid": os.getpid(), "color": split_color(proc),
+          "endpoint": endpoint, "netdev": endpoint["netdev"]}
+    ring, address, port = ring_listen(me)
+    echo = perf.bound_socket(socket.SOCK_DGRAM, me["netdev"])
+    echo.bind((address or "0.0.0.0", 0))
+    me.update({"address": address, "port": port, "echo": echo.getsockname()[1]})
+    stop = threading.Event()
+    for target, sock in ((_serve_ring, ring), (_echo, echo)):
+        threading.Thread(target=target, args=(sock, stop), daemon=True).start()
+    try:
+        if nprocs == 1:
+            return finish(tool, opts, [me], [], version, None)
+        comm = os.environ.get("NCCL_COMM_ID", "")
+        if ":" not in comm:
+            outln("%s: Test NCCL failure common.cu:1279 'invalid argument (run with NCCL_DEBUG=WARN for details) / "
+                  "NCCL_COMM_ID is required in the lab'" % hostname)
+            return 1
+        root_host, root_port = comm.rsplit(":", 1)
+        if proc == 0:
+            return root(tool, opts, me, nprocs, root_host, int(root_port), version)
+        return member(me, root_host, int(root_port), hostname)
+    finally:
+        stop.set()
+        ring.close()
+        echo.close()
+
+
+def member(me, root_host, root_port, hostname):
+    deadline = time.monotonic() + CONNECT_TIMEOUT
+    while True:
+        try:
+            sock = socket.create_connection((root_host, root_port), timeout=5)
+            break
+        except OSError:
+            if time.monotonic() > deadline:
+                outln("%s: Test NCCL failure common.cu:1279 'remote process exited or there was a network error / "
+                      "Bootstrap : no connection to %s:%d'" % (hostname, root_host, root_port))
+                return 1
+            time.sleep(0.2)
+    with sock:
+        sock.settimeout(CONNECT_TIMEOUT + 600)
+        try:
+            chan = perf.Channel(sock)
+            chan.send({k: me[k] for k in ("proc", "local", "host", "pid", "color", "endpoint", "address",
+                                                     "port", "echo")})
+            task = chan.recv()
+            warn = ring_connect(me, task["next"]) if task.get("next") else None
+            if warn:
+                outln("%s:%d:%d [%d] %s" % (hostname, me["pid"], me["pid"], me["local"], warn))
+            chan.send({"warn": warn})
+            final = chan.recv()
+            return int(final.get("rc", 1))
+        except (OSError, ValueError, ConnectionError):
+            outln("%s: Test NCCL failure common.cu:1279 'remote process exited or there was a network error / "
+                  "Bootstrap : lost the root'" % hostname)
+            return 1
+
+
+def root(tool, opts, me, nprocs, host, port, version):
+    listener = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    try:
+        listener.bind((host, port))
+    except OSError:
+        outln("%s: Test NCCL failure common.cu:1279 'unhandled system error / Bootstrap : cannot listen on %s:%d'"
+              % (me["host"], host, port))
+        return 1
+    listener.listen(nprocs)
+    listener.settimeout(CONNECT_TIMEOUT)
+    conns, everyone = {}, [me]
+    try:
+        while len(everyone) < nprocs:
+            try:
+                conn, _addr = listener.accept()
+            except socket.timeout:
+                outln("%s: Test NCCL failure common.cu:1279 'remote process exited or there was a network error / "
+                      "Bootstrap : %d of %d ranks joined'" % (me["host"], len(everyone), nprocs))
+                for c in conns.values():
+                    c.send({"rc": 1})
+                return 1
+            conn.settimeout(CONNECT_TIMEOUT + 600)
+            chan = perf.Channel(conn)
+            info = chan.recv()
+            conns[info["proc"]] = chan
+            everyone.append(info)
+        everyone.sort(key=lambda m: m["proc"])
+        groups = {}
+        for m in everyone:
+            groups.setdefault(m["color"], []).append(m)
+        nexts = {}
+        for members in groups.values():
+            for i, m in enumerate(members):
+                succ = members[(i + 1) % len(members)]
+                if succ["host"] != m["host"]:
+                    nexts[m["proc"]] = succ
+        warns = []
+        for proc, conn in sorted(conns.items()):
+            conn.send({"next": nexts.get(proc)})
+        mine = ring_connect(me, nexts[0]) if nexts.get(0) else None
+        if mine:
+            warns.append("%s:%d:%d [%d] %s" % (me["host"], me["pid"], me["pid"], me["local"], mine))
+        for proc, conn in sorted(conns.items()):
+            answer = conn.recv()
+            if answer.get("warn"):
+                warns.append("%s [rank %d] %s" % (everyone[proc]["host"], proc, answer["warn"]))
+        rc = finish(tool, opts, everyone, groups, version, warns)
+        for conn in conns.values():
+            conn.send({"rc": rc})
+        return rc
+    finally:
+        for conn in conns.values():
+            conn.close()
+            conn.sock.close()
+        listener.close()
+
+
+def finish(tool, opts, everyone, groups, version, warns):
+    check = float(os.environ["NCCL_TESTS_MIN_BW"]) if os.environ.get("NCCL_TESTS_MIN_BW") else -1
+    failures = []
+    if warns:
+        failures = list(warns) + ["%s: Test NCCL failure common.cu:1279 'remote process exited or there was a network "
+                                  "error / NET/IB : Got completion from peer with status=12'" % everyone[0]["host"]]
+    if not groups:
+        groups = {0: everyone}
+    # every group runs at once; with -a 1 (the default) nccl-tests averages the time over every rank
+    table = averaged(opts, tool, groups) if not failures else []
+    for line in report(tool, opts, everyone, groups, table, failures, version):
+        outln(line)
+    if failures:
+        return 1
+    avg = average(table)
+    for line in footer(tool, avg, check):
+        outln(line)
+    if opts["json"]:
+        write_json(opts["json"], tool, opts, everyone, table, avg, check, version)
+    sys.stdout.flush()
+    return 1 if (check != -1 and avg < check * 0.9) else 0

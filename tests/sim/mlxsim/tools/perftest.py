@@ -1,0 +1,506 @@
+"""perftest: ib_write_bw, ib_read_bw, ib_send_bw, ib_write_lat, ib_read_lat, ib_send_lat.
+
+Layouts from linux-rdma/perftest (src/perftest_parameters.[ch]: ctx_print_test_info, RESULT_FMT*, REPORT_FMT*,
+the --out_json writer; src/perftest_communication.[ch]: BASIC_ADDR_FMT, RDMA_FMT, PERF_GID_FMT) and the real
+captures (tests/fixtures/real/ib_write_bw_*): the "ibv_wr* API / Using DDP" line and the TAB layout as captured.
+
+Without a server name the tool is the server: it prints the banner, listens on the port (-p, default 18515) of
+the device's netdev and waits for one client. With a name it is the client: it connects from the device's netdev
+to the server, the two exchange what their ends bring (perf.endpoint), the client proves the path takes frames
+of the active MTU (one Don't-Fragment datagram as large as a RoCE frame, echoed by the server), sends data for
+the (scaled) duration, and both print the report computed by the model (perf.py).
+"""
+import os
+import socket
+import sys
+import threading
+import time
+
+from .. import perf
+from .. import state as st
+from ..common import errln, outln
+
+TESTS = {
+    "ib_write_bw": ("WRITE", "BW"), "ib_read_bw": ("READ", "BW"), "ib_send_bw": ("SEND", "BW"),
+    "ib_write_lat": ("WRITE", "LAT"), "ib_read_lat": ("READ", "LAT"), "ib_send_lat": ("SEND", "LAT"),
+}
+VERB_TITLE = {"WRITE": "RDMA_Write", "READ": "RDMA_Read", "SEND": "Send"}
+RESULT_LINE = "-" * 87
+RESULT_FMT_G = " #bytes     #iterations    BW peak[Gb/sec]    BW average[Gb/sec]   MsgRate[Mpps]"
+RESULT_FMT = " #bytes     #iterations    BW peak[MiB/sec]    BW average[MiB/sec]   MsgRate[Mpps]"
+RESULT_FMT_LAT = (" #bytes #iterations    t_min[usec]    t_max[usec]  t_typical[usec]    t_avg[usec]    t_stdev[usec]"
+                  "   99% percentile[usec]   99.9% percentile[usec] ")
+RESULT_FMT_LAT_DUR = " #bytes        #iterations       t_avg[usec]    tps average"
+DEF_PORT = 18515
+ACCEPT_TIMEOUT = float(os.environ.get("MLXSIM_PERFTEST_TIMEOUT", "300"))   # [invented] a real server waits forever
+
+SHORT = {"-d": "ib_dev", "-i": "ib_port", "-x": "gid_index", "-q": "qps", "-D": "duration", "-s": "size",
+         "-n": "iters", "-p": "port", "-T": "tos", "-m": "mtu", "-t": "tx_depth", "-Q": "cq_mod"}
+LONG = {"--ib-dev": "ib_dev", "--ib-port": "ib_port", "--gid-index": "gid_index", "--qp": "qps",
+        "--duration": "duration", "--size": "size", "--iters": "iters", "--port": "port", "--tos": "tos",
+        "--mtu": "mtu", "--tx-depth": "tx_depth", "--cq-mod": "cq_mod", "--out_json_file": "out_json_file",
+        "--source_ip": "source_ip", "--use_cuda": "use_cuda", "--output": "output"}
+FLAGS = {"-F": "cpu_freq_f", "-R": "rdma_cm", "-b": "bidirectional", "-a": "all", "--report_gbits": "gbits",
+         "--out_json": "out_json", "--use_cuda_dmabuf": "cuda_dmabuf", "--perform_warm_up": "warm_up",
+         "--bidirectional": "bidirectional", "--all": "all", "--rdma_cm": "rdma_cm", "--report-both": "both",
+         "--run_infinitely": "infinite"}
+INTS = ("ib_port", "gid_index", "qps", "duration", "size", "iters", "port", "tos", "mtu", "tx_depth", "cq_mod",
+        "use_cuda")
+
+
+class Usage(Exception):
+    pass
+
+
+def parse(tool, args):
+    opts = {"ib_dev": None, "ib_port": 1, "gid_index": -1, "qps": 1, "duration": 0, "size": None, "iters": None,
+            "port": DEF_PORT, "tos": -1, "mtu": 0, "tx_depth": None, "cq_mod": None, "out_json_file": None,
+            "source_ip": None, "use_cuda": None, "output": None, "server": None}
+    i = 0
+    while i < len(args):
+        arg = args[i]
+        if arg in ("-h", "--help"):
+            raise Usage("help")
+        if arg in FLAGS:
+            opts[FLAGS[arg]] = True
+            i += 1
+            continue
+        key, value = None, None
+        if arg.startswith("--") and "=" in arg:
+            name, value = arg.split("=", 1)
+            key = LONG.get(name)
+            if key is None:
+                raise Usage("%s: unrecognized option '%s'" % (tool, name))
+        elif arg in LONG or arg in SHORT:
+            key = LONG.get(arg) or SHORT.get(arg)
+            if key == "use_cuda" and (i + 1 >= len(args) or not args[i + 1].isdigit()):
+                value = "0"
+            else:
+                if i + 1 >= len(args):
+                    raise Usage("%s: option requires an argument -- '%s'" % (tool, arg.lstrip("-")))
+                i += 1
+                value = args[i]
+        elif len(arg) > 2 and arg[:2] in SHORT and not arg.startswith("--"):
+            key, value = SHORT[arg[:2]], arg[2:]
+        elif arg.startswith("-"):
+            raise Usage("%s: invalid option -- '%s'" % (tool, arg.lstrip("-")) if not arg.startswith("--")
+                        else "%s: unrecognized option '%s'" % (tool, arg))
+        else:
+            if opts["server"] is not None:
+                raise Usage("%s: more than one server name" % tool)
+            opts["server"] = arg
+            i += 1
+            continue
+        if key in INTS:
+            try:
+                value = int(value, 0)
+            except ValueError:
+                raise Usage(" Invalid value %r for %s" % (value, arg)) from None
+        opts[key] = value
+        i += 1
+    return opts
+
+
+def usage(tool):
+    outln("Usage:")
+    outln("  %s            start a server and wait for connection" % tool)
+    outln("  %s <host>     connect to server at <host>" % tool)
+    outln("")
+    outln("Options:")
+    for line in ("-d, --ib-dev=<dev> ", "-D, --duration ", "-F, --CPU-freq ", "-p, --port=<port> ",
+                 "-q, --qp=<num of qp's>  ", "-R, --rdma_cm ", "-s, --size=<size> ", "-x, --gid-index=<index> ",
+                 "--out_json ", "--out_json_file=<file> ", "--report_gbits ", "--use_cuda=<cuda device id>"):
+        outln("  " + line)
+
+
+# --------------------------------------------------------------------------------------------- printing
+def title(verb, kind, opts):
+    words = [VERB_TITLE[verb]]
+    if kind == "BW":
+        if opts.get("bidirectional"):
+            words.append("Bidirectional")
+        words.append("BW")
+    else:
+        words.append("Latency")
+    return " ".join(words) + " Test"
+
+
+def banner(tool, verb, kind, opts, me, mtu, server):
+    lines = [RESULT_LINE, "                    " + title(verb, kind, opts)]
+    lines.append(" Dual-port       : OFF\t\tDevice         : %s" % me["device"])
+    lines.append(" Number of qps   : %d\t\tTransport type : IB" % opts["qps"])
+    lines.append(" Connection type : RC\t\tUsing SRQ      : OFF")
+    lines.append(" PCIe relax order: ON\t\tLock-free      : OFF")
+    lines.append(" ibv_wr* API     : ON\t\tUsing DDP      : OFF")
+    if not server or opts.get("bidirectional"):
+        lines.append(" TX depth        : %d" % tx_depth(kind, opts))
+    if verb == "SEND" and (server or opts.get("bidirectional")):
+        lines.append(" RX depth        : %d" % (512 if kind == "BW" else 1))
+    if kind == "BW":
+        lines.append(" CQ Moderation   : %d" % cq_mod(opts))
+    lines.append(" Mtu             : %d[B]" % mtu)
+    lines.append(" Link type       : %s" % ("Ethernet" if me["link_layer"] == "Ethernet" else "IB"))
+    if opts["gid_index"] != -1:
+        lines.append(" GID index       : %d" % opts["gid_index"])
+    if verb == "READ":
+        lines.append(" Outstand reads  : 16")
+    else:
+        lines.append(" Max inline data : %d[B]" % inline_size(verb, kind, opts))
+    lines.append(" rdma_cm QPs\t : %s" % ("ON" if opts.get("rdma_cm") else "OFF"))
+    method = " Data ex. method : %s" % ("rdma_cm" if opts.get("rdma_cm") else "Ethernet")
+    if opts.get("rdma_cm") and opts["tos"] != -1:
+        method += " \tTOS    : %d" % opts["tos"]
+    lines.append(method)
+    if opts.get("rdma_cm") and server:
+        lines.append(RESULT_LINE)
+        lines.append(" Waiting for client rdma_cm QP to connect")
+        lines.append(" Please run the same command with the IB/RoCE interface IP")
+    lines.append(RESULT_LINE)
+    return lines
+
+
+def tx_depth(kind, opts):
+    if opts.get("tx_depth"):
+        return opts["tx_depth"]
+    return 128 if kind == "BW" else 1
+
+
+def cq_mod(opts):
+    if opts.get("cq_mod"):
+        return opts["cq_mod"]
+    return 1 if opts.get("use_cuda") is not None else 100
+
+
+def inline_size(verb, kind, opts):
+    if opts.get("use_cuda") is not None:
+        return 0
+    if kind == "LAT" and verb in ("WRITE", "SEND"):
+        return 220 if verb == "WRITE" else 236
+    return 0
+
+
+def gid_text(address):
+    if not address:
+        return "00:" * 15 + "00"
+    octets = [int(x) for x in address.split(".")]
+    return ":".join("%02d" % b for b in [0] * 10 + [255, 255] + octets)
+
+
+def addr_lines(side, verb, opts, seed, address):
+    lines = []
+    base_qpn = 0xc6 + int(perf.jitter(seed, "qpn") * 0x100)
+    for q in range(opts["qps"]):
+        psn = int(perf.jitter(seed, "psn", q) * 0xffffff)
+        text = " %s address: LID 0000 QPN %#06x PSN %#06x" % (side, base_qpn + q, psn)
+        if not opts.get("rdma_cm"):
+            if verb == "READ":
+                text += " OUT 0x10"
+            if verb in ("READ", "WRITE"):
+                rkey = 0x1fff00 + int(perf.jitter(seed, "rkey", q) * 0xff)
+                text += " RKey %#08x VAddr %#016x" % (rkey, 0x7f0000000000 + int(perf.jitter(seed, "va") * 0xffffffff))
+        lines.append(text)
+        if opts["gid_index"] != -1 or opts.get("rdma_cm"):
+            lines.append(" GID: " + gid_text(address))
+    return lines
+
+
+def cuda_lines(opts, me):
+    dev = opts.get("use_cuda")
+    if dev is None:
+        return []
+    bus = (int(me["pci"].split(":")[1], 16) + 0x10) & 0xff   # the GPU beside the NIC [invented]
+    return ["initializing CUDA", "Listing all CUDA devices in system:",
+            "CUDA device %d: PCIe address is %02X:00" % (dev, bus), "",
+            "Picking device No. %d" % dev,
+            "[pid = %d, dev = %d] device name = [NVIDIA H100 80GB HBM3]" % (os.getpid(), dev),
+            "creating CUDA Ctx", "making it the current CUDA Ctx", "CUDA device integrated: 0",
+            "cuMemAlloc() of a 2097152 bytes GPU buffer",
+            "allocated GPU buffer address at 00007f3dfa600000 pointer=0x7f3dfa600000"]
+
+
+def bw_result(opts, me, peer, mtu):
+    size = opts["size"] or 65536
+    gbps = perf.path_gbps(me, peer, mtu) * perf.size_factor(size)
+    if opts.get("bidirectional"):
+        gbps *= 2
+    gbps *= 1.0 - 0.004 * perf.jitter(me["hostname"], peer["hostname"], me["device"], "bw")
+    duration = opts["duration"] or 0
+    if duration:
+        iters = int(gbps * 1e9 / 8 / size * duration)
+        peak = 0.0
+    else:
+        iters = opts["iters"] or 5000
+        peak = gbps * 1.003
+    unit_gbps = bool(opts.get("gbits"))
+    value = gbps if unit_gbps else gbps * 1e9 / 8 / 1048576
+    peak_value = peak if unit_gbps else peak * 1e9 / 8 / 1048576
+    mpps = gbps * 1e9 / 8 / size / 1e6
+    return {"size": size, "iters": iters, "peak": peak_value, "avg": value, "mpps": mpps}
+
+
+def lat_result(opts, me, peer, mtu):
+    size = opts["size"] or 2
+    avg = perf.latency_usec(me, peer, size, mtu)
+    spread = 0.04 + 0.02 * perf.jitter(me["hostname"], peer["hostname"], "spread")
+    iters = opts["iters"] or 1000
+    if opts["duration"]:
+        iters = int(opts["duration"] * 1e6 / avg / 2)
+    return {"size": size, "iters": iters, "t_min": avg * (1 - 2 * spread), "t_max": avg * (1 + 30 * spread),
+            "t_typical": avg * (1 - spread / 2), "t_avg": avg, "t_stdev": avg * spread / 3,
+            "p99": avg * (1 + 6 * spread), "p99_9": avg * (1 + 20 * spread)}
+
+
+def report_lines(kind, opts, result):
+    if kind == "BW":
+        header = RESULT_FMT_G if opts.get("gbits") else RESULT_FMT
+        row = " %-7d    %-10d       %-7.2f            %-7.2f\t\t     %-7.6f" % (
+            result["size"], result["iters"], result["peak"], result["avg"], result["mpps"])
+        return [header, row, RESULT_LINE]
+    if opts["duration"]:
+        row = " %-7d       %d            %-7.2f        %-7.2f" % (result["size"], result["iters"], result["t_avg"],
+                                                                1e6 / result["t_avg"] / 2)
+        return [RESULT_FMT_LAT_DUR, row, RESULT_LINE]
+    row = " %-7d %d          %-7.2f        %-7.2f      %-7.2f  \t       %-7.2f     \t%-7.2f\t\t%-7.2f \t\t%-7.2f" % (
+        result["size"], result["iters"], result["t_min"], result["t_max"], result["t_typical"], result["t_avg"],
+        result["t_stdev"], result["p99"], result["p99_9"])
+    return [RESULT_FMT_LAT, row, RESULT_LINE]
+
+
+def write_json(path, verb, kind, opts, me, mtu, result, server):
+    words = [VERB_TITLE[verb]]
+    if kind == "BW":
+        words += (["Bidirectional"] if opts.get("bidirectional") else []) + ["BW"]
+    else:
+        words.append("Latency")
+    info = ['"test": "%s_Test"' % "_".join(words), '"Dual_port": "OFF"', '"Device": "%s"' % me["device"],
+            '"Number_of_qps": %d' % opts["qps"], '"Transport_type": "IB"', '"Connection_type": "RC"',
+            '"Using_SRQ": "OFF"', '"PCIe_relax_order": "ON"', '"ibv_wr_API": "ON"']
+    if not server:
+        info.append('"TX_depth": %d' % tx_depth(kind, opts))
+    if kind == "BW":
+        info.append('"CQ_Moderation": %d' % cq_mod(opts))
+    info += ['"Mtu": %d' % mtu, '"Link_type": "%s"' % ("Ethernet" if me["link_layer"] == "Ethernet" else "IB")]
+    if opts["gid_index"] != -1:
+        info.append('"GID_index": %d' % opts["gid_index"])
+    info.append('"Max_inline_data": %d' % inline_size(verb, kind, opts) if verb != "READ" else '"Outstand_reads": 16')
+    info.append('"rdma_cm_QPs": "%s"' % ("ON" if opts.get("rdma_cm") else "OFF"))
+    if opts.get("use_cuda") is not None:
+        info.append('"cuda_device": %d' % opts["use_cuda"])
+    info += ['"Use_ROCm_memory": "OFF"', '"Use_MUSA_memory": "OFF"',
+             '"Data_ex_method": "%s"' % ("rdma_cm" if opts.get("rdma_cm") else "Ethernet")]
+    if kind == "BW":
+        res = ('"MsgSize": %d,\n"n_iterations": %d,\n"BW_peak": %.2f,\n"BW_average": %.2f,\n"MsgRate": %.6f'
+               % (result["size"], result["iters"], result["peak"], result["avg"], result["mpps"]))
+    else:
+        res = ('"MsgSize": %d,\n"n_iterations": %d,\n"t_min": %.2f,\n"t_max": %.2f,\n"t_typical": %.2f,\n'
+               '"t_avg": %.2f,\n"t_stdev": %.2f,\n"percentile_99": %.2f,\n"percentile_99.9": %.2f'
+               % (result["size"], result["iters"], result["t_min"], result["t_max"], result["t_typical"],
+                  result["t_avg"], result["t_stdev"], result["p99"], result["p99_9"]))
+    text = "{\n\"test_info\": {\n" + ",\n".join(info) + "\n},\n\"results\": {\n" + res + "\n}\n}\n"
+    with open(path, "w") as fh:
+        fh.write(text)
+
+
+# --------------------------------------------------------------------------------------------- running
+def _echo(sock, stop):
+    sock.settimeout(0.2)
+    while not stop.is_set():
+        try:
+            _data, addr = sock.recvfrom(65536)
+            sock.sendto(b"ok", addr)
+        except socket.timeout:
+            continue
+        except OSError:
+            return
+
+
+def run_server(tool, verb, kind, opts, state, me):
+    if verb != "READ" and kind == "BW" and opts["duration"]:
+        outln(" WARNING: BW peak won't be measured in this run.")
+    if opts.get("use_cuda") is not None and verb == "WRITE":
+        outln("Perftest doesn't supports CUDA tests with inline messages: inline size set to 0")
+    outln("")
+    outln("************************************")
+    outln("* Waiting for client to connect... *")
+    outln("************************************")
+    sys.stdout.flush()
+    listener = perf.bound_socket(socket.SOCK_STREAM, me["netdev"])
+    echo = perf.bound_socket(socket.SOCK_DGRAM, me["netdev"])
+    try:
+        try:
+            listener.bind(("0.0.0.0", opts["port"]))
+            echo.bind(("0.0.0.0", opts["port"]))
+        except OSError:
+            errln("Couldn't listen to port %d" % opts["port"])
+            errln(" Unable to init the socket connection")
+            return 1
+        listener.listen(1)
+        listener.settimeout(ACCEPT_TIMEOUT)
+        stop = threading.Event()
+        thread = threading.Thread(target=_echo, args=(echo, stop), daemon=True)
+        thread.start()
+        try:
+            conn, _addr = listener.accept()
+        except socket.timeout:
+            errln(" Unable to init the socket connection")
+            return 1
+        with conn:
+            conn.settimeout(max(60.0, perf.scaled(opts["duration"] or 5) + 60))
+            chan = perf.Channel(conn)
+            try:
+                hello = chan.recv()
+                peer = hello["endpoint"]
+                chan.send({"endpoint": me})
+                mtu = min(me["active_mtu"], peer["active_mtu"])
+                for line in requested_mtu(opts, mtu) + cuda_lines(opts, me) + banner(tool, verb, kind, opts, me, mtu,
+                                                                                      True):
+                    outln(line)
+                seed = me["hostname"], me["device"]
+                for line in addr_lines("local", verb, opts, seed, hello.get("server_address")):
+                    outln(line)
+                for line in addr_lines("remote", verb, opts, (peer["hostname"], peer["device"]), hello.get("address")):
+                    outln(line)
+                verdict = chan.recv()
+                if verdict.get("error"):
+                    for line in verdict["error_server"]:
+                        errln(line)
+                    return 1
+                if kind == "BW":
+                    chan.recv_bulk()
+                outln(RESULT_LINE)
+                result = verdict["result"]
+                for line in report_lines(kind, opts, result):
+                    outln(line)
+                if opts.get("out_json"):
+                    write_json(opts["out_json_file"] or "perftest_out.json", verb, kind, opts, me, mtu, result, True)
+                if opts.get("use_cuda") is not None:
+                    outln("deallocating GPU buffer 00007f8bca600000")
+                chan.send({"bye": True})
+            except (ConnectionError, OSError, ValueError, KeyError) as exc:
+                debug(exc)
+                errln(" Failed to exchange data between server and clients")
+                return 1
+        stop.set()
+        return 0
+    finally:
+        listener.close()
+        echo.close()
+
+
+def debug(exc):
+    if os.environ.get("MLXSIM_DEBUG"):
+        import traceback
+        traceback.print_exception(exc)
+
+
+def requested_mtu(opts, mtu):
+    if opts["mtu"] and opts["mtu"] > mtu:
+        return ["Requested mtu is higher than active mtu ", "Changing to active mtu - %d" % (perf.IB_MTUS[::-1].index(mtu) + 1)]
+    return []
+
+
+def run_client(tool, verb, kind, opts, state, me):
+    server = opts["server"]
+    if verb != "READ" and kind == "BW" and opts["duration"]:
+        outln(" WARNING: BW peak won't be measured in this run.")
+    if opts.get("use_cuda") is not None and verb == "WRITE":
+        outln("Perftest doesn't supports CUDA tests with inline messages: inline size set to 0")
+    try:
+        target = socket.gethostbyname(server)
+    except OSError:
+        errln("%s for %s:%d" % ("Name or service not known", server, opts["port"]))
+        errln(" Unable to init the socket connection")
+        return 1
+    source = opts.get("source_ip") or perf.ipv4_of(me["netdev"])
+    sock = perf.bound_socket(socket.SOCK_STREAM, me["netdev"], source if perf.kernel_has(me["netdev"]) else
+                             opts.get("source_ip"))
+    sock.settimeout(5.0)
+    try:
+        try:
+            sock.connect((target, opts["port"]))
+        except OSError:
+            errln("Couldn't connect to %s:%d" % (server, opts["port"]))
+            errln(" Unable to init the socket connection")
+            return 1
+        sock.settimeout(max(60.0, perf.scaled(opts["duration"] or 5) + 60))
+        local_addr = sock.getsockname()[0]
+        chan = perf.Channel(sock)
+        chan.send({"endpoint": me, "address": local_addr, "server_address": target})
+        peer = chan.recv()["endpoint"]
+        mtu = min(me["active_mtu"], peer["active_mtu"])
+        for line in requested_mtu(opts, mtu) + cuda_lines(opts, me) + banner(tool, verb, kind, opts, me, mtu, False):
+            outln(line)
+        for line in addr_lines("local", verb, opts, (me["hostname"], me["device"]), local_addr):
+            outln(line)
+        for line in addr_lines("remote", verb, opts, (peer["hostname"], peer["device"]), target):
+            outln(line)
+        error = failure(me, peer, mtu, opts, target)
+        if error:
+            chan.send({"error": True, "error_server": [" Failed to exchange data between server and clients"]})
+            for line in error:
+                errln(line)
+            return 1
+        result = (bw_result if kind == "BW" else lat_result)(opts, me, peer, mtu)
+        chan.send({"result": result})
+        if kind == "BW":
+            chan.send_bulk(perf.scaled(opts["duration"] or 2))
+        else:
+            time.sleep(perf.scaled(opts["duration"] or 1))
+        outln(RESULT_LINE)
+        for line in report_lines(kind, opts, result):
+            outln(line)
+        if opts.get("out_json"):
+            write_json(opts["out_json_file"] or "perftest_out.json", verb, kind, opts, me, mtu, result, False)
+        if opts.get("use_cuda") is not None:
+            outln("deallocating GPU buffer 00007f3dfa600000")
+            outln("destroying current CUDA Ctx")
+        chan.recv()
+        return 0
+    except (ConnectionError, OSError, ValueError, KeyError) as exc:
+        debug(exc)
+        errln(" Failed to exchange data between server and clients")
+        return 1
+    finally:
+        sock.close()
+
+
+def failure(me, peer, mtu, opts, target):
+    """The lines perftest prints when the traffic itself fails; [] when it flows."""
+    if not me["up"] or not peer["up"]:
+        return ["Failed to modify QP %d to RTR" % (0xc6 + int(perf.jitter(me["hostname"], "qpn") * 0x100)),
+                " Unable to Connect the HCA's through the link"]
+    retry = [" Completion with error at client",
+             " Failed status-transport retry counter exceeded (12): wr_id 0 syndrom 0x81",
+             " scnt=%d, ccnt=0" % tx_depth("BW", opts)]
+    if me["flapping"] or peer["flapping"]:
+        return retry
+    if perf.kernel_has(me["netdev"]) and not perf.mtu_probe(me["netdev"], target, opts["port"], mtu):
+        return retry
+    return []
+
+
+def run(tool, args):
+    verb, kind = TESTS[tool]
+    try:
+        opts = parse(tool, args)
+    except Usage as exc:
+        if str(exc) == "help":
+            usage(tool)
+            return 0
+        errln(str(exc))
+        errln(" Parser function exited with Error")
+        return 1
+    state = st.load()
+    tos = opts["tos"] if opts["tos"] != -1 else 0
+    me = perf.endpoint(state, opts["ib_dev"], tos)
+    if me is None:
+        if opts["ib_dev"]:
+            errln("IB device %s not found" % opts["ib_dev"])
+        else:
+            errln(" No IB devices found")
+        errln(" Unable to find the Infiniband/RoCE device")
+        return 1
+    if opts["server"] is None:
+        return run_server(tool, verb, kind, opts, state, me)
+    return run_client(tool, verb, kind, opts, state, me)
+
