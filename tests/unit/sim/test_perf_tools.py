@@ -1,0 +1,254 @@
+"""The simulated perftest and nccl-tests (tests/sim/mlxsim/tools/perftest.py, nccl.py; model in perf.py).
+
+Pairs run on 127.0.0.1 here (the host has no rail netdevs; the lab runs them over real rails). Their output is
+read with the collection's own parsers (mlx_parse perftest / nccl_tests), which are tested on the real captures,
+and its layout is compared with those captures line by line where the real tool prints the same thing.
+"""
+import json
+import socket
+import subprocess
+import time
+
+import pytest
+
+from sim_helpers import Sim, real
+
+from ansible_collections.gpufabric.mlnx.plugins.module_utils._parsers.nccl_tests import parse_nccl_tests
+from ansible_collections.gpufabric.mlnx.plugins.module_utils._parsers.perftest import parse_perftest
+
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@pytest.fixture
+def pair(tmp_path, pycache):
+    a = Sim(tmp_path / "a", pycache).init("gpu4-cx7-eth", "fab-r01-01")
+    b = Sim(tmp_path / "b", pycache).init("gpu4-cx7-eth", "fab-r01-02")
+    return a, b
+
+
+def set_mtu(sim, netdev, mtu):
+    """The MTU of the netdev as the simulated tree holds it (the kernel has no such netdev on this machine)."""
+    path = sim.dir / "root" / "sys" / "class" / "net" / netdev
+    path.mkdir(parents=True, exist_ok=True)
+    (path / "mtu").write_text("%d\n" % mtu)
+
+
+def run_pair(server, client, tool, *args, env=None, client_env=None, client_args=()):
+    port = free_port()
+    argv = [tool, *args, "-p", str(port)]
+    senv = dict(server.env, **(env or {}))
+    srv = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=senv)
+    deadline = time.monotonic() + 20
+    while True:      # the server is up once its port answers (as a gate waits for it)
+        try:
+            socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
+            break
+        except OSError:
+            assert time.monotonic() < deadline, srv.communicate(timeout=1)
+            time.sleep(0.05)
+    # the probe above was the server's one client: start it again for the real one
+    srv.wait(timeout=20)
+    srv = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=senv)
+    time.sleep(0.4)
+    cli = client.run(*argv, *client_args, "127.0.0.1", env=dict(env or {}, **(client_env or {})))
+    out, err = srv.communicate(timeout=30)
+    return cli, (srv.returncode, out.decode(), err.decode())
+
+
+def test_write_bw_pair_reports_the_model_on_both_ends(pair):
+    a, b = pair
+    for sim in pair:
+        set_mtu(sim, "enp24s0np0", 9000)
+    cli, (src, sout, serr) = run_pair(a, b, "ib_write_bw", "-d", "mlx5_0", "-x", "3", "-q", "4", "-D", "10",
+                                      "--report_gbits", env={"MLXSIM_TIME_SCALE": "0.01"})
+    assert cli.returncode == 0, cli.stderr
+    assert src == 0, serr
+    client, server = parse_perftest(cli.stdout), parse_perftest(sout)
+    assert client["test"] == server["test"] == "RDMA_Write BW Test"
+    assert client["mtu"] == 4096 and client["link_type"] == "Ethernet" and client["unit"] == "Gb/sec"
+    bw = client["results"][0]["bw_average"]
+    assert 0.9 * 400 <= bw <= 400, bw          # 400G CX7 at MTU 4096: ~98 % of line rate
+    assert server["results"][0]["bw_average"] == bw
+    assert client["results"][0]["bw_peak"] == 0.0   # -D: peak not measured, as the banner says
+    assert any("BW peak won't be measured" in w for w in client["warnings"])
+    assert "Waiting for client to connect" in sout
+
+
+def test_layout_matches_the_real_capture(pair):
+    a, b = pair
+    cli, _server = run_pair(a, b, "ib_write_bw", "-d", "mlx5_0", "-x", "3", "-q", "4", "-F", "--report_gbits")
+    ours = cli.stdout.split("\n")
+    capture = real("ib_write_bw_roce_oci_1.txt")
+    # what the older build of the OCI capture prints the same way (it has no 'PCIe relax order' / 'ibv_wr*' lines)
+    for line in (" Number of qps   : 4\t\tTransport type : IB", " Connection type : RC\t\tUsing SRQ      : OFF",
+                 " TX depth        : 128", " CQ Moderation   : 100", " Link type       : Ethernet",
+                 " GID index       : 3", " Max inline data : 0[B]",
+                 " #bytes     #iterations    BW peak[Gb/sec]    BW average[Gb/sec]   MsgRate[Mpps]"):
+        assert line in capture and line in ours, line
+    assert "-" * 87 in ours and "                    RDMA_Write BW Test" in ours
+    cuda = real("ib_write_bw_client_roce_cuda_1.txt")
+    for line in (" PCIe relax order: ON\t\tLock-free      : OFF", " ibv_wr* API     : ON\t\tUsing DDP      : OFF"):
+        assert line in cuda and line in ours, line
+    address = [line for line in ours if line.startswith(" local address:")]
+    assert len(address) == 4 and all(" RKey 0x" in line and " VAddr 0x" in line for line in address)
+    assert [line for line in ours if line.startswith(" GID: ")][0] == " GID: " + ":".join(
+        ["00"] * 10 + ["255", "255", "127", "00", "00", "01"])
+
+
+def test_out_json_matches_the_text(pair, tmp_path):
+    a, b = pair
+    path = tmp_path / "out.json"
+    # only the client writes it (both ends run on this one machine here)
+    cli, _server = run_pair(a, b, "ib_write_bw", "-d", "mlx5_3", "-x", "3", "--report_gbits",
+                            client_args=("--out_json", "--out_json_file=%s" % path))
+    assert cli.returncode == 0, cli.stderr
+    text, data = parse_perftest(cli.stdout), parse_perftest(path.read_text())
+    assert json.loads(path.read_text())["results"]["BW_average"] == text["results"][0]["bw_average"]
+    assert data["results"][0]["bw_average"] == text["results"][0]["bw_average"]
+    assert data["mtu"] == text["mtu"] == 1024          # no MTU written: the netdev's default 1500
+
+
+def test_mtu_1500_gives_active_mtu_1024_and_a_quarter_of_line_rate(pair):
+    a, b = pair
+    set_mtu(a, "enp24s0np0", 9000)
+    set_mtu(b, "enp24s0np0", 1500)
+    cli, _server = run_pair(a, b, "ib_write_bw", "-d", "mlx5_0", "-x", "3", "--report_gbits", "-m", "4096")
+    report = parse_perftest(cli.stdout)
+    assert report["mtu"] == 1024
+    assert any("Changing to active mtu - 3" in w for w in report["warnings"])
+    assert 90 < report["results"][0]["bw_average"] < 110
+
+
+@pytest.mark.parametrize("fault,low,high", [
+    (["pcie_degraded", "--device", "mlx5_0"], 80, 120),        # Gen4 x8: ~108 Gb/s through the slot
+    (["bad_card", "--device", "mlx5_0"], 100, 150),
+])
+def test_faults_reduce_the_bandwidth_of_that_card_only(pair, fault, low, high):
+    a, b = pair
+    for sim in pair:
+        set_mtu(sim, "enp24s0np0", 9000)
+        set_mtu(sim, "enp64s0np0", 9000)
+    b.run("mlxsim", "fault", "add", *fault, check_rc=0)
+    faulty, _s = run_pair(a, b, "ib_write_bw", "-d", "mlx5_0", "-x", "3", "--report_gbits")
+    healthy, _s = run_pair(a, b, "ib_write_bw", "-d", "mlx5_3", "-x", "3", "--report_gbits")
+    assert low < parse_perftest(faulty.stdout)["results"][0]["bw_average"] < high
+    assert parse_perftest(healthy.stdout)["results"][0]["bw_average"] > 360
+
+
+def test_bad_card_raises_latency(pair):
+    a, b = pair
+    good, _s = run_pair(a, b, "ib_write_lat", "-d", "mlx5_0", "-x", "3")
+    b.run("mlxsim", "fault", "add", "bad_card", "--device", "mlx5_0", check_rc=0)
+    bad, _s = run_pair(a, b, "ib_write_lat", "-d", "mlx5_0", "-x", "3")
+    g, w = parse_perftest(good.stdout), parse_perftest(bad.stdout)
+    assert g["test"] == "RDMA_Write Latency Test" and g["unit"] == "usec"
+    assert w["results"][0]["t_avg"] > 3 * g["results"][0]["t_avg"]
+    assert set(g["results"][0]) >= {"t_min", "t_max", "t_typical", "t_avg", "t_stdev", "p99", "p99_9"}
+
+
+@pytest.mark.parametrize("fault,lines", [
+    ("link_flap", [" Completion with error at client",
+                   " Failed status-transport retry counter exceeded (12): wr_id 0 syndrom 0x81"]),
+    ("link_down", [" Unable to Connect the HCA's through the link"]),
+])
+def test_link_faults_fail_the_run_with_perftests_messages(pair, fault, lines):
+    a, b = pair
+    b.run("mlxsim", "fault", "add", fault, "--device", "mlx5_0", check_rc=0)
+    cli, (src, _out, serr) = run_pair(a, b, "ib_write_bw", "-d", "mlx5_0", "-x", "3", "--report_gbits")
+    assert cli.returncode == 1 and src == 1
+    for line in lines:
+        assert line in cli.stderr.split("\n")
+    assert "Failed to exchange data between server and clients" in serr
+    report = parse_perftest(cli.stdout + cli.stderr)
+    assert report["errors"]
+
+
+def test_no_server_and_unknown_device(pair):
+    _a, b = pair
+    port = free_port()
+    p = b.run("ib_write_bw", "-d", "mlx5_0", "-p", port, "127.0.0.1")
+    assert p.returncode == 1
+    assert p.stderr.split("\n")[:2] == ["Couldn't connect to 127.0.0.1:%d" % port,
+                                        " Unable to init the socket connection"]
+    p = b.run("ib_write_bw", "-d", "mlx5_9")
+    assert p.returncode == 1 and p.stderr.split("\n")[:2] == ["IB device mlx5_9 not found",
+                                                             " Unable to find the Infiniband/RoCE device"]
+    p = b.run("ib_write_bw", "--bogus")
+    assert p.returncode == 1 and " Parser function exited with Error" in p.stderr
+
+
+def nccl_world(sims, tool, args, env):
+    """One rank per (host, local rank): sims = [(Sim, local rank), ...] in rank order; rank 0 last (it reports)."""
+    port = free_port()
+    base = {"NCCL_COMM_ID": "127.0.0.1:%d" % port, "OMPI_COMM_WORLD_SIZE": str(len(sims)),
+            "MLXSIM_TIME_SCALE": "0"}
+    base.update(env)
+    procs = []
+    for rank, (sim, local) in enumerate(sims):
+        e = dict(sim.env, **base, OMPI_COMM_WORLD_RANK=str(rank), OMPI_COMM_WORLD_LOCAL_RANK=str(local))
+        procs.append(subprocess.Popen([tool, *args], stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=e))
+    results = [p.communicate(timeout=60) for p in procs]
+    return [(p.returncode, out.decode(), err.decode()) for p, (out, err) in zip(procs, results)]
+
+
+def test_nccl_split_per_rail_and_busbw_formula(pair):
+    a, b = pair
+    for sim in pair:
+        for nd in ("enp24s0np0", "enp64s0np0"):
+            set_mtu(sim, nd, 9000)
+    ranks = [(a, 0), (a, 1), (b, 0), (b, 1)]
+    env = {"NCCL_TESTS_SPLIT": "MOD 2", "NCCL_IB_HCA": "mlx5_0,mlx5_3"}
+    out = nccl_world(ranks, "all_reduce_perf", ["-b", "1G", "-e", "8G", "-f", "2", "-g", "1"], env)
+    assert [rc for rc, _o, _e in out] == [0, 0, 0, 0], out
+    report = parse_nccl_tests(out[0][1])
+    assert [r["size"] for r in report["rows"]] == [1 << 30, 2 << 30, 4 << 30, 8 << 30]
+    assert report["nccl_version"] == "2.23.4" and report["out_of_bounds"] == 0
+    for row in report["rows"]:
+        side = row["out_of_place"]
+        assert side["busbw"] == pytest.approx(side["algbw"] * 2 * (2 - 1) / 2, abs=0.02)   # n = 2 per group
+        assert 40 < side["busbw"] < 48           # one 400G rail: 46-48 GB/s per NIC
+    assert "#  Rank  1 Group  1" in out[0][1] and "#  Rank  2 Group  0" in out[0][1]
+    assert all(o == "" for _rc, o, _e in out[1:])   # only rank 0 reports
+
+
+def test_nccl_min_bw_fails_and_slowest_rail_counts(pair):
+    a, b = pair
+    for sim in pair:
+        for nd in ("enp24s0np0", "enp64s0np0"):
+            set_mtu(sim, nd, 9000)
+    b.run("mlxsim", "fault", "add", "pcie_degraded", "--device", "mlx5_3", check_rc=0)
+    ranks = [(a, 0), (a, 1), (b, 0), (b, 1)]
+    env = {"NCCL_TESTS_SPLIT": "MOD 2", "NCCL_IB_HCA": "mlx5_0,mlx5_3", "NCCL_TESTS_MIN_BW": "42.3"}
+    out = nccl_world(ranks, "all_reduce_perf", ["-b", "1G", "-e", "2G", "-f", "2", "-g", "1"], env)
+    assert [rc for rc, _o, _e in out] == [1, 1, 1, 1]
+    report = parse_nccl_tests(out[0][1])
+    assert report["avg_busbw_check"] == "FAILED"
+    assert report["avg_busbw"] < 0.9 * 42.3
+
+
+def test_nccl_json_and_collectives(pair, tmp_path):
+    a, b = pair
+    path = tmp_path / "nccl.json"
+    out = nccl_world([(a, 0), (b, 0)], "all_gather_perf", ["-b", "8M", "-e", "64M", "-f", "8", "-g", "1", "-c", "0",
+                                                          "-J", str(path)], {"NCCL_IB_HCA": "mlx5_0"})
+    assert out[0][0] == 0, out
+    text, data = parse_nccl_tests(out[0][1]), parse_nccl_tests(path.read_text())
+    assert [r["size"] for r in text["rows"]] == [r["size"] for r in data["rows"]] == [8 << 20, 64 << 20]
+    assert all(r["out_of_place"]["wrong"] is None for r in text["rows"])    # -c 0: N/A
+    assert text["rows"][0]["redop"] == "none"
+    row = real("nccl_all_reduce_perf_2node_a100_1.txt")
+    assert "#       size         count      type   redop    root     time   algbw   busbw #wrong     time   algbw   " \
+           "busbw #wrong" in row and out[0][1].count("#       size         count") == 1
+
+
+def test_nccl_rank_that_never_joins(pair):
+    a, _b = pair
+    port = free_port()
+    p = a.run("all_reduce_perf", "-g", "1", env={"NCCL_COMM_ID": "127.0.0.1:%d" % port, "OMPI_COMM_WORLD_SIZE": "2",
+                                                 "OMPI_COMM_WORLD_RANK": "0", "MLXSIM_NCCL_TIMEOUT": "1"})
+    assert p.returncode == 1
+    assert "Test NCCL failure" in p.stdout and parse_nccl_tests(p.stdout)["errors"]
