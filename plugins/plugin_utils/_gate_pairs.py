@@ -253,9 +253,8 @@ def pairs(plan: Mapping, hosts=None, peers=None, cross_leaf: str = "auto") -> di
             by_round.setdefault(number, []).extend((rail, members_of[a], members_of[b]) for a, b in round_pairs)
         for pos in left:
             name, entry = members_of[pos]
-            unpaired.append((place[name], rail, {"host": name, "rail": rail,
-                                                 "reason": _reason(code, rail, entry["leaf"], cross_leaf,
-                                                                           key[1] is SPINES)}))
+            reason = _reason(code, rail, entry["leaf"], cross_leaf, key[1] is SPINES)
+            unpaired.append((place[name], rail, {"host": name, "rail": rail, "reason": reason}))
 
     per_host: dict[str, list] = {name: [] for name in members if name in tested}
     out_rounds = []
