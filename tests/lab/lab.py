@@ -514,6 +514,10 @@ def container_run_argv(lab: Lab, node: Node, mask_dirs: Sequence[str] = PROC_SYS
     if not lab.ipv6:
         argv += ["--sysctl", "net.ipv6.conf.all.disable_ipv6=1",
                  "--sysctl", "net.ipv6.conf.default.disable_ipv6=1"]
+    if node.role == "leaf":
+        # a leaf routes between its ports, as a Spectrum switch does between its swp ports with addresses: server
+        # to server traffic on a rail goes through it (perftest and NCCL pairs of the validation gate)
+        argv += ["--sysctl", "net.ipv4.ip_forward=1"]
     for key, value in container_env(lab).items():
         argv += ["--env", f"{key}={value}"]
     for i, net in enumerate(node.networks):
