@@ -4,7 +4,7 @@ import json
 import os
 import sys
 
-from .. import faults, image, model, platform, profiles, sysfs, versions
+from .. import faults, image, model, perf, platform, profiles, sysfs, versions
 from .. import state as st
 
 USAGE = "mlxsim {init,reboot,driver-reload,boot-id,activity,show,fault,mkimage,calls,profiles} ..."
@@ -22,6 +22,8 @@ def _parser():
     i.add_argument("--mstflint-version", default=versions.DEFAULT_MSTFLINT)
     i.add_argument("--ofed", default="MLNX_OFED_LINUX-24.10-2.1.8.0")
     i.add_argument("--mst-started", action="store_true", help="start with the MST modules loaded")
+    i.add_argument("--nccl-version", default=None,
+                   help="the NCCL library the simulated nccl-tests report (default %s)" % perf.DEFAULT_NCCL_VERSION)
     i.add_argument("--cpus", type=int, help="logical CPUs (default: the profile's, else 8)")
     i.add_argument("--cpufreq-driver", choices=sorted(platform.CPUFREQ),
                    help="cpufreq driver (default: the profile's, else intel_pstate)")
@@ -112,6 +114,8 @@ def cmd_init(a):
         return 2
     data = build_state(a.profile, a.hostname, a.mft_version, a.mstflint_version, a.ofed, a.mst_started,
                        a.cpus, a.cpufreq_driver, a.bootloader)
+    if a.nccl_version:
+        data["nccl_version"] = a.nccl_version
     cards = data["cards"]
     st.save(data)
     root = sysfs.root_path()
