@@ -87,6 +87,14 @@ def default_execute(argv: Sequence[str], env: Mapping[str, str], timeout: float 
     return proc.returncode, proc.stdout, proc.stderr
 
 
+def default_spawn(argv: Sequence[str], env: Mapping[str, str]) -> int:
+    """Start ``argv`` (no shell) detached - its own session, no terminal, no pipes to us - and return its pid; it
+    outlives the module (the validation gate's perftest servers and NCCL ranks)."""
+    proc = subprocess.Popen(list(argv), env=dict(env), stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                            stderr=subprocess.DEVNULL, start_new_session=True, close_fds=True)
+    return proc.pid
+
+
 def default_which(name: str) -> str | None:
     """The full path of ``name`` on PATH or in EXTRA_PATHS, None when it is not installed."""
     return shutil.which(name, path=os.pathsep.join([os.environ.get("PATH", "")] + list(EXTRA_PATHS)))
@@ -100,11 +108,12 @@ class Host:
     """
 
     def __init__(self, *, root: str = "/", timeout: float = 1800, execute: Callable | None = None,
-                 which: Callable[[str], str | None] | None = None):
+                 which: Callable[[str], str | None] | None = None, spawn: Callable | None = None):
         self.root = root
         self.timeout = check_timeout(timeout)
         self.execute = execute or default_execute
         self.which = which or default_which
+        self.spawn = spawn or default_spawn
 
     # ------------------------------------------------------------ commands
 

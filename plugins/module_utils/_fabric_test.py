@@ -1,0 +1,417 @@
+# -*- coding: utf-8 -*-
+# Copyright: gpufabric.mlnx contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+"""The host side of the validation gate: per rail the link's facts, ping, perftest (``ib_write_bw``,
+``ib_write_lat``) against a peer, and NCCL ranks (nccl-tests) - run with argv lists, read with the collection's
+parsers.
+
+A measurement spans two hosts, so it is done in steps the gate role runs on every host of a round at once:
+
+- ``facts``: per interface its RDMA device and port rate (``ibdev2netdev``, ``ibstat``), link state and MTU
+  (``ip -j link``), IPv4 address (``ip -j addr``), carrier changes.
+- ``serve``: start the perftest servers of this host's pairs (one per test and rail, each on its own port) in the
+  background, detached, each through a small Python wrapper that records its exit code; return their files.
+- ``measure``: per rail at once (threads): ping the peer from the rail's address, then each test's client against
+  the peer's server (retried while the server is not listening yet: ``Couldn't connect to``), parsed.
+- ``collect``: the servers' outputs and exit codes (waiting for them up to a timeout), then stop what still runs.
+- ``nccl_start`` / ``nccl_collect``: the same for NCCL ranks (one process per GPU).
+
+Everything a step starts lives under ``run_dir/<run_id>`` (0700); ``run_id`` is a strict word (``[A-Za-z0-9_.-]``)
+and every value reaches a tool as one argv element, never through a shell.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import signal
+import sys
+import time
+from collections.abc import Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
+
+from ansible_collections.gpufabric.mlnx.plugins.module_utils._errors import MlnxError
+from ansible_collections.gpufabric.mlnx.plugins.module_utils._parsers.common import ParseError
+from ansible_collections.gpufabric.mlnx.plugins.module_utils._parsers.ibstat import parse_ibstat
+from ansible_collections.gpufabric.mlnx.plugins.module_utils._parsers.nccl_tests import parse_nccl_tests
+from ansible_collections.gpufabric.mlnx.plugins.module_utils._parsers.perftest import parse_perftest
+
+ACTIONS = ("facts", "serve", "measure", "collect", "nccl_start", "nccl_collect")
+PERFTESTS = ("ib_write_bw", "ib_write_lat", "ib_read_bw", "ib_read_lat", "ib_send_bw", "ib_send_lat")
+NCCL_TESTS = ("all_reduce_perf", "all_gather_perf", "sendrecv_perf")
+WORD_RE = re.compile(r"[A-Za-z0-9_.-]{1,64}", re.ASCII)
+IFNAME_RE = re.compile(r"[A-Za-z0-9_.+-]{1,15}", re.ASCII)
+RDMA_RE = re.compile(r"[A-Za-z0-9_]{1,64}", re.ASCII)
+IPV4_RE = re.compile(r"(?:(?:25[0-5]|2[0-4][0-9]|1[0-9][0-9]|[1-9]?[0-9])\.){3}(?:25[0-5]|2[0-4][0-9]|1[0-9][0-9]|[1-9]?[0-9])",
+                     re.ASCII)
+ENV_RE = re.compile(r"(?:NCCL|OMPI|UCX)_[A-Z0-9_]{1,60}", re.ASCII)
+ENV_VALUE_RE = re.compile(r"[A-Za-z0-9_.,:=^ %&|/+-]{0,200}", re.ASCII)
+CONNECT_RETRY_RE = re.compile(r"Couldn't connect to ")
+# Records the exit code of the tool it runs: argv = [python, -c, WRAPPER, out, err, rc, tool, args...]
+WRAPPER = ("import subprocess,sys\n"
+           "o,e,r=sys.argv[1:4]\n"
+           "with open(o,'wb') as fo, open(e,'wb') as fe:\n"
+           "    rc=subprocess.call(sys.argv[4:],stdout=fo,stderr=fe)\n"
+           "open(r+'.tmp','w').write(str(rc))\n"
+           "import os; os.replace(r+'.tmp',r)\n")
+
+
+class FabricTestError(MlnxError):
+    """Bad input for a gate step, named by the parameter."""
+
+
+# ------------------------------------------------------------------------------------------------ checking
+def _word(value, what, regex=WORD_RE, allowed="1-64 of A-Z a-z 0-9 _ . -"):
+    if not isinstance(value, str) or not regex.fullmatch(value):
+        raise FabricTestError("%s: %r is not allowed (%s)" % (what, value, allowed), parameter=what.split("[")[0])
+    return value
+
+
+def _int(value, what, low, high):
+    if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
+        raise FabricTestError("%s: %r is not allowed (a whole number %d-%d)" % (what, value, low, high),
+                              parameter=what.split("[")[0])
+    return value
+
+
+def check_jobs(action: str, jobs: Sequence) -> list[dict]:
+    """Every job of a step, checked before anything starts (all problems at once)."""
+    if action not in ACTIONS:
+        raise FabricTestError("action: %r is not one of %s" % (action, ", ".join(ACTIONS)), parameter="action")
+    if not isinstance(jobs, Sequence) or isinstance(jobs, (str, bytes)):
+        raise FabricTestError("jobs: must be a list of mappings", parameter="jobs")
+    problems, out = [], []
+    for i, job in enumerate(jobs):
+        where = "jobs[%d]" % i
+        try:
+            if not isinstance(job, Mapping):
+                raise FabricTestError("%s: must be a mapping" % where, parameter="jobs")
+            job = dict(job)
+            if action in ("facts", "serve", "measure"):
+                _word(job.get("interface"), where + ".interface", IFNAME_RE, "a network interface name")
+            if action in ("serve", "measure"):
+                tests = job.get("tests") or ["ib_write_bw", "ib_write_lat"]
+                for test in tests:
+                    if test not in PERFTESTS:
+                        raise FabricTestError("%s.tests: %r is not one of %s" % (where, test, ", ".join(PERFTESTS)),
+                                              parameter="jobs")
+                job["tests"] = list(tests)
+                _int(job.get("port"), where + ".port", 1024, 65535 - len(tests))
+                _int(job.get("rail", 0), where + ".rail", 0, 127)
+            if action == "measure":
+                _word(job.get("peer_address"), where + ".peer_address", IPV4_RE, "an IPv4 address")
+            if action == "nccl_start":
+                _int(job.get("local_rank"), where + ".local_rank", 0, 127)
+                _int(job.get("rank"), where + ".rank", 0, 1 << 20)
+                _word(job.get("hca"), where + ".hca", RDMA_RE, "an RDMA device name such as mlx5_0")
+            out.append(job)
+        except FabricTestError as err:
+            problems.append(err)
+    if problems:
+        raise MlnxError.combine(problems)
+    return out
+
+
+def check_options(options: Mapping) -> dict:
+    opts = {"duration": 10, "qps": 4, "size": 65536, "lat_size": 2, "gid_index": 3, "retries": 20, "delay": 0.5,
+            "ping_count": 3, "tos": None}
+    for key, value in dict(options or {}).items():
+        if key not in opts:
+            raise FabricTestError("options.%s: not known (allowed: %s)" % (key, ", ".join(sorted(opts))),
+                                  parameter="options")
+        if key == "delay":
+            if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 <= value <= 60:
+                raise FabricTestError("options.delay: %r is not allowed (0-60 seconds)" % (value,), parameter="options")
+        elif key == "tos" and value is None:
+            pass
+        else:
+            _int(value, "options." + key, 0 if key in ("gid_index", "tos") else 1,
+                 {"duration": 3600, "qps": 64, "size": 1 << 30, "lat_size": 1 << 20, "gid_index": 255,
+                  "retries": 1000, "ping_count": 100, "tos": 255}[key])
+        opts[key] = value
+    return opts
+
+
+# ------------------------------------------------------------------------------------------------ facts
+def _ip_json(host, argv):
+    rc, out, _err = host.run(argv, check=False)
+    if rc != 0:
+        return []
+    try:
+        data = json.loads(out or "[]")
+    except ValueError:
+        return []
+    return data if isinstance(data, list) else []
+
+
+def rail_facts(host, interfaces: Sequence[str]) -> dict:
+    """``{interface: {rdma, port, rate_gbps, link_layer, state, mtu, address, carrier_changes}}``."""
+    ports = host.rdma_ports()
+    out = {}
+    for name in interfaces:
+        rdma, port = ports.get(name, (None, None))
+        link = (_ip_json(host, ["ip", "-j", "-s", "link", "show", "dev", name]) or [{}])[0]
+        addr = (_ip_json(host, ["ip", "-4", "-j", "addr", "show", "dev", name]) or [{}])[0]
+        address = next((a.get("local") for a in addr.get("addr_info", []) if a.get("family") == "inet"), None)
+        rate, layer = None, None
+        if rdma:
+            rc, text, _err = host.run(["ibstat", rdma], check=False)
+            try:
+                cas = parse_ibstat(text) if rc == 0 else []
+            except ParseError:
+                cas = []
+            for ca in cas:
+                for p in ca.get("ports", []):
+                    if p.get("port") == (port or 1):
+                        rate = _number(p.get("rate"))
+                        layer = p.get("link_layer")
+        out[name] = {"rdma": rdma, "port": port, "rate_gbps": rate, "link_layer": layer,
+                     "state": (link.get("operstate") or "").lower() or None, "mtu": link.get("mtu"),
+                     "address": address, "carrier_changes": link.get("carrier_changes")}
+    return out
+
+
+def _number(text):
+    try:
+        return float(text)
+    except (TypeError, ValueError):
+        return None
+
+
+# ------------------------------------------------------------------------------------------------ running
+def run_path(run_dir: str, run_id: str) -> str:
+    path = os.path.join(run_dir, _word(run_id, "run_id"))
+    os.makedirs(path, mode=0o700, exist_ok=True)
+    return path
+
+
+def perftest_argv(test, rdma, opts, port, server=None):
+    size = opts["lat_size"] if test.endswith("_lat") else opts["size"]
+    argv = [test, "-d", rdma, "-x", str(opts["gid_index"]), "-s", str(size), "-p", str(port), "-F"]
+    if test.endswith("_bw"):
+        argv += ["-q", str(opts["qps"]), "-D", str(opts["duration"]), "--report_gbits"]
+    else:
+        argv += ["-D", str(max(1, opts["duration"] // 2))]
+    if opts.get("tos") is not None:
+        argv += ["-T", str(opts["tos"])]
+    if server:
+        argv.append(server)
+    return argv
+
+
+def _start(host, base, argv, env=None):
+    """Start ``argv`` detached through the wrapper; its files are ``base.out``, ``base.err``, ``base.rc``."""
+    binary = host.which(argv[0])
+    if not binary:
+        return {"error": "%s is not installed on this host" % argv[0]}
+    for suffix in (".out", ".err", ".rc"):
+        try:
+            os.unlink(base + suffix)
+        except FileNotFoundError:
+            pass
+    full_env = dict(os.environ, LANG="C", LC_ALL="C", **(env or {}))
+    pid = host.spawn([sys.executable, "-c", WRAPPER, base + ".out", base + ".err", base + ".rc", binary] + argv[1:],
+                     env=full_env)
+    with open(base + ".pid", "w") as fh:
+        fh.write("%d\n" % pid)
+    return {"pid": pid, "base": base}
+
+
+def serve(host, jobs, opts, path):
+    ports = host.rdma_ports()
+    started = []
+    for job in jobs:
+        rdma = ports.get(job["interface"], (None, None))[0]
+        for i, test in enumerate(job["tests"]):
+            entry = {"rail": job.get("rail"), "interface": job["interface"], "test": test, "port": job["port"] + i}
+            if not rdma:
+                entry["error"] = "%s: no RDMA device (ibdev2netdev names none for it)" % job["interface"]
+            else:
+                base = os.path.join(path, "server-%s-%s" % (job["interface"], test))
+                entry.update(_start(host, base, perftest_argv(test, rdma, opts, job["port"] + i)))
+                entry["argv"] = perftest_argv(test, rdma, opts, job["port"] + i)
+            started.append(entry)
+    return started
+
+
+def _client(host, test, rdma, opts, port, peer):
+    argv = perftest_argv(test, rdma, opts, port, peer)
+    timeout = opts["duration"] * 3 + 60
+    rc, out, err = 1, "", ""
+    for attempt in range(opts["retries"] + 1):
+        rc, out, err = host.run(argv, check=False, timeout=timeout)
+        if rc == 0 or not CONNECT_RETRY_RE.search(err or "") or attempt == opts["retries"]:
+            break
+        time.sleep(opts["delay"])
+    result = {"test": test, "argv": argv, "rc": rc, "attempts": attempt + 1, "stderr": (err or "").strip()[-2000:]}
+    try:
+        result["report"] = parse_perftest((out or "") + "\n" + (err or ""))
+    except ParseError as exc:
+        result["report"] = None
+        result["parse_error"] = str(exc)
+    return result
+
+
+def _ping(host, address, peer, count):
+    argv = ["ping", "-n", "-q", "-c", str(count), "-i", "0.2", "-W", "1"]
+    if address:
+        argv += ["-I", address]
+    rc, out, _err = host.run(argv + [peer], check=False, timeout=count + 10)
+    match = re.search(r"(\d+) packets transmitted, (\d+) received", out or "")
+    sent, got = (int(match.group(1)), int(match.group(2))) if match else (count, 0)
+    return {"ok": rc == 0 and got == sent, "sent": sent, "received": got}
+
+
+def measure(host, jobs, opts):
+    ports = host.rdma_ports()
+    facts = rail_facts(host, [job["interface"] for job in jobs])
+
+    def one(job):
+        fact = facts[job["interface"]]
+        out = {"rail": job.get("rail"), "interface": job["interface"], "peer": job.get("peer"),
+               "peer_address": job["peer_address"], "facts": fact,
+               "ping": _ping(host, fact["address"], job["peer_address"], opts["ping_count"]), "tests": []}
+        rdma = ports.get(job["interface"], (None, None))[0]
+        if not rdma:
+            out["error"] = "%s: no RDMA device (ibdev2netdev names none for it)" % job["interface"]
+            return out
+        for i, test in enumerate(job["tests"]):
+            out["tests"].append(_client(host, test, rdma, opts, job["port"] + i, job["peer_address"]))
+        return out
+
+    with ThreadPoolExecutor(max_workers=max(1, min(16, len(jobs)))) as pool:
+        return list(pool.map(one, jobs))
+
+
+def _alive(pid):
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    try:
+        with open("/proc/%d/stat" % pid) as fh:
+            return fh.read().split(")")[-1].split()[0] != "Z"
+    except OSError:
+        return False
+
+
+def _finish(base, timeout, kill=True):
+    """Wait for the process of ``base`` up to ``timeout`` s; its rc (None: stopped), stdout and stderr."""
+    try:
+        with open(base + ".pid") as fh:
+            pid = int(fh.read().strip())
+    except (OSError, ValueError):
+        return {"rc": None, "stdout": "", "stderr": "", "stopped": False, "missing": True}
+    end = time.monotonic() + timeout
+    while not os.path.exists(base + ".rc") and time.monotonic() < end and _alive(pid):
+        time.sleep(0.1)
+    stopped = False
+    if not os.path.exists(base + ".rc") and kill and _alive(pid):
+        for sig in (signal.SIGTERM, signal.SIGKILL):
+            try:
+                os.killpg(pid, sig)
+            except (ProcessLookupError, PermissionError):
+                pass
+            time.sleep(0.2)
+        stopped = True
+    rc = None
+    try:
+        with open(base + ".rc") as fh:
+            rc = int(fh.read().strip())
+    except (OSError, ValueError):
+        pass
+
+    def text(suffix):
+        try:
+            with open(base + suffix, "rb") as fh:
+                return fh.read().decode("utf-8", "replace")
+        except OSError:
+            return ""
+    return {"rc": rc, "stdout": text(".out"), "stderr": text(".err"), "stopped": stopped}
+
+
+def collect(jobs, path, timeout):
+    out = []
+    for job in jobs:
+        for test in job.get("tests") or ["ib_write_bw", "ib_write_lat"]:
+            base = os.path.join(path, "server-%s-%s" % (job["interface"], test))
+            done = _finish(base, timeout)
+            entry = {"rail": job.get("rail"), "interface": job["interface"], "test": test, "rc": done["rc"],
+                     "stopped": done["stopped"], "stderr": done["stderr"].strip()[-2000:]}
+            try:
+                entry["report"] = parse_perftest(done["stdout"] + "\n" + done["stderr"])
+            except ParseError:
+                entry["report"] = None
+            out.append(entry)
+    return out
+
+
+def nccl_argv(test, args):
+    argv = [test]
+    for word in args:
+        _word(word, "nccl.args", re.compile(r"[A-Za-z0-9_.=/-]{1,64}", re.ASCII), "an nccl-tests option or value")
+        argv.append(word)
+    return argv
+
+
+def nccl_start(host, jobs, test, args, env, path):
+    if test not in NCCL_TESTS:
+        raise FabricTestError("nccl.test: %r is not one of %s" % (test, ", ".join(NCCL_TESTS)), parameter="nccl")
+    checked = {}
+    for key, value in dict(env or {}).items():
+        _word(key, "nccl.env key", ENV_RE, "NCCL_*, OMPI_* or UCX_* names")
+        if not isinstance(value, (str, int)) or not ENV_VALUE_RE.fullmatch(str(value)):
+            raise FabricTestError("nccl.env.%s: %r is not allowed (letters, digits and _ . , : = ^ %% & | / + - "
+                                  "space)" % (key, value), parameter="nccl")
+        checked[key] = str(value)
+    started = []
+    for job in jobs:
+        rank_env = dict(checked, OMPI_COMM_WORLD_RANK=str(job["rank"]),
+                        OMPI_COMM_WORLD_LOCAL_RANK=str(job["local_rank"]), NCCL_IB_HCA=job["hca"])
+        base = os.path.join(path, "nccl-rank%d" % job["rank"])
+        entry = {"rank": job["rank"], "local_rank": job["local_rank"], "hca": job["hca"]}
+        entry.update(_start(host, base, nccl_argv(test, args), env=rank_env))
+        started.append(entry)
+    return started
+
+
+def nccl_collect(jobs, path, timeout):
+    out = []
+    for job in jobs:
+        done = _finish(os.path.join(path, "nccl-rank%d" % job["rank"]), timeout)
+        entry = {"rank": job["rank"], "rc": done["rc"], "stopped": done["stopped"],
+                 "stderr": done["stderr"].strip()[-2000:], "stdout": done["stdout"][-20000:]}
+        if job["rank"] == 0 or done["rc"]:
+            try:
+                entry["report"] = parse_nccl_tests(done["stdout"] + "\n" + done["stderr"])
+            except ParseError:
+                entry["report"] = None
+        out.append(entry)
+    return out
+
+
+def run(host, params: Mapping, check_mode: bool = False) -> dict:
+    """One step of the gate on this host; ``params``: action, jobs, options, run_id, run_dir, timeout, nccl."""
+    action = params.get("action")
+    jobs = check_jobs(action, params.get("jobs") or [])
+    opts = check_options(params.get("options") or {})
+    timeout = params.get("timeout") or 300
+    if action == "facts":
+        return {"changed": False, "rails": rail_facts(host, [job["interface"] for job in jobs])}
+    if check_mode:
+        return {"changed": False, "skipped": True, "msg": "check mode: the gate measures nothing"}
+    path = run_path(params.get("run_dir") or "/run/gpufabric/gate", params.get("run_id"))
+    nccl = dict(params.get("nccl") or {})
+    if action == "serve":
+        return {"changed": False, "servers": serve(host, jobs, opts, path)}
+    if action == "measure":
+        return {"changed": False, "rails": measure(host, jobs, opts)}
+    if action == "collect":
+        return {"changed": False, "servers": collect(jobs, path, timeout)}
+    if action == "nccl_start":
+        return {"changed": False, "ranks": nccl_start(host, jobs, nccl.get("test", "all_reduce_perf"),
+                                                      nccl.get("args") or [], nccl.get("env") or {}, path)}
+    return {"changed": False, "ranks": nccl_collect(jobs, path, timeout)}

@@ -1,0 +1,145 @@
+#!/usr/bin/python
+# -*- coding: utf-8 -*-
+# Copyright: gpufabric.mlnx contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+
+from __future__ import annotations
+
+DOCUMENTATION = r"""
+module: fabric_test
+short_description: One step of the validation gate on a GPU server - rail facts, perftest servers and clients, NCCL ranks
+version_added: 0.1.0
+description:
+  - The host side of the gpufabric.mlnx.validate role. A measurement spans two hosts (a perftest server and its
+    client, the ranks of an NCCL run), so the role runs it in steps on every host of a round at once; this module is
+    one step (O(action)).
+  - V(facts) reads, per rail interface, its RDMA device and port rate (C(ibdev2netdev), C(ibstat)), link state, MTU
+    and carrier changes (C(ip -j -s link)) and IPv4 address (C(ip -j addr)).
+  - V(serve) starts this host's perftest servers (one per test and rail, test I(i) of a job on O(jobs[].port) + I(i))
+    detached in the background, each recording its output and exit code under O(run_dir)/O(run_id).
+  - V(measure) runs, per rail at once, a ping from the rail's address to the peer and then each test's client against
+    the peer's server (retried while the server does not listen yet), and returns the parsed reports
+    (P(gpufabric.mlnx.mlx_parse#filter) C(perftest)).
+  - V(collect) waits for this host's servers (up to O(timeout)), returns their parsed reports and stops what still
+    runs. V(nccl_start) and V(nccl_collect) do the same for NCCL ranks (nccl-tests, one process per GPU, with the
+    environment an MPI launcher gives a rank).
+  - Every value reaches a tool as one argv element, never through a shell; a job that is not allowed fails the task
+    before anything starts, naming the job and the parameter.
+  - In check mode only V(facts) runs; the other steps measure nothing and say so.
+author:
+  - gpufabric.mlnx contributors (@gpufabric)
+extends_documentation_fragment:
+  - gpufabric.mlnx._attributes
+  - gpufabric.mlnx._attributes.info_module
+options:
+  action:
+    description: The step.
+    type: str
+    required: true
+    choices: [facts, serve, measure, collect, nccl_start, nccl_collect]
+  jobs:
+    description:
+      - V(facts), V(serve), V(measure), V(collect) - one per rail, C(interface) (the rail's netdev), C(rail), C(port)
+        (the first test's TCP port), C(tests) (default C(ib_write_bw), C(ib_write_lat)); V(measure) also
+        C(peer_address) (the peer's rail address) and C(peer) (its name, reported back).
+      - V(nccl_start), V(nccl_collect) - one per rank on this host, C(rank), C(local_rank) (the GPU) and C(hca) (its
+        RDMA device).
+    type: list
+    elements: dict
+    default: []
+  options:
+    description:
+      - perftest settings, each optional - C(duration) (s, default 10), C(qps) (4), C(size) (65536), C(lat_size) (2),
+        C(gid_index) (3, RoCE v2 over IPv4), C(tos) (none), C(retries) (20) and C(delay) (0.5 s) of a client whose
+        server does not listen yet, C(ping_count) (3).
+    type: dict
+    default: {}
+  nccl:
+    description:
+      - V(nccl_start) - C(test) (C(all_reduce_perf), C(all_gather_perf) or C(sendrecv_perf)), C(args) (its options, e.g.
+        C([-b, 1G, -e, 8G, -f, "2", -g, "1"])) and C(env) (C(NCCL_*), C(OMPI_*) and C(UCX_*) variables, e.g.
+        C(NCCL_COMM_ID), C(OMPI_COMM_WORLD_SIZE), C(NCCL_TESTS_SPLIT), C(NCCL_TESTS_MIN_BW)).
+    type: dict
+    default: {}
+  run_id:
+    description: The run's name (1-64 of C(A-Z a-z 0-9 _ . -)); its files are under O(run_dir)/O(run_id).
+    type: str
+    default: gate
+  run_dir:
+    description: Where the runs' files live (made 0700).
+    type: path
+    default: /run/gpufabric/gate
+  timeout:
+    description: How long V(collect) and V(nccl_collect) wait for a process before stopping it, in seconds.
+    type: int
+    default: 300
+"""
+
+EXAMPLES = r"""
+- name: Start the perftest servers of this round
+  gpufabric.mlnx.fabric_test:
+    action: serve
+    run_id: gate-1
+    jobs:
+      - {rail: 0, interface: enp24s0np0, port: 18515}
+
+- name: Measure against the peers' servers
+  gpufabric.mlnx.fabric_test:
+    action: measure
+    run_id: gate-1
+    jobs:
+      - {rail: 0, interface: enp24s0np0, port: 18515, peer: srv-r01-02, peer_address: 198.18.0.3}
+  register: measured
+"""
+
+RETURN = r"""
+rails:
+  description:
+    - V(facts) - per interface C(rdma), C(port), C(rate_gbps), C(link_layer), C(state), C(mtu), C(address),
+      C(carrier_changes).
+    - V(measure) - per job C(rail), C(interface), C(peer), C(peer_address), C(facts), C(ping) (C(ok), C(sent),
+      C(received)) and C(tests), each C(test), C(argv), C(rc), C(attempts), C(stderr), C(report) (the parsed report).
+  returned: action is facts or measure
+  type: raw
+servers:
+  description: V(serve) - the servers started (C(test), C(port), C(pid)); V(collect) - their C(rc) and C(report).
+  returned: action is serve or collect
+  type: list
+  elements: dict
+ranks:
+  description: V(nccl_start) - the ranks started; V(nccl_collect) - their C(rc), C(stdout) and, for rank 0 and every
+    rank that failed, C(report) (P(gpufabric.mlnx.mlx_parse#filter) C(nccl_tests)).
+  returned: action is nccl_start or nccl_collect
+  type: list
+  elements: dict
+"""
+
+from ansible.module_utils.basic import AnsibleModule
+
+from ansible_collections.gpufabric.mlnx.plugins.module_utils._errors import MlnxError
+from ansible_collections.gpufabric.mlnx.plugins.module_utils._fabric_test import ACTIONS, run
+from ansible_collections.gpufabric.mlnx.plugins.module_utils._host import Host
+from ansible_collections.gpufabric.mlnx.plugins.module_utils._module import ansible_module
+
+ARGUMENT_SPEC = dict(
+    action=dict(type="str", required=True, choices=list(ACTIONS)),
+    jobs=dict(type="list", elements="dict", default=[]),
+    options=dict(type="dict", default={}),
+    nccl=dict(type="dict", default={}),
+    run_id=dict(type="str", default="gate"),
+    run_dir=dict(type="path", default="/run/gpufabric/gate"),
+    timeout=dict(type="int", default=300),
+)
+
+
+def main():
+    module = ansible_module(AnsibleModule, argument_spec=ARGUMENT_SPEC, supports_check_mode=True)
+    try:
+        result = run(Host(timeout=max(60, module.params["timeout"])), module.params, check_mode=module.check_mode)
+    except MlnxError as err:
+        module.fail_json(**err.fail_kwargs())
+    module.exit_json(**result)
+
+
+if __name__ == "__main__":
+    main()
