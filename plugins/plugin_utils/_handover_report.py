@@ -12,10 +12,10 @@ Pure, on the controller:
 - ``write(results, directory, formats=FORMATS)``: the same written to ``FILENAMES`` in ``directory``;
   returns ``{format: path}``.
 
-Only the HTML needs matplotlib (imported when a plot is drawn; ``MATPLOTLIB_MISSING`` otherwise). The document's
-schema is docs/validation.md; two keys this module reads are optional and documented there:
-``run.thresholds.write_lat_usec`` (the absolute latency limit the gate applied) and ``hosts.*.delivery[].
-{serial,part_number,psid}_expected`` (what the asset list or the matrix expected of a NIC).
+Only the HTML needs matplotlib (imported when a plot is drawn; ``MATPLOTLIB_MISSING`` otherwise). The document
+is the gate's (schema 1); what each part of the report shows, and two keys it reads that are optional, are in
+docs/validation.md: ``run.thresholds.write_lat_usec`` (the absolute latency limit the gate applied) and
+``hosts.*.delivery[].{serial,part_number,psid}_expected`` (what the asset list or the matrix expected of a NIC).
 """
 
 from __future__ import annotations
@@ -506,9 +506,10 @@ def render_junit(results) -> str:
     quarantined = dict(_quarantine(results))
     suite = ET.Element("testsuite", name=_xml("gpufabric.mlnx validation gate%s"
                                               % (" (%s)" % run.get("matrix") if run.get("matrix") else "")))
-    properties = ET.SubElement(suite, "properties")
-    for key in ("matrix", "nccl_expected", "started", "finished"):
-        if run.get(key) is not None:
+    named = [key for key in ("matrix", "nccl_expected", "started", "finished") if run.get(key) is not None]
+    if named:
+        properties = ET.SubElement(suite, "properties")
+        for key in named:
             ET.SubElement(properties, "property", name=key, value=_xml(run.get(key)))
     tallies = {"tests": 0, "failures": 0, "errors": 0, "skipped": 0}
     for name, host in _hosts(results):
@@ -695,15 +696,16 @@ def _draw_nccl(figure, results):
         return [size for size, _bw in points], [bw for _size, bw in points]
 
     hosts = [(name, host) for name, host in _hosts(results) if _items(_get(host, "nccl"), "rows")]
-    for index, (name, host) in enumerate(hosts):
+    many, grey_labelled = len(hosts) > LEGEND_MAX_HOSTS, False
+    for name, host in hosts:
         x, y = curve(_items(_get(host, "nccl"), "rows"))
         if not x:
             continue
         bad = host.get("status") == "quarantined"
-        many = len(hosts) > LEGEND_MAX_HOSTS
         label = _label(name) + (" (quarantined)" if bad else "")
         if many and not bad:
-            label = "hosts (%d)" % len(hosts) if index == 0 else "_nolegend_"
+            label = "_nolegend_" if grey_labelled else "hosts (%d)" % len(hosts)
+            grey_labelled = True
         axes.plot(x, y, linewidth=1.0, linestyle="--" if bad else "-", alpha=0.9 if not many else 0.4,
                   color=THRESHOLD_COLOUR if bad else ("#9a9a9a" if many else None), label=label, marker=".",
                   markersize=3)
@@ -738,7 +740,8 @@ def _draw_nccl(figure, results):
     axes.set_ylabel("bus bandwidth (GB/s)")
     axes.set_title("NCCL all-reduce bus bandwidth against message size")
     axes.grid(True, which="major", color="#e5e5e5", linewidth=0.6)
-    axes.legend(loc="upper left", frameon=False, fontsize=8)
+    if axes.get_legend_handles_labels()[0]:
+        axes.legend(loc="upper left", frameon=False, fontsize=8)
 
 
 def plots(results) -> dict:

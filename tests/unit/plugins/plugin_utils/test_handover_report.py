@@ -339,3 +339,35 @@ def test_delivery_expected_columns_only_when_the_document_has_them():
     assert "| SN | SN expected |" in text
     assert "| srv-r02-02 | 0000:40:00.0 | MT2245X00031 | MT2245X09999 | MCX75310AAS-NEAT |" in text
     assert "| MISMATCH |" in text.split("## Delivery check")[1].split("## Driver")[0]
+
+
+def test_nccl_legend_of_many_hosts():
+    """Beyond LEGEND_MAX_HOSTS, the hosts are one legend entry; a quarantined host keeps its own."""
+    doc = results()
+    template = doc["hosts"]["srv-r01-01"]
+    for index in range(report.LEGEND_MAX_HOSTS + 4):
+        doc["hosts"]["srv-r09-%02d" % index] = copy.deepcopy(template)
+    nccl = re.findall(r"<svg.*?</svg>", report.render(doc, ["html"])["html"], flags=re.S)[2]
+    legend = re.findall(r"<text[^>]*>([^<]*)</text>", nccl)
+    assert "hosts (24)" in legend and "srv-r02-02 (quarantined)" in legend and "srv-r09-01" not in legend
+
+
+def test_importing_the_module_and_the_other_formats_do_not_import_matplotlib():
+    code = ("import sys\n"
+            "from ansible_collections.gpufabric.mlnx.plugins.plugin_utils import _handover_report as r\n"
+            "r.render({'schema': 1, 'hosts': {}}, ['md', 'csv', 'json', 'junit'])\n"
+            "print('matplotlib' in sys.modules)\n")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
+                         env=dict(os.environ, PYTHONPATH=os.pathsep.join(p for p in sys.path if p)))
+    assert out.stdout.strip() == "False"
+
+
+def test_a_document_without_hosts_renders_without_warnings():
+    import warnings  # pylint: disable=import-outside-toplevel
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        out = report.render({"schema": 1, "hosts": {}})
+    assert out["html"].count("<svg") == 3 and "no rail measured" in out["html"]
+    assert out["csv"] == ",".join(k for k, _t in report.RAIL_COLUMNS) + "\n"
+    root = ET.fromstring(out["junit"])
+    assert root.get("tests") == "0" and root.find("testsuite/properties") is None
