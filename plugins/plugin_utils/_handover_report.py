@@ -349,7 +349,8 @@ def _sus(results):
 def _su_rows(results):
     return [{"su": su, "hosts": ", ".join(str(h) for h in _list(entry.get("hosts"), "results.su.%s.hosts" % su)),
              "avg_busbw_gbs": entry.get("avg_busbw_gbs"), "threshold_gbs": entry.get("threshold_gbs"),
-             "ok": _ok(entry.get("ok")), "_bad": entry.get("ok") is False}
+             "ok": {True: "ok", False: "below threshold"}.get(entry.get("ok"), _text(entry.get("ok"))),
+             "_bad": entry.get("ok") is False}
             for su, entry in _sus(results)]
 
 
@@ -767,6 +768,7 @@ p.intro { margin: 4px 0 8px 0; color: #444444; }
 table { border-collapse: collapse; margin: 6px 0 10px 0; font-size: 13px; }
 th, td { border: 1px solid #cccccc; padding: 3px 8px; text-align: left; vertical-align: top; }
 th { background: #f2f2f2; }
+td:first-child { white-space: nowrap; }
 tr.bad td { background: #fde2e1; }
 .cards { display: flex; gap: 12px; flex-wrap: wrap; margin: 8px 0 12px 0; }
 .card { border: 1px solid #cccccc; border-radius: 6px; padding: 8px 14px; min-width: 150px; }
