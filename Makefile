@@ -49,9 +49,11 @@ image: host
 
 # Debian's mstflint: the real mstconfig/mstflint, run by tests on this card-less machine. openssh-server: the sshd
 # the nv-over-SSH tests start themselves on 127.0.0.1 (tests/unit/nvue/nvue_ssh.py); its service is not used.
+# chromium: the headless browser that screenshots the hand-over report (tests/unit/plugins/plugin_utils/
+# test_handover_report.py) to check that its plots render.
 tools:
-	{ command -v mstconfig >/dev/null && test -x /usr/sbin/sshd; } || { apt-get update -q && \
-	  DEBIAN_FRONTEND=noninteractive apt-get install -y -q mstflint openssh-server; }
+	{ command -v mstconfig >/dev/null && test -x /usr/sbin/sshd && command -v chromium >/dev/null; } || \
+	  { apt-get update -q && DEBIAN_FRONTEND=noninteractive apt-get install -y -q mstflint openssh-server chromium; }
 
 unit: venv collection tools
 	$(BIN)/pytest -q -n 2 tests/unit

@@ -22,7 +22,7 @@ fail() { echo "ee-check: $*" >&2; exit 1; }
 "$builder" introspect --sanitize --write-pip "$out/ee-requirements.txt" --write-bindep "$out/ee-bindep.txt" \
   "$out/ee-collections" >"$out/ee-introspect.txt"
 cat "$out/ee-introspect.txt"
-for needed in netaddr paramiko; do
+for needed in netaddr paramiko matplotlib; do
   grep -Eq "^$needed([<>=!~ ;#]|$)" "$out/ee-requirements.txt" || fail "the EE Python requirements lack $needed"
 done
 grep -Eq '^mstflint( |$)' "$out/ee-bindep.txt" || fail "the EE system requirements lack mstflint"

@@ -42,9 +42,10 @@ python3 -m venv "$out/venv"
 "$out/venv/bin/python" -m pip install --quiet --disable-pip-version-check ansible-core -r requirements.txt \
   -c constraints.txt 2> >(grep -v '^WARNING: Location' >&2)
 extra=$("$out/venv/bin/python" -m pip list --format=freeze --disable-pip-version-check \
-  | grep -Eiv '^(ansible-core|netaddr|paramiko|bcrypt|pynacl|invoke|jinja2|markupsafe|pyyaml|packaging|cryptography|cffi|pycparser|resolvelib|pip|setuptools)==' || true)
+  | grep -Eiv '^(ansible-core|netaddr|paramiko|bcrypt|pynacl|invoke|jinja2|markupsafe|pyyaml|packaging|cryptography|cffi|pycparser|resolvelib|pip|setuptools)==' \
+  | grep -Eiv '^(matplotlib|contourpy|cycler|fonttools|kiwisolver|numpy|pillow|pyparsing|python-dateutil|tzdata)==' || true)
 [ -z "$extra" ] || fail "the venv holds more than ansible-core and requirements.txt: $extra"
-say "venv: $("$out/venv/bin/python" -m pip list --format=freeze --disable-pip-version-check | grep -Ei '^(ansible-core|netaddr|paramiko)==' | paste -sd' ')"
+say "venv: $("$out/venv/bin/python" -m pip list --format=freeze --disable-pip-version-check | grep -Ei '^(ansible-core|netaddr|paramiko|matplotlib)==' | paste -sd' ')"
 
 # A user's environment: none of the Makefile's ANSIBLE_* variables, PATH without the development venv, no
 # ansible.cfg. PYTHONDONTWRITEBYTECODE: Python's own bytecode caches (plugins/*/__pycache__) would otherwise

@@ -1,0 +1,884 @@
+# -*- coding: utf-8 -*-
+# Copyright: gpufabric.mlnx contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+"""The validation gate's hand-over report, rendered from the gate's results document alone (schema 1).
+
+Pure, on the controller:
+
+- ``render(results, formats=FORMATS)``: ``{format: text}`` for ``html`` (one self-contained page: inline CSS,
+  the plots inline as SVG, no external reference, every value HTML-escaped), ``md`` (the same content as
+  Markdown tables), ``csv`` (one row per host x rail, ``RAIL_COLUMNS``), ``json`` (the document itself, sorted
+  keys) and ``junit`` (one testcase per host; a ``<failure>`` naming every failing measure of a quarantined host).
+- ``write(results, directory, formats=FORMATS)``: the same written to ``FILENAMES`` in ``directory``;
+  returns ``{format: path}``.
+
+Only the HTML needs matplotlib (imported when a plot is drawn; ``MATPLOTLIB_MISSING`` otherwise). The document
+is the gate's (schema 1); what each part of the report shows, and two keys it reads that are optional, are in
+docs/validation.md: ``run.thresholds.write_lat_usec`` (the absolute latency limit the gate applied) and
+``hosts.*.delivery[].{serial,part_number,psid}_expected`` (what the asset list or the matrix expected of a NIC).
+"""
+
+from __future__ import annotations
+
+import html
+import io
+import json
+import math
+import os
+import re
+import statistics
+import xml.etree.ElementTree as ET
+from datetime import datetime
+from typing import Any, Sequence
+
+from ansible_collections.gpufabric.mlnx.plugins.module_utils._errors import InvalidValue, MlnxError
+from ansible_collections.gpufabric.mlnx.plugins.module_utils._validate import kind_of
+from ansible_collections.gpufabric.mlnx.plugins.plugin_utils._report import csv_table, markdown_table
+
+SCHEMA = 1
+FORMATS = ("html", "md", "csv", "json", "junit")
+FILENAMES = {
+    "html": "handover.html", "md": "handover.md", "csv": "handover.csv", "json": "handover.json",
+    "junit": "handover-junit.xml",
+}
+STATUSES = ("passed", "quarantined", "not_retested")
+MATPLOTLIB_MISSING = ("the hand-over report's HTML page draws its plots with the python matplotlib library, which is "
+                      "not installed on the controller: pip install -r requirements.txt -c constraints.txt "
+                      "(requirements.txt of gpufabric.mlnx names matplotlib)")
+
+# The CSV (and the rails table of the other formats): one row per host x rail.
+RAIL_COLUMNS = (
+    ("host", "host"), ("rack", "rack"), ("rail", "rail"), ("interface", "interface"), ("leaf", "leaf"),
+    ("peer", "peer"), ("write_bw_gbps", "write BW Gb/s"), ("write_bw_reverse_gbps", "reverse BW Gb/s"),
+    ("port_rate_gbps", "port rate Gb/s"), ("write_lat_usec", "write latency µs"), ("status", "status"),
+    ("failures", "failures"),
+)
+SUMMARY_COLUMNS = (("item", "item"), ("value", "value"))
+THRESHOLD_COLUMNS = (("measure", "measure"), ("threshold", "threshold"), ("meaning", "meaning"))
+QUARANTINE_COLUMNS = (
+    ("host", "host"), ("rack", "rack"), ("measure", "measure"), ("rail", "rail"), ("value", "value"),
+    ("threshold", "threshold"), ("unit", "unit"), ("message", "reason"),
+)
+HOST_COLUMNS = (
+    ("host", "host"), ("rack", "rack"), ("su", "SU"), ("status", "status"), ("rails", "rails"),
+    ("avg_busbw_gbs", "NCCL avg bus BW GB/s"), ("failures", "failing measures"),
+)
+LATENCY_COLUMNS = (("count", "measures"), ("min", "min µs"), ("median", "median µs"), ("max", "max µs"),
+                   ("threshold", "threshold µs"), ("above", "above threshold"))
+SU_COLUMNS = (("su", "SU"), ("hosts", "hosts"), ("avg_busbw_gbs", "avg bus BW GB/s"),
+              ("threshold_gbs", "threshold GB/s"), ("ok", "ok"))
+DELIVERY_COLUMNS = (
+    ("host", "host"), ("pci", "PCI"), ("serial", "SN"), ("serial_expected", "SN expected"),
+    ("part_number", "PN"), ("part_number_expected", "PN expected"), ("psid", "PSID"),
+    ("psid_expected", "PSID expected"), ("firmware", "firmware"), ("firmware_expected", "firmware expected"),
+    ("ok", "ok"),
+)
+# expected SN/PN/PSID: optional keys of the document (the delivery check's asset list), shown when present
+OPTIONAL_DELIVERY = ("serial_expected", "part_number_expected", "psid_expected")
+VERSION_COLUMNS = (
+    ("host", "host"), ("driver", "driver"), ("driver_expected", "driver expected"), ("nccl", "NCCL"),
+    ("nccl_expected", "NCCL expected"), ("firmware", "firmware"), ("firmware_expected", "firmware expected"),
+    ("ok", "ok"),
+)
+CABLING_COLUMNS = (
+    ("host", "host"), ("rail", "rail"), ("interface", "interface"), ("expected", "LLDP expected"),
+    ("seen", "LLDP seen"), ("ok", "ok"), ("host_link", "host link"), ("leaf_link", "leaf link"),
+)
+
+# The plots: one figure style for the three, colours picked for a white page.
+HEATMAP_CMAP = "RdYlGn"
+HISTOGRAM_COLOUR = "#4c72b0"
+THRESHOLD_COLOUR = "#d62728"
+SU_COLOURS = ("#1f77b4", "#9467bd", "#8c564b", "#e377c2", "#17becf", "#bcbd22")
+SVG_SALT = "gpufabric.mlnx handover"
+ANNOTATE_MAX_HOSTS = 64        # heat-map cells carry their value up to this many hosts
+LEGEND_MAX_HOSTS = 16          # NCCL plot: one legend entry per host up to this many hosts
+
+
+# ---------------------------------------------------------------- the document
+
+def _mapping(value, parameter, what):
+    if not isinstance(value, dict):
+        raise InvalidValue("%s must be %s (a mapping), not %s" % (parameter, what, kind_of(value)), parameter=parameter)
+    return value
+
+
+def _list(value, parameter):
+    if value is None:
+        return []
+    if not isinstance(value, list):
+        raise InvalidValue("%s must be a list, not %s" % (parameter, kind_of(value)), parameter=parameter)
+    return value
+
+
+def _document(results):
+    """``results`` checked for what the report relies on (schema 1, hosts a mapping of mappings)."""
+    _mapping(results, "results", "the validation gate's results document")
+    if results.get("schema") != SCHEMA:
+        raise InvalidValue("results.schema must be %d (the gate's results document, docs/validation.md), not %s"
+                           % (SCHEMA, kind_of(results.get("schema"))), parameter="results.schema", allowed=[SCHEMA])
+    hosts = _mapping(results.get("hosts"), "results.hosts", "the hosts (name -> results)")
+    for name, host in hosts.items():
+        _mapping(host, "results.hosts.%s" % name, "one host's results")
+        for key in ("rails", "delivery", "failures"):
+            for index, item in enumerate(_list(host.get(key), "results.hosts.%s.%s" % (name, key))):
+                _mapping(item, "results.hosts.%s.%s[%d]" % (name, key, index), "a mapping")
+    _mapping(results.get("run") or {}, "results.run", "the run")
+    _mapping(results.get("su") or {}, "results.su", "the scalable units (SU -> results)")
+    return results
+
+
+def _get(mapping, key):
+    value = mapping.get(key) if isinstance(mapping, dict) else None
+    return value if isinstance(value, dict) else {}
+
+
+def _items(mapping, key):
+    value = mapping.get(key) if isinstance(mapping, dict) else None
+    return [item for item in value if isinstance(item, dict)] if isinstance(value, list) else []
+
+
+def _number(value):
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
+        return None
+    return value
+
+
+def _hosts(results):
+    """``[(name, host)]`` sorted by name."""
+    return sorted(results["hosts"].items(), key=lambda item: str(item[0]))
+
+
+def _rails(host):
+    return sorted(_items(host, "rails"), key=lambda rail: (str(rail.get("rail")), ))
+
+
+def _natural(value):
+    """A sort key that puts rail 2 before rail 10 and SU "2" before "10"."""
+    return [int(part) if part.isdigit() else part for part in re.split(r"(\d+)", str(value))]
+
+
+def _thresholds(results):
+    return _get(_get(results, "run"), "thresholds")
+
+
+def _latencies(results):
+    return [value for _name, host in _hosts(results) for rail in _rails(host)
+            if (value := _number(rail.get("write_lat_usec"))) is not None]
+
+
+def _latency_limit(results):
+    """``(limit, how)``: the absolute ib_write_lat limit in µs and where it comes from, or ``(None, why)``."""
+    thresholds = _thresholds(results)
+    limit = _number(thresholds.get("write_lat_usec"))
+    if limit is not None:
+        return limit, "the gate's limit"
+    for _name, host in _hosts(results):
+        for failure in _items(host, "failures"):
+            if failure.get("measure") == "ib_write_lat" and _number(failure.get("threshold")) is not None:
+                return failure["threshold"], "the limit of the failing measures"
+    factor, values = _number(thresholds.get("write_lat_factor")), _latencies(results)
+    if factor is None or not values:
+        return None, "no write_lat_factor or no latency measured"
+    return factor * statistics.median(values), "from this run's median"
+
+
+def _quarantine(results):
+    """``[(host, failures)]``: the document's quarantine list, else the hosts whose status is quarantined."""
+    entries = _items(results, "quarantine")
+    if entries:
+        return [(str(entry.get("host")), _items(entry, "failures")) for entry in entries]
+    return [(name, _items(host, "failures")) for name, host in _hosts(results) if host.get("status") == "quarantined"]
+
+
+def _counts(results):
+    counts = {status: 0 for status in STATUSES}
+    for _name, host in _hosts(results):
+        counts[host.get("status")] = counts.get(host.get("status"), 0) + 1
+    return counts
+
+
+# ---------------------------------------------------------------- words
+
+def _text(value):
+    """A value as a person reads it: ``""`` for null, yes/no, numbers without trailing zeros."""
+    if value is None:
+        return ""
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    if isinstance(value, float):
+        if not math.isfinite(value):
+            return str(value)
+        text = "%.2f" % value
+        return text.rstrip("0").rstrip(".") if "." in text else text
+    if isinstance(value, (list, tuple)):
+        return ", ".join(_text(item) for item in value)
+    return str(value)
+
+
+def _ok(value):
+    return {True: "ok", False: "MISMATCH"}.get(value, "") if isinstance(value, bool) or value is None else str(value)
+
+
+def _size(size):
+    """A message size in bytes as ``8 B``, ``64 KiB``, ``1 GiB``."""
+    for unit, scale in (("GiB", 1 << 30), ("MiB", 1 << 20), ("KiB", 1 << 10)):
+        if size >= scale:
+            return "%s %s" % (_text(size / scale if size % scale else size // scale), unit)
+    return "%s B" % _text(size)
+
+
+def _failure_text(failure):
+    message = failure.get("message")
+    if message:
+        return str(message)
+    rail = failure.get("rail")
+    return "%s%s: %s (threshold %s %s)" % (failure.get("measure"), "" if rail is None else " on rail %s" % rail,
+                                           _text(failure.get("value")), _text(failure.get("threshold")),
+                                           failure.get("unit") or "")
+
+
+def _measures(failures):
+    names = []
+    for failure in failures:
+        if str(failure.get("measure")) not in names:
+            names.append(str(failure.get("measure")))
+    return names
+
+
+# ---------------------------------------------------------------- the rows (one set for every format)
+
+def rail_rows(results) -> list[dict]:
+    """One row per host x rail (``RAIL_COLUMNS``; a host without rails has one row without a rail). ``failures``:
+    the messages of the failures on that rail, then those of the host that name no rail, joined by ``; ``."""
+    results = _document(results)
+    rows = []
+    for name, host in _hosts(results):
+        failures = _items(host, "failures")
+        host_wide = [_failure_text(f) for f in failures if f.get("rail") is None]
+        for rail in _rails(host) or [{}]:
+            on_rail = [_failure_text(f) for f in failures if rail and f.get("rail") is not None
+                       and str(f.get("rail")) == str(rail.get("rail"))]
+            rows.append({
+                "host": name, "rack": host.get("rack"), "rail": rail.get("rail"), "interface": rail.get("interface"),
+                "leaf": rail.get("leaf"), "peer": rail.get("peer"), "write_bw_gbps": rail.get("write_bw_gbps"),
+                "write_bw_reverse_gbps": rail.get("write_bw_reverse_gbps"), "port_rate_gbps": rail.get("port_rate_gbps"),
+                "write_lat_usec": rail.get("write_lat_usec"), "status": host.get("status"),
+                "failures": "; ".join(on_rail + host_wide),
+                "_bad": bool(on_rail or host_wide),
+            })
+    return rows
+
+
+def _summary_rows(results):
+    run, counts = _get(results, "run"), _counts(results)
+    handover = [str(name) for name in _list(results.get("handover"), "results.handover")]
+    rows = [
+        {"item": "matrix", "value": run.get("matrix")},
+        {"item": "NCCL expected", "value": run.get("nccl_expected")},
+        {"item": "run started", "value": run.get("started")},
+        {"item": "run finished", "value": run.get("finished")},
+        {"item": "hosts", "value": len(results["hosts"])},
+        {"item": "passed", "value": counts.get("passed", 0)},
+        {"item": "quarantined", "value": counts.get("quarantined", 0), "_bad": counts.get("quarantined", 0) > 0},
+        {"item": "not retested (passed before, nothing changed)", "value": counts.get("not_retested", 0)},
+        {"item": "handed over", "value": "%d: %s" % (len(handover), ", ".join(handover)) if handover else "0"},
+    ]
+    for status in sorted(set(counts) - set(STATUSES), key=str):
+        rows.append({"item": "status %s" % _text(status), "value": counts[status], "_bad": True})
+    return rows
+
+
+def _threshold_rows(results):
+    thresholds = _thresholds(results)
+    limit, how = _latency_limit(results)
+    fraction = thresholds.get("write_bw_fraction")
+    rows = [
+        {"measure": "ib_write_bw", "threshold": "%s x port rate" % _text(fraction) if fraction is not None else "",
+         "meaning": "write bandwidth (each direction) >= fraction x the port rate"},
+        {"measure": "ib_write_lat", "threshold": "%s x fleet median" % _text(thresholds.get("write_lat_factor"))
+         + ("" if limit is None else " (%s µs, %s)" % (_text(float(limit)), how)),
+         "meaning": "write latency <= factor x the fleet median"},
+        {"measure": "nccl_busbw (per rail)", "threshold": "%s GB/s" % _text(thresholds.get("nccl_busbw_per_rail_gbs")),
+         "meaning": "NCCL all-reduce bus bandwidth per rail"},
+        {"measure": "nccl_busbw (host)", "threshold": "%s GB/s" % _text(thresholds.get("nccl_busbw_host_gbs")),
+         "meaning": "NCCL all-reduce average bus bandwidth of the whole host"},
+    ]
+    known = {"write_bw_fraction", "write_lat_factor", "write_lat_usec", "nccl_busbw_per_rail_gbs", "nccl_busbw_host_gbs"}
+    for key in sorted(set(thresholds) - known, key=str):
+        rows.append({"measure": str(key), "threshold": _text(thresholds[key]), "meaning": ""})
+    return rows
+
+
+def _quarantine_rows(results):
+    rows = []
+    for name, failures in _quarantine(results):
+        host = _get(results["hosts"], name)
+        for failure in failures or [{"measure": "", "message": "quarantined (no failure recorded)"}]:
+            rows.append({"host": name, "rack": host.get("rack"), "measure": failure.get("measure"),
+                         "rail": failure.get("rail"), "value": failure.get("value"),
+                         "threshold": failure.get("threshold"), "unit": failure.get("unit"),
+                         "message": _failure_text(failure), "_bad": True})
+    return rows
+
+
+def _host_rows(results):
+    return [{"host": name, "rack": host.get("rack"), "su": host.get("su"), "status": host.get("status"),
+             "rails": len(_rails(host)), "avg_busbw_gbs": _get(host, "nccl").get("avg_busbw_gbs"),
+             "failures": ", ".join(_measures(_items(host, "failures"))),
+             "_bad": host.get("status") not in ("passed", "not_retested")}
+            for name, host in _hosts(results)]
+
+
+def _latency_rows(results):
+    values = _latencies(results)
+    limit, _how = _latency_limit(results)
+    if not values:
+        return [{"count": 0}]
+    above = sum(1 for value in values if limit is not None and value > limit)
+    return [{"count": len(values), "min": float(min(values)), "median": float(statistics.median(values)),
+             "max": float(max(values)), "threshold": None if limit is None else float(limit), "above": above,
+             "_bad": above > 0}]
+
+
+def _sus(results):
+    return sorted(((str(su), entry) for su, entry in (results.get("su") or {}).items() if isinstance(entry, dict)),
+                  key=lambda item: _natural(item[0]))
+
+
+def _su_rows(results):
+    return [{"su": su, "hosts": ", ".join(str(h) for h in _list(entry.get("hosts"), "results.su.%s.hosts" % su)),
+             "avg_busbw_gbs": entry.get("avg_busbw_gbs"), "threshold_gbs": entry.get("threshold_gbs"),
+             "ok": {True: "ok", False: "below threshold"}.get(entry.get("ok"), _text(entry.get("ok"))),
+             "_bad": entry.get("ok") is False}
+            for su, entry in _sus(results)]
+
+
+def _nccl_size_rows(results):
+    """Bus bandwidth by message size, one column per SU (``su:<name>``): the NCCL plot's SU lines as a table."""
+    sus = _sus(results)
+    table = {}
+    for su, entry in sus:
+        for row in _items(entry, "rows"):
+            if _number(row.get("size")) is not None:
+                table.setdefault(row["size"], {})["su:%s" % su] = row.get("busbw")
+    rows = [dict({"size": _size(size)}, **by_su) for size, by_su in sorted(table.items())]
+    return rows, [("size", "size")] + [("su:%s" % su, "SU %s bus BW GB/s" % su) for su, _e in sus]
+
+
+def _present(columns, rows, optional):
+    """``columns`` without those of ``optional`` that no row has a value for."""
+    return [(key, title) for key, title in columns
+            if key not in optional or any(row.get(key) is not None for row in rows)]
+
+
+def _delivery_rows(results):
+    rows = []
+    for name, host in _hosts(results):
+        for nic in _items(host, "delivery"):
+            row = {key: nic.get(key) for key, _title in DELIVERY_COLUMNS if key not in ("host", "ok")}
+            rows.append(dict(row, host=name, ok=_ok(nic.get("ok")), _bad=nic.get("ok") is False))
+    return rows
+
+
+def _version_rows(results):
+    nccl_expected = _get(results, "run").get("nccl_expected")
+    rows = []
+    for name, host in _hosts(results):
+        versions = _get(host, "versions")
+        nics = _items(host, "delivery")
+        firmware = sorted({str(n.get("firmware")) for n in nics if n.get("firmware") is not None})
+        expected = sorted({str(n.get("firmware_expected")) for n in nics if n.get("firmware_expected") is not None})
+        problems = [
+            versions.get("driver_expected") is not None and versions.get("driver") != versions.get("driver_expected"),
+            nccl_expected is not None and versions.get("nccl") != nccl_expected,
+            any(n.get("firmware_expected") is not None and n.get("firmware") != n.get("firmware_expected")
+                for n in nics),
+        ]
+        rows.append({"host": name, "driver": versions.get("driver"), "driver_expected": versions.get("driver_expected"),
+                     "nccl": versions.get("nccl"), "nccl_expected": nccl_expected, "firmware": ", ".join(firmware),
+                     "firmware_expected": ", ".join(expected), "ok": _ok(not any(problems)), "_bad": any(problems)})
+    return rows
+
+
+def _link_text(state, speed, mtu):
+    return " ".join(_text(v) for v in (state, speed, "MTU %s" % _text(mtu) if mtu is not None else None) if v is not None)
+
+
+def _cabling_rows(results):
+    rows = []
+    for name, host in _hosts(results):
+        for rail in _rails(host):
+            lldp, link = _get(rail, "lldp"), _get(rail, "link")
+            speed = link.get("host_speed_gbps")
+            rows.append({"host": name, "rail": rail.get("rail"), "interface": rail.get("interface"),
+                         "expected": lldp.get("expected"), "seen": lldp.get("seen"), "ok": _ok(lldp.get("ok")),
+                         "host_link": _link_text(link.get("host_state"), None if speed is None else "%sG" % _text(speed),
+                                                 link.get("host_mtu")),
+                         "leaf_link": _link_text(link.get("leaf_state"), link.get("leaf_speed"), link.get("leaf_mtu")),
+                         "_bad": lldp.get("ok") is False})
+    return rows
+
+
+def _sections(results):
+    """``[(anchor, title, intro, columns, rows)]``: the tables of the report, in their order."""
+    nccl_rows, nccl_columns = _nccl_size_rows(results)
+    delivery = _delivery_rows(results)
+    return [
+        ("summary", "Summary", "", SUMMARY_COLUMNS, _summary_rows(results)),
+        ("thresholds", "Thresholds", "What each measure was compared against.", THRESHOLD_COLUMNS,
+         _threshold_rows(results)),
+        ("quarantine", "Quarantine", "Hosts NOT handed over, with every failing measure.", QUARANTINE_COLUMNS,
+         _quarantine_rows(results)),
+        ("hosts", "Hosts", "", HOST_COLUMNS, _host_rows(results)),
+        ("bandwidth", "Bandwidth per host x rail", "ib_write_bw of each host as client to its peer; the heat map's "
+         "colour is write BW / port rate.", RAIL_COLUMNS, rail_rows(results)),
+        ("latency", "Latency", "ib_write_lat of every host x rail.", LATENCY_COLUMNS, _latency_rows(results)),
+        ("nccl", "NCCL bus bandwidth", "NCCL all-reduce per scalable unit (all its hosts together).", SU_COLUMNS,
+         _su_rows(results)),
+        ("nccl-sizes", "NCCL bus bandwidth by message size", "Out-of-place bus bandwidth of each SU.", nccl_columns,
+         nccl_rows),
+        ("delivery", "Delivery check", "Each NIC against what was expected (SN/PN/PSID/firmware).",
+         _present(DELIVERY_COLUMNS, delivery, OPTIONAL_DELIVERY), delivery),
+        ("versions", "Driver and firmware against the matrix", "", VERSION_COLUMNS, _version_rows(results)),
+        ("cabling", "Cabling", "LLDP neighbour of each rail: expected (the cabling plan) against seen.",
+         CABLING_COLUMNS, _cabling_rows(results)),
+    ]
+
+
+# ---------------------------------------------------------------- Markdown, CSV, JSON
+
+def _md_text(value):
+    """A cell for Markdown: the value as text, with ``&``, ``<``, ``>`` as entities (an inventory's host name is
+    shown, never interpreted as HTML by a Markdown viewer)."""
+    return html.escape(_text(value), quote=False)
+
+
+def render_markdown(results) -> str:
+    results = _document(results)
+    run = _get(results, "run")
+    out = ["# Hand-over report%s" % (" - matrix %s" % _md_text(run.get("matrix")) if run.get("matrix") else ""), "",
+           "The plots (bandwidth heat map, latency histogram, NCCL bus bandwidth by message size) are in "
+           "handover.html; the same numbers are in the tables below.", ""]
+    for _anchor, title, intro, columns, rows in _sections(results):
+        out += ["## %s" % title, ""]
+        if intro:
+            out += [intro, ""]
+        if not rows:
+            out += ["(none)", ""]
+            continue
+        cells = [{key: _md_text(row.get(key)) for key, _title in columns} for row in rows]
+        out += [markdown_table(cells, columns=[(key, _md_text(t)) for key, t in columns])]
+    return "\n".join(out).rstrip("\n") + "\n"
+
+
+def render_csv(results) -> str:
+    return csv_table(rail_rows(results), columns=RAIL_COLUMNS)
+
+
+def render_json(results) -> str:
+    return json.dumps(_document(results), sort_keys=True, indent=2, ensure_ascii=False) + "\n"
+
+
+# ---------------------------------------------------------------- JUnit
+
+_XML_BAD = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ud800-\udfff\ufffe\uffff]")
+
+
+def _xml(value):
+    """Text XML 1.0 can carry (a tool's output line may hold control characters)."""
+    return _XML_BAD.sub("?", _text(value))
+
+
+def _seconds(run):
+    try:
+        started, finished = (datetime.fromisoformat(str(run.get(k)).replace("Z", "+00:00")) for k in ("started", "finished"))
+        return max((finished - started).total_seconds(), 0.0)
+    except (TypeError, ValueError):
+        return 0.0
+
+
+def render_junit(results) -> str:
+    """JUnit XML: ``<testsuites>`` with one ``<testsuite>`` (the gate run) holding one ``<testcase>`` per host
+    (classname ``gpufabric.mlnx.handover.<rack>``); a quarantined host has a ``<failure>`` whose text lists every
+    failing measure, a host not retested is ``<skipped>``; an unknown status is an ``<error>``."""
+    results = _document(results)
+    run = _get(results, "run")
+    quarantined = dict(_quarantine(results))
+    suite = ET.Element("testsuite", name=_xml("gpufabric.mlnx validation gate%s"
+                                              % (" (%s)" % run.get("matrix") if run.get("matrix") else "")))
+    named = [key for key in ("matrix", "nccl_expected", "started", "finished") if run.get(key) is not None]
+    if named:
+        properties = ET.SubElement(suite, "properties")
+        for key in named:
+            ET.SubElement(properties, "property", name=key, value=_xml(run.get(key)))
+    tallies = {"tests": 0, "failures": 0, "errors": 0, "skipped": 0}
+    for name, host in _hosts(results):
+        status = host.get("status")
+        case = ET.SubElement(suite, "testcase", name=_xml(name), time="0",
+                             classname=_xml("gpufabric.mlnx.handover.%s" % (host.get("rack") or "unracked")))
+        tallies["tests"] += 1
+        if status == "quarantined" or name in quarantined:
+            failures = quarantined.get(name) or _items(host, "failures")
+            summary = "quarantined: %d failing measure%s (%s)" % (
+                len(failures), "" if len(failures) == 1 else "s", ", ".join(_measures(failures)) or "none recorded")
+            failure = ET.SubElement(case, "failure", type="quarantined", message=_xml(summary))
+            failure.text = _xml("\n".join(_failure_text(f) for f in failures) or "quarantined (no failure recorded)")
+            tallies["failures"] += 1
+        elif status == "not_retested":
+            ET.SubElement(case, "skipped", message="not retested: passed on an earlier run, nothing changed")
+            tallies["skipped"] += 1
+        elif status != "passed":
+            ET.SubElement(case, "error", type="status", message=_xml("unknown status %r" % (status,)))
+            tallies["errors"] += 1
+    seconds = "%.3f" % _seconds(run)
+    for key, value in tallies.items():
+        suite.set(key, str(value))
+    suite.set("time", seconds)
+    if run.get("started"):
+        suite.set("timestamp", _xml(str(run["started"]).replace("Z", "")))
+    root = ET.Element("testsuites", name="gpufabric.mlnx hand-over", time=seconds,
+                      **{key: str(value) for key, value in tallies.items()})
+    root.append(suite)
+    ET.indent(root)
+    return '<?xml version="1.0" encoding="UTF-8"?>\n' + ET.tostring(root, encoding="unicode") + "\n"
+
+
+# ---------------------------------------------------------------- plots (matplotlib, SVG)
+
+def _matplotlib():
+    """matplotlib, imported now (only the HTML page needs it); a clear error when it is not installed."""
+    try:
+        import matplotlib  # pylint: disable=import-outside-toplevel
+        from matplotlib.figure import Figure  # pylint: disable=import-outside-toplevel
+        from matplotlib.backends.backend_agg import FigureCanvasAgg  # pylint: disable=import-outside-toplevel
+    except ImportError as err:
+        raise MlnxError("%s (%s)" % (MATPLOTLIB_MISSING, err)) from err
+    return matplotlib, Figure, FigureCanvasAgg
+
+
+_RC = {
+    "svg.fonttype": "none",          # text stays text: selectable, and the page's fonts draw it
+    "svg.hashsalt": SVG_SALT,        # the ids matplotlib derives are the same on every run
+    "text.parse_math": False,        # a "$" in a host name is a dollar sign, not mathtext
+    "text.usetex": False,
+    "font.size": 9,
+    "axes.titlesize": 10,
+    "axes.spines.top": False,
+    "axes.spines.right": False,
+}
+_SVG_METADATA = {"Date": None, "Creator": None, "Format": None, "Type": None}
+
+
+def _figure(width, height):
+    _mpl, figure_class, canvas_class = _matplotlib()
+    figure = figure_class(figsize=(width, height), layout="constrained")
+    canvas_class(figure)     # the Agg canvas: no display, no pyplot, no global figure manager
+    return figure
+
+
+def _svg(figure, prefix, label):
+    """The figure as an ``<svg>`` element for an HTML page: no XML prolog or DOCTYPE, no namespace URLs (the
+    HTML parser knows SVG's), ids prefixed with ``prefix`` (three plots on one page), an accessible label."""
+    buffer = io.StringIO()
+    figure.savefig(buffer, format="svg", metadata=_SVG_METADATA)
+    svg = buffer.getvalue()
+    svg = svg[svg.index("<svg"):]
+
+    def tag(match):
+        text = match.group(0)
+        text = re.sub(r'\s+xmlns(:\w+)?="[^"]*"', "", text)
+        text = re.sub(r'(\sid=")', r"\g<1>%s-" % prefix, text)
+        text = text.replace('xlink:href="#', 'xlink:href="#%s-' % prefix).replace("url(#", "url(#%s-" % prefix)
+        return text
+
+    svg = re.sub(r"<[^>]+>", tag, svg)
+    return svg.replace("<svg ", '<svg class="plot" role="img" aria-label="%s" ' % html.escape(label), 1).strip()
+
+
+def _label(name):
+    """A legend label: matplotlib leaves out labels that begin with ``_``."""
+    name = str(name)
+    return " " + name if name.startswith("_") else name
+
+
+def _plot(draw, results, width, height, prefix, label):
+    mpl, _figure_class, _canvas = _matplotlib()
+    with mpl.rc_context(_RC):
+        figure = _figure(width, height)
+        draw(figure, results)
+        return _svg(figure, prefix, label)
+
+
+def _draw_heatmap(figure, results):
+    hosts = _hosts(results)
+    rails = sorted({str(rail.get("rail")) for _n, host in hosts for rail in _rails(host)}, key=_natural)
+    fraction = _number(_thresholds(results).get("write_bw_fraction"))
+    ratios, labels, below = [], [], []
+    for name, host in hosts:
+        by_rail = {str(rail.get("rail")): rail for rail in _rails(host)}
+        row, text = [], []
+        for rail_name in rails:
+            rail = by_rail.get(rail_name, {})
+            bw, rate = _number(rail.get("write_bw_gbps")), _number(rail.get("port_rate_gbps"))
+            ratio = bw / rate if bw is not None and rate else math.nan
+            row.append(ratio)
+            text.append("" if bw is None else _text(float(bw)))
+            if fraction is not None and not math.isnan(ratio) and ratio < fraction:
+                below.append((len(ratios), len(row) - 1))
+        ratios.append(row)
+        labels.append(text)
+    axes = figure.add_subplot()
+    if not hosts or not rails:
+        axes.set_axis_off()
+        axes.text(0.5, 0.5, "no rail measured", ha="center", va="center", transform=axes.transAxes)
+        return
+    import matplotlib as mpl  # pylint: disable=import-outside-toplevel
+    from matplotlib.patches import Rectangle  # pylint: disable=import-outside-toplevel
+    cmap = mpl.colormaps[HEATMAP_CMAP].with_extremes(bad="#d9d9d9")
+    image = axes.imshow(ratios, cmap=cmap, vmin=0.0, vmax=1.0, aspect="auto", interpolation="nearest")
+    axes.set_xticks(range(len(rails)), ["rail %s" % r for r in rails])
+    axes.set_yticks(range(len(hosts)), [_label(name) for name, _h in hosts])
+    axes.tick_params(length=0)
+    for spine in axes.spines.values():
+        spine.set_visible(False)
+    if len(hosts) <= ANNOTATE_MAX_HOSTS:
+        for y, text in enumerate(labels):
+            for x, value in enumerate(text):
+                axes.text(x, y, value or "n/a", ha="center", va="center", fontsize=8,
+                          color="#000000" if value else "#555555")
+    for y, x in below:
+        axes.add_patch(Rectangle((x - 0.46, y - 0.44), 0.92, 0.88, fill=False, edgecolor="#000000",
+                                 linewidth=2.0, linestyle="--"))
+    axes.set_title("ib_write_bw (Gb/s) per host x rail; colour = write BW / port rate"
+                   + ("; dashed box: below %s x port rate" % _text(fraction) if fraction is not None else ""))
+    bar = figure.colorbar(image, ax=axes, fraction=0.05, pad=0.02)
+    bar.set_label("write BW / port rate")
+    if fraction is not None:
+        bar.ax.axhline(fraction, color="#000000", linewidth=1.5)
+
+
+def _draw_latency(figure, results):
+    values = _latencies(results)
+    limit, how = _latency_limit(results)
+    axes = figure.add_subplot()
+    if not values:
+        axes.set_axis_off()
+        axes.text(0.5, 0.5, "no ib_write_lat measured", ha="center", va="center", transform=axes.transAxes)
+        return
+    low, high = min(values), max(values)
+    span = (high - low) or max(abs(high) * 0.05, 0.01)
+    axes.hist(values, bins=max(10, min(60, len(values) // 2)), range=(low - 0.05 * span, high + 0.05 * span),
+              color=HISTOGRAM_COLOUR, edgecolor="#ffffff", linewidth=0.5, label="host x rail (%d)" % len(values))
+    top = max(high, limit if limit is not None else high)
+    axes.set_xlim(low - 0.1 * (top - low or span), top + 0.1 * (top - low or span))
+    axes.axvline(statistics.median(values), color="#555555", linestyle=":", linewidth=1.2,
+                 label="median %s µs" % _text(float(statistics.median(values))))
+    if limit is not None:
+        axes.axvline(limit, color=THRESHOLD_COLOUR, linestyle="--", linewidth=1.5,
+                     label="threshold %s µs (%s)" % (_text(float(limit)), how))
+    axes.set_xlabel("ib_write_lat (µs)")
+    axes.set_ylabel("host x rail")
+    axes.set_title("Latency distribution")
+    axes.yaxis.get_major_locator().set_params(integer=True)
+    axes.legend(loc="upper right", frameon=False)
+
+
+def _draw_nccl(figure, results):
+    from matplotlib.ticker import FuncFormatter, NullFormatter  # pylint: disable=import-outside-toplevel
+    axes = figure.add_subplot()
+    drawn, sizes = 0, []
+
+    def curve(rows):
+        points = sorted((row["size"], row["busbw"]) for row in rows
+                        if _number(row.get("size")) is not None and row["size"] > 0
+                        and _number(row.get("busbw")) is not None)
+        sizes.extend(size for size, _bw in points)
+        return [size for size, _bw in points], [bw for _size, bw in points]
+
+    hosts = [(name, host) for name, host in _hosts(results) if _items(_get(host, "nccl"), "rows")]
+    many, grey_labelled = len(hosts) > LEGEND_MAX_HOSTS, False
+    for name, host in hosts:
+        x, y = curve(_items(_get(host, "nccl"), "rows"))
+        if not x:
+            continue
+        bad = host.get("status") == "quarantined"
+        label = _label(name) + (" (quarantined)" if bad else "")
+        if many and not bad:
+            label = "_nolegend_" if grey_labelled else "hosts (%d)" % len(hosts)
+            grey_labelled = True
+        axes.plot(x, y, linewidth=1.0, linestyle="--" if bad else "-", alpha=0.9 if not many else 0.4,
+                  color=THRESHOLD_COLOUR if bad else ("#9a9a9a" if many else None), label=label, marker=".",
+                  markersize=3)
+        drawn += 1
+    for index, (su, entry) in enumerate(_sus(results)):
+        x, y = curve(_items(entry, "rows"))
+        if x:
+            axes.plot(x, y, linewidth=2.6, color=SU_COLOURS[index % len(SU_COLOURS)],
+                      label=_label("SU %s (%d hosts)" % (su, len(_list(entry.get("hosts"), "su.hosts")))))
+            drawn += 1
+    thresholds = _thresholds(results)
+    floors = {}
+    host_floor = _number(thresholds.get("nccl_busbw_host_gbs"))
+    if host_floor is not None:
+        floors[host_floor] = "host floor %s GB/s (average bus BW)" % _text(float(host_floor))
+    for su, entry in _sus(results):
+        value = _number(entry.get("threshold_gbs"))
+        if value is not None and value not in floors:
+            floors[value] = "SU %s threshold %s GB/s" % (su, _text(float(value)))
+    for value, text in floors.items():
+        axes.axhline(value, color=THRESHOLD_COLOUR, linestyle="--", linewidth=1.3, label=text)
+    if not drawn:
+        axes.text(0.5, 0.5, "no NCCL measured", ha="center", va="center", transform=axes.transAxes)
+    if sizes:
+        axes.set_xscale("log", base=2)
+        low, high = int(math.floor(math.log2(min(sizes)))), int(math.ceil(math.log2(max(sizes))))
+        step = max(1, int(math.ceil((high - low + 1) / 12.0)))
+        axes.set_xticks([2.0 ** k for k in range(low, high + 1, step)])
+        axes.xaxis.set_major_formatter(FuncFormatter(lambda value, _pos: _size(int(round(value)))))
+        axes.xaxis.set_minor_formatter(NullFormatter())
+    axes.set_xlabel("message size (log2)")
+    axes.set_ylabel("bus bandwidth (GB/s)")
+    axes.set_title("NCCL all-reduce bus bandwidth against message size")
+    axes.grid(True, which="major", color="#e5e5e5", linewidth=0.6)
+    if axes.get_legend_handles_labels()[0]:
+        axes.legend(loc="upper left", frameon=False, fontsize=8)
+
+
+def plots(results) -> dict:
+    """``{"heatmap", "latency", "nccl": <svg>...</svg>}``: the report's three plots as inline SVG."""
+    results = _document(results)
+    hosts = len(results["hosts"])
+    return {
+        "heatmap": _plot(_draw_heatmap, results, 9.0, min(2.0 + 0.32 * max(hosts, 1), 60.0), "heatmap",
+                         "bandwidth heat map per host and rail"),
+        "latency": _plot(_draw_latency, results, 9.0, 3.6, "latency", "latency histogram"),
+        "nccl": _plot(_draw_nccl, results, 9.0, 4.6, "nccl", "NCCL bus bandwidth against message size"),
+    }
+
+
+# ---------------------------------------------------------------- HTML
+
+_CSS = """
+body { font-family: "DejaVu Sans", "Liberation Sans", Arial, sans-serif; font-size: 14px; color: #1a1a1a;
+       margin: 0 auto; max-width: 1200px; padding: 16px 24px; background: #ffffff; }
+h1 { font-size: 22px; margin: 4px 0 12px 0; }
+h2 { font-size: 17px; margin: 28px 0 8px 0; border-bottom: 1px solid #cccccc; padding-bottom: 4px; }
+p.intro { margin: 4px 0 8px 0; color: #444444; }
+table { border-collapse: collapse; margin: 6px 0 10px 0; font-size: 13px; }
+th, td { border: 1px solid #cccccc; padding: 3px 8px; text-align: left; vertical-align: top; }
+th { background: #f2f2f2; }
+td:first-child { white-space: nowrap; }
+tr.bad td { background: #fde2e1; }
+.cards { display: flex; gap: 12px; flex-wrap: wrap; margin: 8px 0 12px 0; }
+.card { border: 1px solid #cccccc; border-radius: 6px; padding: 8px 14px; min-width: 150px; }
+.card .n { font-size: 26px; font-weight: bold; }
+.card.passed { border-color: #2ca02c; } .card.quarantined { border-color: #d62728; background: #fde2e1; }
+.card.not_retested { border-color: #7f7f7f; }
+section.quarantine { border: 2px solid #d62728; border-radius: 6px; padding: 4px 12px 8px 12px; }
+section.quarantine h2 { border-bottom-color: #d62728; color: #b01c1c; }
+svg.plot { max-width: 100%; height: auto; display: block; }
+details summary { cursor: pointer; margin: 6px 0; }
+"""
+
+
+def _esc(value):
+    return html.escape(_text(value), quote=True)
+
+
+def _html_table(columns, rows):
+    if not rows:
+        return "<p>(none)</p>"
+    out = ["<table>", "<thead><tr>" + "".join("<th>%s</th>" % _esc(title) for _key, title in columns) + "</tr></thead>",
+           "<tbody>"]
+    for row in rows:
+        out.append('<tr%s>' % (' class="bad"' if row.get("_bad") else "")
+                   + "".join("<td>%s</td>" % _esc(row.get(key)) for key, _title in columns) + "</tr>")
+    out.append("</tbody></table>")
+    return "\n".join(out)
+
+
+def render_html(results) -> str:
+    results = _document(results)
+    run, counts = _get(results, "run"), _counts(results)
+    svgs = plots(results)
+    sections = {anchor: (title, intro, columns, rows) for anchor, title, intro, columns, rows in _sections(results)}
+    title = "Hand-over report%s" % (" - matrix %s" % _text(run.get("matrix")) if run.get("matrix") else "")
+    out = ["<!DOCTYPE html>", '<html lang="en">', "<head>", '<meta charset="utf-8">',
+           '<meta name="viewport" content="width=device-width, initial-scale=1">',
+           "<title>%s</title>" % html.escape(title), "<style>%s</style>" % _CSS, "</head>", "<body>",
+           "<h1>%s</h1>" % html.escape(title)]
+
+    def section(anchor, extra="", css=""):
+        head, intro, columns, rows = sections[anchor]
+        out.append('<section id="%s"%s>' % (anchor, ' class="%s"' % css if css else ""))
+        out.append("<h2>%s</h2>" % html.escape(head))
+        if intro:
+            out.append('<p class="intro">%s</p>' % html.escape(intro))
+        out.append(extra)
+        out.append(_html_table(columns, rows))
+        out.append("</section>")
+
+    cards = "".join('<div class="card %s"><div class="n">%d</div>%s</div>' % (status, counts.get(status, 0), word)
+                    for status, word in (("passed", "passed"), ("quarantined", "quarantined"),
+                                         ("not_retested", "not retested")))
+    section("summary", '<div class="cards">%s</div>' % cards)
+    section("thresholds")
+    section("quarantine", css="quarantine")
+    out.append('<section id="plots-bandwidth"><h2>%s</h2><p class="intro">%s</p>%s</section>'
+               % (html.escape(sections["bandwidth"][0]), html.escape(sections["bandwidth"][1]), svgs["heatmap"]))
+    out.append('<section id="plots-latency"><h2>Latency distribution</h2>%s</section>' % svgs["latency"])
+    section("latency")
+    section("nccl", svgs["nccl"])
+    section("hosts")
+    section("delivery")
+    section("versions")
+    section("cabling")
+    _head, _intro, columns, rows = sections["bandwidth"]
+    out.append('<section id="rails"><h2>Every host x rail</h2><details><summary>%d rows (the CSV, handover.csv)'
+               "</summary>%s</details></section>" % (len(rows), _html_table(columns, rows)))
+    head, intro, columns, rows = sections["nccl-sizes"]
+    out.append('<section id="nccl-sizes"><h2>%s</h2><details><summary>%s</summary>%s</details></section>'
+               % (html.escape(head), html.escape(intro), _html_table(columns, rows)))
+    out += ["</body>", "</html>"]
+    return "\n".join(out) + "\n"
+
+
+# ---------------------------------------------------------------- the API
+
+_RENDERERS = {"html": render_html, "md": render_markdown, "csv": render_csv, "json": render_json,
+              "junit": render_junit}
+
+
+def _formats(formats):
+    if isinstance(formats, str) or not isinstance(formats, (list, tuple)):
+        raise InvalidValue("formats must be a list of %s, not %s" % (", ".join(FORMATS), kind_of(formats)),
+                           parameter="formats", allowed=list(FORMATS))
+    for index, name in enumerate(formats):
+        if name not in _RENDERERS:
+            raise InvalidValue("formats[%d] must be one of %s, not %s" % (index, ", ".join(FORMATS), kind_of(name)),
+                               parameter="formats[%d]" % index, allowed=list(FORMATS))
+    return list(dict.fromkeys(formats))
+
+
+def render(results: dict[str, Any], formats: Sequence[str] = FORMATS) -> dict[str, str]:
+    """``{format: text}`` of the hand-over report for each of ``formats`` (``FORMATS``)."""
+    formats = _formats(formats)
+    results = _document(results)
+    return {name: _RENDERERS[name](results) for name in formats}
+
+
+def write(results: dict[str, Any], directory: str, formats: Sequence[str] = FORMATS) -> dict[str, str]:
+    """Render ``formats`` and write each to ``directory``/``FILENAMES[format]`` (UTF-8; the directory is made
+    when missing); ``{format: path}``. Every format is rendered before any file is written."""
+    texts = render(results, formats)
+    os.makedirs(directory, exist_ok=True)
+    paths = {}
+    for name, text in texts.items():
+        path = os.path.join(directory, FILENAMES[name])
+        temporary = path + ".tmp"
+        with open(temporary, "w", encoding="utf-8", newline="") as handle:
+            handle.write(text)
+        os.replace(temporary, path)
+        paths[name] = path
+    return paths

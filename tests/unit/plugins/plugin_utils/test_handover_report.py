@@ -1,0 +1,373 @@
+"""The validation gate's hand-over report (plugin_utils/_handover_report.py) from a realistic results document:
+4 hosts x 4 rails in 2 SUs, one host quarantined with two failures; HTML (and a real browser's screenshot of it),
+Markdown, CSV, JSON and JUnit."""
+import copy
+import csv
+import io
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import xml.etree.ElementTree as ET
+
+import pytest
+
+from ansible_collections.gpufabric.mlnx.plugins.module_utils._errors import InvalidValue, MlnxError
+from ansible_collections.gpufabric.mlnx.plugins.plugin_utils import _handover_report as report
+
+HOSTS = ("srv-r01-01", "srv-r01-02", "srv-r02-01", "srv-r02-02")
+PEERS = {"srv-r01-01": "srv-r01-02", "srv-r01-02": "srv-r01-01", "srv-r02-01": "srv-r02-02", "srv-r02-02": "srv-r02-01"}
+BAD = "srv-r02-02"
+SIZES = [8 << k for k in range(0, 31)]          # nccl-tests -b 8 -e 8G -f 2
+
+
+def _nccl_rows(peak, half=1 << 22):
+    rows = []
+    for size in SIZES:
+        busbw = round(peak * size / (size + half), 2)
+        rows.append({"size": size, "busbw": busbw, "algbw": round(busbw / 1.5, 2),
+                     "time_us": round(size / max(busbw, 1e-3) / 1e3 + 30.0, 1)})
+    return rows
+
+
+def _failures():
+    return [
+        {"measure": "ib_write_bw", "rail": 2, "value": 96.2, "threshold": 360.0, "unit": "Gb/s",
+         "message": "ib_write_bw srv-r02-02 -> srv-r02-01 on rail 2 (enp152s0np0): 96.2 Gb/s < 360.0 Gb/s "
+                    "(0.9 x 400 Gb/s port rate)"},
+        {"measure": "nccl_busbw", "rail": None, "value": 121.4, "threshold": 169.2, "unit": "GB/s",
+         "message": "nccl all_reduce_perf srv-r02-02: average bus bandwidth 121.4 GB/s < 169.2 GB/s (host floor)"},
+    ]
+
+
+def results():
+    """The gate's document (schema 1) of one run: SU 1 = rack r01, SU 2 = rack r02; srv-r02-02 quarantined."""
+    hosts = {}
+    interfaces = ("enp24s0np0", "enp64s0np0", "enp152s0np0", "enp192s0np0")
+    for number, name in enumerate(HOSTS):
+        rack, index = name.split("-")[1], int(name.split("-")[2])
+        rails = []
+        for rail, interface in enumerate(interfaces):
+            bw = 392.1 - 1.3 * rail - 0.4 * number
+            if name == BAD and rail == 2:
+                bw = 96.2
+            rails.append({
+                "rail": rail, "interface": interface, "device": "mlx5_%d" % rail,
+                "address": "198.18.%d.%d" % (rail, number + 1), "leaf": "%s-leaf-rail%d" % (rack, rail),
+                "leaf_port": "swp%d" % index, "peer": PEERS[name], "port_rate_gbps": 400.0,
+                "link": {"host_state": "up", "host_speed_gbps": 400, "host_mtu": 9000, "leaf_state": "up",
+                         "leaf_speed": "400G", "leaf_mtu": 9216},
+                "lldp": {"expected": "%s-leaf-rail%d:swp%d" % (rack, rail, index),
+                         "seen": "%s-leaf-rail%d:swp%d" % (rack, rail, index), "ok": True},
+                "ping": True, "write_bw_gbps": round(bw, 1), "write_bw_reverse_gbps": round(bw - 0.3, 1),
+                "write_lat_usec": round(2.2 + 0.03 * rail + 0.02 * number, 2), "active_mtu": 4096,
+            })
+        delivery = [{"pci": "0000:%02x:00.0" % bus, "serial": "MT2245X0%04d" % (number * 10 + rail),
+                     "part_number": "MCX75310AAS-NEAT", "psid": "MT_0000000838", "firmware": "28.43.2566",
+                     "firmware_expected": "28.43.2566", "ok": True}
+                    for rail, bus in enumerate((0x18, 0x40, 0x98, 0xc0))]
+        hosts[name] = {
+            "status": "quarantined" if name == BAD else ("not_retested" if name == "srv-r01-02" else "passed"),
+            "rack": rack, "su": 1 if rack == "r01" else 2,
+            "versions": {"driver": "24.10-2.1.8.0", "driver_expected": "24.10-2.1.8.0", "nccl": "2.23.4"},
+            "delivery": delivery, "rails": rails,
+            "nccl": {"avg_busbw_gbs": 121.4 if name == BAD else 187.4 - number,
+                     "rows": _nccl_rows(130.0 if name == BAD else 192.0 - number)},
+            "failures": _failures() if name == BAD else [],
+        }
+    return {
+        "schema": 1,
+        "run": {"started": "2026-12-04T10:00:00Z", "finished": "2026-12-04T10:05:00Z", "matrix": "fabric-2026.12",
+                "nccl_expected": "2.23.4",
+                "thresholds": {"write_bw_fraction": 0.9, "write_lat_factor": 1.5, "nccl_busbw_per_rail_gbs": 42.3,
+                               "nccl_busbw_host_gbs": 169.2}},
+        "hosts": hosts,
+        "su": {"1": {"hosts": ["srv-r01-01", "srv-r01-02"], "avg_busbw_gbs": 181.0, "threshold_gbs": 169.2,
+                     "ok": True, "rows": _nccl_rows(186.0)},
+               "2": {"hosts": ["srv-r02-01", "srv-r02-02"], "avg_busbw_gbs": 118.9, "threshold_gbs": 169.2,
+                     "ok": False, "rows": _nccl_rows(124.0)}},
+        "quarantine": [{"host": BAD, "failures": _failures()}],
+        "handover": ["srv-r01-01", "srv-r01-02", "srv-r02-01"],
+    }
+
+
+HOSTILE = '<script>alert("x")</script>&$x$_'
+
+
+def _hostile():
+    """The same document with srv-r01-01 renamed to a hostile inventory name."""
+    doc = copy.deepcopy(results())
+    doc["hosts"][HOSTILE] = doc["hosts"].pop("srv-r01-01")
+    doc["handover"][0] = HOSTILE
+    doc["su"]["1"]["hosts"][0] = HOSTILE
+    for host in doc["hosts"].values():
+        for rail in host["rails"]:
+            if rail["peer"] == "srv-r01-01":
+                rail["peer"] = HOSTILE
+    return doc
+
+
+@pytest.fixture(scope="module")
+def rendered():
+    return report.render(results())
+
+
+# ---------------------------------------------------------------- HTML
+
+def test_html_names_every_host_and_the_quarantine_reasons_first(rendered):
+    page = rendered["html"]
+    assert page.startswith("<!DOCTYPE html>")
+    for host in HOSTS:
+        assert host in page
+    for failure in _failures():
+        assert report.html.escape(failure["message"]) in page
+    # the quarantine list comes before the plots
+    assert page.index('id="quarantine"') < page.index('id="plots-bandwidth"') < page.index("<svg")
+    assert "fabric-2026.12" in page and "169.2 GB/s" in page and "0.9 x port rate" in page
+
+
+def test_html_has_three_inline_svg_plots_and_no_external_reference(rendered):
+    page = rendered["html"]
+    assert page.count("<svg") == 3
+    assert page.count("</svg>") == 3
+    for label in ("bandwidth heat map", "latency histogram", "NCCL bus bandwidth against message size"):
+        assert 'aria-label="%s' % label in page
+    assert "http://" not in page and "https://" not in page
+    assert "<?xml" not in page and "<!DOCTYPE svg" not in page
+    assert not re.search(r"<(script|link|img|iframe)\b", page)
+    ids = re.findall(r'\sid="([^"]+)"', page)
+    assert len(ids) == len(set(ids)), "duplicate ids across the three plots"
+    for ref in re.findall(r'(?:xlink:href="#|url\(#)([^")]+)', page):
+        assert ref in ids
+
+
+def test_html_plots_show_the_thresholds(rendered):
+    page = rendered["html"]
+    heatmap, latency, nccl = re.findall(r"<svg.*?</svg>", page, flags=re.S)
+    assert "srv-r02-02" in heatmap and "96.2" in heatmap and "rail 3" in heatmap
+    # the latency threshold: 1.5 x the median of the 16 measures (no absolute limit in the document)
+    median = sorted(r["write_lat_usec"] for h in results()["hosts"].values() for r in h["rails"])[7:9]
+    assert "threshold %s µs" % report._text(1.5 * sum(median) / 2) in latency
+    assert "host floor 169.2 GB/s" in nccl and "SU 1 (2 hosts)" in nccl and "SU 2 (2 hosts)" in nccl
+    assert "srv-r02-02 (quarantined)" in nccl
+    assert "8 GiB" in nccl and "2 MiB" in nccl and "8 B" in nccl         # the log2 axis in sizes
+
+
+def test_html_latency_limit_from_the_document_when_given():
+    doc = results()
+    doc["run"]["thresholds"]["write_lat_usec"] = 3.5
+    latency = re.findall(r"<svg.*?</svg>", report.render(doc, ["html"])["html"], flags=re.S)[1]
+    assert "threshold 3.5 µs (the gate&#x27;s limit)" in latency or "threshold 3.5 µs (the gate's limit)" in latency
+
+
+def test_html_escapes_a_hostile_host_name():
+    page = report.render(_hostile(), ["html"])["html"]
+    assert "<script" not in page
+    assert "&lt;script&gt;alert(&quot;x&quot;)&lt;/script&gt;&amp;$x$_" in page      # the tables
+    assert "&lt;script&gt;alert(" in re.findall(r"<svg.*?</svg>", page, flags=re.S)[0]   # the heat map's label
+    assert page.count("<svg") == 3
+
+
+def test_html_is_deterministic():
+    assert report.render(results(), ["html"]) == report.render(results(), ["html"])
+
+
+def test_html_without_matplotlib_names_the_package(monkeypatch):
+    for name in [m for m in sys.modules if m == "matplotlib" or m.startswith("matplotlib.")]:
+        monkeypatch.delitem(sys.modules, name)
+    monkeypatch.setitem(sys.modules, "matplotlib", None)
+    with pytest.raises(MlnxError, match="matplotlib.*requirements.txt"):
+        report.render(results(), ["html"])
+    # the other formats never need it
+    assert set(report.render(results(), ["md", "csv", "json", "junit"])) == {"md", "csv", "json", "junit"}
+
+
+# ---------------------------------------------------------------- CSV, JSON, JUnit, Markdown
+
+def test_csv_one_row_per_host_and_rail(rendered):
+    rows = list(csv.DictReader(io.StringIO(rendered["csv"])))
+    assert list(rows[0]) == ["host", "rack", "rail", "interface", "leaf", "peer", "write_bw_gbps",
+                             "write_bw_reverse_gbps", "port_rate_gbps", "write_lat_usec", "status", "failures"]
+    assert len(rows) == 16
+    assert [(r["host"], r["rail"]) for r in rows] == [(h, str(rail)) for h in HOSTS for rail in range(4)]
+    bad = [r for r in rows if r["failures"]]
+    assert {r["host"] for r in bad} == {BAD}
+    rail2 = next(r for r in rows if r["host"] == BAD and r["rail"] == "2")
+    assert rail2["write_bw_gbps"] == "96.2" and rail2["status"] == "quarantined" and rail2["leaf"] == "r02-leaf-rail2"
+    assert "96.2 Gb/s < 360.0 Gb/s" in rail2["failures"] and "121.4 GB/s" in rail2["failures"]
+    rail0 = next(r for r in rows if r["host"] == BAD and r["rail"] == "0")
+    assert "ib_write_bw" not in rail0["failures"] and "nccl" in rail0["failures"]   # host-wide failure only
+
+
+def test_json_round_trip(rendered):
+    assert json.loads(rendered["json"]) == results()
+    assert rendered["json"] == json.dumps(results(), sort_keys=True, indent=2, ensure_ascii=False) + "\n"
+
+
+def test_junit_has_a_failure_for_the_quarantined_host_only(rendered):
+    root = ET.fromstring(rendered["junit"].encode("utf-8"))
+    assert root.tag == "testsuites"
+    assert (root.get("tests"), root.get("failures"), root.get("errors"), root.get("skipped")) == ("4", "1", "0", "1")
+    suites = root.findall("testsuite")
+    assert len(suites) == 1 and suites[0].get("time") == "300.000"
+    cases = {case.get("name"): case for case in suites[0].findall("testcase")}
+    assert sorted(cases) == sorted(HOSTS)
+    failing = [name for name, case in cases.items() if case.find("failure") is not None]
+    assert failing == [BAD]
+    failure = cases[BAD].find("failure")
+    assert "ib_write_bw" in failure.get("message") and "nccl_busbw" in failure.get("message")
+    assert all(f["message"] in failure.text for f in _failures())
+    assert cases["srv-r01-02"].find("skipped") is not None
+    assert cases[BAD].get("classname") == "gpufabric.mlnx.handover.r02"
+
+
+def test_junit_escapes_and_survives_control_characters():
+    doc = _hostile()
+    doc["hosts"][BAD]["failures"][0]["message"] = "ib_write_bw: tool said \x1b[31mERROR\x00"
+    doc["quarantine"][0]["failures"] = doc["hosts"][BAD]["failures"]
+    root = ET.fromstring(report.render(doc, ["junit"])["junit"].encode("utf-8"))
+    assert HOSTILE in [case.get("name") for case in root.iter("testcase")]
+
+
+def test_markdown_tables(rendered):
+    text = rendered["md"]
+    for title in ("Summary", "Thresholds", "Quarantine", "Hosts", "Bandwidth per host x rail", "Latency",
+                  "NCCL bus bandwidth", "Delivery check", "Driver and firmware against the matrix", "Cabling"):
+        assert "\n## %s\n" % title in text
+    assert "| host | rack | measure | rail | value | threshold | unit | reason |\n|---|---|---|---|---|---|---|---|\n" in text
+    quarantine = text.split("## Quarantine")[1].split("## Hosts")[0]
+    assert quarantine.count("| srv-r02-02 | r02 |") == 2
+    assert "| srv-r02-02 | r02 | 2 | enp152s0np0 | r02-leaf-rail2 | srv-r02-01 | 96.2 |" in text
+    assert "| 2 | srv-r02-01, srv-r02-02 | 118.9 | 169.2 | below threshold |" in text
+    assert "| 8 GiB | 185.91 | 123.94 |" in text        # NCCL by size, one column per SU
+
+
+def test_markdown_escapes_html():
+    text = report.render(_hostile(), ["md"])["md"]
+    assert "<script" not in text and "&lt;script&gt;" in text
+
+
+# ---------------------------------------------------------------- the API
+
+def test_write_files(tmp_path):
+    paths = report.write(results(), str(tmp_path / "out"))
+    assert {name: os.path.basename(path) for name, path in paths.items()} == {
+        "html": "handover.html", "md": "handover.md", "csv": "handover.csv", "json": "handover.json",
+        "junit": "handover-junit.xml"}
+    assert sorted(os.listdir(tmp_path / "out")) == sorted(report.FILENAMES.values())
+    assert json.loads((tmp_path / "out" / "handover.json").read_text(encoding="utf-8")) == results()
+    only = report.write(results(), str(tmp_path / "csv"), formats=["csv"])
+    assert list(only) == ["csv"] and os.listdir(tmp_path / "csv") == ["handover.csv"]
+
+
+def test_bad_input_is_named():
+    with pytest.raises(InvalidValue, match="formats\\[1\\] must be one of"):
+        report.render(results(), ["md", "pdf"])
+    with pytest.raises(InvalidValue, match="results.schema must be 1"):
+        report.render(dict(results(), schema=2), ["md"])
+    with pytest.raises(InvalidValue, match="results.hosts must be"):
+        report.render({"schema": 1, "hosts": []}, ["md"])
+
+
+def test_empty_and_null_measures_still_render():
+    doc = results()
+    for host in doc["hosts"].values():
+        for rail in host["rails"]:
+            rail["write_lat_usec"] = None
+        host["nccl"] = None
+    doc["su"] = {}
+    doc["hosts"]["srv-r01-01"]["rails"][1]["write_bw_gbps"] = None
+    out = report.render(doc)
+    assert out["html"].count("<svg") == 3 and "no ib_write_lat measured" in out["html"]
+    assert "no NCCL measured" in out["html"]
+
+
+# ---------------------------------------------------------------- a real browser
+
+def _chromium():
+    return shutil.which("chromium") or shutil.which("chromium-browser") or shutil.which("google-chrome")
+
+
+def _pixels_near(image, rgb, tolerance=0.03):
+    import numpy   # pylint: disable=import-outside-toplevel
+    return int(numpy.all(numpy.abs(image[:, :, :3] - numpy.array(rgb)) <= tolerance, axis=2).sum())
+
+
+@pytest.mark.skipif(_chromium() is None, reason="chromium is not installed (make tools installs Debian's chromium)")
+def test_chromium_renders_the_plots(tmp_path):
+    """Debian's chromium, headless, screenshots the written page; the plots' own colours are on it."""
+    import numpy  # pylint: disable=import-outside-toplevel
+    from matplotlib import colormaps, image as mpimage  # pylint: disable=import-outside-toplevel
+    from matplotlib.colors import to_rgb  # pylint: disable=import-outside-toplevel
+    page = report.write(results(), str(tmp_path / "report"), formats=["html"])["html"]
+    png = tmp_path / "handover.png"
+    env = dict(os.environ, HOME=str(tmp_path))
+    proc = subprocess.run(
+        [_chromium(), "--headless", "--no-sandbox", "--disable-gpu", "--hide-scrollbars", "--disable-dev-shm-usage",
+         "--no-first-run", "--user-data-dir=%s" % (tmp_path / "profile"), "--screenshot=%s" % png,
+         "--window-size=1280,2400", "file://" + os.path.abspath(page)],
+        capture_output=True, text=True, timeout=180, env=env, check=False)
+    assert proc.returncode == 0 and png.exists(), proc.stderr[-2000:]
+    if os.environ.get("HANDOVER_SCREENSHOT"):
+        shutil.copy(png, os.environ["HANDOVER_SCREENSHOT"])
+    image = mpimage.imread(str(png))
+    assert image.shape[:2] == (2400, 1280)
+    white = numpy.all(image[:, :, :3] > 0.97, axis=2)
+    assert white.mean() < 0.97, "the page is (almost) blank"
+    cmap = colormaps[report.HEATMAP_CMAP]
+    good = _pixels_near(image, cmap(392.1 / 400.0)[:3])          # the heat map's cells near the port rate
+    quarantined = _pixels_near(image, cmap(96.2 / 400.0)[:3])     # the one cell at 96.2 Gb/s
+    assert good > 5000, good
+    assert quarantined > 500, quarantined
+    rows = numpy.nonzero(numpy.any(numpy.all(numpy.abs(image[:, :, :3] - cmap(96.2 / 400.0)[:3]) <= 0.03, axis=2),
+                                   axis=1))[0]
+    region = image[rows.min() - 200:rows.max() + 200]
+    colours = {tuple(p) for p in (region[:, :, :3] * 255).astype(int).reshape(-1, 3)[::7].tolist()}
+    assert len(colours) > 50, len(colours)                        # a heat map, not a flat block
+    assert _pixels_near(image, to_rgb(report.HISTOGRAM_COLOUR)) > 1500     # the latency histogram's bars
+    assert _pixels_near(image, to_rgb(report.SU_COLOURS[0])) > 150        # the NCCL plot's SU 1 line
+    assert _pixels_near(image, to_rgb(report.THRESHOLD_COLOUR)) > 150     # threshold lines
+
+
+def test_delivery_expected_columns_only_when_the_document_has_them():
+    assert "SN expected" not in report.render(results(), ["md"])["md"]
+    doc = results()
+    doc["hosts"][BAD]["delivery"][1].update(serial_expected="MT2245X09999", ok=False)
+    text = report.render(doc, ["md"])["md"]
+    assert "| SN | SN expected |" in text
+    assert "| srv-r02-02 | 0000:40:00.0 | MT2245X00031 | MT2245X09999 | MCX75310AAS-NEAT |" in text
+    assert "| MISMATCH |" in text.split("## Delivery check")[1].split("## Driver")[0]
+
+
+def test_nccl_legend_of_many_hosts():
+    """Beyond LEGEND_MAX_HOSTS, the hosts are one legend entry; a quarantined host keeps its own."""
+    doc = results()
+    template = doc["hosts"]["srv-r01-01"]
+    for index in range(report.LEGEND_MAX_HOSTS + 4):
+        doc["hosts"]["srv-r09-%02d" % index] = copy.deepcopy(template)
+    nccl = re.findall(r"<svg.*?</svg>", report.render(doc, ["html"])["html"], flags=re.S)[2]
+    legend = re.findall(r"<text[^>]*>([^<]*)</text>", nccl)
+    assert "hosts (24)" in legend and "srv-r02-02 (quarantined)" in legend and "srv-r09-01" not in legend
+
+
+def test_importing_the_module_and_the_other_formats_do_not_import_matplotlib():
+    code = ("import sys\n"
+            "from ansible_collections.gpufabric.mlnx.plugins.plugin_utils import _handover_report as r\n"
+            "r.render({'schema': 1, 'hosts': {}}, ['md', 'csv', 'json', 'junit'])\n"
+            "print('matplotlib' in sys.modules)\n")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
+                         env=dict(os.environ, PYTHONPATH=os.pathsep.join(p for p in sys.path if p)))
+    assert out.stdout.strip() == "False"
+
+
+def test_a_document_without_hosts_renders_without_warnings():
+    import warnings  # pylint: disable=import-outside-toplevel
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        out = report.render({"schema": 1, "hosts": {}})
+    assert out["html"].count("<svg") == 3 and "no rail measured" in out["html"]
+    assert out["csv"] == ",".join(k for k, _t in report.RAIL_COLUMNS) + "\n"
+    root = ET.fromstring(out["junit"])
+    assert root.get("tests") == "0" and root.find("testsuite/properties") is None
