@@ -256,7 +256,7 @@ class Channel:
 def mtu_probe(local_netdev, peer, port, mtu, timeout=1.0):
     """Send one UDP datagram as large as a RoCE frame of ``mtu`` (Don't Fragment) to the peer's echo port and
     wait for the echo: False when the path drops frames that large (a hop with a smaller MTU)."""
-    sock = bound_socket(socket.SOCK_DGRAM, local_netdev)
+    sock = bound_socket(socket.SOCK_DGRAM, local_netdev, ipv4_of(local_netdev) if kernel_has(local_netdev) else None)
     try:
         sock.setsockopt(socket.IPPROTO_IP, 10, 2)   # IP_MTU_DISCOVER = IP_PMTUDISC_DO
         sock.settimeout(timeout)

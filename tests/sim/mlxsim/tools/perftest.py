@@ -329,7 +329,10 @@ def run_server(tool, verb, kind, opts, state, me):
     try:
         try:
             listener.bind(("0.0.0.0", opts["port"]))
-            echo.bind(("0.0.0.0", opts["port"]))
+            # the echo answers from the rail's own address, so the answer takes the rail's routing table (a rule
+            # "from <address>"), as RoCE traffic from that GID does
+            own = perf.ipv4_of(me["netdev"]) if perf.kernel_has(me["netdev"]) else None
+            echo.bind((own or "0.0.0.0", opts["port"]))
         except OSError:
             errln("Couldn't listen to port %d" % opts["port"])
             errln(" Unable to init the socket connection")
