@@ -38,6 +38,7 @@ TOOLS = {
     "all_reduce_perf": ("nccl", "all_reduce_perf"),
     "all_gather_perf": ("nccl", "all_gather_perf"),
     "sendrecv_perf": ("nccl", "sendrecv_perf"),
+    "ethtool": ("ethtool", "ethtool"),
     "mlxsim": ("admin", "mlxsim"),
 }
 

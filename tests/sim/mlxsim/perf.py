@@ -276,6 +276,22 @@ def mtu_probe(local_netdev, peer, port, mtu, timeout=1.0):
         sock.close()
 
 
+def account(me, sent=0, received=0):
+    """What a run over this end leaves in its ``ethtool -S`` counters (tools/ethtool.py): the bytes, and what its
+    faults do - a flapping link's down events, a bad card's symbol errors [invented amounts]."""
+    from .tools import ethtool
+    values = {"tx_bytes": int(sent), "rx_bytes": int(received), "tx_packets": int(sent) // 4096,
+              "rx_packets": int(received) // 4096}
+    if me.get("flapping"):
+        values["link_down_events_phy"] = 2
+    if me.get("bad"):
+        values.update({"rx_symbol_err_phy": 1200, "rx_corrected_bits_phy": 4800000, "rx_pcs_symbol_err_phy": 900})
+    try:
+        ethtool.bump(me["netdev"], values)
+    except (OSError, ValueError, st.SimError):
+        pass
+
+
 def scaled(seconds):
     """Real seconds a simulated duration takes (MLXSIM_TIME_SCALE)."""
     return max(0.0, float(seconds) * st.time_scale())

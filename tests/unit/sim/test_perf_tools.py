@@ -165,6 +165,21 @@ def test_link_faults_fail_the_run_with_perftests_messages(pair, fault, lines):
     assert "Failed to exchange data between server and clients" in serr
     report = parse_perftest(cli.stdout + cli.stderr)
     assert report["errors"]
+    if fault == "link_flap":      # the flaps show in the card's own counters, the peer's stay clean
+        assert "     link_down_events_phy: 2" in b.out("ethtool", "-S", "enp24s0np0").split("\n")
+        assert "     link_down_events_phy: 0" in a.out("ethtool", "-S", "enp24s0np0").split("\n")
+
+
+def test_ethtool_counters_of_a_bad_card_and_the_real_ethtool_for_the_rest(pair):
+    a, b = pair
+    b.run("mlxsim", "fault", "add", "bad_card", "--device", "mlx5_0", check_rc=0)
+    run_pair(a, b, "ib_write_bw", "-d", "mlx5_0", "-x", "3", "--report_gbits")
+    stats = b.out("ethtool", "-S", "enp24s0np0").split("\n")
+    assert stats[0] == "NIC statistics:" and "     rx_symbol_err_phy: 1200" in stats
+    assert "     rx_symbol_err_phy: 0" in b.out("ethtool", "-S", "enp64s0np0").split("\n")
+    assert "     rx_symbol_err_phy: 0" in a.out("ethtool", "-S", "enp24s0np0").split("\n")
+    other = b.run("ethtool", "-S", "lo")          # not the simulator's: the machine's ethtool (or none here)
+    assert "NIC statistics:\n     rx_packets" not in other.stdout
 
 
 def test_no_server_and_unknown_device(pair):

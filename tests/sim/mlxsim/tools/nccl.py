@@ -382,6 +382,7 @@ def run(tool, args):
     echo = perf.bound_socket(socket.SOCK_DGRAM, me["netdev"])
     echo.bind((address or "0.0.0.0", 0))
     me.update({"address": address, "port": port, "echo": echo.getsockname()[1]})
+    perf.account(endpoint)
     stop = threading.Event()
     for target, sock in ((_serve_ring, ring), (_echo, echo)):
         threading.Thread(target=target, args=(sock, stop), daemon=True).start()

@@ -364,6 +364,7 @@ def run_server(tool, verb, kind, opts, state, me):
                 for line in addr_lines("remote", verb, opts, (peer["hostname"], peer["device"]), hello.get("address")):
                     outln(line)
                 verdict = chan.recv()
+                perf.account(me, received=0 if verdict.get("error") else modelled_bytes(kind, opts, me, peer, mtu))
                 if verdict.get("error"):
                     for line in verdict["error_server"]:
                         errln(line)
@@ -438,6 +439,7 @@ def run_client(tool, verb, kind, opts, state, me):
         for line in addr_lines("remote", verb, opts, (peer["hostname"], peer["device"]), target):
             outln(line)
         error = failure(me, peer, mtu, opts, target)
+        perf.account(me, sent=0 if error else modelled_bytes(kind, opts, me, peer, mtu))
         if error:
             chan.send({"error": True, "error_server": [" Failed to exchange data between server and clients"]})
             for line in error:
@@ -465,6 +467,13 @@ def run_client(tool, verb, kind, opts, state, me):
         return 1
     finally:
         sock.close()
+
+
+def modelled_bytes(kind, opts, me, peer, mtu):
+    if kind != "BW":
+        return 0
+    return int(bw_result(opts, me, peer, mtu)["avg"] * (1e9 / 8 if opts.get("gbits") else 1048576)
+               * max(1, opts["duration"] or 1))
 
 
 def failure(me, peer, mtu, opts, target):
