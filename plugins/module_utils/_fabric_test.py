@@ -34,6 +34,7 @@ from concurrent.futures import ThreadPoolExecutor
 from ansible_collections.gpufabric.mlnx.plugins.module_utils._errors import MlnxError
 from ansible_collections.gpufabric.mlnx.plugins.module_utils._parsers.common import ParseError
 from ansible_collections.gpufabric.mlnx.plugins.module_utils._parsers.ibstat import parse_ibstat
+from ansible_collections.gpufabric.mlnx.plugins.module_utils._parsers.mlnx_qos import parse_mlnx_qos
 from ansible_collections.gpufabric.mlnx.plugins.module_utils._parsers.nccl_tests import parse_nccl_tests
 from ansible_collections.gpufabric.mlnx.plugins.module_utils._parsers.perftest import parse_perftest
 
@@ -134,8 +135,15 @@ def check_options(options: Mapping) -> dict:
 
 
 # ------------------------------------------------------------------------------------------------ facts
+def _try(host, argv, timeout=None):
+    """(rc, stdout, stderr) of a read; (127, "", why) when the tool is not installed (a fact is then unknown)."""
+    if not host.which(argv[0]):
+        return 127, "", "%s is not installed" % argv[0]
+    return host.run(argv, check=False, timeout=timeout)
+
+
 def _ip_json(host, argv):
-    rc, out, _err = host.run(argv, check=False)
+    rc, out, _err = _try(host, argv)
     if rc != 0:
         return []
     try:
@@ -156,7 +164,7 @@ def rail_facts(host, interfaces: Sequence[str]) -> dict:
         address = next((a.get("local") for a in addr.get("addr_info", []) if a.get("family") == "inet"), None)
         rate, layer = None, None
         if rdma:
-            rc, text, _err = host.run(["ibstat", rdma], check=False)
+            rc, text, _err = _try(host, ["ibstat", rdma])
             try:
                 cas = parse_ibstat(text) if rc == 0 else []
             except ParseError:
@@ -168,8 +176,80 @@ def rail_facts(host, interfaces: Sequence[str]) -> dict:
                         layer = p.get("link_layer")
         out[name] = {"rdma": rdma, "port": port, "rate_gbps": rate, "link_layer": layer,
                      "state": (link.get("operstate") or "").lower() or None, "mtu": link.get("mtu"),
-                     "address": address, "carrier_changes": link.get("carrier_changes")}
+                     "address": address, "carrier_changes": link.get("carrier_changes"),
+                     "pcie": pcie_link(host, name), "counters": counters(host, name), "qos": qos(host, name)}
     return out
+
+
+COUNTERS = ("link_down_events_phy", "rx_symbol_err_phy", "rx_corrected_bits_phy", "rx_pcs_symbol_err_phy",
+            "rx_discards_phy", "rx_prio3_pause", "tx_prio3_pause", "rx_bytes", "tx_bytes")
+_COUNTER_RE = re.compile(r"^\s+([a-z0-9_]+):\s+(\d+)\s*$", re.ASCII)
+_GTS_RE = re.compile(r"^([0-9.]+)\s*GT/s", re.ASCII)
+
+
+def counters(host, name):
+    """The mlx5 driver's PHY counters of the netdev (``ethtool -S``), the ones the gate reads; {} without ethtool."""
+    rc, out, _err = _try(host, ["ethtool", "-S", name])
+    if rc != 0:
+        return {}
+    found = {}
+    for line in (out or "").splitlines():
+        match = _COUNTER_RE.match(line)
+        if match and match.group(1) in COUNTERS:
+            found[match.group(1)] = int(match.group(2))
+    return found
+
+
+def pcie_link(host, name):
+    """The negotiated and the capable PCIe link of the netdev's device (sysfs ``current_link_*``/``max_link_*``)."""
+    pci = host.pci_of(name) or host.netdev_pci().get(name)
+    if not pci:
+        return None
+    base = "/sys/bus/pci/devices/%s" % pci
+    values = {key: host.read_sys("%s/%s" % (base, key)) for key in
+              ("current_link_speed", "max_link_speed", "current_link_width", "max_link_width")}
+    if not any(values.values()):
+        return {"pci": pci}
+
+    def gts(text):
+        match = _GTS_RE.match(text or "")
+        return float(match.group(1)) if match else None
+
+    def width(text):
+        try:
+            return int(text)
+        except (TypeError, ValueError):
+            return None
+    return {"pci": pci, "speed": gts(values["current_link_speed"]), "max_speed": gts(values["max_link_speed"]),
+            "width": width(values["current_link_width"]), "max_width": width(values["max_link_width"])}
+
+
+def qos(host, name):
+    """Trust and the priorities with PFC on (``mlnx_qos -i``); None without the tool."""
+    rc, out, _err = _try(host, ["mlnx_qos", "-i", name])
+    if rc != 0:
+        return None
+    try:
+        parsed = parse_mlnx_qos(out)
+    except ParseError:
+        return None
+    enabled = (parsed.get("pfc") or {}).get("enabled") or []
+    return {"trust": parsed.get("trust"), "pfc": [prio for prio, on in enumerate(enabled) if on]}
+
+
+def mgmt_facts(host, interface=None):
+    """The management interface (given, else the one of the default route) and its IPv4 address: where NCCL's
+    bootstrap (NCCL_COMM_ID) listens, as NCCL_SOCKET_IFNAME has it on a real cluster."""
+    if interface is not None:
+        _word(interface, "mgmt_interface", IFNAME_RE, "a network interface name")
+    else:
+        routes = _ip_json(host, ["ip", "-4", "-j", "route", "show", "default"])
+        interface = next((r.get("dev") for r in routes if r.get("dev")), None)
+    if not interface:
+        return {"interface": None, "address": None}
+    addr = (_ip_json(host, ["ip", "-4", "-j", "addr", "show", "dev", interface]) or [{}])[0]
+    address = next((a.get("local") for a in addr.get("addr_info", []) if a.get("family") == "inet"), None)
+    return {"interface": interface, "address": address}
 
 
 def _number(text):
@@ -240,7 +320,7 @@ def _client(host, test, rdma, opts, port, peer):
     timeout = opts["duration"] * 3 + 60
     rc, out, err = 1, "", ""
     for attempt in range(opts["retries"] + 1):
-        rc, out, err = host.run(argv, check=False, timeout=timeout)
+        rc, out, err = _try(host, argv, timeout=timeout)
         if rc == 0 or not CONNECT_RETRY_RE.search(err or "") or attempt == opts["retries"]:
             break
         time.sleep(opts["delay"])
@@ -257,7 +337,7 @@ def _ping(host, address, peer, count):
     argv = ["ping", "-n", "-q", "-c", str(count), "-i", "0.2", "-W", "1"]
     if address:
         argv += ["-I", address]
-    rc, out, _err = host.run(argv + [peer], check=False, timeout=count + 10)
+    rc, out, _err = _try(host, argv + [peer], timeout=count + 10)
     match = re.search(r"(\d+) packets transmitted, (\d+) received", out or "")
     sent, got = (int(match.group(1)), int(match.group(2))) if match else (count, 0)
     return {"ok": rc == 0 and got == sent, "sent": sent, "received": got}
@@ -400,7 +480,8 @@ def run(host, params: Mapping, check_mode: bool = False) -> dict:
     opts = check_options(params.get("options") or {})
     timeout = params.get("timeout") or 300
     if action == "facts":
-        return {"changed": False, "rails": rail_facts(host, [job["interface"] for job in jobs])}
+        return {"changed": False, "rails": rail_facts(host, [job["interface"] for job in jobs]),
+                "mgmt": mgmt_facts(host, params.get("mgmt_interface"))}
     if check_mode:
         return {"changed": False, "skipped": True, "msg": "check mode: the gate measures nothing"}
     path = run_path(params.get("run_dir") or "/run/gpufabric/gate", params.get("run_id"))

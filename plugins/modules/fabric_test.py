@@ -14,7 +14,8 @@ description:
     client, the ranks of an NCCL run), so the role runs it in steps on every host of a round at once; this module is
     one step (O(action)).
   - V(facts) reads, per rail interface, its RDMA device and port rate (C(ibdev2netdev), C(ibstat)), link state, MTU
-    and carrier changes (C(ip -j -s link)) and IPv4 address (C(ip -j addr)).
+    and carrier changes (C(ip -j -s link)), IPv4 address (C(ip -j addr)), the PCIe link of its device (sysfs), the
+    PHY counters (C(ethtool -S)) and the QoS trust and PFC priorities (C(mlnx_qos -i)).
   - V(serve) starts this host's perftest servers (one per test and rail, test I(i) of a job on O(jobs[].port) + I(i))
     detached in the background, each recording its output and exit code under O(run_dir)/O(run_id).
   - V(measure) runs, per rail at once, a ping from the rail's address to the peer and then each test's client against
@@ -73,6 +74,15 @@ options:
     description: How long V(collect) and V(nccl_collect) wait for a process before stopping it, in seconds.
     type: int
     default: 300
+  mgmt_interface:
+    description:
+      - V(facts) - the management interface whose address RV(mgmt) returns (NCCL's bootstrap listens there); default
+        the interface of the default route.
+    type: str
+  root:
+    description: Where sysfs is read (the PCIe link files); V(/) on a real host, the simulator's tree in the lab.
+    type: path
+    default: /
 """
 
 EXAMPLES = r"""
@@ -96,11 +106,17 @@ RETURN = r"""
 rails:
   description:
     - V(facts) - per interface C(rdma), C(port), C(rate_gbps), C(link_layer), C(state), C(mtu), C(address),
-      C(carrier_changes).
+      C(carrier_changes), C(pcie) (C(pci), C(speed) and C(max_speed) in GT/s, C(width), C(max_width)), C(counters)
+      (C(ethtool -S) PHY counters such as C(link_down_events_phy), C(rx_symbol_err_phy)) and C(qos) (C(trust), C(pfc):
+      the priorities with PFC on).
     - V(measure) - per job C(rail), C(interface), C(peer), C(peer_address), C(facts), C(ping) (C(ok), C(sent),
       C(received)) and C(tests), each C(test), C(argv), C(rc), C(attempts), C(stderr), C(report) (the parsed report).
   returned: action is facts or measure
   type: raw
+mgmt:
+  description: V(facts) - C(interface) and C(address) of the management interface (see O(mgmt_interface)).
+  returned: action is facts
+  type: dict
 servers:
   description: V(serve) - the servers started (C(test), C(port), C(pid)); V(collect) - their C(rc) and C(report).
   returned: action is serve or collect
@@ -129,13 +145,15 @@ ARGUMENT_SPEC = dict(
     run_id=dict(type="str", default="gate"),
     run_dir=dict(type="path", default="/run/gpufabric/gate"),
     timeout=dict(type="int", default=300),
+    mgmt_interface=dict(type="str"),
+    root=dict(type="path", default="/"),
 )
 
 
 def main():
     module = ansible_module(AnsibleModule, argument_spec=ARGUMENT_SPEC, supports_check_mode=True)
     try:
-        result = run(Host(timeout=max(60, module.params["timeout"])), module.params, check_mode=module.check_mode)
+        result = run(Host(root=module.params["root"], timeout=max(60, module.params["timeout"])), module.params, check_mode=module.check_mode)
     except MlnxError as err:
         module.fail_json(**err.fail_kwargs())
     module.exit_json(**result)

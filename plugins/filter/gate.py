@@ -1,0 +1,58 @@
+# -*- coding: utf-8 -*-
+# Copyright: gpufabric.mlnx contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+"""The validation gate's filters gate_plan, gate_jobs, gate_results, gate_state and handover_report (docs in the
+.yml files beside; logic in plugins/plugin_utils/_gate.py and _handover_report.py)."""
+
+from __future__ import annotations
+
+from ansible_collections.gpufabric.mlnx.plugins.plugin_utils._filters import filter_errors, lazy
+
+_gate = lazy("plugin_utils._gate")
+_report = lazy("plugin_utils._handover_report")
+
+
+@filter_errors()
+def gate_plan(plan, hosts, facts, previous=None, retest=None, matrix=None, thresholds=None, tos=None, mgmt=None):
+    return _gate.plan_run(plan, list(hosts or []), facts, previous, retest, matrix, thresholds, tos, mgmt=mgmt)
+
+
+@filter_errors()
+def gate_jobs(gate, host, round_no, direction):
+    return _gate.jobs((gate or {}).get("pairs"), host, round_no, direction)
+
+
+@filter_errors()
+def gate_results(gate, plan, measured, facts_before, facts_after, leaves=None, nccl=None, versions=None, run=None,
+                 wanted_mtu=None, previous=None, hosts_info=None):
+    gate = gate or {}
+    raw = nccl or {}
+    reports = _gate.nccl_reports(gate, raw)
+    hosts = list(gate.get("tested") or [])
+    found = _gate.versions_of(hosts, raw.get("version"), versions, run)
+    info = {}
+    plan_hosts, plan_leaves = (plan or {}).get("hosts") or {}, (plan or {}).get("leaves") or {}
+    for host, values in (hosts_info or {}).items():
+        delivery = (values or {}).get("gpufabric_delivery_check_result") or {}
+        first = (plan_hosts.get(host) or [{}])[0]
+        info[host] = {"rack": (values or {}).get("rack"), "su": (plan_leaves.get(first.get("leaf")) or {}).get("su"),
+                      "delivery": delivery.get("devices") if isinstance(delivery, dict) else None}
+    return _gate.evaluate(plan, gate.get("pairs"), hosts, gate.get("not_retested") or [], measured, facts_before,
+                          facts_after, leaves, reports, found, gate.get("limits"), run, wanted_mtu, previous,
+                          gate.get("fingerprints"), info)
+
+
+@filter_errors()
+def gate_state(results, previous=None):
+    return _gate.state(results, previous)
+
+
+@filter_errors()
+def handover_report(results, fmt="html"):
+    return _report.render(results, formats=(fmt,))[fmt]
+
+
+class FilterModule:
+    def filters(self):
+        return {"gate_plan": gate_plan, "gate_jobs": gate_jobs, "gate_results": gate_results, "gate_state": gate_state,
+                "handover_report": handover_report}

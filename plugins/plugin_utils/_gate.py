@@ -1,0 +1,623 @@
+# -*- coding: utf-8 -*-
+# Copyright: gpufabric.mlnx contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+"""The validation gate on the controller: what to test, the jobs of each step, and the verdict.
+
+- ``thresholds(matrix, overrides)``: the limits of every measure (defaults below, then the matrix release's
+  ``gate`` mapping, then the inventory's ``gpufabric_gate_thresholds``).
+- ``under_test(hosts, fingerprints, previous, retest)``: who is measured this run - every host never passed, every
+  quarantined host, every host whose fingerprint (what its rails look like) changed since it passed, and those
+  named in ``retest``; the others are ``not_retested``.
+- ``fingerprint(entries, facts, matrix_name)``: a stable digest of a host's rail plan entries and rail facts.
+- ``jobs(pairs, host, round, direction, facts)``: the host's ``serve`` and ``measure`` jobs of one direction of a
+  round (``forward``: the pair's server serves; ``reverse``: the client does); rail k's tests on ports
+  ``port_base + 10 k`` and up.
+- ``nccl_worlds(plan, groups, facts, ...)``: the NCCL runs (one world per group of hosts: rank = member x G + GPU,
+  NCCL_COMM_ID on the first member's rail-0 address, NCCL_TESTS_SPLIT per rail) and each host's rank jobs.
+- ``evaluate(...)``: the results document (schema 1, docs/validation.md) - per host and rail every measure with its
+  threshold, the failures attributed to the host whose own evidence explains them, quarantine and hand-over lists.
+
+Attribution. A pair measure (ping, ib_write_bw, ib_write_lat, the NCCL run) involves two hosts. It counts against
+the host whose own facts on that rail explain it - link down, MTU other than the plan's, PCIe link below its
+capability, PHY link-down events or symbol errors during the run, a cable that LLDP shows elsewhere, PFC other than
+its leaf's - and against the peer when only the peer's do; when neither's facts explain it, against both, saying
+that the pair could not be split. So a fault planted on one host quarantines that host alone.
+
+Pure: no I/O.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import statistics
+from collections.abc import Mapping
+
+from ansible_collections.gpufabric.mlnx.plugins.module_utils._errors import MlnxError
+
+SCHEMA = 1
+DEFAULTS = {
+    "write_bw_fraction": 0.9,          # ib_write_bw >= 0.9 x port rate (Mellanox/ngc_multinode_perf)
+    "write_lat_factor": 1.5,           # ib_write_lat <= 1.5 x the fleet median
+    "write_lat_usec": None,            # an absolute limit instead (null: from the median)
+    "nccl_gbs_per_400g": 47.0,         # NCCL busbw per 400G NIC (nccl-tests#290: 46-48 GB/s)
+    "nccl_fraction": 0.9,              # NCCL >= 0.9 x that (NCCL_TESTS_MIN_BW's own 0.9 rule)
+    "nccl_min_size": 1 << 30,          # the rows the SU verdict averages (large messages)
+    "link_flaps": 0,                   # link_down_events_phy during the run
+    "symbol_errors": 0,                # rx_symbol_err_phy during the run
+}
+FACT_MEASURES = ("link", "mtu", "rate", "pcie", "link_flaps", "symbol_errors", "lldp", "qos")
+PORT_BASE = 18515
+NCCL_PORT = 29500
+
+
+class GateError(MlnxError):
+    """Bad input of the gate's filters, named by the parameter."""
+
+
+def _mapping(value, what):
+    if value is None:
+        return {}
+    if not isinstance(value, Mapping):
+        raise GateError("%s: must be a mapping, got %s" % (what, type(value).__name__), parameter=what.split(".")[0])
+    return dict(value)
+
+
+# ------------------------------------------------------------------------------------------------ thresholds
+def thresholds(matrix=None, overrides=None) -> dict:
+    out = dict(DEFAULTS)
+    for source, what in ((_mapping(matrix, "matrix").get("gate"), "matrix.gate"), (overrides, "thresholds")):
+        for key, value in _mapping(source, what).items():
+            if key not in DEFAULTS:
+                raise GateError("%s.%s: not a threshold (allowed: %s)" % (what, key, ", ".join(sorted(DEFAULTS))),
+                                parameter=what.split(".")[0])
+            if value is not None and (isinstance(value, bool) or not isinstance(value, (int, float)) or value < 0):
+                raise GateError("%s.%s: %r is not allowed (a number >= 0)" % (what, key, value),
+                                parameter=what.split(".")[0])
+            out[key] = value
+    return out
+
+
+def nccl_per_rail(rate_gbps, limits) -> float:
+    """The per-rail NCCL bus bandwidth floor (GB/s) for a port rate: 0.9 x 47 x rate / 400."""
+    return round(limits["nccl_fraction"] * limits["nccl_gbs_per_400g"] * float(rate_gbps or 400) / 400.0, 2)
+
+
+# ------------------------------------------------------------------------------------------------ who is tested
+def fingerprint(entries, facts, matrix_name=None) -> str:
+    keep = ("rdma", "rate_gbps", "mtu", "address", "pcie", "qos", "state")
+    data = {"matrix": matrix_name, "plan": entries or [],
+            "facts": {name: {k: (f or {}).get(k) for k in keep} for name, f in sorted(_mapping(facts, "facts").items())}}
+    return hashlib.sha256(json.dumps(data, sort_keys=True, default=str).encode()).hexdigest()[:16]
+
+
+def under_test(hosts, fingerprints, previous=None, retest=None) -> dict:
+    """``{"test": [...], "not_retested": [...], "why": {host: reason}}`` in the order of ``hosts``."""
+    previous = _mapping(previous, "previous").get("hosts") or {}
+    fingerprints = _mapping(fingerprints, "fingerprints")
+    retest = set(retest or [])
+    out = {"test": [], "not_retested": [], "why": {}}
+    for host in hosts:
+        last = previous.get(host) if isinstance(previous.get(host), Mapping) else None
+        if host in retest:
+            why = "named in gpufabric_gate_retest"
+        elif last is None:
+            why = "never tested"
+        elif last.get("status") == "quarantined":
+            why = "quarantined on %s" % (last.get("run") or "an earlier run")
+        elif last.get("fingerprint") != fingerprints.get(host):
+            why = "changed since it passed (rails, driver or NIC state)"
+        else:
+            out["not_retested"].append(host)
+            out["why"][host] = "passed on %s, nothing changed" % (last.get("run") or "an earlier run")
+            continue
+        out["test"].append(host)
+        out["why"][host] = why
+    return out
+
+
+# ------------------------------------------------------------------------------------------------ jobs
+def _rail_port(rail, port_base):
+    return port_base + 10 * int(rail)
+
+
+def jobs(pairs, host, round_no, direction, tests=("ib_write_bw", "ib_write_lat"), port_base=PORT_BASE) -> dict:
+    """The host's ``serve`` and ``measure`` jobs of one direction of a round of ``pairs`` (the gate_pairs plan)."""
+    if direction not in ("forward", "reverse"):
+        raise GateError("direction: %r is not forward or reverse" % (direction,), parameter="direction")
+    serve, measure = [], []
+    for rnd in _mapping(pairs, "pairs").get("rounds") or []:
+        if rnd.get("round") != round_no:
+            continue
+        for pair in rnd.get("pairs") or []:
+            server, client = (pair["server"], pair["client"]) if direction == "forward" else (pair["client"],
+                                                                                               pair["server"])
+            side = "server" if direction == "forward" else "client"
+            other = "client" if side == "server" else "server"
+            port = _rail_port(pair["rail"], port_base)
+            if host == server:
+                serve.append({"rail": pair["rail"], "interface": pair["%s_interface" % side], "port": port,
+                              "tests": list(tests)})
+            if host == client:
+                measure.append({"rail": pair["rail"], "interface": pair["%s_interface" % other], "port": port,
+                                "tests": list(tests), "peer": server, "peer_address": pair["%s_address" % side]})
+    return {"serve": serve, "measure": measure}
+
+
+def nccl_worlds(plan, groups, facts, min_bw=None, tos=None, port=NCCL_PORT, args=None, mgmt=None) -> dict:
+    """One NCCL world per group (a list of hosts): ``{"worlds": [{"hosts", "root_address", "size", "env"}],
+    "hosts": {host: {"jobs": [...], "env": {...}}}}``; a host in two groups is in the first one only."""
+    plan_hosts = _mapping(plan, "plan").get("hosts") or {}
+    facts = _mapping(facts, "facts")
+    out = {"worlds": [], "hosts": {}}
+    for index, group in enumerate(groups or []):
+        members = [h for h in group if h in plan_hosts and h not in out["hosts"]]
+        if len(members) < 2:
+            continue
+        rails = min(len(plan_hosts[h]) for h in members)
+        root_entry = plan_hosts[members[0]][0]
+        # the bootstrap on the first member's management address (every rank reaches it; a rail reaches only its
+        # own leaf), its rail-0 address when that is unknown
+        root_address = (mgmt or {}).get(members[0]) or root_entry["address"]
+        env = {"NCCL_COMM_ID": "%s:%d" % (root_address, port + index),
+               "OMPI_COMM_WORLD_SIZE": str(len(members) * rails), "NCCL_TESTS_SPLIT": "MOD %d" % rails,
+               "NCCL_IB_GID_INDEX": "3"}
+        if min_bw:
+            env["NCCL_TESTS_MIN_BW"] = "%g" % min_bw
+        if tos is not None:
+            env["NCCL_IB_TC"] = str(tos)
+        world = {"index": index, "hosts": members, "rails": rails, "root_address": root_address,
+                 "env": env, "args": list(args or ["-b", "1G", "-e", "8G", "-f", "2", "-g", "1"])}
+        out["worlds"].append(world)
+        for m, host in enumerate(members):
+            host_facts = facts.get(host) or {}
+            ranks = []
+            for local in range(rails):
+                entry = plan_hosts[host][local]
+                hca = (host_facts.get(entry["interface"]) or {}).get("rdma") or "mlx5_%d" % local
+                ranks.append({"rank": m * rails + local, "local_rank": local, "hca": hca})
+            out["hosts"][host] = {"jobs": ranks, "env": env, "world": index, "root": m == 0, "args": world["args"]}
+    return out
+
+
+# ------------------------------------------------------------------------------------------------ evaluation
+def _fail(measure, message, rail=None, value=None, threshold=None, unit=None):
+    return {"measure": measure, "rail": rail, "value": value, "threshold": threshold, "unit": unit, "message": message}
+
+
+def _bw(test_result):
+    report = (test_result or {}).get("report") or {}
+    rows = report.get("results") or []
+    if not rows:
+        return None
+    return rows[-1].get("bw_average")
+
+
+def _lat(test_result):
+    report = (test_result or {}).get("report") or {}
+    rows = report.get("results") or []
+    if not rows:
+        return None
+    return rows[-1].get("t_avg") if rows[-1].get("t_avg") is not None else rows[-1].get("t_typical")
+
+
+def _error(test_result):
+    if not test_result:
+        return "not run"
+    report = test_result.get("report") or {}
+    if test_result.get("rc") not in (0, None) or report.get("errors") or not report.get("results"):
+        lines = list(report.get("errors") or []) or [line for line in (test_result.get("stderr") or "").splitlines()
+                                                     if line.strip()]
+        return "; ".join(line.strip() for line in lines[:3]) or "rc %s, no result" % test_result.get("rc")
+    return None
+
+
+def _delta(before, after, key):
+    b = ((before or {}).get("counters") or {}).get(key)
+    a = ((after or {}).get("counters") or {}).get(key)
+    if a is None:
+        return None
+    return a - (b or 0)
+
+
+def _leaf_port(leaves, leaf, port):
+    info = (leaves or {}).get(leaf) or {}
+    return ((info.get("interfaces") or {}).get(port)) if isinstance(info, Mapping) else None
+
+
+def _leaf_pfc(leaves, leaf):
+    info = (leaves or {}).get(leaf) or {}
+    roce = ((info.get("qos") or {}).get("roce") or {}) if isinstance(info, Mapping) else {}
+    if roce.get("enable") != "on" or roce.get("mode") != "lossless":
+        return []
+    text = str((roce.get("pfc") or {}).get("pfc-priority") or "")
+    return sorted(int(p) for p in text.split(",") if p.strip().isdigit())
+
+
+def rail_fact_failures(host, entry, before, after, leaves, wanted_mtu, limits) -> list:
+    """The failures a host's own facts show on one rail (``entry``: its rail plan entry)."""
+    rail, iface, out = entry["rail"], entry["interface"], []
+    f = after or before or {}
+    if not f:
+        return [_fail("link", "%s rail %d (%s): no facts read" % (host, rail, iface), rail)]
+    if f.get("state") != "up":
+        out.append(_fail("link", "%s rail %d (%s): link %s" % (host, rail, iface, f.get("state") or "missing"), rail,
+                         f.get("state"), "up"))
+    if wanted_mtu and f.get("mtu") != wanted_mtu:
+        out.append(_fail("mtu", "%s rail %d (%s): MTU %s, the rails want %s" % (host, rail, iface, f.get("mtu"),
+                                                                               wanted_mtu), rail, f.get("mtu"),
+                         wanted_mtu, "B"))
+    pcie = f.get("pcie") or {}
+    if pcie.get("speed") and pcie.get("max_speed") and (pcie["speed"] < pcie["max_speed"]
+                                                         or (pcie.get("width") or 0) < (pcie.get("max_width") or 0)):
+        out.append(_fail("pcie", "%s rail %d (%s): PCIe %s link at %g GT/s x%s, the device can %g GT/s x%s" % (
+            host, rail, iface, pcie.get("pci"), pcie["speed"], pcie.get("width"), pcie["max_speed"],
+            pcie.get("max_width")), rail, pcie["speed"], pcie["max_speed"], "GT/s"))
+    flaps = _delta(before, after, "link_down_events_phy")
+    if flaps is not None and flaps > limits["link_flaps"]:
+        out.append(_fail("link_flaps", "%s rail %d (%s): %d link-down events during the run (link_down_events_phy)"
+                         % (host, rail, iface, flaps), rail, flaps, limits["link_flaps"]))
+    symbols = _delta(before, after, "rx_symbol_err_phy")
+    if symbols is not None and symbols > limits["symbol_errors"]:
+        out.append(_fail("symbol_errors", "%s rail %d (%s): %d symbol errors during the run (rx_symbol_err_phy): a bad"
+                         " card, cable or transceiver" % (host, rail, iface, symbols), rail, symbols,
+                         limits["symbol_errors"]))
+    port = _leaf_port(leaves, entry.get("leaf"), entry.get("leaf_port"))
+    if port is not None:
+        if port.get("oper_status") not in ("up", None):
+            out.append(_fail("link", "%s rail %d: leaf %s %s is %s" % (host, rail, entry["leaf"], entry["leaf_port"],
+                                                                      port.get("oper_status")), rail))
+        if port.get("mtu") and f.get("mtu") and port["mtu"] < f["mtu"]:
+            out.append(_fail("mtu", "%s rail %d: leaf %s %s MTU %s is below the host's %s" % (
+                host, rail, entry["leaf"], entry["leaf_port"], port["mtu"], f["mtu"]), rail, port["mtu"], f["mtu"], "B"))
+        seen = ["%s:%s" % (n.get("system_name"), n.get("port")) for n in port.get("lldp") or []]
+        want = "%s:%s" % (host, iface)
+        if seen and want not in seen:
+            out.append(_fail("lldp", "%s rail %d: leaf %s %s sees %s over LLDP, the plan cables %s there (%s)" % (
+                host, rail, entry["leaf"], entry["leaf_port"], ", ".join(seen), want, entry.get("cable_label")), rail,
+                ", ".join(seen), want))
+    host_qos = f.get("qos")
+    if host_qos is not None and (leaves or {}).get(entry.get("leaf")):
+        leaf_pfc = _leaf_pfc(leaves, entry.get("leaf"))
+        if sorted(host_qos.get("pfc") or []) != leaf_pfc:
+            out.append(_fail("qos", "%s rail %d (%s): PFC on priorities %s, leaf %s on %s (host and leaf must match "
+                             "for lossless RoCE)" % (host, rail, iface, host_qos.get("pfc") or "none",
+                                                     entry["leaf"], leaf_pfc or "none"), rail,
+                             host_qos.get("pfc"), leaf_pfc))
+    return out
+
+
+def _lldp(entry, leaves, host):
+    port = _leaf_port(leaves, entry.get("leaf"), entry.get("leaf_port"))
+    if port is None:
+        return {"expected": "%s:%s" % (entry.get("leaf"), entry.get("leaf_port")), "seen": None, "ok": None}
+    seen = ["%s:%s" % (n.get("system_name"), n.get("port")) for n in port.get("lldp") or []]
+    want = "%s:%s" % (host, entry["interface"])
+    return {"expected": "%s:%s" % (entry.get("leaf"), entry.get("leaf_port")),
+            "seen": "%s:%s" % (entry.get("leaf"), entry.get("leaf_port")) if want in seen else (", ".join(seen) or None),
+            "ok": (want in seen) if seen else None}
+
+
+def evaluate(plan, pairs, tested, not_retested, measured, facts_before, facts_after, leaves=None, nccl=None,
+             versions=None, limits=None, run=None, wanted_mtu=None, previous=None, fingerprints=None,
+             hosts_info=None) -> dict:
+    """The results document (schema 1). ``measured``: the measure step results, ``{host: [rail results]}`` of every
+    direction and round; ``nccl``: ``{"hosts": {host: rank-0 report}, "su": {su: {...}}}``; ``versions``: ``{host:
+    {"nccl": version, "driver": ..., "driver_expected": ...}}``."""
+    limits = dict(limits or DEFAULTS)
+    plan_hosts = _mapping(plan, "plan").get("hosts") or {}
+    facts_before, facts_after = _mapping(facts_before, "facts_before"), _mapping(facts_after, "facts_after")
+    leaves = _mapping(leaves, "leaves")
+    run = _mapping(run, "run")
+    nccl = _mapping(nccl, "nccl")
+    versions = _mapping(versions, "versions")
+    hosts_info = _mapping(hosts_info, "hosts_info")
+    # every client result by (client, rail) and by (server, rail)
+    by_client, by_server = {}, {}
+    for host, results in _mapping(measured, "measured").items():
+        for item in results or []:
+            by_client[(host, item.get("rail"))] = item
+            by_server[(item.get("peer"), item.get("rail"))] = dict(item, client=host)
+    lats = [v for item in by_client.values() for t in item.get("tests") or [] if t.get("test") == "ib_write_lat"
+            for v in [_lat(t)] if v is not None]
+    median = statistics.median(lats) if lats else None
+    lat_limit = limits["write_lat_usec"] or (round(limits["write_lat_factor"] * median, 2) if median else None)
+    fact_failures = {}
+    for host in tested:
+        for entry in plan_hosts.get(host) or []:
+            fact_failures[(host, entry["rail"])] = rail_fact_failures(
+                host, entry, (facts_before.get(host) or {}).get(entry["interface"]),
+                (facts_after.get(host) or {}).get(entry["interface"]), leaves, wanted_mtu, limits)
+    doc_hosts, failures_of = {}, {h: [] for h in tested}
+
+    def blame(host, peer, rail, failure):
+        mine = bool(fact_failures.get((host, rail)))
+        theirs = bool(fact_failures.get((peer, rail))) if peer in failures_of else False
+        if mine or not theirs:
+            note = "" if mine or theirs else " (the pair could not be split: neither end's own facts explain it)"
+            failures_of[host].append(dict(failure, message=failure["message"] + note))
+
+    for host in tested:
+        rails = []
+        for entry in plan_hosts.get(host) or []:
+            rail = entry["rail"]
+            before = (facts_before.get(host) or {}).get(entry["interface"]) or {}
+            after = (facts_after.get(host) or {}).get(entry["interface"]) or before
+            failures_of[host].extend(fact_failures[(host, rail)])
+            fwd, rev = by_client.get((host, rail)), by_server.get((host, rail))
+            peer = (fwd or {}).get("peer") or (rev or {}).get("client")
+            rate = after.get("rate_gbps")
+            bw_limit = round(limits["write_bw_fraction"] * rate, 1) if rate else None
+            row = {"rail": rail, "interface": entry["interface"], "device": after.get("rdma"),
+                   "address": entry.get("address"), "leaf": entry.get("leaf"), "leaf_port": entry.get("leaf_port"),
+                   "peer": peer, "port_rate_gbps": rate, "ping": None, "write_bw_gbps": None,
+                   "write_bw_reverse_gbps": None, "write_lat_usec": None, "active_mtu": None,
+                   "link": {"host_state": after.get("state"), "host_speed_gbps": rate, "host_mtu": after.get("mtu"),
+                            "leaf_state": (_leaf_port(leaves, entry.get("leaf"), entry.get("leaf_port")) or {}).get(
+                                "oper_status"),
+                            "leaf_speed": (_leaf_port(leaves, entry.get("leaf"), entry.get("leaf_port")) or {}).get(
+                                "speed"),
+                            "leaf_mtu": (_leaf_port(leaves, entry.get("leaf"), entry.get("leaf_port")) or {}).get("mtu")},
+                   "lldp": _lldp(entry, leaves, host), "pcie": after.get("pcie")}
+            if peer is None:
+                row["unpaired"] = next((u.get("reason") for u in _mapping(pairs, "pairs").get("unpaired") or []
+                                        if u.get("host") == host and u.get("rail") == rail), "no peer this run")
+            for item, key, direction in ((fwd, "write_bw_gbps", "%s -> %s"), (rev, "write_bw_reverse_gbps", "%s -> %s")):
+                if not item:
+                    continue
+                src, dst = (host, item.get("peer")) if item is fwd else (item.get("client"), host)
+                ping = item.get("ping") or {}
+                if item is fwd:
+                    row["ping"] = bool(ping.get("ok"))
+                    if not ping.get("ok"):
+                        blame(host, peer, rail, _fail("ping", "ping %s -> %s on rail %d (%s): %s of %s answered" % (
+                            src, dst, rail, entry["interface"], ping.get("received"), ping.get("sent")), rail,
+                            ping.get("received"), ping.get("sent")))
+                for test in item.get("tests") or []:
+                    error = _error(test)
+                    name = test.get("test")
+                    if name == "ib_write_bw":
+                        value = _bw(test)
+                        row[key] = value
+                        mtu = ((test.get("report") or {}).get("mtu"))
+                        if mtu and item is fwd:
+                            row["active_mtu"] = mtu
+                        if error:
+                            blame(host, peer, rail, _fail("ib_write_bw", "ib_write_bw %s on rail %d (%s) failed: %s"
+                                                          % (direction % (src, dst), rail, entry["interface"], error),
+                                                          rail))
+                        elif bw_limit and value is not None and value < bw_limit:
+                            blame(host, peer, rail, _fail(
+                                "ib_write_bw", "ib_write_bw %s on rail %d (%s): %.1f Gb/s < %.1f Gb/s (%g x %g Gb/s "
+                                "port rate)" % (direction % (src, dst), rail, entry["interface"], value, bw_limit,
+                                                limits["write_bw_fraction"], rate), rail, value, bw_limit, "Gb/s"))
+                    elif name == "ib_write_lat" and item is fwd:
+                        value = _lat(test)
+                        row["write_lat_usec"] = value
+                        if error:
+                            blame(host, peer, rail, _fail("ib_write_lat", "ib_write_lat %s on rail %d failed: %s" % (
+                                direction % (src, dst), rail, error), rail))
+                        elif lat_limit and value is not None and value > lat_limit:
+                            blame(host, peer, rail, _fail(
+                                "ib_write_lat", "ib_write_lat %s on rail %d (%s): %.2f us > %.2f us (%g x the fleet "
+                                "median %.2f us)" % (direction % (src, dst), rail, entry["interface"], value, lat_limit,
+                                                     limits["write_lat_factor"], median or 0), rail, value, lat_limit,
+                                "us"))
+            rails.append(row)
+        info = dict(hosts_info.get(host) or {})
+        doc_hosts[host] = {"status": None, "rack": info.get("rack"), "su": info.get("su"),
+                           "versions": dict(versions.get(host) or {}), "delivery": info.get("delivery") or [],
+                           "rails": rails, "nccl": None, "failures": failures_of[host],
+                           "fingerprint": (fingerprints or {}).get(host)}
+    # NCCL per host (the host's world) and the version against the matrix
+    expected_nccl = run.get("nccl_expected")
+    for host in tested:
+        report = ((nccl.get("hosts") or {}).get(host)) or None
+        entries = plan_hosts.get(host) or []
+        rate = min([(doc_hosts[host]["rails"][i].get("port_rate_gbps") or 400) for i in range(len(entries))] or [400])
+        floor = nccl_per_rail(rate, limits)
+        if report is not None:
+            rows = [r for r in report.get("rows") or [] if r.get("out_of_place")]
+            doc_hosts[host]["nccl"] = {"avg_busbw_gbs": report.get("avg_busbw"), "threshold_gbs": floor,
+                                       "peers": report.get("peers"),
+                                       "rows": [{"size": r["size"], "busbw": r["out_of_place"]["busbw"],
+                                                 "algbw": r["out_of_place"]["algbw"],
+                                                 "time_us": r["out_of_place"]["time"]} for r in rows]}
+            peers = [p for p in report.get("peers") or [] if p != host]
+            if report.get("errors") or not rows:
+                failure = _fail("nccl_busbw", "NCCL all_reduce_perf of %s failed: %s" % (
+                    host, "; ".join((report.get("errors") or ["no result"])[:2])))
+            elif report.get("avg_busbw") is not None and report["avg_busbw"] < floor:
+                failure = _fail("nccl_busbw", "NCCL all_reduce_perf of %s with %s: average bus bandwidth %.1f GB/s < "
+                                "%.1f GB/s per rail (%g x %g GB/s per 400G rail)" % (
+                                    host, ", ".join(peers) or "itself", report["avg_busbw"], floor,
+                                    limits["nccl_fraction"], limits["nccl_gbs_per_400g"]), None,
+                                report["avg_busbw"], floor, "GB/s")
+            else:
+                failure = None
+            if failure:
+                explained = any(fact_failures.get((h, e["rail"])) for h in [host] for e in entries)
+                others = any(fact_failures.get((p, e["rail"])) for p in peers for e in plan_hosts.get(p) or [])
+                if explained or not others:
+                    if not explained and not others:
+                        failure["message"] += " (the run could not be split: no host's own facts explain it)"
+                    failures_of[host].append(failure)
+        version = (versions.get(host) or {}).get("nccl")
+        if expected_nccl and version and str(version) != str(expected_nccl):
+            failures_of[host].append(_fail("nccl_version", "%s: NCCL %s, the matrix %s pins %s" % (
+                host, version, run.get("matrix"), expected_nccl), None, version, expected_nccl))
+        driver, driver_expected = (versions.get(host) or {}).get("driver"), (versions.get(host) or {}).get(
+            "driver_expected")
+        if driver and driver_expected and driver != driver_expected:
+            failures_of[host].append(_fail("driver", "%s: driver %s, the matrix pins %s" % (host, driver,
+                                                                                         driver_expected),
+                                           None, driver, driver_expected))
+        for nic in doc_hosts[host]["delivery"]:
+            if isinstance(nic, Mapping) and nic.get("ok") is False:
+                failures_of[host].append(_fail("delivery", "%s: NIC %s %s" % (host, nic.get("pci"),
+                                                                             nic.get("reason") or "fails the delivery "
+                                                                             "check"), None))
+    previous_hosts = _mapping(previous, "previous").get("hosts") or {}
+    for host in not_retested:
+        last = previous_hosts.get(host) or {}
+        doc_hosts[host] = dict(last.get("entry") or {}, status="not_retested", failures=[],
+                               fingerprint=(fingerprints or {}).get(host))
+        doc_hosts[host].setdefault("rails", [])
+        doc_hosts[host].setdefault("rack", (hosts_info.get(host) or {}).get("rack"))
+        doc_hosts[host].setdefault("su", (hosts_info.get(host) or {}).get("su"))
+        doc_hosts[host].setdefault("versions", {})
+        doc_hosts[host].setdefault("delivery", [])
+        doc_hosts[host].setdefault("nccl", None)
+    for host in tested:
+        doc_hosts[host]["status"] = "quarantined" if failures_of[host] else "passed"
+    # the hosts of earlier batches and runs, as the state last saw them: the report covers the whole cluster
+    for host, last in previous_hosts.items():
+        if host in doc_hosts or host not in plan_hosts or not isinstance(last, Mapping):
+            continue
+        doc_hosts[host] = dict(last.get("entry") or {}, status=last.get("status"),
+                               failures=[f for f in last.get("failures") or [] if isinstance(f, Mapping)],
+                               earlier_run=last.get("run"))
+        for key, default in (("rails", []), ("versions", {}), ("delivery", []), ("nccl", None)):
+            doc_hosts[host].setdefault(key, default)
+    su = {}
+    for key, value in (nccl.get("su") or {}).items():
+        rows = [r for r in value.get("rows") or [] if r.get("out_of_place")]
+        big = [r["out_of_place"]["busbw"] for r in rows if r["size"] >= limits["nccl_min_size"]]
+        floor = nccl_per_rail(400, limits)
+        avg = round(sum(big) / len(big), 2) if big else None
+        su[str(key)] = {"hosts": value.get("hosts") or [], "avg_busbw_gbs": avg, "threshold_gbs": floor,
+                        "ok": bool(avg is not None and avg >= floor and not value.get("errors")),
+                        "errors": value.get("errors") or [],
+                        "rows": [{"size": r["size"], "busbw": r["out_of_place"]["busbw"],
+                                  "algbw": r["out_of_place"]["algbw"], "time_us": r["out_of_place"]["time"]}
+                                 for r in rows]}
+    quarantine = [{"host": h, "failures": doc_hosts[h]["failures"]} for h in sorted(doc_hosts)
+                  if doc_hosts[h]["status"] == "quarantined"]
+    handover = sorted(h for h in doc_hosts if doc_hosts[h]["status"] in ("passed", "not_retested"))
+    thresholds_doc = {"write_bw_fraction": limits["write_bw_fraction"], "write_lat_factor": limits["write_lat_factor"],
+                      "write_lat_usec": lat_limit, "nccl_busbw_per_rail_gbs": nccl_per_rail(400, limits),
+                      "link_flaps": limits["link_flaps"], "symbol_errors": limits["symbol_errors"]}
+    return {"schema": SCHEMA,
+            "run": dict(run, thresholds=thresholds_doc, lat_median_usec=median),
+            "hosts": doc_hosts, "su": su, "quarantine": quarantine, "handover": handover}
+
+
+def state(results, previous=None) -> dict:
+    """The gate's memory for the next run: per host its status, fingerprint, run and document entry."""
+    out = {"schema": SCHEMA, "hosts": dict((_mapping(previous, "previous").get("hosts") or {}))}
+    run = (_mapping(results, "results").get("run") or {}).get("started")
+    for host, entry in (results.get("hosts") or {}).items():
+        if entry.get("status") == "not_retested" or entry.get("earlier_run"):
+            continue
+        out["hosts"][host] = {"status": entry.get("status"), "fingerprint": entry.get("fingerprint"), "run": run,
+                              "failures": list(entry.get("failures") or []),
+                              "entry": {k: v for k, v in entry.items()
+                                        if k not in ("status", "failures", "earlier_run")}}
+    return out
+
+
+
+
+
+# ------------------------------------------------------------------------------------------------ the plan
+def plan_run(plan, hosts, facts, previous=None, retest=None, matrix=None, overrides=None, tos=None,
+             su_args=None, mgmt=None) -> dict:
+    """Everything the gate role needs before it measures: who is tested and why, the fingerprints, the limits, the
+    pairs (gate_pairs), and the NCCL worlds of the pairs and of the scalable units."""
+    from ansible_collections.gpufabric.mlnx.plugins.plugin_utils._gate_pairs import pairs as make_pairs
+
+    plan = _mapping(plan, "plan")
+    plan_hosts = plan.get("hosts") or {}
+    facts = _mapping(facts, "facts")
+    if not isinstance(hosts, (list, tuple)):
+        raise GateError("hosts: must be a list of host names", parameter="hosts")
+    unknown = [h for h in hosts if h not in plan_hosts]
+    if unknown:
+        raise GateError("hosts: %s not in the rail plan (the gate tests the plan's servers)" % ", ".join(
+            map(str, unknown)), parameter="hosts")
+    matrix = _mapping(matrix, "matrix")
+    limits = thresholds(matrix, overrides)
+    prints = {h: fingerprint(plan_hosts[h], facts.get(h), matrix.get("name")) for h in hosts}
+    who = under_test(hosts, prints, previous, retest)
+    rail_pairs = make_pairs(plan, who["test"], who["not_retested"]) if who["test"] else {
+        "rounds": [], "unpaired": [], "hosts": {}, "rounds_count": 0}
+    rate = min([f.get("rate_gbps") or 400 for h in who["test"] for f in (facts.get(h) or {}).values()] or [400])
+    floor = nccl_per_rail(rate, limits)
+    groups, seen = [], set()
+    for rnd in rail_pairs["rounds"][:1]:
+        for pair in rnd["pairs"]:
+            if pair["rail"] == 0 and pair["server"] not in seen and pair["client"] not in seen:
+                groups.append([pair["server"], pair["client"]])
+                seen.update((pair["server"], pair["client"]))
+    pair_worlds = nccl_worlds(plan, groups, facts, min_bw=floor, tos=tos, port=NCCL_PORT, mgmt=mgmt)
+    by_su = {}
+    leaves = plan.get("leaves") or {}
+    for host in who["test"]:
+        entry = plan_hosts[host][0]
+        by_su.setdefault(str((leaves.get(entry.get("leaf")) or {}).get("su", entry.get("leaf"))), []).append(host)
+    su_worlds = nccl_worlds(plan, list(by_su.values()), facts, tos=tos, port=NCCL_PORT + 100,
+                            args=su_args or ["-b", "8", "-e", "8G", "-f", "4", "-g", "1"], mgmt=mgmt)
+    su_of_world = {}
+    for key, members in by_su.items():
+        for world in su_worlds["worlds"]:
+            if world["hosts"] and world["hosts"][0] == members[0]:
+                su_of_world[world["index"]] = key
+    return {"tested": who["test"], "not_retested": who["not_retested"], "why": who["why"], "fingerprints": prints,
+            "limits": limits, "pairs": rail_pairs, "rounds": [r["round"] for r in rail_pairs["rounds"]],
+            "nccl_pairs": pair_worlds, "nccl_su": su_worlds, "su_of_world": su_of_world,
+            "participants": sorted(set(who["test"]) | {p for r in rail_pairs["rounds"] for x in r["pairs"]
+                                                        for p in (x["server"], x["client"])})}
+
+
+def _rank0(collected):
+    """Rank 0's report (and every failing rank's errors) of one host's nccl_collect result."""
+    ranks = (collected or {}).get("ranks") or []
+    report, errors = None, []
+    for rank in ranks:
+        if rank.get("rank") == 0 and rank.get("report") is not None:
+            report = dict(rank["report"])
+        elif rank.get("rc") not in (0, None) and rank.get("report"):
+            errors.extend(rank["report"].get("errors") or [])
+        if rank.get("stopped"):
+            errors.append("rank %s did not finish and was stopped" % rank.get("rank"))
+    return report, errors
+
+
+def nccl_reports(gate, raw) -> dict:
+    """``{"hosts": {host: rank-0 report + peers}, "su": {su: report + hosts}}`` from the hosts' collect results
+    (``raw``: ``{"pairs": {host: result}, "su": {host: result}}``)."""
+    gate, raw = _mapping(gate, "gate"), _mapping(raw, "nccl")
+    out = {"hosts": {}, "su": {}}
+    for stage, key in (("pairs", "nccl_pairs"), ("su", "nccl_su")):
+        results = _mapping(raw.get(stage), "nccl." + stage)
+        for world in (gate.get(key) or {}).get("worlds") or []:
+            members = world["hosts"]
+            report, errors = _rank0(results.get(members[0]))
+            for member in members[1:]:
+                _r, more = _rank0(results.get(member))
+                errors.extend(more)
+            if report is None:
+                report = {"rows": [], "avg_busbw": None, "errors": errors or ["rank 0 of %s reported nothing"
+                                                                             % members[0]]}
+            else:
+                report["errors"] = list(report.get("errors") or []) + errors
+            if stage == "pairs":
+                for member in members:
+                    out["hosts"][member] = dict(report, peers=members)
+            else:
+                su = (gate.get("su_of_world") or {}).get(world["index"], str(world["index"]))
+                out["su"][su] = dict(report, hosts=members)
+    return out
+
+
+def versions_of(hosts, nccl_version_runs, ofed_results, run) -> dict:
+    """Per host its NCCL version (the local rank's report), its driver and the matrix's."""
+    out = {}
+    for host in hosts:
+        report, _errors = _rank0((nccl_version_runs or {}).get(host))
+        ofed = (ofed_results or {}).get(host) or {}
+        installed = ofed.get("installed") if isinstance(ofed.get("installed"), str) else None
+        out[host] = {"nccl": (report or {}).get("nccl_version"), "nccl_expected": (run or {}).get("nccl_expected"),
+                     "driver": installed or (ofed.get("driver") if isinstance(ofed.get("driver"), str) else None),
+                     "driver_expected": (run or {}).get("driver_expected")}
+    return out

@@ -1,0 +1,135 @@
+"""The validation gate's host steps (module_utils/_fabric_test.py): strict jobs (nothing starts on bad input, each
+problem named), argv lists, detached servers whose exit code is recorded, clients retried while the server is not
+up, the facts of a rail. Tools are the simulator's (tests/sim/bin) or small stand-ins; no shell anywhere."""
+import json
+import os
+import sys
+
+import pytest
+
+from ansible_collections.gpufabric.mlnx.plugins.module_utils import _fabric_test as ft
+from ansible_collections.gpufabric.mlnx.plugins.module_utils._errors import MlnxError
+from ansible_collections.gpufabric.mlnx.plugins.module_utils._host import Host
+
+REPORT = """---------------------------------------------------------------------------------------
+                    RDMA_Write BW Test
+ Device         : mlx5_0
+ Mtu             : 4096[B]
+ Link type       : Ethernet
+---------------------------------------------------------------------------------------
+ #bytes     #iterations    BW peak[Gb/sec]    BW average[Gb/sec]   MsgRate[Mpps]
+ 65536      7355409          0.00               385.64 \t\t     0.735541
+---------------------------------------------------------------------------------------
+"""
+
+
+@pytest.mark.parametrize("action,job,message", [
+    ("serve", {"interface": "enp24s0np0;reboot", "port": 18515}, r"jobs\[0\].interface: 'enp24s0np0;reboot' is not "
+                                                                  r"allowed \(a network interface name\)"),
+    ("serve", {"interface": "enp24s0np0", "port": 80}, r"jobs\[0\].port: 80 is not allowed \(a whole number 1024-"),
+    ("serve", {"interface": "enp24s0np0", "port": 18515, "tests": ["ib_write_bw", "rm"]},
+     r"jobs\[0\].tests: 'rm' is not one of ib_write_bw"),
+    ("measure", {"interface": "enp24s0np0", "port": 18515, "peer_address": "198.18.0.1 -c 1"},
+     r"jobs\[0\].peer_address: '198.18.0.1 -c 1' is not allowed \(an IPv4 address\)"),
+    ("nccl_start", {"rank": 0, "local_rank": 0, "hca": "mlx5_0 x"}, r"jobs\[0\].hca: 'mlx5_0 x' is not allowed"),
+])
+def test_a_bad_job_is_refused_before_anything_starts(action, job, message):
+    started = []
+    host = Host(spawn=lambda argv, env: started.append(argv) or 1)
+    with pytest.raises(MlnxError, match=message):
+        ft.run(host, {"action": action, "jobs": [job], "run_id": "t"})
+    assert started == []
+
+
+def test_every_bad_job_is_named_at_once():
+    with pytest.raises(MlnxError) as err:
+        ft.check_jobs("measure", [{"interface": "a b", "port": 18515, "peer_address": "198.18.0.1"},
+                                  {"interface": "eth1", "port": 18515, "peer_address": "x"}])
+    assert "jobs[0].interface" in str(err.value) and "jobs[1].peer_address" in str(err.value)
+
+
+@pytest.mark.parametrize("env,message", [
+    ({"LD_PRELOAD": "/tmp/x.so"}, r"nccl.env key: 'LD_PRELOAD' is not allowed \(NCCL_\*, OMPI_\* or UCX_\* names\)"),
+    ({"NCCL_DEBUG": "INFO$(id)"}, r"nccl.env.NCCL_DEBUG: 'INFO\$\(id\)' is not allowed"),
+])
+def test_nccl_environment_is_a_strict_grammar(tmp_path, env, message):
+    host = Host(spawn=lambda argv, env: 1)
+    with pytest.raises(MlnxError, match=message):
+        ft.run(host, {"action": "nccl_start", "jobs": [{"rank": 0, "local_rank": 0, "hca": "mlx5_0"}],
+                      "run_id": "t", "run_dir": str(tmp_path), "nccl": {"test": "all_reduce_perf", "env": env}})
+    with pytest.raises(MlnxError, match=r"run_id: '\.\./x' is not allowed"):
+        ft.run(host, {"action": "serve", "jobs": [], "run_id": "../x", "run_dir": str(tmp_path)})
+
+
+def fake_tool(tmp_path, name, body):
+    path = tmp_path / "bin" / name
+    path.parent.mkdir(exist_ok=True)
+    path.write_text("#!%s\n%s" % (sys.executable, body))
+    path.chmod(0o755)
+    return str(path)
+
+
+def test_servers_run_detached_and_their_exit_code_and_report_are_collected(tmp_path):
+    tool = fake_tool(tmp_path, "ib_write_bw", "import sys\nsys.stdout.write(%r)\nprint(' '.join(sys.argv[1:]), "
+                                              "file=sys.stderr)\nsys.exit(0)\n" % REPORT)
+    host = Host(which=lambda name: tool if name == "ib_write_bw" else None)
+    host.rdma_ports = lambda: {"enp24s0np0": ("mlx5_0", 1)}
+    job = {"rail": 0, "interface": "enp24s0np0", "port": 18515, "tests": ["ib_write_bw"]}
+    out = ft.run(host, {"action": "serve", "jobs": [job], "run_id": "r1", "run_dir": str(tmp_path / "run"),
+                        "options": {"duration": 2, "qps": 2}})
+    assert out["servers"][0]["argv"] == ["ib_write_bw", "-d", "mlx5_0", "-x", "3", "-s", "65536", "-p", "18515", "-F",
+                                         "-q", "2", "-D", "2", "--report_gbits"]
+    assert oct(os.stat(tmp_path / "run" / "r1").st_mode & 0o777) == "0o700"
+    done = ft.run(host, {"action": "collect", "jobs": [job], "run_id": "r1", "run_dir": str(tmp_path / "run"),
+                         "timeout": 20})["servers"][0]
+    assert done["rc"] == 0 and done["stopped"] is False
+    assert done["report"]["results"][0]["bw_average"] == 385.64
+
+
+def test_a_server_that_never_ends_is_stopped(tmp_path):
+    tool = fake_tool(tmp_path, "ib_write_lat", "import time\nprint('waiting', flush=True)\ntime.sleep(60)\n")
+    host = Host(which=lambda name: tool if name == "ib_write_lat" else None)
+    host.rdma_ports = lambda: {"enp24s0np0": ("mlx5_0", 1)}
+    job = {"rail": 0, "interface": "enp24s0np0", "port": 18515, "tests": ["ib_write_lat"]}
+    ft.run(host, {"action": "serve", "jobs": [job], "run_id": "r2", "run_dir": str(tmp_path)})
+    done = ft.run(host, {"action": "collect", "jobs": [job], "run_id": "r2", "run_dir": str(tmp_path),
+                         "timeout": 1})["servers"][0]
+    assert done["stopped"] is True and done["rc"] is None
+
+
+def test_a_client_is_retried_while_the_server_is_not_up_and_pings_from_the_rail_address():
+    calls = []
+    answers = [(1, "", "Couldn't connect to 198.18.0.1:18515\n Unable to init the socket connection\n"),
+               (1, "", "Couldn't connect to 198.18.0.1:18515\n"), (0, REPORT, "")]
+
+    def execute(argv, env, timeout, data):
+        calls.append(argv)
+        name = os.path.basename(argv[0])
+        if name == "ping":
+            return 0, "3 packets transmitted, 3 received, 0% packet loss\n", ""
+        if name == "ip":
+            if "addr" in argv:
+                return 0, json.dumps([{"addr_info": [{"family": "inet", "local": "198.18.0.3"}]}]), ""
+            return 0, json.dumps([{"operstate": "UP", "mtu": 9000}]), ""
+        if name == "ib_write_bw":
+            return answers.pop(0)
+        return 1, "", "no such tool"
+
+    host = Host(execute=execute, which=lambda name: "/usr/bin/" + name if name in ("ping", "ip", "ib_write_bw")
+                else None)
+    host.rdma_ports = lambda: {"enp24s0np0": ("mlx5_0", 1)}
+    out = ft.run(host, {"action": "measure", "run_id": "r3", "jobs": [
+        {"rail": 0, "interface": "enp24s0np0", "port": 18515, "tests": ["ib_write_bw"], "peer": "s1",
+         "peer_address": "198.18.0.1"}], "options": {"retries": 5, "delay": 0}})["rails"][0]
+    assert out["ping"] == {"ok": True, "sent": 3, "received": 3}
+    assert ["-I", "198.18.0.3", "198.18.0.1"] == [w for w in calls if w[0].endswith("ping")][0][-3:]
+    test = out["tests"][0]
+    assert test["attempts"] == 3 and test["rc"] == 0 and test["report"]["results"][0]["bw_average"] == 385.64
+    assert test["argv"][-1] == "198.18.0.1" and out["facts"]["state"] == "up" and out["facts"]["mtu"] == 9000
+
+
+def test_check_mode_measures_nothing():
+    host = Host(spawn=lambda argv, env: pytest.fail("started %s" % argv))
+    out = ft.run(host, {"action": "serve", "jobs": [{"interface": "eth1", "port": 18515}], "run_id": "t"},
+                 check_mode=True)
+    assert out["skipped"] is True and "measures nothing" in out["msg"]

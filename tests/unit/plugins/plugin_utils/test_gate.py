@@ -1,0 +1,232 @@
+"""The validation gate on the controller (plugin_utils/_gate.py): who is tested (state, fingerprints, retest), the
+limits (defaults, the matrix release's, the inventory's), each step's jobs, the NCCL worlds, and the verdict - every
+measure against its limit, each failure attributed to the host whose own facts explain it, quarantine, hand-over,
+the next run's state. Plans are real rail plans (_rail_plan.plan()) of the molecule/fabric layout."""
+import copy
+
+import pytest
+
+from ansible_collections.gpufabric.mlnx.plugins.module_utils._errors import MlnxError
+from ansible_collections.gpufabric.mlnx.plugins.plugin_utils import _gate
+from ansible_collections.gpufabric.mlnx.plugins.plugin_utils._rail_plan import plan as rail_plan
+
+RAILS = 2
+NICS = {"nics": {"pci": ["0000:18:00.0", "0000:40:00.0"]}, "interface_names": ["enp24s0np0", "enp64s0np0"]}
+FABRIC = dict(NICS, rails=RAILS, addressing="p2p31", su_prefix=26, racks_per_su=1, leaf_name="{rack}-leaf-rail{rail}",
+              pools={"rail0": "198.18.0.0/20", "rail1": "198.18.16.0/20"})
+HOSTS = ["a1", "a2", "b1", "b2"]
+
+
+@pytest.fixture(scope="module")
+def plan():
+    servers = [{"name": n, "rack": "r0" + n[0], "position": int(n[1])} for n in HOSTS]
+    return rail_plan(servers, FABRIC)
+
+
+def facts_of(plan, host, change=None):
+    out = {}
+    for entry in plan["hosts"][host]:
+        fact = {"rdma": "mlx5_%d" % entry["rail"], "port": 1, "rate_gbps": 400.0, "link_layer": "Ethernet",
+                "state": "up", "mtu": 9000, "address": entry["address"], "carrier_changes": 2,
+                "pcie": {"pci": entry["pci"], "speed": 32.0, "max_speed": 32.0, "width": 16, "max_width": 16},
+                "counters": {"link_down_events_phy": 0, "rx_symbol_err_phy": 0}, "qos": {"trust": "dscp", "pfc": [3]}}
+        fact.update((change or {}).get(entry["rail"], {}))
+        out[entry["interface"]] = fact
+    return out
+
+
+def leaves_of(plan, swap=None, pfc="3"):
+    out = {}
+    for leaf, entry in plan["leaves"].items():
+        ports = {}
+        for port, cable in entry["cables"].items():
+            seen = (swap or {}).get((cable["host"], cable["interface"]), (cable["host"], cable["interface"]))
+            ports[port] = {"oper_status": "up", "speed": "400G", "mtu": 9216,
+                           "lldp": [{"system_name": seen[0], "port": seen[1]}]}
+        out[leaf] = {"interfaces": ports, "qos": {"roce": {"enable": "on", "mode": "lossless",
+                                                            "pfc": {"pfc-priority": pfc}}}}
+    return out
+
+
+def bw_test(value, rc=0, errors=()):
+    rows = [] if value is None else [{"bytes": 65536, "bw_average": value}]
+    return {"test": "ib_write_bw", "rc": rc, "report": {"mtu": 4096, "results": rows, "errors": list(errors)},
+            "stderr": "\n".join(errors)}
+
+
+def lat_test(value):
+    return {"test": "ib_write_lat", "rc": 0, "report": {"results": [{"bytes": 2, "t_avg": value}], "errors": []}}
+
+
+def measured_for(gate, bw=None, lat=None, ping=None):
+    """What the measure steps return for every pair and direction: bw[(client, rail)] overrides 385.6."""
+    out = {}
+    for rnd in gate["pairs"]["rounds"]:
+        for pair in rnd["pairs"]:
+            for client, server in ((pair["client"], pair["server"]), (pair["server"], pair["client"])):
+                key = (client, pair["rail"])
+                tests = [(bw or {}).get(key, bw_test(385.6)), lat_test((lat or {}).get(key, 1.7))]
+                out.setdefault(client, []).append({"rail": pair["rail"], "peer": server, "tests": tests,
+                                                   "ping": (ping or {}).get(key, {"ok": True, "sent": 3,
+                                                                                  "received": 3})})
+    return out
+
+
+def nccl_ok(gate, busbw=44.5, bad=None):
+    rows = [{"size": 1 << 30, "out_of_place": {"busbw": busbw, "algbw": busbw, "time": 24000.0}}]
+    raw = {"pairs": {}, "su": {}, "version": {}}
+    for world in gate["nccl_pairs"]["worlds"]:
+        value = (bad or {}).get(world["hosts"][0], busbw)
+        raw["pairs"][world["hosts"][0]] = {"ranks": [{"rank": 0, "rc": 0, "report": {
+            "rows": [dict(rows[0], out_of_place=dict(rows[0]["out_of_place"], busbw=value))], "avg_busbw": value,
+            "errors": [], "nccl_version": "2.23.4"}}]}
+    return _gate.nccl_reports(gate, raw)
+
+
+def verdict(plan, gate, before=None, after=None, leaves=None, nccl=None, measured=None, versions=None, previous=None):
+    before = before or {h: facts_of(plan, h) for h in HOSTS}
+    return _gate.evaluate(plan, gate["pairs"], gate["tested"], gate["not_retested"], measured or measured_for(gate),
+                          before, after or before, leaves if leaves is not None else leaves_of(plan),
+                          nccl if nccl is not None else nccl_ok(gate), versions or {}, gate["limits"],
+                          {"started": "2026-12-04T10:00:00Z", "matrix": "fabric-2026.12", "nccl_expected": "2.23.4"},
+                          9000, previous, gate["fingerprints"])
+
+
+def new_gate(plan, previous=None, retest=None, facts=None, matrix=None, overrides=None):
+    facts = facts or {h: facts_of(plan, h) for h in HOSTS}
+    mgmt = {h: "198.19.90.%d" % (11 + i) for i, h in enumerate(HOSTS)}
+    return _gate.plan_run(plan, HOSTS, facts, previous, retest, matrix or {"name": "fabric-2026.12"}, overrides, 106,
+                          mgmt=mgmt)
+
+
+def failures(result, host):
+    return [(f["measure"], f["rail"]) for f in result["hosts"][host]["failures"]]
+
+
+def test_a_healthy_fabric_passes_every_host_and_hands_it_over(plan):
+    gate = new_gate(plan)
+    assert gate["tested"] == HOSTS and gate["rounds"] == [1]
+    result = verdict(plan, gate)
+    assert result["quarantine"] == [] and result["handover"] == sorted(HOSTS)
+    row = result["hosts"]["a1"]["rails"][0]
+    assert (row["peer"], row["write_bw_gbps"], row["write_bw_reverse_gbps"], row["ping"]) == ("a2", 385.6, 385.6, True)
+    assert row["lldp"]["ok"] is True and row["link"]["leaf_mtu"] == 9216
+    assert result["run"]["thresholds"]["write_lat_usec"] == pytest.approx(1.5 * 1.7)
+
+
+@pytest.mark.parametrize("fault,measure", [
+    ({0: {"pcie": {"pci": "0000:18:00.0", "speed": 16.0, "max_speed": 32.0, "width": 8, "max_width": 16}}}, "pcie"),
+    ({0: {"mtu": 1500}}, "mtu"),
+    ({0: {"counters": {"link_down_events_phy": 2, "rx_symbol_err_phy": 0}}}, "link_flaps"),
+    ({0: {"counters": {"link_down_events_phy": 0, "rx_symbol_err_phy": 1200}}}, "symbol_errors"),
+    ({0: {"qos": {"trust": "dscp", "pfc": []}}}, "qos"),
+])
+def test_a_fault_on_one_host_quarantines_that_host_alone_with_the_measure(plan, fault, measure):
+    gate = new_gate(plan)
+    before = {h: facts_of(plan, h) for h in HOSTS}
+    after = copy.deepcopy(before)
+    after["a2"] = facts_of(plan, "a2", fault)
+    low = {("a1", 0): bw_test(96.4), ("a2", 0): bw_test(96.4)}       # the pair's traffic is low both ways
+    result = verdict(plan, gate, before=before, after=after, measured=measured_for(gate, bw=low))
+    assert [q["host"] for q in result["quarantine"]] == ["a2"]
+    got = failures(result, "a2")
+    assert (measure, 0) in got and ("ib_write_bw", 0) in got      # the low bandwidth goes with the host's own fact
+    assert failures(result, "a1") == [] and "a1" in result["handover"]
+    assert all("could not be split" not in f["message"] for f in result["hosts"]["a2"]["failures"])
+
+
+def test_a_swapped_cable_shows_in_lldp_on_the_host_whose_cables_they_are(plan):
+    gate = new_gate(plan)
+    swap = {("b1", "enp24s0np0"): ("b1", "enp64s0np0"), ("b1", "enp64s0np0"): ("b1", "enp24s0np0")}
+    ping = {("b1", 0): {"ok": False, "sent": 3, "received": 0}, ("b2", 0): {"ok": False, "sent": 3, "received": 0}}
+    result = verdict(plan, gate, leaves=leaves_of(plan, swap=swap), measured=measured_for(gate, ping=ping))
+    assert [q["host"] for q in result["quarantine"]] == ["b1"]
+    messages = [f["message"] for f in result["hosts"]["b1"]["failures"] if f["measure"] == "lldp"]
+    assert messages and "sees b1:enp64s0np0 over LLDP, the plan cables b1:enp24s0np0 there" in messages[0]
+
+
+def test_an_unexplained_low_pair_quarantines_both_and_says_it_could_not_be_split(plan):
+    gate = new_gate(plan)
+    low = {("b1", 1): bw_test(200.0)}
+    result = verdict(plan, gate, measured=measured_for(gate, bw=low))
+    assert sorted(q["host"] for q in result["quarantine"]) == ["b1", "b2"]
+    assert all("could not be split" in f["message"] for h in ("b1", "b2") for f in result["hosts"][h]["failures"])
+    assert "200.0 Gb/s < 360.0 Gb/s (0.9 x 400 Gb/s port rate)" in result["hosts"]["b1"]["failures"][0]["message"]
+
+
+def test_a_tool_error_and_a_slow_latency(plan):
+    gate = new_gate(plan)
+    err = {("a1", 1): bw_test(None, rc=1, errors=["Completion with error at client"])}
+    result = verdict(plan, gate, measured=measured_for(gate, bw=err, lat={("b2", 0): 9.0}),
+                     after={h: facts_of(plan, h, {1: {"counters": {"link_down_events_phy": 2}}} if h == "a1" else None)
+                            for h in HOSTS})
+    assert ("ib_write_bw", 1) in failures(result, "a1") and ("link_flaps", 1) in failures(result, "a1")
+    assert "failed: Completion with error at client" in [f["message"] for f in result["hosts"]["a1"]["failures"]
+                                                         if f["measure"] == "ib_write_bw"][0]
+    assert ("ib_write_lat", 0) in failures(result, "b2")
+
+
+def test_nccl_below_the_floor_and_a_wrong_nccl_version(plan):
+    gate = new_gate(plan)
+    nccl = nccl_ok(gate, bad={"b1": 20.0})
+    versions = {"a1": {"nccl": "2.21.5"}}
+    result = _gate.evaluate(plan, gate["pairs"], gate["tested"], [], measured_for(gate),
+                            {h: facts_of(plan, h) for h in HOSTS}, {h: facts_of(plan, h) for h in HOSTS},
+                            leaves_of(plan), nccl, versions, gate["limits"],
+                            {"matrix": "fabric-2026.12", "nccl_expected": "2.23.4"}, 9000)
+    assert ("nccl_busbw", None) in failures(result, "b1") and ("nccl_busbw", None) in failures(result, "b2")
+    assert "20.0 GB/s < 42.3 GB/s per rail" in result["hosts"]["b1"]["failures"][0]["message"]
+    assert failures(result, "a1") == [("nccl_version", None)]
+    assert "NCCL 2.21.5, the matrix fabric-2026.12 pins 2.23.4" in result["hosts"]["a1"]["failures"][0]["message"]
+
+
+def test_the_rerun_tests_only_the_quarantined_host_and_what_changed(plan):
+    gate = new_gate(plan)
+    after = {h: facts_of(plan, h) for h in HOSTS}
+    after["b2"] = facts_of(plan, "b2", {0: {"mtu": 1500}})
+    first = verdict(plan, gate, after=after, measured=measured_for(gate, bw={("b2", 0): bw_test(96.0)}))
+    state = _gate.state(first)
+    assert state["hosts"]["b2"]["status"] == "quarantined" and state["hosts"]["a1"]["status"] == "passed"
+    again = new_gate(plan, previous=state)
+    assert again["tested"] == ["b2"] and again["not_retested"] == ["a1", "a2", "b1"]
+    assert again["why"]["b2"].startswith("quarantined") and again["pairs"]["hosts"]["b2"][0]["peer"] == "b1"
+    changed = {h: facts_of(plan, h) for h in HOSTS}
+    changed["a1"] = facts_of(plan, "a1", {1: {"rdma": "mlx5_7"}})
+    assert new_gate(plan, previous=state, facts=changed)["tested"] == ["a1", "b2"]
+    assert new_gate(plan, previous=state, retest=["a2"])["tested"] == ["a2", "b2"]
+    second = verdict(plan, again)
+    assert second["hosts"]["b2"]["status"] == "passed" and second["hosts"]["a1"]["status"] == "not_retested"
+    assert second["handover"] == sorted(HOSTS)
+
+
+def test_limits_from_the_matrix_release_and_the_inventory(plan):
+    gate = new_gate(plan, matrix={"name": "m", "gate": {"write_bw_fraction": 0.8}}, overrides={"write_lat_factor": 2})
+    assert gate["limits"]["write_bw_fraction"] == 0.8 and gate["limits"]["write_lat_factor"] == 2
+    with pytest.raises(MlnxError, match=r"matrix.gate.bogus: not a threshold \(allowed: .*write_bw_fraction"):
+        new_gate(plan, matrix={"gate": {"bogus": 1}})
+    with pytest.raises(MlnxError, match=r"thresholds.write_bw_fraction: -1 is not allowed"):
+        new_gate(plan, overrides={"write_bw_fraction": -1})
+    with pytest.raises(MlnxError, match=r"hosts: zz not in the rail plan"):
+        _gate.plan_run(plan, ["zz"], {})
+
+
+def test_jobs_of_each_direction_and_the_nccl_worlds(plan):
+    gate = new_gate(plan)
+    pair = [p for p in gate["pairs"]["rounds"][0]["pairs"] if p["rail"] == 1 and "a1" in (p["server"], p["client"])][0]
+    server, client = pair["server"], pair["client"]
+    fwd_server = _gate.jobs(gate["pairs"], server, 1, "forward")
+    fwd_client = _gate.jobs(gate["pairs"], client, 1, "forward")
+    assert {"rail": 1, "interface": "enp64s0np0", "port": 18525, "tests": ["ib_write_bw", "ib_write_lat"]} in \
+        fwd_server["serve"]
+    job = [j for j in fwd_client["measure"] if j["rail"] == 1][0]
+    assert job["peer"] == server and job["peer_address"] == pair["server_address"]
+    assert [j for j in _gate.jobs(gate["pairs"], server, 1, "reverse")["measure"] if j["rail"] == 1][0]["peer"] == client
+    worlds = gate["nccl_pairs"]["worlds"]
+    assert sorted(sorted(w["hosts"]) for w in worlds) == [["a1", "a2"], ["b1", "b2"]]
+    env = worlds[0]["env"]
+    assert env["NCCL_TESTS_SPLIT"] == "MOD 2" and env["OMPI_COMM_WORLD_SIZE"] == "4"
+    assert env["NCCL_COMM_ID"] == "198.19.90.11:29500" and env["NCCL_TESTS_MIN_BW"] == "42.3"
+    ranks = gate["nccl_pairs"]["hosts"]["a2"]["jobs"]
+    assert ranks == [{"rank": 2, "local_rank": 0, "hca": "mlx5_0"}, {"rank": 3, "local_rank": 1, "hca": "mlx5_1"}]
+    with pytest.raises(MlnxError, match="direction: 'up' is not forward or reverse"):
+        _gate.jobs(gate["pairs"], "a1", 1, "up")
