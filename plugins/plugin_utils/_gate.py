@@ -494,8 +494,10 @@ def evaluate(plan, pairs, tested, not_retested, measured, facts_before, facts_af
     quarantine = [{"host": h, "failures": doc_hosts[h]["failures"]} for h in sorted(doc_hosts)
                   if doc_hosts[h]["status"] == "quarantined"]
     handover = sorted(h for h in doc_hosts if doc_hosts[h]["status"] in ("passed", "not_retested"))
+    rails = max([len(plan_hosts.get(h) or []) for h in tested] or [0])
     thresholds_doc = {"write_bw_fraction": limits["write_bw_fraction"], "write_lat_factor": limits["write_lat_factor"],
                       "write_lat_usec": lat_limit, "nccl_busbw_per_rail_gbs": nccl_per_rail(400, limits),
+                      "nccl_busbw_host_gbs": round(rails * nccl_per_rail(400, limits), 2) if rails else None,
                       "link_flaps": limits["link_flaps"], "symbol_errors": limits["symbol_errors"]}
     return {"schema": SCHEMA,
             "run": dict(run, thresholds=thresholds_doc, lat_median_usec=median),

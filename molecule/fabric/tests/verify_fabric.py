@@ -9,7 +9,11 @@ idempotence):
    applied exactly one revision in it, and the leaf behind (5.4.0) was installed and rebooted once, before its
    apply; the check run applied, installed and rebooted nothing (whatever it read), and predicted the
    converge (the leaves it said would change are those that changed); idempotence applied nothing;
-2. site.yml again, as an operator runs it, with the faults of issue 13 section 5 - each case names the servers it
+2. the validation gate (playbooks/validate.yml, issue 14): nothing is tested again when nothing changed; each
+   modelled fault - a degraded PCIe link, an MTU left at 1500, PFC off on the host while its leaf has it, a bad card,
+   a flapping link - planted on one server quarantines exactly that server, named with the measure that failed;
+   the run after the fault is gone tests only the quarantined server, and hands it over;
+3. site.yml again, as an operator runs it, with the faults of issue 13 section 5 - each case names the servers it
    holds, the leaf and the reason, and that the others went on.
 
     verify_fabric.py --repo DIR --records DIR --inventory SRC [--inventory SRC ...]
@@ -114,12 +118,67 @@ class Scenario:
         expect(converge["held"] == dict.fromkeys(self.servers, []), "held in the first converge: %s" % converge["held"])
         return order
 
-    # ------------------------------------------------------------------ 2. the faults
-    def site(self, *args):
+    # ------------------------------------------------------------------ 2. the validation gate
+    def validate(self, *args):
+        """playbooks/validate.yml -> (rc, the results document, the run's plan)."""
+        rc, data = self.site(*args, playbook="validate.yml")
+        facts = [r.get("ansible_facts", {}) for r in self.results(data, "Plan the run - who is tested and why, the "
+                                                                         "pairs, the NCCL worlds").values()]
+        found = [r.get("ansible_facts", {}) for r in self.results(
+            data, "The verdict - every measure against its threshold, failures attributed, quarantine").values()]
+        results = (found[0] if found else {}).get("gpufabric_gate_results") or {}
+        return rc, results, (facts[0] if facts else {}).get("gpufabric_gate") or {}
+
+    def gate(self):
+        lines = []
+        rc, results, plan = self.validate()
+        expect(rc == 0 and plan.get("tested") == [] and sorted(plan.get("not_retested", [])) == self.servers,
+               "an unchanged fabric was tested again: rc %d, tested %s" % (rc, plan.get("tested")))
+        expect(results.get("handover") == self.servers, "handed over: %s" % results.get("handover"))
+        lines.append("gate, nothing changed: 0 servers tested, 4 handed over")
+        sim = ["podman", "exec"]
+        cases = [
+            ("degraded PCIe link", "fab-r01-02", "pcie", ["mlxsim", "fault", "add", "pcie_degraded", "--device", "mlx5_0"],
+             ["mlxsim", "fault", "clear", "pcie_degraded"]),
+            ("MTU 1500 on the host", "fab-r02-01", "mtu", ["ip", "link", "set", "enp64s0np0", "mtu", "1500"],
+             ["ip", "link", "set", "enp64s0np0", "mtu", "9000"]),
+            ("PFC off on the host, on on its leaf", "fab-r02-02", "qos",
+             ["mlnx_qos", "-i", "enp154s0np0", "--pfc", "0,0,0,0,0,0,0,0"],
+             ["mlnx_qos", "-i", "enp154s0np0", "--pfc", "0,0,0,1,0,0,0,0"]),
+            ("bad card", "fab-r01-01", "symbol_errors", ["mlxsim", "fault", "add", "bad_card", "--device", "mlx5_4"],
+             ["mlxsim", "fault", "clear", "bad_card"]),
+            ("flapping link", "fab-r02-01", "link_flaps", ["mlxsim", "fault", "add", "link_flap", "--device", "mlx5_5"],
+             ["mlxsim", "fault", "clear", "link_flap"]),
+        ]
+        for name, host, measure, plant, clear in cases:
+            sh(*sim, PREFIX + host, *plant)
+            try:
+                started = time.time()
+                rc, results, plan = self.validate("-e", json.dumps({"gpufabric_gate_retest": [host]}))
+            finally:
+                sh(*sim, PREFIX + host, *clear)
+            quarantined = [q["host"] for q in results.get("quarantine", [])]
+            expect(rc == 0 and quarantined == [host], "%s on %s: rc %d, quarantined %s" % (name, host, rc, quarantined))
+            measures = sorted({f["measure"] for f in results["hosts"][host]["failures"]})
+            expect(measure in measures, "%s on %s: the failures name %s, not %s" % (name, host, measures, measure))
+            expect(host not in results.get("handover", []), "%s: %s was handed over" % (name, host))
+            lines.append("gate, %s on %s: quarantined alone (%s) in %.0f s" % (name, host, ", ".join(measures),
+                                                                              time.time() - started))
+            rc, results, plan = self.validate()
+            expect(plan.get("tested") == [host] and results["hosts"][host]["status"] == "passed",
+                   "%s: the rerun tested %s, %s is %s" % (name, plan.get("tested"), host,
+                                                          results["hosts"][host]["status"]))
+            expect(results.get("handover") == self.servers, "%s: after the rerun handed over %s" % (
+                name, results.get("handover")))
+        lines.append("gate, every rerun after a fault: only the quarantined server tested, then handed over")
+        return lines
+
+    # ------------------------------------------------------------------ 3. the faults
+    def site(self, *args, playbook="site.yml"):
         argv = [os.path.join(os.path.dirname(sys.executable), "ansible-playbook")]
         argv += ["--inventory=%s" % src for src in self.inventory]
         # a fault does not go away by waiting: the gate reads a leaf for 4 s, not the inventory's 20
-        argv += [os.path.join(self.repo, "playbooks", "site.yml"), "-e", "gpufabric_leaf_ready_timeout=4", *args]
+        argv += [os.path.join(self.repo, "playbooks", playbook), "-e", "gpufabric_leaf_ready_timeout=4", *args]
         env = dict(os.environ, ANSIBLE_STDOUT_CALLBACK="ansible.posix.json", ANSIBLE_FORCE_COLOR="0",
                    ANSIBLE_NOCOLOR="1")
         proc = subprocess.run(argv, capture_output=True, text=True, check=False, env=env, cwd=self.repo)
@@ -271,11 +330,12 @@ def main():
     parser.add_argument("--repo", required=True)
     parser.add_argument("--records", required=True)
     parser.add_argument("--inventory", action="append", required=True)
-    parser.add_argument("--only", choices=["first", "faults", "refusals"], action="append",
+    parser.add_argument("--only", choices=["first", "gate", "faults", "refusals"], action="append",
                         help="run only these parts (default: all, in order)")
     args = parser.parse_args()
     scenario = Scenario(args)
-    parts = {"first": scenario.first_rollout, "faults": scenario.faults, "refusals": scenario.refusals}
+    parts = {"first": scenario.first_rollout, "gate": scenario.gate, "faults": scenario.faults,
+             "refusals": scenario.refusals}
     try:
         lines = []
         for part in args.only or list(parts):
