@@ -6,23 +6,47 @@
 
 from __future__ import annotations
 
+import functools
+
+from ansible_collections.gpufabric.mlnx.plugins.module_utils._errors import InvalidValue
 from ansible_collections.gpufabric.mlnx.plugins.plugin_utils._filters import filter_errors, lazy
 
 _gate = lazy("plugin_utils._gate")
 _report = lazy("plugin_utils._handover_report")
+WHAT = {"gate_plan": "the rail plan, the batch's servers and their fabric_test facts",
+        "gate_jobs": "the plan of gate_plan, a host, a round and forward/reverse",
+        "gate_results": "the plan of gate_plan and what the gate's fabric_test steps returned",
+        "gate_state": "the results document of gate_results",
+        "handover_report": "the results document of gate_results and a format"}
+
+
+def _shaped(func):
+    """Input of the wrong shape deep inside (these filters take the gate's own data) is a sentence naming the filter
+    and what it takes, not a Python exception."""
+    @functools.wraps(func)
+    def wrapper(*args, **kwargs):
+        try:
+            return func(*args, **kwargs)
+        except (TypeError, KeyError, AttributeError, ValueError, IndexError) as exc:
+            raise InvalidValue("%s: its input is not what it takes (%s): %s: %s" % (
+                func.__name__, WHAT[func.__name__], type(exc).__name__, exc), parameter="_input") from exc
+    return wrapper
 
 
 @filter_errors()
+@_shaped
 def gate_plan(plan, hosts, facts, previous=None, retest=None, matrix=None, thresholds=None, tos=None, mgmt=None):
     return _gate.plan_run(plan, list(hosts or []), facts, previous, retest, matrix, thresholds, tos, mgmt=mgmt)
 
 
 @filter_errors()
+@_shaped
 def gate_jobs(gate, host, round_no, direction):
     return _gate.jobs((gate or {}).get("pairs"), host, round_no, direction)
 
 
 @filter_errors()
+@_shaped
 def gate_results(gate, plan, measured, facts_before, facts_after, leaves=None, nccl=None, versions=None, run=None,
                  wanted_mtu=None, previous=None, hosts_info=None):
     gate = gate or {}
@@ -43,11 +67,13 @@ def gate_results(gate, plan, measured, facts_before, facts_after, leaves=None, n
 
 
 @filter_errors()
+@_shaped
 def gate_state(results, previous=None):
     return _gate.state(results, previous)
 
 
 @filter_errors()
+@_shaped
 def handover_report(results, fmt="html"):
     return _report.render(results, formats=(fmt,))[fmt]
 

@@ -183,8 +183,8 @@ def rail_facts(host, interfaces: Sequence[str]) -> dict:
 
 COUNTERS = ("link_down_events_phy", "rx_symbol_err_phy", "rx_corrected_bits_phy", "rx_pcs_symbol_err_phy",
             "rx_discards_phy", "rx_prio3_pause", "tx_prio3_pause", "rx_bytes", "tx_bytes")
-_COUNTER_RE = re.compile(r"^\s+([a-z0-9_]+):\s+(\d+)\s*$", re.ASCII)
-_GTS_RE = re.compile(r"^([0-9.]+)\s*GT/s", re.ASCII)
+_COUNTER_RE = re.compile(r"([a-z0-9_]+):\s+(\d+)", re.ASCII)
+_GTS_RE = re.compile(r"([0-9]+(?:\.[0-9]+)?) ?GT/s(?: PCIe)?", re.ASCII)
 
 
 def counters(host, name):
@@ -194,7 +194,7 @@ def counters(host, name):
         return {}
     found = {}
     for line in (out or "").splitlines():
-        match = _COUNTER_RE.match(line)
+        match = _COUNTER_RE.fullmatch(line.strip())
         if match and match.group(1) in COUNTERS:
             found[match.group(1)] = int(match.group(2))
     return found
@@ -212,7 +212,7 @@ def pcie_link(host, name):
         return {"pci": pci}
 
     def gts(text):
-        match = _GTS_RE.match(text or "")
+        match = _GTS_RE.fullmatch((text or "").strip())
         return float(match.group(1)) if match else None
 
     def width(text):
@@ -240,7 +240,7 @@ def qos(host, name):
 def mgmt_facts(host, interface=None):
     """The management interface (given, else the one of the default route) and its IPv4 address: where NCCL's
     bootstrap (NCCL_COMM_ID) listens, as NCCL_SOCKET_IFNAME has it on a real cluster."""
-    if interface is not None:
+    if interface:
         _word(interface, "mgmt_interface", IFNAME_RE, "a network interface name")
     else:
         routes = _ip_json(host, ["ip", "-4", "-j", "route", "show", "default"])

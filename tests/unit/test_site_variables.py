@@ -11,7 +11,8 @@ from _roleplay import run
 
 SITE = REPO / "playbooks" / "site.yml"
 SPEC = yaml.safe_load((REPO / "roles/site_variables/meta/argument_specs.yml").read_text())["argument_specs"]["main"]
-STEPS = ["preflight", "leaf", "platform", "ofed", "firmware", "nic_config", "activate", "rails", "roce_qos", "report"]
+STEPS = ["preflight", "leaf", "platform", "ofed", "firmware", "nic_config", "activate", "rails", "roce_qos", "validate",
+         "report"]
 OFF = {"gpufabric_%s_enabled" % step: False for step in STEPS}
 
 
