@@ -17,8 +17,9 @@ LAB        ?= tests/lab/labs/demo.yml
 .PHONY: help venv host image collection tools unit sanity lint docs ee install-test molecule bench test demo demo-down clean
 
 help:
-	@echo "make demo   - build the lab image if missing, start the simulated lab (2 racks x 2 servers),"
-	@echo "              run playbooks/inventory_report.yml, tear the lab down"
+	@echo "make demo   - build the lab image if missing, start the demo lab (2 racks x 2 servers, 8 NVUE leaves), run"
+	@echo "              site.yml end to end (leaves, driver, firmware, NV config, activation, rails, RoCE QoS, the"
+	@echo "              validation gate), print where the hand-over report is, tear the lab down (KEEP=1 keeps it)"
 	@echo "make test   - unit tests, sanity, lint, docs, ee, install-test and the molecule scenarios on the lab"
 	@echo "make ee           - ansible-builder introspect/create on the collection's EE metadata (no image built)"
 	@echo "make install-test - build the tarball, install it with only its declared dependencies, run it outside the checkout"
@@ -96,11 +97,20 @@ bench: venv collection image
 
 test: unit sanity lint docs ee install-test molecule
 
-demo: venv collection image
-	status=0; \
+# The demo (tests/lab/demo/prepare.yml, then site.yml): the controller runs the simulator's flint for the firmware
+# images, with a simulator state of its own; the reports go to reports/demo/ (emptied first: a demo tests everything).
+DEMO_DIR   := $(CURDIR)/tests/output/demo
+demo: venv collection tools image
+	status=0; rm -rf $(DEMO_DIR) reports/demo; mkdir -p $(DEMO_DIR)/controller; \
+	export GPUFABRIC_DEMO_DIR=$(DEMO_DIR) MLXSIM_STATE=$(DEMO_DIR)/controller/state.json \
+	  MLXSIM_LOG=$(DEMO_DIR)/controller/calls.jsonl PATH=$(CURDIR)/tests/sim/bin:$$PATH; \
 	$(BIN)/python tests/lab/lab.py up --lab $(LAB) && \
-	$(BIN)/ansible-playbook -i inventory/lab playbooks/inventory_report.yml || status=$$?; \
+	$(BIN)/ansible-playbook -i inventory/lab tests/lab/demo/prepare.yml && \
+	$(BIN)/ansible-playbook -i inventory/lab playbooks/site.yml -e gpufabric_report_dir=$(CURDIR)/reports/demo \
+	  || status=$$?; \
 	if [ -z "$${KEEP:-}" ]; then $(BIN)/python tests/lab/lab.py down --lab $(LAB); fi; \
+	if [ -f reports/demo/handover.html ]; then echo "make demo: the hand-over report is reports/demo/handover.html" \
+	  "(and .md, .csv, .json, handover-junit.xml; the gate's results: reports/demo/gate.json)"; fi; \
 	exit $$status
 
 demo-down: venv

@@ -112,8 +112,8 @@ def test_networks_one_per_cable_and_a_mgmt_gateway(lab, t):
 
 
 def test_legacy_mgmt_has_no_gateway(lab, repo):
-    demo = lab.read_lab(repo / "tests/lab/labs/demo.yml")
-    assert "--gateway" not in lab.network_create_argvs(demo)[0]
+    legacy = lab.read_lab(repo / "tests/lab/labs/molecule.yml")
+    assert "--gateway" not in lab.network_create_argvs(legacy)[0]
 
 
 def test_container_argv_names_both_ends_of_each_cable(lab, t):

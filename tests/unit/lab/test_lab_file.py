@@ -13,19 +13,19 @@ MINIMAL = {
 
 
 def test_demo_lab_shape(lab, repo):
+    """make demo's lab: 2 racks x 2 servers, 4 rails, a leaf per rack per rail (the fabric form), one network per
+    cable."""
     demo = lab.read_lab(repo / "tests/lab/labs/demo.yml")
-    assert demo.name == "gflab"
+    assert demo.name == "gflab" and demo.fabric is not None
     assert [n.name for n in demo.servers] == ["srv-r01-01", "srv-r01-02", "srv-r02-01", "srv-r02-02"]
-    assert [n.name for n in demo.leaves] == [f"leaf-rail{i}" for i in range(8)]
-    assert demo.networks == ("gflab-mgmt",) + tuple(f"gflab-rail{i}" for i in range(8))
+    assert [n.name for n in demo.leaves] == ["r0%d-leaf-rail%d" % (rack, rail) for rack in (1, 2) for rail in range(4)]
     first = demo.servers[0]
     assert (first.container, first.rack, first.position, first.mgmt_ip) == (
         "gflab-srv-r01-01", "r01", 1, "198.19.10.11")
-    # eth0 = mgmt, eth1..eth8 = rail0..rail7, in that order
-    assert first.networks == demo.networks
-    assert demo.leaves[3].networks == ("gflab-mgmt", "gflab-rail3")
+    assert first.networks[0] == "gflab-mgmt" and first.networks[1:] == (
+        "gflab-r01-r0-swp1", "gflab-r01-r1-swp1", "gflab-r01-r2-swp1", "gflab-r01-r3-swp1")
     assert demo.leaves[3].mgmt_ip == "198.19.10.204"
-    assert demo.time_scale == 0.02
+    assert demo.time_scale == 0.002
 
 
 def test_molecule_lab_shape(lab, repo):

@@ -28,13 +28,16 @@ def test_demo_inventory_groups_and_vars(lab, repo):
     servers = inv["all"]["children"]["servers"]["children"]
     assert list(servers) == ["rack_r01", "rack_r02"]
     assert servers["rack_r02"]["hosts"]["srv-r02-02"] == {
-        "ansible_host": "gflab-srv-r02-02", "rack": "r02", "position": 2, "sim_profile": "mixed"}
+        "ansible_host": "gflab-srv-r02-02", "rack": "r02", "position": 2, "sim_profile": "gpu4-cx7-eth"}
     leaves = inv["all"]["children"]["leaves"]["hosts"]
-    assert leaves["leaf-rail7"] == {"ansible_host": "gflab-leaf-rail7", "rail": 7}
+    assert leaves["r02-leaf-rail3"]["ansible_host"] == "198.19.10.208"
+    assert leaves["r02-leaf-rail3"]["ansible_connection"] == "ansible.netcommon.httpapi"
+    assert (leaves["r02-leaf-rail3"]["rack"], leaves["r02-leaf-rail3"]["rail"]) == ("r02", 3)
 
 
 @pytest.mark.parametrize("path, connection", [
-    ("inventory/lab/group_vars/all.yml", "containers.podman.podman"),
+    # the lab_podman connection (ansible.cfg names tests/lab/connection_plugins) for make demo's inventory too
+    ("inventory/lab/group_vars/all.yml", "lab_podman"),
     # tests/lab/connection_plugins/lab_podman.py: containers.podman.podman with pipelining
     ("molecule/resources/inventory/group_vars/all.yml", "lab_podman"),
 ])
