@@ -1,0 +1,103 @@
+# -*- coding: utf-8 -*-
+# Copyright: gpufabric.mlnx contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+"""The rollout report of a run of site.yml: per server what was done and why, per batch the gate's result.
+
+- ``rows(servers, values, batches)``: ``{"hosts": [...], "batches": [...]}`` from each server's facts of the run
+  (``values``: per server the ``gpufabric_*`` facts the roles set - ``gpufabric_ofed_result``,
+  ``gpufabric_firmware_pending_devices``, ``gpufabric_nv_pending_devices``, ``gpufabric_activation``,
+  ``gpufabric_held``, ``gpufabric_gate_results``) and the rollout's batches (``gpufabric_rollout.batches``).
+- ``render(report, fmt)``: ``md``, ``csv`` or ``json``.
+
+A server with no facts at all in its batch's steps did not get there: it failed earlier (``failed``) or was not in
+the run (``not run``). Pure: no I/O.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+
+from ansible_collections.gpufabric.mlnx.plugins.module_utils._errors import InvalidValue
+from ansible_collections.gpufabric.mlnx.plugins.plugin_utils._report import csv_table, markdown_table
+
+HOST_COLUMNS = (("batch", "batch"), ("host", "host"), ("outcome", "outcome"), ("driver", "driver"),
+                ("firmware_burned", "firmware burned"), ("nv_changed", "NV changed"), ("activation", "activation"),
+                ("gate", "gate"), ("why", "why"))
+BATCH_COLUMNS = (("batch", "batch"), ("servers", "servers"), ("leaves", "leaves"), ("held", "held"),
+                 ("failed", "failed"), ("passed", "gate passed"), ("quarantined", "quarantined"),
+                 ("not_retested", "not retested"))
+
+
+def _m(value):
+    return value if isinstance(value, Mapping) else {}
+
+
+def _l(value):
+    return list(value) if isinstance(value, (list, tuple)) else []
+
+
+def rows(servers, values, batches=None, failed=None) -> dict:
+    """The report; ``failed``: the servers Ansible counted as failed or unreachable."""
+    if not isinstance(servers, (list, tuple)) or not all(isinstance(s, str) for s in servers):
+        raise InvalidValue("rollout_report: servers must be a list of host names", parameter="_input")
+    values, failed = _m(values), {f for f in _l(failed) if isinstance(f, str)}
+    batch_of = {}
+    for batch in _l(batches):
+        for host in _l(_m(batch).get("servers")):
+            if isinstance(host, str):
+                batch_of.setdefault(host, _m(batch).get("name"))
+    hosts = []
+    for host in servers:
+        facts = _m(values.get(host))
+        ofed = _m(facts.get("gpufabric_ofed_result"))
+        activation = _m(facts.get("gpufabric_activation"))
+        held = [_m(h) for h in _l(facts.get("gpufabric_held"))]
+        gate = _m(_m(_m(facts.get("gpufabric_gate_results")).get("hosts")).get(host))
+        why = []
+        if held:
+            outcome = "held"
+            why = ["%s %s: %s" % (h.get("leaf"), h.get("port"), h.get("reason")) for h in held]
+        elif host in failed:
+            outcome = "failed"
+        elif gate.get("status") == "quarantined":
+            outcome = "quarantined"
+            why = [str(_m(f).get("message")) for f in _l(gate.get("failures"))]
+        elif gate.get("status") in ("passed", "not_retested"):
+            outcome = "handed over"
+        elif not facts:
+            outcome = "not run"
+        else:
+            outcome = "done"
+        method = activation.get("method")
+        hosts.append({
+            "batch": batch_of.get(host), "host": host, "outcome": outcome,
+            "driver": ofed.get("action") if ofed else None,
+            "firmware_burned": len(_l(facts.get("gpufabric_firmware_pending_devices"))),
+            "nv_changed": len(_l(facts.get("gpufabric_nv_pending_devices"))),
+            "activation": ("%s level %s" % (method, activation["level"]) if activation.get("level") is not None
+                           else method),
+            "gate": gate.get("status"), "why": "; ".join(why)})
+    out_batches = []
+    for batch in _l(batches):
+        batch = _m(batch)
+        names = {h for h in _l(batch.get("servers")) if isinstance(h, str)}
+        members = [h for h in hosts if h["host"] in names]
+        count = {k: sum(1 for h in members if h["outcome"] == k or h["gate"] == k)
+                 for k in ("held", "failed", "passed", "quarantined", "not_retested")}
+        out_batches.append(dict({"batch": batch.get("name"), "servers": len(members),
+                                 "leaves": len(_l(batch.get("leaves")))}, **count))
+    return {"hosts": hosts, "batches": out_batches}
+
+
+def render(report, fmt="md") -> str:
+    report = _m(report)
+    if fmt == "json":
+        return json.dumps(report, indent=2, sort_keys=True) + "\n"
+    if fmt == "csv":
+        return csv_table(_l(report.get("hosts")), columns=HOST_COLUMNS)
+    if fmt == "md":
+        return ("# Rollout report\n\n## Batches\n\n%s\n\n## Servers\n\n%s\n" % (
+            markdown_table(_l(report.get("batches")), columns=BATCH_COLUMNS),
+            markdown_table(_l(report.get("hosts")), columns=HOST_COLUMNS)))
+    raise InvalidValue("rollout_report: format %r is not one of md, csv, json" % (fmt,), parameter="fmt")

@@ -1,0 +1,58 @@
+"""The rollout report (plugin_utils/_rollout_report.py): per server its outcome and what each step did, per batch
+the gate's counts, in Markdown, CSV and JSON; bad input named."""
+import csv
+import io
+import json
+
+import pytest
+
+from ansible_collections.gpufabric.mlnx.plugins.module_utils._errors import MlnxError
+from ansible_collections.gpufabric.mlnx.plugins.plugin_utils import _rollout_report as rr
+
+GATE = {"hosts": {"s1": {"status": "passed", "failures": []},
+                  "s2": {"status": "quarantined",
+                         "failures": [{"measure": "pcie", "message": "s2 rail 1 (enp64s0np0): PCIe link at 16 GT/s x8"}]}}}
+VALUES = {
+    "s1": {"gpufabric_ofed_result": {"action": "install"}, "gpufabric_firmware_pending_devices": ["a", "b"],
+           "gpufabric_nv_pending_devices": ["a"], "gpufabric_activation": {"method": "fwreset", "level": 3},
+           "gpufabric_held": [], "gpufabric_gate_results": GATE},
+    "s2": {"gpufabric_ofed_result": {"action": "none"}, "gpufabric_activation": {"method": "none", "level": None},
+           "gpufabric_gate_results": GATE},
+    "s3": {"gpufabric_held": [{"leaf": "r02-leaf-rail1", "port": "swp2", "reason": "protodown"}]},
+}
+BATCHES = [{"name": "rack r01", "servers": ["s1", "s2"], "leaves": ["l1", "l2"]},
+           {"name": "rack r02", "servers": ["s3", "s4", "s5"], "leaves": ["l3"]}]
+
+
+def report():
+    return rr.rows(["s1", "s2", "s3", "s4", "s5"], VALUES, BATCHES, failed=["s4"])
+
+
+def test_every_server_with_its_outcome_and_what_was_done():
+    hosts = {h["host"]: h for h in report()["hosts"]}
+    assert hosts["s1"] == {"batch": "rack r01", "host": "s1", "outcome": "handed over", "driver": "install",
+                           "firmware_burned": 2, "nv_changed": 1, "activation": "fwreset level 3", "gate": "passed",
+                           "why": ""}
+    assert hosts["s2"]["outcome"] == "quarantined" and "PCIe link at 16 GT/s x8" in hosts["s2"]["why"]
+    assert hosts["s3"]["outcome"] == "held" and hosts["s3"]["why"] == "r02-leaf-rail1 swp2: protodown"
+    assert hosts["s4"]["outcome"] == "failed" and hosts["s5"]["outcome"] == "not run"
+
+
+def test_batches_count_the_gate():
+    assert report()["batches"] == [
+        {"batch": "rack r01", "servers": 2, "leaves": 2, "held": 0, "failed": 0, "passed": 1, "quarantined": 1,
+         "not_retested": 0},
+        {"batch": "rack r02", "servers": 3, "leaves": 1, "held": 1, "failed": 1, "passed": 0, "quarantined": 0,
+         "not_retested": 0}]
+
+
+def test_formats():
+    md = rr.render(report(), "md")
+    assert "## Batches" in md and "| rack r01 | s2 | quarantined |" in md
+    rows = list(csv.DictReader(io.StringIO(rr.render(report(), "csv"))))
+    assert [r["outcome"] for r in rows] == ["handed over", "quarantined", "held", "failed", "not run"]
+    assert json.loads(rr.render(report(), "json"))["batches"][1]["held"] == 1
+    with pytest.raises(MlnxError, match="format 'pdf' is not one of md, csv, json"):
+        rr.render(report(), "pdf")
+    with pytest.raises(MlnxError, match="servers must be a list of host names"):
+        rr.rows("s1", {})
