@@ -16,7 +16,7 @@ description:
   - V(facts) reads, per rail interface, its RDMA device and port rate (C(ibdev2netdev), C(ibstat)), link state, MTU
     and carrier changes (C(ip -j -s link)), IPv4 address (C(ip -j addr)), the PCIe link of its device (sysfs), the
     PHY counters (C(ethtool -S)) and the QoS trust and PFC priorities (C(mlnx_qos -i)).
-  - V(serve) starts this host's perftest servers (one per test and rail, test I(i) of a job on O(jobs[].port) + I(i))
+  - V(serve) starts this host's perftest servers (one per test and rail, test I(i) of a job on its C(port) + I(i))
     detached in the background, each recording its output and exit code under O(run_dir)/O(run_id).
   - V(measure) runs, per rail at once, a ping from the rail's address to the peer and then each test's client against
     the peer's server (retried while the server does not listen yet), and returns the parsed reports
@@ -107,8 +107,8 @@ rails:
   description:
     - V(facts) - per interface C(rdma), C(port), C(rate_gbps), C(link_layer), C(state), C(mtu), C(address),
       C(carrier_changes), C(pcie) (C(pci), C(speed) and C(max_speed) in GT/s, C(width), C(max_width)), C(counters)
-      (C(ethtool -S) PHY counters such as C(link_down_events_phy), C(rx_symbol_err_phy)) and C(qos) (C(trust), C(pfc):
-      the priorities with PFC on).
+      (C(ethtool -S) PHY counters such as C(link_down_events_phy), C(rx_symbol_err_phy)) and C(qos) (C(trust), and
+      C(pfc), the priorities with PFC on).
     - V(measure) - per job C(rail), C(interface), C(peer), C(peer_address), C(facts), C(ping) (C(ok), C(sent),
       C(received)) and C(tests), each C(test), C(argv), C(rc), C(attempts), C(stderr), C(report) (the parsed report).
   returned: action is facts or measure

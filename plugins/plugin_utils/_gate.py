@@ -59,7 +59,7 @@ def _mapping(value, what):
     if value is None:
         return {}
     if not isinstance(value, Mapping):
-        raise GateError("%s: must be a mapping, got %s" % (what, type(value).__name__), parameter=what.split(".")[0])
+        raise GateError("%s: must be a mapping, got %s" % (what, type(value).__name__), parameter=what.split(".", maxsplit=1)[0])
     return dict(value)
 
 
@@ -70,10 +70,10 @@ def thresholds(matrix=None, overrides=None) -> dict:
         for key, value in _mapping(source, what).items():
             if key not in DEFAULTS:
                 raise GateError("%s.%s: not a threshold (allowed: %s)" % (what, key, ", ".join(sorted(DEFAULTS))),
-                                parameter=what.split(".")[0])
+                                parameter=what.split(".", maxsplit=1)[0])
             if value is not None and (isinstance(value, bool) or not isinstance(value, (int, float)) or value < 0):
                 raise GateError("%s.%s: %r is not allowed (a number >= 0)" % (what, key, value),
-                                parameter=what.split(".")[0])
+                                parameter=what.split(".", maxsplit=1)[0])
             out[key] = value
     return out
 
@@ -130,8 +130,9 @@ def jobs(pairs, host, round_no, direction, tests=("ib_write_bw", "ib_write_lat")
         if rnd.get("round") != round_no:
             continue
         for pair in rnd.get("pairs") or []:
-            server, client = (pair["server"], pair["client"]) if direction == "forward" else (pair["client"],
-                                                                                               pair["server"])
+            server, client = pair["server"], pair["client"]
+            if direction == "reverse":
+                server, client = client, server
             side = "server" if direction == "forward" else "client"
             other = "client" if side == "server" else "server"
             port = _rail_port(pair["rail"], port_base)
@@ -244,12 +245,12 @@ def rail_fact_failures(host, entry, before, after, leaves, wanted_mtu, limits) -
         out.append(_fail("link", "%s rail %d (%s): link %s" % (host, rail, iface, f.get("state") or "missing"), rail,
                          f.get("state"), "up"))
     if wanted_mtu and f.get("mtu") != wanted_mtu:
-        out.append(_fail("mtu", "%s rail %d (%s): MTU %s, the rails want %s" % (host, rail, iface, f.get("mtu"),
-                                                                               wanted_mtu), rail, f.get("mtu"),
-                         wanted_mtu, "B"))
+        text = "%s rail %d (%s): MTU %s, the rails want %s" % (host, rail, iface, f.get("mtu"), wanted_mtu)
+        out.append(_fail("mtu", text, rail, f.get("mtu"), wanted_mtu, "B"))
     pcie = f.get("pcie") or {}
-    if pcie.get("speed") and pcie.get("max_speed") and (pcie["speed"] < pcie["max_speed"]
-                                                         or (pcie.get("width") or 0) < (pcie.get("max_width") or 0)):
+    slow = pcie.get("speed") and pcie.get("max_speed") and pcie["speed"] < pcie["max_speed"]
+    narrow = pcie.get("speed") and (pcie.get("width") or 0) < (pcie.get("max_width") or 0)
+    if slow or narrow:
         out.append(_fail("pcie", "%s rail %d (%s): PCIe %s link at %g GT/s x%s, the device can %g GT/s x%s" % (
             host, rail, iface, pcie.get("pci"), pcie["speed"], pcie.get("width"), pcie["max_speed"],
             pcie.get("max_width")), rail, pcie["speed"], pcie["max_speed"], "GT/s"))
@@ -265,8 +266,9 @@ def rail_fact_failures(host, entry, before, after, leaves, wanted_mtu, limits) -
     port = _leaf_port(leaves, entry.get("leaf"), entry.get("leaf_port"))
     if port is not None:
         if port.get("oper_status") not in ("up", None):
-            out.append(_fail("link", "%s rail %d: leaf %s %s is %s" % (host, rail, entry["leaf"], entry["leaf_port"],
-                                                                      port.get("oper_status")), rail))
+            text = "%s rail %d: leaf %s %s is %s" % (host, rail, entry["leaf"], entry["leaf_port"],
+                                                     port.get("oper_status"))
+            out.append(_fail("link", text, rail))
         if port.get("mtu") and f.get("mtu") and port["mtu"] < f["mtu"]:
             out.append(_fail("mtu", "%s rail %d: leaf %s %s MTU %s is below the host's %s" % (
                 host, rail, entry["leaf"], entry["leaf_port"], port["mtu"], f["mtu"]), rail, port["mtu"], f["mtu"], "B"))
@@ -451,9 +453,8 @@ def evaluate(plan, pairs, tested, not_retested, measured, facts_before, facts_af
         # shows both
         for nic in doc_hosts[host]["delivery"]:
             if isinstance(nic, Mapping) and nic.get("ok") is False:
-                failures_of[host].append(_fail("delivery", "%s: NIC %s %s" % (host, nic.get("pci"),
-                                                                             nic.get("reason") or "fails the delivery "
-                                                                             "check"), None))
+                reason = nic.get("reason") or "fails the delivery check"
+                failures_of[host].append(_fail("delivery", "%s: NIC %s %s" % (host, nic.get("pci"), reason), None))
     previous_hosts = _mapping(previous, "previous").get("hosts") or {}
     for host in not_retested:
         last = previous_hosts.get(host) or {}
@@ -515,9 +516,6 @@ def state(results, previous=None) -> dict:
     return out
 
 
-
-
-
 # ------------------------------------------------------------------------------------------------ the plan
 def plan_run(plan, hosts, facts, previous=None, retest=None, matrix=None, overrides=None, tos=None,
              su_args=None, mgmt=None) -> dict:
@@ -564,8 +562,8 @@ def plan_run(plan, hosts, facts, previous=None, retest=None, matrix=None, overri
     return {"tested": who["test"], "not_retested": who["not_retested"], "why": who["why"], "fingerprints": prints,
             "limits": limits, "pairs": rail_pairs, "rounds": [r["round"] for r in rail_pairs["rounds"]],
             "nccl_pairs": pair_worlds, "nccl_su": su_worlds, "su_of_world": su_of_world,
-            "participants": sorted(set(who["test"]) | {p for r in rail_pairs["rounds"] for x in r["pairs"]
-                                                        for p in (x["server"], x["client"])})}
+            "participants": sorted(set(who["test"]) | {
+                p for r in rail_pairs["rounds"] for x in r["pairs"] for p in (x["server"], x["client"])})}
 
 
 def _rank0(collected):
@@ -596,8 +594,8 @@ def nccl_reports(gate, raw) -> dict:
                 _r, more = _rank0(results.get(member))
                 errors.extend(more)
             if report is None:
-                report = {"rows": [], "avg_busbw": None, "errors": errors or ["rank 0 of %s reported nothing"
-                                                                             % members[0]]}
+                nothing = "rank 0 of %s reported nothing" % members[0]
+                report = {"rows": [], "avg_busbw": None, "errors": errors or [nothing]}
             else:
                 report["errors"] = list(report.get("errors") or []) + errors
             if stage == "pairs":

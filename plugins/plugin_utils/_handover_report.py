@@ -652,10 +652,10 @@ def _draw_heatmap(figure, results):
                                  linewidth=2.0, linestyle="--"))
     axes.set_title("ib_write_bw (Gb/s) per host x rail; colour = write BW / port rate"
                    + ("; dashed box: below %s x port rate" % _text(fraction) if fraction is not None else ""))
-    bar = figure.colorbar(image, ax=axes, fraction=0.05, pad=0.02)
-    bar.set_label("write BW / port rate")
+    colorbar = figure.colorbar(image, ax=axes, fraction=0.05, pad=0.02)
+    colorbar.set_label("write BW / port rate")
     if fraction is not None:
-        bar.ax.axhline(fraction, color="#000000", linewidth=1.5)
+        colorbar.ax.axhline(fraction, color="#000000", linewidth=1.5)
 
 
 def _draw_latency(figure, results):

@@ -122,8 +122,8 @@ class Scenario:
     def validate(self, *args):
         """playbooks/validate.yml -> (rc, the results document, the run's plan)."""
         rc, data = self.site(*args, playbook="validate.yml")
-        facts = [r.get("ansible_facts", {}) for r in self.results(data, "Plan the run - who is tested and why, the "
-                                                                         "pairs, the NCCL worlds").values()]
+        plan_task = "Plan the run - who is tested and why, the pairs, the NCCL worlds"
+        facts = [r.get("ansible_facts", {}) for r in self.results(data, plan_task).values()]
         found = [r.get("ansible_facts", {}) for r in self.results(
             data, "The verdict - every measure against its threshold, failures attributed, quarantine").values()]
         results = (found[0] if found else {}).get("gpufabric_gate_results") or {}
@@ -162,8 +162,8 @@ class Scenario:
             measures = sorted({f["measure"] for f in results["hosts"][host]["failures"]})
             expect(measure in measures, "%s on %s: the failures name %s, not %s" % (name, host, measures, measure))
             expect(host not in results.get("handover", []), "%s: %s was handed over" % (name, host))
-            lines.append("gate, %s on %s: quarantined alone (%s) in %.0f s" % (name, host, ", ".join(measures),
-                                                                              time.time() - started))
+            took = time.time() - started
+            lines.append("gate, %s on %s: quarantined alone (%s) in %.0f s" % (name, host, ", ".join(measures), took))
             rc, results, plan = self.validate()
             expect(plan.get("tested") == [host] and results["hosts"][host]["status"] == "passed",
                    "%s: the rerun tested %s, %s is %s" % (name, plan.get("tested"), host,

@@ -205,8 +205,8 @@ def rows(opts, tool, members):
 
 # --------------------------------------------------------------------------------------------- printing
 def report(tool, opts, everyone, groups, table, failures, version):
-    lines = ["# nccl-tests version 2.17.6 nccl-headers=%d nccl-library=%d" % (perf.nccl_code(version),
-                                                                             perf.nccl_code(version)),
+    code = perf.nccl_code(version)
+    lines = ["# nccl-tests version 2.17.6 nccl-headers=%d nccl-library=%d" % (code, code),
              "# Collective test starting: %s" % tool,
              "# nThread %d nGpus %d minBytes %d maxBytes %d step: %d(%s) warmup iters: %d iters: %d agg iters: 1 "
              "validation: %d graph: 0 unalign: 0" % (
@@ -322,8 +322,8 @@ def ring_connect(me, peer):
     sock = perf.bound_socket(socket.SOCK_STREAM, me["netdev"], address)
     sock.settimeout(5)
     warn = ("NCCL WARN NET/IB : Got completion from peer %s<%d> with status=12 opcode=0 len=0 vendor err 129 (Recv)"
-            " localGid ::ffff:%s remoteGids ::ffff:%s hca %s" % (peer["address"], peer["port"], address or "0.0.0.0",
-                                                                peer["address"], me["endpoint"]["device"]))
+            " localGid ::ffff:%s remoteGids ::ffff:%s hca %s" % (
+                peer["address"], peer["port"], address or "0.0.0.0", peer["address"], me["endpoint"]["device"]))
     try:
         sock.connect((peer["address"], peer["port"]))
         chan = perf.Channel(sock)
@@ -420,8 +420,8 @@ def member(me, root_host, root_port, hostname):
         sock.settimeout(CONNECT_TIMEOUT + 600)
         try:
             chan = perf.Channel(sock)
-            chan.send({k: me[k] for k in ("proc", "local", "host", "pid", "color", "endpoint", "address",
-                                                     "port", "echo")})
+            keys = ("proc", "local", "host", "pid", "color", "endpoint", "address", "port", "echo")
+            chan.send({k: me[k] for k in keys})
             task = chan.recv()
             warn = ring_connect(me, task["next"]) if task.get("next") else None
             if warn:

@@ -257,8 +257,8 @@ def report_lines(kind, opts, result):
             result["size"], result["iters"], result["peak"], result["avg"], result["mpps"])
         return [header, row, RESULT_LINE]
     if opts["duration"]:
-        row = " %-7d       %d            %-7.2f        %-7.2f" % (result["size"], result["iters"], result["t_avg"],
-                                                                1e6 / result["t_avg"] / 2)
+        tps = 1e6 / result["t_avg"] / 2
+        row = " %-7d       %d            %-7.2f        %-7.2f" % (result["size"], result["iters"], result["t_avg"], tps)
         return [RESULT_FMT_LAT_DUR, row, RESULT_LINE]
     row = " %-7d %d          %-7.2f        %-7.2f      %-7.2f  \t       %-7.2f     \t%-7.2f\t\t%-7.2f \t\t%-7.2f" % (
         result["size"], result["iters"], result["t_min"], result["t_max"], result["t_typical"], result["t_avg"],
@@ -355,8 +355,8 @@ def run_server(tool, verb, kind, opts, state, me):
                 peer = hello["endpoint"]
                 chan.send({"endpoint": me})
                 mtu = min(me["active_mtu"], peer["active_mtu"])
-                for line in requested_mtu(opts, mtu) + cuda_lines(opts, me) + banner(tool, verb, kind, opts, me, mtu,
-                                                                                      True):
+                head = requested_mtu(opts, mtu) + cuda_lines(opts, me) + banner(tool, verb, kind, opts, me, mtu, True)
+                for line in head:
                     outln(line)
                 seed = me["hostname"], me["device"]
                 for line in addr_lines("local", verb, opts, seed, hello.get("server_address")):
@@ -515,4 +515,3 @@ def run(tool, args):
     if opts["server"] is None:
         return run_server(tool, verb, kind, opts, state, me)
     return run_client(tool, verb, kind, opts, state, me)
-

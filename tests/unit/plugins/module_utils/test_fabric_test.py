@@ -24,8 +24,8 @@ REPORT = """--------------------------------------------------------------------
 
 
 @pytest.mark.parametrize("action,job,message", [
-    ("serve", {"interface": "enp24s0np0;reboot", "port": 18515}, r"jobs\[0\].interface: 'enp24s0np0;reboot' is not "
-                                                                  r"allowed \(a network interface name\)"),
+    ("serve", {"interface": "enp24s0np0;reboot", "port": 18515},
+     r"jobs\[0\].interface: 'enp24s0np0;reboot' is not allowed \(a network interface name\)"),
     ("serve", {"interface": "enp24s0np0", "port": 80}, r"jobs\[0\].port: 80 is not allowed \(a whole number 1024-"),
     ("serve", {"interface": "enp24s0np0", "port": 18515, "tests": ["ib_write_bw", "rm"]},
      r"jobs\[0\].tests: 'rm' is not one of ib_write_bw"),

@@ -43,8 +43,8 @@ def leaves_of(plan, swap=None, pfc="3"):
             seen = (swap or {}).get((cable["host"], cable["interface"]), (cable["host"], cable["interface"]))
             ports[port] = {"oper_status": "up", "speed": "400G", "mtu": 9216,
                            "lldp": [{"system_name": seen[0], "port": seen[1]}]}
-        out[leaf] = {"interfaces": ports, "qos": {"roce": {"enable": "on", "mode": "lossless",
-                                                            "pfc": {"pfc-priority": pfc}}}}
+        roce = {"enable": "on", "mode": "lossless", "pfc": {"pfc-priority": pfc}}
+        out[leaf] = {"interfaces": ports, "qos": {"roce": roce}}
     return out
 
 
