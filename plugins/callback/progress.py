@@ -10,7 +10,8 @@ name: progress
 type: aggregate
 short_description: One line per rollout batch, the time left, and a summary of the run
 version_added: 0.1.0
-author: gpufabric.mlnx contributors
+author:
+  - gpufabric.mlnx contributors (@gpufabric)
 description:
   - Prints, beside the normal stdout callback, one line when a batch of a play with C(serial) starts, one when it
     ends, and a summary at the end of the run - meant for long rollouts of C(playbooks/site.yml), whose play
