@@ -253,6 +253,19 @@ class Channel:
         self.reader.close()
 
 
+def echo(sock, stop):
+    """Answer every datagram of the MTU probe with ``ok`` until ``stop`` is set (a thread of the server)."""
+    sock.settimeout(0.2)
+    while not stop.is_set():
+        try:
+            _data, addr = sock.recvfrom(65536)
+            sock.sendto(b"ok", addr)
+        except socket.timeout:
+            continue
+        except OSError:
+            return
+
+
 def mtu_probe(local_netdev, peer, port, mtu, timeout=1.0):
     """Send one UDP datagram as large as a RoCE frame of ``mtu`` (Don't Fragment) to the peer's echo port and
     wait for the echo: False when the path drops frames that large (a hop with a smaller MTU)."""

@@ -341,18 +341,6 @@ def ring_connect(me, peer):
     return None
 
 
-def _echo(sock, stop):
-    sock.settimeout(0.2)
-    while not stop.is_set():
-        try:
-            _data, addr = sock.recvfrom(65536)
-            sock.sendto(b"ok", addr)
-        except socket.timeout:
-            continue
-        except OSError:
-            return
-
-
 def run(tool, args):
     try:
         opts = parse(tool, args)
@@ -384,7 +372,7 @@ def run(tool, args):
     me.update({"address": address, "port": port, "echo": echo.getsockname()[1]})
     perf.account(endpoint)
     stop = threading.Event()
-    for target, sock in ((_serve_ring, ring), (_echo, echo)):
+    for target, sock in ((_serve_ring, ring), (perf.echo, echo)):
         threading.Thread(target=target, args=(sock, stop), daemon=True).start()
     try:
         if nprocs == 1:

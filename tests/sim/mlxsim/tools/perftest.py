@@ -302,18 +302,6 @@ def write_json(path, verb, kind, opts, me, mtu, result, server):
 
 
 # --------------------------------------------------------------------------------------------- running
-def _echo(sock, stop):
-    sock.settimeout(0.2)
-    while not stop.is_set():
-        try:
-            _data, addr = sock.recvfrom(65536)
-            sock.sendto(b"ok", addr)
-        except socket.timeout:
-            continue
-        except OSError:
-            return
-
-
 def run_server(tool, verb, kind, opts, state, me):
     if verb != "READ" and kind == "BW" and opts["duration"]:
         outln(" WARNING: BW peak won't be measured in this run.")
@@ -340,7 +328,7 @@ def run_server(tool, verb, kind, opts, state, me):
         listener.listen(1)
         listener.settimeout(ACCEPT_TIMEOUT)
         stop = threading.Event()
-        thread = threading.Thread(target=_echo, args=(echo, stop), daemon=True)
+        thread = threading.Thread(target=perf.echo, args=(echo, stop), daemon=True)
         thread.start()
         try:
             conn, _addr = listener.accept()
@@ -371,14 +359,7 @@ def run_server(tool, verb, kind, opts, state, me):
                     return 1
                 if kind == "BW":
                     chan.recv_bulk()
-                outln(RESULT_LINE)
-                result = verdict["result"]
-                for line in report_lines(kind, opts, result):
-                    outln(line)
-                if opts.get("out_json"):
-                    write_json(opts["out_json_file"] or "perftest_out.json", verb, kind, opts, me, mtu, result, True)
-                if opts.get("use_cuda") is not None:
-                    outln("deallocating GPU buffer 00007f8bca600000")
+                report(verb, kind, opts, me, mtu, verdict["result"], True)
                 chan.send({"bye": True})
             except (ConnectionError, OSError, ValueError, KeyError) as exc:
                 debug(exc)
@@ -389,6 +370,20 @@ def run_server(tool, verb, kind, opts, state, me):
     finally:
         listener.close()
         echo.close()
+
+
+def report(verb, kind, opts, me, mtu, result, server):
+    """The result block, the --out_json file and the CUDA clean-up lines (the captures: the server frees its buffer,
+    the client also destroys its context)."""
+    outln(RESULT_LINE)
+    for line in report_lines(kind, opts, result):
+        outln(line)
+    if opts.get("out_json"):
+        write_json(opts["out_json_file"] or "perftest_out.json", verb, kind, opts, me, mtu, result, server)
+    if opts.get("use_cuda") is not None:
+        outln("deallocating GPU buffer %s" % ("00007f8bca600000" if server else "00007f3dfa600000"))
+        if not server:
+            outln("destroying current CUDA Ctx")
 
 
 def debug(exc):
@@ -451,14 +446,7 @@ def run_client(tool, verb, kind, opts, state, me):
             chan.send_bulk(perf.scaled(opts["duration"] or 2))
         else:
             time.sleep(perf.scaled(opts["duration"] or 1))
-        outln(RESULT_LINE)
-        for line in report_lines(kind, opts, result):
-            outln(line)
-        if opts.get("out_json"):
-            write_json(opts["out_json_file"] or "perftest_out.json", verb, kind, opts, me, mtu, result, False)
-        if opts.get("use_cuda") is not None:
-            outln("deallocating GPU buffer 00007f3dfa600000")
-            outln("destroying current CUDA Ctx")
+        report(verb, kind, opts, me, mtu, result, False)
         chan.recv()
         return 0
     except (ConnectionError, OSError, ValueError, KeyError) as exc:
