@@ -48,7 +48,7 @@ def gate_jobs(gate, host, round_no, direction):
 @filter_errors()
 @_shaped
 def gate_results(gate, plan, measured, facts_before, facts_after, leaves=None, nccl=None, versions=None, run=None,
-                 wanted_mtu=None, previous=None, hosts_info=None):
+                 wanted_mtu=None, previous=None, hosts_info=None, nics=None):
     gate = gate or {}
     raw = nccl or {}
     reports = _gate.nccl_reports(gate, raw)
@@ -59,8 +59,9 @@ def gate_results(gate, plan, measured, facts_before, facts_after, leaves=None, n
     for host, values in (hosts_info or {}).items():
         delivery = (values or {}).get("gpufabric_delivery_check_result") or {}
         first = (plan_hosts.get(host) or [{}])[0]
+        rows = _gate.nic_rows((nics or {}).get(host), (run or {}).get("firmware_expected"))
         info[host] = {"rack": (values or {}).get("rack"), "su": (plan_leaves.get(first.get("leaf")) or {}).get("su"),
-                      "delivery": delivery.get("devices") if isinstance(delivery, dict) else None}
+                      "delivery": rows or (delivery.get("devices") if isinstance(delivery, dict) else None)}
     return _gate.evaluate(plan, gate.get("pairs"), hosts, gate.get("not_retested") or [], measured, facts_before,
                           facts_after, leaves, reports, found, gate.get("limits"), run, wanted_mtu, previous,
                           gate.get("fingerprints"), info)

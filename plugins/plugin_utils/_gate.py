@@ -454,7 +454,10 @@ def evaluate(plan, pairs, tested, not_retested, measured, facts_before, facts_af
         for nic in doc_hosts[host]["delivery"]:
             if isinstance(nic, Mapping) and nic.get("ok") is False:
                 reason = nic.get("reason") or "fails the delivery check"
-                failures_of[host].append(_fail("delivery", "%s: NIC %s %s" % (host, nic.get("pci"), reason), None))
+                measure = "firmware" if nic.get("firmware_expected") and nic.get("firmware") != nic.get(
+                    "firmware_expected") else "delivery"
+                failures_of[host].append(_fail(measure, "%s: NIC %s %s" % (host, nic.get("pci"), reason), None,
+                                               nic.get("firmware"), nic.get("firmware_expected")))
     previous_hosts = _mapping(previous, "previous").get("hosts") or {}
     for host in not_retested:
         last = previous_hosts.get(host) or {}
@@ -605,6 +608,24 @@ def nccl_reports(gate, raw) -> dict:
                 su = (gate.get("su_of_world") or {}).get(world["index"], str(world["index"]))
                 out["su"][su] = dict(report, hosts=members)
     return out
+
+
+def nic_rows(devices, firmware_expected) -> list:
+    """Per NIC (card function 0) of an ``mlx_info`` read: serial, part number, PSID, firmware against the matrix's
+    pin for its PSID (``firmware_expected``: {psid: version}); ``ok`` None when the matrix names no such PSID."""
+    rows, expected = [], firmware_expected if isinstance(firmware_expected, Mapping) else {}
+    for dev in devices if isinstance(devices, list) else []:
+        if not isinstance(dev, Mapping) or dev.get("function") not in (0, None):
+            continue
+        running = dev.get("fw_running") or dev.get("fw_version")
+        want = expected.get(dev.get("psid"))
+        row = {"pci": dev.get("address"), "serial": dev.get("serial_number"), "part_number": dev.get("part_number"),
+               "psid": dev.get("psid"), "firmware": running, "firmware_expected": want,
+               "ok": None if not want else str(running) == str(want)}
+        if row["ok"] is False:
+            row["reason"] = "runs firmware %s, the matrix pins %s for %s" % (running, want, dev.get("psid"))
+        rows.append(row)
+    return rows
 
 
 def versions_of(hosts, nccl_version_runs, ofed_results, run) -> dict:

@@ -230,3 +230,24 @@ def test_jobs_of_each_direction_and_the_nccl_worlds(plan):
     assert ranks == [{"rank": 2, "local_rank": 0, "hca": "mlx5_0"}, {"rank": 3, "local_rank": 1, "hca": "mlx5_1"}]
     with pytest.raises(MlnxError, match="direction: 'up' is not forward or reverse"):
         _gate.jobs(gate["pairs"], "a1", 1, "up")
+
+
+def test_nics_for_the_delivery_section_and_firmware_against_the_matrix(plan):
+    devices = [{"address": "0000:18:00.0", "function": 0, "serial_number": "MT2245X01234", "part_number":
+                "MCX75310AAS-NEAT", "psid": "MT_0000000838", "fw_running": "28.43.1014"},
+               {"address": "0000:40:00.0", "function": 0, "serial_number": "MT2245X01235", "part_number":
+                "MCX75310AAS-NEAT", "psid": "MT_0000000838", "fw_running": "28.42.1000"},
+               {"address": "0000:41:00.1", "function": 1, "psid": "MT_0000000834"},
+               {"address": "0000:9a:00.0", "function": 0, "psid": "DEL0000000027", "fw_running": "1.0"}]
+    rows = _gate.nic_rows(devices, {"MT_0000000838": "28.43.1014"})
+    wanted = [("0000:18:00.0", True), ("0000:40:00.0", False), ("0000:9a:00.0", None)]
+    assert [(r["pci"], r["ok"]) for r in rows] == wanted
+    assert rows[1]["reason"] == "runs firmware 28.42.1000, the matrix pins 28.43.1014 for MT_0000000838"
+    gate = new_gate(plan)
+    result = _gate.evaluate(plan, gate["pairs"], gate["tested"], [], measured_for(gate),
+                            {h: facts_of(plan, h) for h in HOSTS}, {h: facts_of(plan, h) for h in HOSTS},
+                            leaves_of(plan), nccl_ok(gate), {}, gate["limits"], {}, 9000,
+                            hosts_info={"b1": {"delivery": rows}})
+    assert failures(result, "b1") == [("firmware", None)] and failures(result, "a1") == []
+    assert "NIC 0000:40:00.0 runs firmware 28.42.1000" in result["hosts"]["b1"]["failures"][0]["message"]
+    assert result["hosts"]["b1"]["delivery"][0]["serial"] == "MT2245X01234"
