@@ -137,39 +137,47 @@ class Scenario:
         expect(results.get("handover") == self.servers, "handed over: %s" % results.get("handover"))
         lines.append("gate, nothing changed: 0 servers tested, 4 handed over")
         sim = ["podman", "exec"]
-        cases = [
-            ("degraded PCIe link", "fab-r01-02", "pcie", ["mlxsim", "fault", "add", "pcie_degraded", "--device", "mlx5_0"],
-             ["mlxsim", "fault", "clear", "pcie_degraded"]),
-            ("MTU 1500 on the host", "fab-r02-01", "mtu", ["ip", "link", "set", "enp64s0np0", "mtu", "1500"],
-             ["ip", "link", "set", "enp64s0np0", "mtu", "9000"]),
-            ("PFC off on the host, on on its leaf", "fab-r02-02", "qos",
-             ["mlnx_qos", "-i", "enp154s0np0", "--pfc", "0,0,0,0,0,0,0,0"],
-             ["mlnx_qos", "-i", "enp154s0np0", "--pfc", "0,0,0,1,0,0,0,0"]),
-            ("bad card", "fab-r01-01", "symbol_errors", ["mlxsim", "fault", "add", "bad_card", "--device", "mlx5_4"],
-             ["mlxsim", "fault", "clear", "bad_card"]),
-            ("flapping link", "fab-r02-01", "link_flaps", ["mlxsim", "fault", "add", "link_flap", "--device", "mlx5_5"],
-             ["mlxsim", "fault", "clear", "link_flap"]),
+        # (name, host, measure, plant, clear); the faults of one run sit in different racks (different leaves,
+        # different pairs), so each run shows that a fault quarantines exactly its own server and not its peer
+        runs = [
+            [("degraded PCIe link", "fab-r01-02", "pcie",
+              ["mlxsim", "fault", "add", "pcie_degraded", "--device", "mlx5_0"], ["mlxsim", "fault", "clear", "pcie_degraded"]),
+             ("PFC off on the host, on on its leaf", "fab-r02-02", "qos",
+              ["mlnx_qos", "-i", "enp154s0np0", "--pfc", "0,0,0,0,0,0,0,0"],
+              ["mlnx_qos", "-i", "enp154s0np0", "--pfc", "0,0,0,1,0,0,0,0"])],
+            [("bad card", "fab-r01-01", "symbol_errors",
+              ["mlxsim", "fault", "add", "bad_card", "--device", "mlx5_4"], ["mlxsim", "fault", "clear", "bad_card"]),
+             ("MTU 1500 on the host", "fab-r02-01", "mtu", ["ip", "link", "set", "enp64s0np0", "mtu", "1500"],
+              ["ip", "link", "set", "enp64s0np0", "mtu", "9000"])],
+            [("flapping link", "fab-r02-01", "link_flaps",
+              ["mlxsim", "fault", "add", "link_flap", "--device", "mlx5_5"], ["mlxsim", "fault", "clear", "link_flap"])],
         ]
-        for name, host, measure, plant, clear in cases:
-            sh(*sim, PREFIX + host, *plant)
+        for cases in runs:
+            hosts = [case[1] for case in cases]
+            for _name, host, _measure, plant, _clear in cases:
+                sh(*sim, PREFIX + host, *plant)
             try:
                 started = time.time()
-                rc, results, plan = self.validate("-e", json.dumps({"gpufabric_gate_retest": [host]}))
+                rc, results, plan = self.validate("-e", json.dumps({"gpufabric_gate_retest": hosts}))
             finally:
-                sh(*sim, PREFIX + host, *clear)
-            quarantined = [q["host"] for q in results.get("quarantine", [])]
-            expect(rc == 0 and quarantined == [host], "%s on %s: rc %d, quarantined %s" % (name, host, rc, quarantined))
-            measures = sorted({f["measure"] for f in results["hosts"][host]["failures"]})
-            expect(measure in measures, "%s on %s: the failures name %s, not %s" % (name, host, measures, measure))
-            expect(host not in results.get("handover", []), "%s: %s was handed over" % (name, host))
+                for _name, host, _measure, _plant, clear in cases:
+                    sh(*sim, PREFIX + host, *clear)
             took = time.time() - started
-            lines.append("gate, %s on %s: quarantined alone (%s) in %.0f s" % (name, host, ", ".join(measures), took))
+            quarantined = sorted(q["host"] for q in results.get("quarantine", []))
+            expect(rc == 0 and quarantined == sorted(hosts), "%s: rc %d, quarantined %s" % (
+                " + ".join(c[0] for c in cases), rc, quarantined))
+            for name, host, measure, _plant, _clear in cases:
+                measures = sorted({f["measure"] for f in results["hosts"][host]["failures"]})
+                expect(measure in measures, "%s on %s: the failures name %s, not %s" % (name, host, measures, measure))
+                expect(host not in results.get("handover", []), "%s: %s was handed over" % (name, host))
+                text = "gate, %s on %s: quarantined alone (%s); run %.0f s" % (name, host, ", ".join(measures), took)
+                lines.append(text)
             rc, results, plan = self.validate()
-            expect(plan.get("tested") == [host] and results["hosts"][host]["status"] == "passed",
-                   "%s: the rerun tested %s, %s is %s" % (name, plan.get("tested"), host,
-                                                          results["hosts"][host]["status"]))
-            expect(results.get("handover") == self.servers, "%s: after the rerun handed over %s" % (
-                name, results.get("handover")))
+            passed = all(results["hosts"][h]["status"] == "passed" for h in hosts)
+            expect(sorted(plan.get("tested", [])) == sorted(hosts) and passed,
+                   "after %s: the rerun tested %s" % (hosts, plan.get("tested")))
+            expect(results.get("handover") == self.servers, "after %s: the rerun handed over %s" % (
+                hosts, results.get("handover")))
         lines.append("gate, every rerun after a fault: only the quarantined server tested, then handed over")
         return lines
 
