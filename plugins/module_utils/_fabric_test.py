@@ -153,6 +153,12 @@ def _ip_json(host, argv):
     return data if isinstance(data, list) else []
 
 
+def _ipv4(host, name):
+    """The first IPv4 address of an interface (``ip -4 -j addr``), None when it has none."""
+    addr = (_ip_json(host, ["ip", "-4", "-j", "addr", "show", "dev", name]) or [{}])[0]
+    return next((a.get("local") for a in addr.get("addr_info", []) if a.get("family") == "inet"), None)
+
+
 def rail_facts(host, interfaces: Sequence[str]) -> dict:
     """``{interface: {rdma, port, rate_gbps, link_layer, state, mtu, address, carrier_changes}}``."""
     ports = host.rdma_ports()
@@ -160,8 +166,7 @@ def rail_facts(host, interfaces: Sequence[str]) -> dict:
     for name in interfaces:
         rdma, port = ports.get(name, (None, None))
         link = (_ip_json(host, ["ip", "-j", "-s", "link", "show", "dev", name]) or [{}])[0]
-        addr = (_ip_json(host, ["ip", "-4", "-j", "addr", "show", "dev", name]) or [{}])[0]
-        address = next((a.get("local") for a in addr.get("addr_info", []) if a.get("family") == "inet"), None)
+        address = _ipv4(host, name)
         rate, layer = None, None
         if rdma:
             rc, text, _err = _try(host, ["ibstat", rdma])
@@ -247,9 +252,7 @@ def mgmt_facts(host, interface=None):
         interface = next((r.get("dev") for r in routes if r.get("dev")), None)
     if not interface:
         return {"interface": None, "address": None}
-    addr = (_ip_json(host, ["ip", "-4", "-j", "addr", "show", "dev", interface]) or [{}])[0]
-    address = next((a.get("local") for a in addr.get("addr_info", []) if a.get("family") == "inet"), None)
-    return {"interface": interface, "address": address}
+    return {"interface": interface, "address": _ipv4(host, interface)}
 
 
 def _number(text):

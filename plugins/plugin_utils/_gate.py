@@ -350,16 +350,14 @@ def evaluate(plan, pairs, tested, not_retested, measured, facts_before, facts_af
             peer = (fwd or {}).get("peer") or (rev or {}).get("client")
             rate = after.get("rate_gbps")
             bw_limit = round(limits["write_bw_fraction"] * rate, 1) if rate else None
+            leaf_port = _leaf_port(leaves, entry.get("leaf"), entry.get("leaf_port")) or {}
             row = {"rail": rail, "interface": entry["interface"], "device": after.get("rdma"),
                    "address": entry.get("address"), "leaf": entry.get("leaf"), "leaf_port": entry.get("leaf_port"),
                    "peer": peer, "port_rate_gbps": rate, "ping": None, "write_bw_gbps": None,
                    "write_bw_reverse_gbps": None, "write_lat_usec": None, "active_mtu": None,
                    "link": {"host_state": after.get("state"), "host_speed_gbps": rate, "host_mtu": after.get("mtu"),
-                            "leaf_state": (_leaf_port(leaves, entry.get("leaf"), entry.get("leaf_port")) or {}).get(
-                                "oper_status"),
-                            "leaf_speed": (_leaf_port(leaves, entry.get("leaf"), entry.get("leaf_port")) or {}).get(
-                                "speed"),
-                            "leaf_mtu": (_leaf_port(leaves, entry.get("leaf"), entry.get("leaf_port")) or {}).get("mtu")},
+                            "leaf_state": leaf_port.get("oper_status"), "leaf_speed": leaf_port.get("speed"),
+                            "leaf_mtu": leaf_port.get("mtu")},
                    "lldp": _lldp(entry, leaves, host), "pcie": after.get("pcie")}
             if peer is None:
                 row["unpaired"] = next((u.get("reason") for u in _mapping(pairs, "pairs").get("unpaired") or []
