@@ -447,15 +447,13 @@ def evaluate(plan, pairs, tested, not_retested, measured, facts_before, facts_af
         if expected_nccl and version and str(version) != str(expected_nccl).split("-", 1)[0]:
             failures_of[host].append(_fail("nccl_version", "%s: NCCL %s, the matrix %s pins %s" % (
                 host, version, run.get("matrix"), expected_nccl), None, version, expected_nccl))
-        # the driver is the driver step's to enforce (its own comparison of ofed_info with the matrix); the report
-        # shows both
+        # the driver and the firmware are their steps' to enforce (ofed_info and the burn against the matrix, with
+        # their own refusals); the report shows both against the matrix and flags a difference. The delivery
+        # check's own verdict (serial, part number, PSID against the asset list) is the gate's.
         for nic in doc_hosts[host]["delivery"]:
             if isinstance(nic, Mapping) and nic.get("ok") is False:
                 reason = nic.get("reason") or "fails the delivery check"
-                measure = "firmware" if nic.get("firmware_expected") and nic.get("firmware") != nic.get(
-                    "firmware_expected") else "delivery"
-                failures_of[host].append(_fail(measure, "%s: NIC %s %s" % (host, nic.get("pci"), reason), None,
-                                               nic.get("firmware"), nic.get("firmware_expected")))
+                failures_of[host].append(_fail("delivery", "%s: NIC %s %s" % (host, nic.get("pci"), reason), None))
     previous_hosts = _mapping(previous, "previous").get("hosts") or {}
     for host in not_retested:
         last = previous_hosts.get(host) or {}
@@ -610,7 +608,9 @@ def nccl_reports(gate, raw) -> dict:
 
 def nic_rows(devices, firmware_expected) -> list:
     """Per NIC (card function 0) of an ``mlx_info`` read: serial, part number, PSID, firmware against the matrix's
-    pin for its PSID (``firmware_expected``: {psid: version}); ``ok`` None when the matrix names no such PSID."""
+    pin for its PSID (``firmware_expected``: {psid: version}). ``firmware_ok`` is None when the matrix names no such
+    PSID; ``ok`` (the delivery verdict) stays None: this read is no asset list, and a card on other firmware is the
+    firmware step's to burn (with ``gpufabric_firmware_enabled: false`` nobody does - the report flags it)."""
     rows, expected = [], firmware_expected if isinstance(firmware_expected, Mapping) else {}
     for dev in devices if isinstance(devices, list) else []:
         if not isinstance(dev, Mapping) or dev.get("function") not in (0, None):
@@ -619,9 +619,9 @@ def nic_rows(devices, firmware_expected) -> list:
         want = expected.get(dev.get("psid"))
         row = {"pci": dev.get("address"), "serial": dev.get("serial_number"), "part_number": dev.get("part_number"),
                "psid": dev.get("psid"), "firmware": running, "firmware_expected": want,
-               "ok": None if not want else str(running) == str(want)}
-        if row["ok"] is False:
-            row["reason"] = "runs firmware %s, the matrix pins %s for %s" % (running, want, dev.get("psid"))
+               "firmware_ok": None if not want else str(running) == str(want), "ok": None}
+        if row["firmware_ok"] is False:
+            row["note"] = "runs firmware %s, the matrix pins %s for %s" % (running, want, dev.get("psid"))
         rows.append(row)
     return rows
 

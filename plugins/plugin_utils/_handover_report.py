@@ -377,7 +377,10 @@ def _delivery_rows(results):
     for name, host in _hosts(results):
         for nic in _items(host, "delivery"):
             row = {key: nic.get(key) for key, _title in DELIVERY_COLUMNS if key not in ("host", "ok")}
-            rows.append(dict(row, host=name, ok=_ok(nic.get("ok")), _bad=nic.get("ok") is False))
+            # other firmware than the matrix's pin: flagged, not a delivery verdict (the firmware step's to burn)
+            other_firmware = nic.get("firmware_ok") is False
+            rows.append(dict(row, host=name, ok=_ok(nic.get("ok")) or ("firmware differs" if other_firmware else ""),
+                             _bad=nic.get("ok") is False or other_firmware))
     return rows
 
 

@@ -241,13 +241,24 @@ def test_nics_for_the_delivery_section_and_firmware_against_the_matrix(plan):
                {"address": "0000:9a:00.0", "function": 0, "psid": "DEL0000000027", "fw_running": "1.0"}]
     rows = _gate.nic_rows(devices, {"MT_0000000838": "28.43.1014"})
     wanted = [("0000:18:00.0", True), ("0000:40:00.0", False), ("0000:9a:00.0", None)]
-    assert [(r["pci"], r["ok"]) for r in rows] == wanted
-    assert rows[1]["reason"] == "runs firmware 28.42.1000, the matrix pins 28.43.1014 for MT_0000000838"
+    assert [(r["pci"], r["firmware_ok"]) for r in rows] == wanted
+    assert rows[1]["note"] == "runs firmware 28.42.1000, the matrix pins 28.43.1014 for MT_0000000838"
+    assert [r["ok"] for r in rows] == [None, None, None]
     gate = new_gate(plan)
-    result = _gate.evaluate(plan, gate["pairs"], gate["tested"], [], measured_for(gate),
-                            {h: facts_of(plan, h) for h in HOSTS}, {h: facts_of(plan, h) for h in HOSTS},
-                            leaves_of(plan), nccl_ok(gate), {}, gate["limits"], {}, 9000,
-                            hosts_info={"b1": {"delivery": rows}})
-    assert failures(result, "b1") == [("firmware", None)] and failures(result, "a1") == []
-    assert "NIC 0000:40:00.0 runs firmware 28.42.1000" in result["hosts"]["b1"]["failures"][0]["message"]
+    run = dict(gate=gate, plan=plan, measured=measured_for(gate), leaves=leaves_of(plan), nccl=nccl_ok(gate))
+
+    def evaluate(delivery):
+        return _gate.evaluate(plan, gate["pairs"], gate["tested"], [], run["measured"],
+                              {h: facts_of(plan, h) for h in HOSTS}, {h: facts_of(plan, h) for h in HOSTS},
+                              run["leaves"], run["nccl"], {}, gate["limits"], {}, 9000,
+                              hosts_info={"b1": {"delivery": delivery}})
+    # other firmware than the pin: shown, not quarantined (the firmware step burns, or is off on purpose)
+    result = evaluate(rows)
+    assert failures(result, "b1") == [] and result["hosts"]["b1"]["status"] == "passed"
     assert result["hosts"]["b1"]["delivery"][0]["serial"] == "MT2245X01234"
+    assert result["hosts"]["b1"]["delivery"][1]["firmware_ok"] is False
+    # the delivery check's own verdict (asset list) does quarantine
+    checked = [dict(rows[0], ok=False, reason="serial MT2245X01234, the asset list has MT2245X09999")]
+    result = evaluate(checked)
+    assert failures(result, "b1") == [("delivery", None)] and failures(result, "a1") == []
+    assert "NIC 0000:18:00.0 serial MT2245X01234" in result["hosts"]["b1"]["failures"][0]["message"]

@@ -341,6 +341,19 @@ def test_delivery_expected_columns_only_when_the_document_has_them():
     assert "| MISMATCH |" in text.split("## Delivery check")[1].split("## Driver")[0]
 
 
+def test_other_firmware_than_the_pin_is_flagged_in_delivery_and_versions():
+    doc = results()
+    doc["hosts"][BAD]["delivery"][0].update(firmware="28.42.1000", firmware_ok=False, ok=None)
+    text = report.render(doc, ["md"])["md"]
+    delivery = text.split("## Delivery check")[1].split("## Driver")[0]
+    assert "| srv-r02-02 | 0000:18:00.0 | MT2245X00030 | MCX75310AAS-NEAT | MT_0000000838 | 28.42.1000 | " \
+        "28.43.2566 | firmware differs |" in delivery
+    versions = text.split("## Driver and firmware against the matrix")[1].split("## Cabling")[0]
+    bad = [line for line in versions.splitlines() if line.startswith("| srv-r02-02 ")]
+    assert len(bad) == 1 and "28.42.1000, 28.43.2566" in bad[0] and bad[0].endswith("| MISMATCH |"), bad
+    assert all(line.endswith("| ok |") for line in versions.splitlines() if line.startswith("| srv-r01-"))
+
+
 def test_nccl_legend_of_many_hosts():
     """Beyond LEGEND_MAX_HOSTS, the hosts are one legend entry; a quarantined host keeps its own."""
     doc = results()
