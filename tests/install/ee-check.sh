@@ -35,7 +35,9 @@ for dev in molecule pytest ansible-lint sushy-tools hypothesis ansible-builder a
   done
 done
 
-"$builder" create --file docs/execution-environment.yml --context "$out/ee" >/dev/null
+# the file name explicitly: without it ansible-builder names it after the container runtime it finds (Dockerfile
+# on a machine without podman - a fresh CI machine runs `make ee` before `make host` installs podman)
+"$builder" create --file docs/execution-environment.yml --context "$out/ee" --output-filename Containerfile >/dev/null
 test -s "$out/ee/Containerfile" || fail "ansible-builder create wrote no Containerfile"
 grep -q 'gpufabric.mlnx' "$out/ee/_build/requirements.yml" || fail "the example EE does not install gpufabric.mlnx"
 echo "ee-check: ok (requirements: $(grep -v '^#' "$out/ee-requirements.txt" | cut -d' ' -f1 | paste -sd' '); context: tests/output/ee)"
