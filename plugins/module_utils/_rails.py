@@ -161,27 +161,34 @@ def routes(route_json: list) -> dict:
 # ---------------------------------------------------------------------------------- deciding
 
 def plan(current: dict, desired: dict) -> dict:
-    """Pure: ``{"changes": {rail interface: [what, ...]}, "steps": [{"argv": [...]} | {"write", "value"}]}``.
+    """Pure: ``{"changes": {rail interface: [what, ...]}, "steps": [{"argv": [...]} | {"write", "value"}],
+    "before": {rail interface: {setting: value}}, "after": {...}}`` - ``before``/``after`` hold, per interface that
+    differs, only its settings that differ (``mtu``, ``up``, ``addresses``, ``table N route NET``, ``table N
+    default``, ``rules``, each sysctl), as the host has them and as planned (None: absent).
 
     ``current``: ``{"links", "rules", "routes": {table: routes()}, "sysctls": {interface: {name: int|None}}}``.
     A rail interface that is not there raises Refused (nothing is written). Other interfaces are never named.
     """
-    changes, steps = {}, []
+    changes, steps, before, after = {}, [], {}, {}
     missing = [r["interface"] for r in desired["rails"] if r["interface"] not in current["links"]]
     if missing:
         raise Refused("rails: %s not on this host (interfaces: %s). Nothing was changed." % (
             ", ".join(missing), ", ".join(sorted(n for n in current["links"] if n)) or "none"),
             device=missing, parameter="rails", allowed=sorted(n for n in current["links"] if n))
     for rail in desired["rails"]:
-        name, what = rail["interface"], []
+        name, what, was, wanted = rail["interface"], [], {}, {}
         link = current["links"][name]
         if link["mtu"] != desired["mtu"]:
+            was["mtu"], wanted["mtu"] = link["mtu"], desired["mtu"]
             what.append("mtu %s -> %s" % (link["mtu"], desired["mtu"]))
             steps.append({"argv": ["ip", "link", "set", "dev", name, "mtu", str(desired["mtu"])]})
         if not link["up"]:
+            was["up"], wanted["up"] = False, True
             what.append("up")
             steps.append({"argv": ["ip", "link", "set", "dev", name, "up"]})
         want = "%s/%s" % (rail["address"], rail["prefix"])
+        if list(link["inet"]) != [want]:
+            was["addresses"], wanted["addresses"] = list(link["inet"]), [want]
         for stale in link["inet"]:
             if stale != want:
                 what.append("address %s removed" % stale)
@@ -192,20 +199,28 @@ def plan(current: dict, desired: dict) -> dict:
         table = current["routes"].get(rail["table"], {})
         connected = {"dev": name, "gateway": None, "prefsrc": rail["address"]}
         if table.get(rail["network"]) != connected:
+            key = "table %d route %s" % (rail["table"], rail["network"])
+            was[key], wanted[key] = table.get(rail["network"]), connected
             what.append("table %d route %s" % (rail["table"], rail["network"]))
             steps.append({"argv": ["ip", "route", "replace", rail["network"], "dev", name, "src", rail["address"],
                                    "table", str(rail["table"])]})
         default = {"dev": name, "gateway": rail["gateway"], "prefsrc": None}
         if table.get("default") != default:
+            key = "table %d default" % rail["table"]
+            was[key], wanted[key] = table.get("default"), default
             what.append("table %d default via %s" % (rail["table"], rail["gateway"]))
             steps.append({"argv": ["ip", "route", "replace", "default", "via", rail["gateway"], "dev", name,
                                    "table", str(rail["table"])]})
         for stale in table:
             if stale not in (rail["network"], "default"):
+                key = "table %d route %s" % (rail["table"], stale)
+                was[key], wanted[key] = table[stale], None
                 what.append("table %d route %s removed" % (rail["table"], stale))
                 steps.append({"argv": ["ip", "route", "del", stale, "table", str(rail["table"])]})
         wanted_rule = {"priority": rail["priority"], "src": rail["address"], "table": str(rail["table"])}
         ours = [r for r in current["rules"] if r["priority"] == rail["priority"] or r["table"] == str(rail["table"])]
+        if wanted_rule not in ours or any(stale != wanted_rule for stale in ours):
+            was["rules"], wanted["rules"] = ours, [wanted_rule]
         for stale in ours:
             if stale != wanted_rule:
                 what.append("rule %s from %s table %s removed" % (stale["priority"], stale["src"], stale["table"]))
@@ -218,11 +233,13 @@ def plan(current: dict, desired: dict) -> dict:
         for key, value in sorted(desired["sysctls"].items()):
             have = current["sysctls"].get(name, {}).get(key)
             if have != value:
+                was[key], wanted[key] = have, value
                 what.append("%s %s -> %s" % (key, have, value))
                 steps.append({"write": SYSCTL_PATH % (name, key), "value": str(value)})
         if what:
             changes[name] = what
-    return {"changes": changes, "steps": steps}
+            before[name], after[name] = was, wanted
+    return {"changes": changes, "steps": steps, "before": before, "after": after}
 
 
 # ---------------------------------------------------------------------------------- deciding: the persisted files (pure renderers)
@@ -310,8 +327,8 @@ def read_state(reader: Any, desired: dict) -> dict:
 
 def converge(reader: Any, host: str, entries: Any, *, mtu: Any = 9000, sysctls: Any = None,
              mgmt_interfaces: Collection[str] = (), check_mode: bool = False) -> dict:
-    """Everything the module does: ``{"changed", "changes", "steps", "desired"}``; raises before any write on
-    bad input or a missing interface, and after the writes when something did not take."""
+    """Everything the module does: ``{"changed", "changes", "steps", "desired", "before", "after"}``; raises before
+    any write on bad input or a missing interface, and after the writes when something did not take."""
     desired = desired_state(host, entries, mtu=mtu, sysctls=sysctls, mgmt_interfaces=mgmt_interfaces)
     decided = plan(read_state(reader, desired), desired)
     if decided["steps"] and not check_mode:
@@ -329,4 +346,4 @@ def converge(reader: Any, host: str, entries: Any, *, mtu: Any = 9000, sysctls: 
             raise MlnxError("rails: %s: did not take: %s" % (host, "; ".join(
                 "%s: %s" % (k, ", ".join(v)) for k, v in sorted(still.items()))), device=sorted(still))
     return {"changed": bool(decided["changes"]), "changes": decided["changes"], "steps": decided["steps"],
-            "desired": desired}
+            "desired": desired, "before": decided["before"], "after": decided["after"]}

@@ -144,7 +144,7 @@ def main():
                      nm_keyfiles={"gpufabric-rail%s.nmconnection" % r["rail"]: _rails.nm_keyfile(desired, r)
                                   for r in desired["rails"]},
                      ifupdown=_rails.ifupdown(desired), sysctl_conf=_rails.sysctl_conf(desired),
-                     diff=dict(before={k: "" for k in changed}, after={k: "\n".join(v) + "\n" for k, v in changed.items()}))
+                     diff=dict(before=result["before"], after=result["after"]))
 
 
 if __name__ == "__main__":

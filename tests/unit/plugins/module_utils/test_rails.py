@@ -156,3 +156,23 @@ def test_converge_with_real_iproute2_then_idempotent(netns, tmp_path):
     out = subprocess.run(["ip", "-n", netns, "route", "get", "198.18.50.1", "from", "198.18.16.9"],
                          capture_output=True, text=True, check=True).stdout
     assert "via 198.18.16.1 dev enp64s0np0 table 101" in out
+
+
+def test_the_plan_says_per_interface_each_setting_that_differs_as_the_host_has_it_and_as_planned():
+    """The module's --diff (and the drift report): before/after per rail interface, only what differs."""
+    result = rl.plan(captured(), rl.desired_state("srv-a", [RAIL0, RAIL1]))
+    assert sorted(result["before"]) == sorted(result["after"]) == sorted(result["changes"])
+    assert result["before"]["enp24s0np0"] == {"arp_announce": 0, "arp_ignore": 0, "rp_filter": 0}
+    assert result["after"]["enp24s0np0"] == {"arp_announce": 2, "arp_ignore": 1, "rp_filter": 2}
+    before, after = result["before"]["enp64s0np0"], result["after"]["enp64s0np0"]
+    assert (before["mtu"], after["mtu"]) == (1500, 9000)
+    assert (before["addresses"], after["addresses"]) == (["198.18.16.9/26", "198.18.99.9/24"], ["198.18.16.9/26"])
+    assert before["table 101 route 198.18.16.0/26"] is None
+    assert after["table 101 route 198.18.16.0/26"] == {"dev": "enp64s0np0", "gateway": None, "prefsrc": "198.18.16.9"}
+    assert (before["table 101 default"], after["table 101 default"]) == (
+        None, {"dev": "enp64s0np0", "gateway": "198.18.16.1", "prefsrc": None})
+    assert (before["rules"], after["rules"]) == ([], [{"priority": 1001, "src": "198.18.16.9", "table": "101"}])
+    assert "up" not in before and "table 100 default" not in before  # only what differs
+    done = rl.plan(captured({"enp24s0np0": dict(rl.SYSCTLS), "enp64s0np0": dict(rl.SYSCTLS)}),
+                   rl.desired_state("srv-a", [RAIL0]))
+    assert done["before"] == done["after"] == done["changes"] == {}
