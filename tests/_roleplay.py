@@ -28,6 +28,7 @@ from _simhost import SimHost, sim_ready
 PLUGINS = REPO / "tests" / "roleplay_plugins"
 LOCAL = {"ansible_connection": "local", "ansible_python_interpreter": sys.executable}
 ROLE_PREFIX = "gpufabric.mlnx."
+CALLBACK_LINES = ("[drift] ", "[progress] ")
 
 
 def play(*roles, hosts="servers"):
@@ -89,8 +90,10 @@ class Run:
 
     def __init__(self, proc):
         self.proc = proc
+        # an aggregate callback of the collection (drift, progress) prints its lines beside the JSON
+        stdout = "\n".join(line for line in proc.stdout.splitlines() if not line.startswith(CALLBACK_LINES))
         try:
-            self.data = json.loads(proc.stdout)
+            self.data = json.loads(stdout)
         except ValueError:
             raise AssertionError("ansible-playbook printed no JSON (rc %s):\n%s\n%s"
                                  % (proc.returncode, proc.stdout[-3000:], proc.stderr[-3000:])) from None
