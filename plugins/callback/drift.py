@@ -25,6 +25,8 @@ description:
     C(before)/C(after) mappings in one shape) gives a row per value that differs, named by its path
     (C(0000:18:00.0/LINK_TYPE_P1), C(interface/swp1/link/mtu)); a diff of texts (a file) a unified diff; a changed
     task without a diff a row with its message.'
+  - A run without C(--check) is not a drift report - what it changes is not drift, it is the rollout - so the
+    callback then writes and prints nothing, and can stay enabled for every job of a pipeline.
   - A result counts only when its task ran in check mode; a task that runs for real in check mode (C(check_mode)
     false - the reads, the controller's own report files) predicts nothing and is left out. A result of a task with
     C(no_log) is recorded by its task name only (Ansible hands the callback no value of it).
@@ -83,6 +85,7 @@ EXAMPLES = r"""
 import datetime
 import os
 
+from ansible import context
 from ansible.plugins.callback import CallbackBase
 
 from ansible_collections.gpufabric.mlnx.plugins.plugin_utils import _drift
@@ -121,6 +124,7 @@ class CallbackModule(CallbackBase):
         self._started = _now()
         self._dir = "reports"
         self._write_error = False
+        self._active = True
 
     def set_options(self, task_keys=None, var_options=None, direct=None):
         super().set_options(task_keys=task_keys, var_options=var_options, direct=direct)
@@ -129,9 +133,9 @@ class CallbackModule(CallbackBase):
         os.environ[REPORT_ENV] = os.path.join(self._dir, "drift.json")
 
     def _host(self, result):
-        """The record of the result's host; None for the implicit localhost and for the tasks of drift.yml's own
-        guard and verdict (role gpufabric.mlnx.drift)."""
-        if getattr(result.host, "implicit", False) or _role(result.task) == OWN_ROLE:
+        """The record of the result's host; None outside a check-mode run, for the implicit localhost and for the
+        tasks of drift.yml's own guard and verdict (role gpufabric.mlnx.drift)."""
+        if not self._active or getattr(result.host, "implicit", False) or _role(result.task) == OWN_ROLE:
             return None
         name = result.host.get_name()
         return self._hosts.setdefault(name, {"settings": [], "failures": [], "unreachable": False})
@@ -151,8 +155,12 @@ class CallbackModule(CallbackBase):
 
     def v2_playbook_on_start(self, playbook):
         self._playbook = getattr(playbook, "_file_name", None)
+        # a run that changes things (not --check) predicts nothing: no report, whatever it changed
+        self._active = bool(context.CLIARGS.get("check"))
 
     def v2_playbook_on_play_start(self, play):
+        if not self._active:
+            return
         manager = play.get_variable_manager()
         inventory = getattr(manager, "_inventory", None)
         if inventory is not None:
@@ -195,6 +203,8 @@ class CallbackModule(CallbackBase):
         self._host(result)
 
     def v2_playbook_on_stats(self, stats):
+        if not self._active:
+            return
         doc, paths = self._write(finished=_now())
         summary = doc["summary"]
         where = " - %s, %s" % (paths["md"], paths["json"]) if paths else ""

@@ -9,37 +9,21 @@ the inventory wants, and nothing else is; the run refuses anything but --check -
 import json
 
 from _paths import REPO
-from _roleplay import run, sim_vars, simulated
-from test_site_rollout import FABRIC, SERVERS, leaves
+from _roleplay import run
+from fleet import CARD, FABRIC, SERVERS, leaf_vars, leaves, simulated_servers, simulated_vars
 
 SITE = REPO / "playbooks" / "site.yml"
 DRIFT = REPO / "playbooks" / "drift.yml"
-PROFILE = {"SRIOV_EN": True, "NUM_OF_VFS": 8}
-CARD = "0000:3b:00.0"  # the cx6dx-roce profile's first card
-SERVER_STEPS = {"gpufabric_%s_enabled" % step: False
-                for step in ("preflight", "platform", "ofed", "firmware", "rails", "roce_qos")}
 
 
 def fleet(tmp_path, make_switch):
-    made = leaves(make_switch)
-    sims = {name: simulated(tmp_path, name, "cx6dx-roce") for name in SERVERS}
-    return made, sims
-
-
-def inventory(made, sims):
-    switches = {name: sw.httpapi_vars(gpufabric_leaf_ready_interval=1, gpufabric_leaf_ready_timeout=2,
-                                      gpufabric_fabric=FABRIC) for name, sw in made.items()}
-    steps = dict(SERVER_STEPS, gpufabric_activate_allow_reboot=True, gpufabric_nic_config_profiles={"sriov": PROFILE},
-                 gpufabric_nic_config_assignments=[{"profile": "sriov", "part_numbers": ["MCX623106AN-CDAT"]}])
-    servers = {name: sim_vars(sims[name], **dict(SERVERS[name], **steps)) for name in SERVERS}
-    return servers, switches
+    return leaves(make_switch), simulated_servers(tmp_path)
 
 
 def playbook(tmp_path, made, sims, path, args=(), callbacks="gpufabric.mlnx.drift", check=True):
     """``callbacks``: ANSIBLE_CALLBACKS_ENABLED (None: not set, ansible.cfg enables none)."""
-    servers, switches = inventory(made, sims)
-    return run(tmp_path, servers, path, check=check, group_vars={"gpufabric_fabric": FABRIC},
-               groups={"leaves": switches}, args=list(args),
+    return run(tmp_path, simulated_vars(sims), path, check=check, group_vars={"gpufabric_fabric": FABRIC},
+               groups={"leaves": leaf_vars(made)}, args=list(args),
                environ=dict({"GPUFABRIC_DRIFT_DIR": str(tmp_path / "drift")},
                             **({"ANSIBLE_CALLBACKS_ENABLED": callbacks} if callbacks else {})))
 

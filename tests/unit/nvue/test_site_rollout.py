@@ -9,34 +9,13 @@ import json
 
 from _paths import REPO
 from _roleplay import run
-
+from fleet import FABRIC, OFF, SERVERS, leaf_vars, leaves
 
 SITE = REPO / "playbooks" / "site.yml"
-FABRIC = {"rails": 2, "su_prefix": 26, "racks_per_su": 1, "addressing": "p2p31", "leaf_name": "{rack}-leaf-rail{rail}",
-          "pools": {"rail0": "198.18.0.0/20", "rail1": "198.18.16.0/20"},
-          "nics": {"pci": ["0000:18:00.0", "0000:40:00.0"]}, "interface_names": ["enp24s0np0", "enp64s0np0"]}
-SERVERS = {"srv-r01-01": {"rack": "r01", "position": 1}, "srv-r02-01": {"rack": "r02", "position": 1}}
-STEPS = ["preflight", "platform", "ofed", "firmware", "nic_config", "activate", "rails", "roce_qos"]
-OFF = {"gpufabric_%s_enabled" % step: False for step in STEPS}
-
-
-def leaves(make_switch, faults=None):
-    made = {}
-    for host, values in SERVERS.items():
-        for rail in (0, 1):
-            name = "%s-leaf-rail%d" % (values["rack"], rail)
-            sw = make_switch(name, ports="swp1-2")
-            sw.admin("port", "swp1", "--neighbor", "%s:%s" % (host, FABRIC["interface_names"][rail]))
-            for fault in (faults or {}).get(name, ()):
-                sw.admin("fault", "set", *fault)
-            made[name] = sw
-    return made
 
 
 def site(tmp_path, made, args=(), check=False, **play_vars):
-    inventory = {name: sw.httpapi_vars(gpufabric_leaf_ready_interval=1, gpufabric_leaf_ready_timeout=2,
-                                       gpufabric_fabric=FABRIC)
-                 for name, sw in made.items()}
+    inventory = leaf_vars(made)
     servers = {name: dict(values, **OFF) for name, values in SERVERS.items()}
     extra = ["-e", json.dumps(dict({"gpufabric_batch_by": "rack"}, **play_vars))]
     return run(tmp_path, servers, SITE, check=check, group_vars={"gpufabric_fabric": FABRIC},

@@ -112,3 +112,10 @@ def test_an_unwritable_directory_is_a_warning_not_a_failure(tmp_path):
                      GPUFABRIC_DRIFT_DIR=str(tmp_path / "file" / "sub"))
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert "cannot write the drift report in %s/file/sub" % tmp_path in proc.stdout + proc.stderr
+
+
+def test_a_run_that_is_not_in_check_mode_writes_and_prints_nothing(tmp_path):
+    proc, doc = run(tmp_path, [content(str(tmp_path / "{{ inventory_hostname }}.conf"), "mtu 9000\n")], args=())
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert (tmp_path / "h1.conf").read_text() == "mtu 9000\n"  # it ran for real
+    assert doc is None and not (tmp_path / "reports").exists() and "[drift]" not in proc.stdout
