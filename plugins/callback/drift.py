@@ -105,6 +105,14 @@ def _role(task):
     return role.get_name() if role is not None else None
 
 
+def _message(result):
+    """A failure's message as one text (an assert's list of lines joined), or None."""
+    msg = result.result.get("msg")
+    if isinstance(msg, list):
+        msg = "; ".join(str(line) for line in msg)
+    return msg if isinstance(msg, str) else None
+
+
 def _task_file(task):
     path = task.get_path() if hasattr(task, "get_path") else ""
     return (path or "").rsplit(":", 1)[0]
@@ -189,15 +197,13 @@ class CallbackModule(CallbackBase):
     def v2_runner_on_failed(self, result, ignore_errors=False):
         host = self._host(result)
         if host is not None and not ignore_errors:
-            msg = result.result.get("msg")
-            host["failures"].append({"task": result.task_name, "msg": msg if isinstance(msg, str) else None})
+            host["failures"].append({"task": result.task_name, "msg": _message(result)})
 
     def v2_runner_on_unreachable(self, result):
         host = self._host(result)
         if host is not None:
-            msg = result.result.get("msg")
             host["unreachable"] = True
-            host["failures"].append({"task": result.task_name, "msg": msg if isinstance(msg, str) else None})
+            host["failures"].append({"task": result.task_name, "msg": _message(result)})
 
     def v2_runner_on_skipped(self, result):
         self._host(result)

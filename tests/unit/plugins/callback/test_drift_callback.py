@@ -79,19 +79,25 @@ def test_a_compliant_run_reports_nothing(tmp_path):
 
 
 def test_failed_and_unreachable_hosts_make_the_report_incomplete_an_ignored_failure_does_not(tmp_path):
+    """h1 fails, h2 fails after an ignored failure, h3 cannot be reached."""
     tasks = [{"name": "Reach", "ansible.builtin.ping": {}},
              {"name": "Read the cards", "ansible.builtin.fail": {"msg": "mst: no device"},
               "when": "inventory_hostname == 'h1'"},
              {"name": "Ignored", "ansible.builtin.fail": {"msg": "ignored"}, "ignore_errors": True,
+              "when": "inventory_hostname == 'h2'"},
+             {"name": "An assert of many lines", "ansible.builtin.assert": {
+                 "that": "false", "fail_msg": ["the inventory has 1 problem(s):", "rail1 overlaps rail0"]},
               "when": "inventory_hostname == 'h2'"}]
     gone = {"h3": {"ansible_connection": "ssh", "ansible_host": "127.0.0.1", "ansible_port": 1,
                    "ansible_ssh_common_args": "-o ConnectTimeout=2"}}
     proc, doc = run(tmp_path, tasks, extra_hosts=gone)
     assert proc.returncode != 0
     assert doc["result"] == "incomplete"
-    assert doc["summary"]["failed"] == ["h1"] and doc["summary"]["unreachable"] == ["h3"]
+    assert doc["summary"]["failed"] == ["h1", "h2"] and doc["summary"]["unreachable"] == ["h3"]
     assert doc["hosts"]["h1"]["failures"] == [{"task": "Read the cards", "msg": "mst: no device"}]
-    assert doc["hosts"]["h2"]["status"] == "compliant"
+    # the ignored failure is not one; the assert's lines are one message
+    assert doc["hosts"]["h2"]["failures"] == [{"task": "An assert of many lines",
+                                               "msg": "the inventory has 1 problem(s):; rail1 overlaps rail0"}]
 
 
 def test_the_implicit_localhost_is_not_a_host_of_the_report(tmp_path):
