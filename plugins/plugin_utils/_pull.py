@@ -130,8 +130,8 @@ FILE_NAME_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9._+-]{0,200}", re.ASCII)
 
 
 def _base(url: Any, parameter: str, host: str | None) -> str:
-    if isinstance(url, str) and SWITCH_BASE_URL_RE.fullmatch(url.strip()):
-        return url.strip().rstrip("/")
+    if isinstance(url, str) and SWITCH_BASE_URL_RE.fullmatch(url):
+        return url.rstrip("/")
     raise InvalidValue("%s%s is %s: allowed is %s" % ("%s: " % host if host else "", parameter, quoted(url),
                                                       MIRROR_ALLOWED), device=host, parameter=parameter,
                        allowed=MIRROR_ALLOWED)
