@@ -37,9 +37,11 @@ def git(cwd, *args):
     return proc.stdout
 
 
+STEPS = ("platform", "ofed", "firmware", "nic_config", "activate", "rails", "roce_qos")
+
+
 def steps_off(*on):
-    return {"gpufabric_%s_enabled" % step: False for step in ("platform", "ofed", "firmware", "nic_config", "activate",
-                                                                "rails", "roce_qos") if step not in on}
+    return {"gpufabric_%s_enabled" % step: False for step in STEPS if step not in on}
 
 
 def publish(site, bare, tag, host_vars):

@@ -88,8 +88,8 @@ def test_a_unit_file_systemd_refuses_is_found_by_verify(tmp_path):
     ("gpufabric_pull_randomized_delay", "$DELAY", "a systemd time span"),
     ("gpufabric_pull_limit", "srv-r01-01,all", "this server's inventory name"),
 ])
-def test_a_value_outside_its_grammar_fails_naming_host_and_variable_and_nothing_is_written(tmp_path, name, value,
-                                                                                          allowed):
+def test_a_value_outside_its_grammar_fails_naming_host_and_variable_and_nothing_is_written(
+        tmp_path, name, value, allowed):
     ran, units = timer(tmp_path, **{name: value})
     assert not ran.ok
     msg = ran.failures()[HOST]
