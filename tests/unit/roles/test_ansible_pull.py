@@ -155,8 +155,10 @@ def test_bios_and_leaf_asked_for_in_pull_mode_are_refused_before_anything_change
     # the same server without the explicit switches: skipped with their sentences, the NV profile applied
     for name in ("gpufabric_platform_bios_enabled", "gpufabric_leaf_enabled"):
         host.pop(name)
+    # a BMC address turns BIOS on by default: in pull mode the platform role runs without it (else, without BMC
+    # credentials, its first BIOS task would fail the host)
     host["gpufabric_platform_bmc_address"] = "bmc.example"
-    host["gpufabric_platform_enabled"] = False
+    host["gpufabric_platform_host_enabled"] = False
     ran = run(tmp_path, {HOST: host}, PULL)
     assert ran.ok, ran
     skipped = " | ".join(ran.task("The steps that run centrally, not here", HOST, role="pull")["msg"])
@@ -164,6 +166,7 @@ def test_bios_and_leaf_asked_for_in_pull_mode_are_refused_before_anything_change
             "set: it runs centrally") in skipped, skipped
     assert "srv-r01-01: the validation gate (step validate) skipped in pull mode: it runs centrally" in skipped
     assert next_boot(sim) == {card: 8 for card in CARDS}
+    assert ran.task("BIOS attributes through the BMC (Redfish)", HOST, role="platform").get("skipped"), ran
 
 
 def test_firmware_from_a_controller_is_refused_in_pull_mode(tmp_path):
