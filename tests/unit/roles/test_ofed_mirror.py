@@ -47,9 +47,9 @@ def test_a_wrong_sha256_fails_naming_bundle_url_and_both_checksums(tmp_path):
         url = mirror.url + "/ofed/doca-ofed-24.10.tgz"
     assert not ran.ok
     msg = ran.failures()[HOST]
+    got = hashlib.sha256(BUNDLE).hexdigest()
     assert msg == ("srv-r01-01: nothing was changed - driver bundle doca-ofed-24.10.tgz from %s: sha256 %s received, but "
-                   "gpufabric_matrix.driver.source.sha256 is %s (not kept)" % (url, hashlib.sha256(BUNDLE).hexdigest(),
-                                                                             wrong)), msg
+                   "gpufabric_matrix.driver.source.sha256 is %s (not kept)" % (url, got, wrong)), msg
     assert not bundle.exists()
 
 
