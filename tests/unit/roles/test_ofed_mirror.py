@@ -1,13 +1,13 @@
 """The ofed role's offline bundle from gpufabric_ofed_mirror (tasks/mirror.yml, included by tasks/main.yml before the
 driver is read): <mirror>/<file name of source.path> fetched from python's http.server on 127.0.0.1 to source.path,
 verified by the matrix's sha256; a bundle with another sha256 fails naming the bundle, the URL and both checksums and
-is not kept; a mirror URL outside the grammar fails naming the variable before anything is fetched."""
+is not kept; a mirror URL outside the grammar fails naming the variable before anything is fetched or read."""
 import hashlib
 
 import yaml
 
 from _mirror import serving
-from _roleplay import run
+from _roleplay import matrix, play, run
 
 HOST = "srv-r01-01"
 BUNDLE = b"DOCA-OFED bundle stand-in\n"
@@ -59,3 +59,15 @@ def test_a_mirror_url_outside_the_grammar_is_refused_by_name(tmp_path):
     assert "srv-r01-01: gpufabric_ofed_mirror is \"http://mirror.example/ofed $(reboot)\": allowed is an http:// or " \
            "https:// base URL" in ran.failures()[HOST], ran
     assert not bundle.parent.exists()
+
+
+def test_the_role_fetches_from_the_mirror_before_it_reads_the_driver(tmp_path):
+    """tasks/main.yml includes mirror.yml for a tarball source with a mirror, before the driver is read: a bad mirror
+    URL stops the role there, naming it - no driver query ran."""
+    ran = run(tmp_path, {HOST: {"gpufabric_matrix": matrix("ofed-mirror", {}),
+                                "gpufabric_ofed_mirror": "http://mirror.example/ofed?latest"}}, play("ofed"))
+    assert not ran.ok
+    assert "srv-r01-01: gpufabric_ofed_mirror is \"http://mirror.example/ofed?latest\"" in ran.failures()[HOST], ran
+    names = list(ran.results(HOST, "gpufabric.mlnx.ofed : "))
+    assert not any(name.startswith("gpufabric.mlnx.ofed : Read the driver and decide") for name in names), names
+    assert any("Where the bundle is on the mirror" in name for name in names), names
