@@ -184,15 +184,15 @@ class CallbackModule(CallbackBase):
         check_mode = result.task_fields.get("check_mode", task.check_mode)
         if host is None or not data.get("changed") or check_mode is False:
             return
-        name, module, role = result.task_name or task.action, task.resolved_action or task.action, _role(task)
+        where = (result.task_name or task.action, task.resolved_action or task.action, _role(task), _task_file(task))
         if "censored" in data:
-            host["settings"].append({"group": _drift.group_of(module, role, _task_file(task)), "task": name,
-                                     "setting": name, "actual": None, "expected": "(no_log: values not shown)"})
+            # a no_log result: its task's name only, as a change without a diff
+            host["settings"].extend(_drift.settings({"msg": "(no_log: values not shown)"}, *where))
             return
         items = data.get("results") if isinstance(data.get("results"), list) else [data]
         for item in items:
             if isinstance(item, dict) and item.get("changed"):
-                host["settings"].extend(_drift.settings(item, name, module, role, _task_file(task)))
+                host["settings"].extend(_drift.settings(item, *where))
 
     def v2_runner_on_failed(self, result, ignore_errors=False):
         host = self._host(result)

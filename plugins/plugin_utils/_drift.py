@@ -69,16 +69,14 @@ def group_of(module: str | None, role: str | None, task_file: str | None = None)
 
 
 def _flatten(before, after, path, out):
-    """The leaves of two nested values that differ: ``(path, actual, expected)``, absent sides as _ABSENT."""
-    if isinstance(before, dict) and isinstance(after, dict):
+    """The leaves of two nested values that differ: ``(path, actual, expected)``, absent sides as _ABSENT. Two
+    mappings (or a mapping and an absent side) are walked key by key; anything else is one leaf."""
+    present = [side for side in (before, after) if side is not _ABSENT]
+    if present and all(isinstance(side, dict) for side in present):
+        before = {} if before is _ABSENT else before
+        after = {} if after is _ABSENT else after
         for key in sorted(set(before) | set(after), key=str):
             _flatten(before.get(key, _ABSENT), after.get(key, _ABSENT), path + [str(key)], out)
-    elif isinstance(before, dict) and after is _ABSENT:
-        for key in sorted(before, key=str):
-            _flatten(before[key], _ABSENT, path + [str(key)], out)
-    elif before is _ABSENT and isinstance(after, dict):
-        for key in sorted(after, key=str):
-            _flatten(_ABSENT, after[key], path + [str(key)], out)
     elif before != after:
         out.append((path, before, after))
 
