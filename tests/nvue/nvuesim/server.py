@@ -162,6 +162,8 @@ class UnixServer(socketserver.ThreadingUnixStreamServer):
 class Nvued:
     """The listeners of one nvued process; a reboot closes them, boots, and opens them again."""
 
+    poll_interval = 0.05  # how often an idle listener looks for a shutdown (a reboot)
+
     def __init__(self, directory, host, port, socket_path):
         self.engine = Engine(directory, on_reboot=self.reboot)
         self.host, self.port = host, port
@@ -195,7 +197,7 @@ class Nvued:
         if self.socket_path:
             servers.append(UnixServer(self.socket_path, self.engine))
         for srv in servers:
-            threading.Thread(target=srv.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True).start()
+            threading.Thread(target=srv.serve_forever, kwargs={"poll_interval": self.poll_interval}, daemon=True).start()
         self.servers = servers
 
     def close(self):
@@ -215,6 +217,40 @@ class Nvued:
             self.open()
 
 
+def _fleet(directory, host, port, pidfile):
+    """One process serving many switches (the fleet twin, tests/twin): each its own engine and port."""
+    daemons = {}
+    try:
+        for name in sorted(os.listdir(directory)):
+            path = os.path.join(directory, name)
+            if not os.path.isfile(os.path.join(path, "state.json")):
+                continue
+            daemon = Nvued(path, host, port + len(daemons) if port else 0, None)
+            daemon.poll_interval = 0.5  # hundreds of idle listeners in one process
+            daemon.engine.store.load()
+            daemon.engine.resume()
+            daemon.open()
+            daemons[name] = daemon
+        ports = os.path.join(directory, "ports.json")
+        with open(ports + ".tmp", "w") as fh:
+            json.dump({name: d.port for name, d in daemons.items()}, fh, sort_keys=True)
+        os.replace(ports + ".tmp", ports)
+        if pidfile:
+            with open(pidfile, "w") as fh:
+                fh.write("%d\n" % os.getpid())
+    except (SimError, OSError, ssl.SSLError) as exc:
+        print("nvued: %s" % exc, file=sys.stderr)
+        return 1
+    print("nvued: %d switches listening on %s (%s)" % (len(daemons), host, ports), flush=True)
+    try:
+        while True:
+            time.sleep(3600)
+    except KeyboardInterrupt:
+        for daemon in daemons.values():
+            daemon.close()
+    return 0
+
+
 def main(argv=None):
     parser = argparse.ArgumentParser(prog="nvued", description="NVUE emulator daemon (REST + unix socket)")
     parser.add_argument("--state", help="state directory (default $NVUESIM_STATE or /var/lib/nvuesim)")
@@ -222,10 +258,16 @@ def main(argv=None):
     parser.add_argument("--socket", help="unix socket of the CLI (default <state>/nvued.sock)")
     parser.add_argument("--no-socket", action="store_true", help="no unix socket (a second nvued on one state)")
     parser.add_argument("--pidfile", help="write the process id here once listening")
+    parser.add_argument("--fleet", metavar="DIR",
+                        help="serve every switch whose state is a directory of DIR (the fleet twin: one process, a "
+                             "port each, from the port of --listen up, or any with port 0; no CLI socket); their "
+                             "ports are written to DIR/ports.json")
     args = parser.parse_args(argv)
     host, sep, port = args.listen.rpartition(":")
     if not sep or not port.isdigit() or not host:
         parser.error("--listen %r: expected HOST:PORT" % args.listen)
+    if args.fleet:
+        return _fleet(args.fleet, host, int(port), args.pidfile)
     directory = state_dir(args.state)
     try:
         daemon = Nvued(directory, host, int(port),

@@ -171,6 +171,15 @@ def _gpu4_cx7_eth():
     return cards
 
 
+def _dgx_h100_eth():
+    """The DGX H100 of a RoCE fabric: its 8 compute NICs set to Ethernet (LINK_TYPE_P1=ETH, interfaces
+    enp24s0np0 ...) - how a site's integrator delivers them for an Ethernet fabric (the fleet twin's default)."""
+    cards = _dgx_h100()
+    for c in cards[:8]:
+        c["defaults"] = dict(c.get("defaults") or {}, LINK_TYPE=2)
+    return cards
+
+
 def _dgx_h100_noreset():
     cards = _dgx_h100()
     for c in cards:
@@ -180,6 +189,7 @@ def _dgx_h100_noreset():
 
 PROFILES = {
     "dgx-h100": (_dgx_h100, "DGX H100: 8x ConnectX-7 MCX75310AAS-NEAT (IB) + 2x dual-port MCX755106AS-HEAT"),
+    "dgx-h100-eth": (_dgx_h100_eth, "dgx-h100 with the 8 compute NICs in Ethernet mode (RoCE fabric)"),
     "dgx-h100-noreset": (_dgx_h100_noreset, "dgx-h100 whose NICs only support reset level 4 (reboot)"),
     "gpu4-cx7-eth": (_gpu4_cx7_eth, "4-GPU server: 4x ConnectX-7 MCX75310AAS-NEAT in Ethernet mode (400GbE) "
                                     "+ 1x dual-port MCX755106AS-HEAT"),
@@ -197,6 +207,7 @@ HOST_DEFAULTS = {"cpus": 8, "cpufreq_driver": "intel_pstate"}
 HOSTS = {
     "dgx-h100": {"cpus": 224, "cpufreq_driver": "intel_pstate"},
     "dgx-h100-noreset": {"cpus": 224, "cpufreq_driver": "intel_pstate"},
+    "dgx-h100-eth": {"cpus": 224, "cpufreq_driver": "intel_pstate"},
     "mixed": {"cpus": 16, "cpufreq_driver": "acpi-cpufreq"},
 }
 

@@ -1,0 +1,149 @@
+"""Benchmark of the fleet twin (tests/twin) on inventory/example-1250: a check-mode rehearsal of playbooks/site.yml on
+simulated servers and leaves on this controller, as figures measured in one run.
+
+    .venv/bin/python tests/bench/twin.py          (BENCH_TWIN_SUS=1 by default; BENCH_TWIN_SUS=40 is the whole site)
+
+The twin is built for the first BENCH_TWIN_SUS scalable units (32 servers and 8 leaves each; the build is timed
+apart), then, with the same inventory and the same --limit:
+
+  ping     ansible.builtin.ping three times and six times on every server (over the twin's connection; a leaf's
+           ping would go through ansible-connection, which the switch modules do not use): the marginal CPU cost
+           of one host-task is the difference / (3 x servers) - Ansible's own floor on this inventory (1,570 hosts
+           of variables behind every task)
+  site     playbooks/site.yml --check --diff: wall time, CPU, host-tasks (from the recap), peak memory of the
+           whole process tree (ansible-playbook, its workers, the leaves' emulator), sampled every 0.5 s
+
+and prints the collection's cost per host-task against ping's (the ratio is the collection's overhead), and the
+rehearsal of the whole site (1,250 servers, 320 leaves) predicted from the measured cost per host and this
+machine's cores against the goal (issue 15: <= 15 minutes). Nothing is asserted; all is written to
+tests/output/bench-twin.json.
+"""
+import os
+import re
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+REPO = HERE.parents[1]
+sys.path[:0] = [str(HERE)]
+from _report import at_most, publish  # noqa: E402
+
+SUS = int(os.environ.get("BENCH_TWIN_SUS", "1"))
+SITE = REPO / "inventory" / "example-1250"
+TWIN = [sys.executable, str(REPO / "tests" / "twin" / "twin.py")]
+VAULT = "example-1250-only-not-a-secret"  # noqa: S105 - published in inventory/example-1250/README.md
+PING = """- hosts: all
+  gather_facts: false
+  tasks:
+""" + "".join("    - ansible.builtin.ping:\n" for _round in range(3))
+RECAP = re.compile(r"^(\S+)\s+: ok=(\d+)\s+changed=(\d+)\s+unreachable=(\d+)\s+failed=(\d+)\s+skipped=(\d+)", re.M)
+FULL_SERVERS, FULL_LEAVES = 1250, 320
+
+
+def limit(sus, leaves=True):
+    racks = ["rack_r%02d" % r for r in range(1, 8 * sus + 1)]
+    return ":".join(racks + (["leaves_su%02d" % s for s in range(1, sus + 1)] if leaves else []))
+
+
+def tree_rss(root_pid):
+    """The resident memory (bytes) of a process and all its descendants."""
+    children, rss = {}, {}
+    for pid in os.listdir("/proc"):
+        if not pid.isdigit():
+            continue
+        try:
+            with open("/proc/%s/stat" % pid) as fh:
+                fields = fh.read().rsplit(")", 1)[1].split()
+            children.setdefault(int(fields[1]), []).append(int(pid))
+            rss[int(pid)] = int(fields[21]) * os.sysconf("SC_PAGE_SIZE")
+        except (OSError, IndexError, ValueError):
+            continue
+    total, todo = 0, [root_pid]
+    while todo:
+        pid = todo.pop()
+        total += rss.get(pid, 0)
+        todo += children.get(pid, [])
+    return total
+
+
+def timed(argv, log):
+    """Run ``argv`` -> {wall, cpu (children's user+sys), peak_rss, rc, output}."""
+    before = os.times()
+    started = time.monotonic()
+    with open(log, "w") as out:
+        proc = subprocess.Popen(argv, stdout=out, stderr=subprocess.STDOUT)
+        peak = [0]
+
+        def sample():
+            while proc.poll() is None:
+                peak[0] = max(peak[0], tree_rss(proc.pid))
+                time.sleep(0.5)
+        sampler = threading.Thread(target=sample, daemon=True)
+        sampler.start()
+        proc.wait()
+        sampler.join()
+    after = os.times()
+    cpu = (after.children_user - before.children_user) + (after.children_system - before.children_system)
+    return {"wall": round(time.monotonic() - started, 1), "cpu": round(cpu, 1), "peak_rss_mb": peak[0] // 2**20,
+            "rc": proc.returncode, "output": Path(log).read_text()}
+
+
+def host_tasks(output):
+    """{host: tasks it ran or skipped} from the play recap."""
+    return {m.group(1): int(m.group(2)) + int(m.group(5)) + int(m.group(6)) + int(m.group(4))
+            for m in RECAP.finditer(output)}
+
+
+def main():
+    with tempfile.TemporaryDirectory(prefix="bench-twin-") as tmp:
+        tmp = Path(tmp)
+        (tmp / "vault").write_text(VAULT + "\n")
+        vault = ["--vault-password-file", str(tmp / "vault")]
+        where = limit(SUS)
+        build = timed(TWIN + ["build", "-i", str(SITE), "--out", str(tmp / "twin"), "--groups", where] + vault,
+                      tmp / "build.log")
+        if build["rc"]:
+            raise SystemExit(build["output"][-3000:])
+        (tmp / "ping3.yml").write_text(PING)
+        (tmp / "ping6.yml").write_text(PING + PING.split("tasks:\n")[1])
+        pings = [timed(TWIN + ["run", "--out", str(tmp / "twin"), "--limit", limit(SUS, leaves=False), "--apply",
+                               "--playbook", str(tmp / name)] + vault, tmp / (name + ".log"))
+                 for name in ("ping3.yml", "ping6.yml")]
+        site = timed(TWIN + ["run", "--out", str(tmp / "twin"), "--limit", where] + vault, tmp / "site.log")
+        tasks = host_tasks(site["output"])
+        (REPO / "tests" / "output").mkdir(exist_ok=True)
+        (REPO / "tests" / "output" / "bench-twin-site.log").write_text(site["output"])
+    hosts = len(host_tasks(pings[0]["output"]))
+    ping_cost = (pings[1]["cpu"] - pings[0]["cpu"]) / (3 * hosts) if hosts else None
+    servers = {h: n for h, n in tasks.items() if h.startswith("srv-")}
+    leaves = {h: n for h, n in tasks.items() if "-leaf-" in h}
+    total_tasks = sum(servers.values()) + sum(leaves.values())
+    site_cost = site["cpu"] / total_tasks if total_tasks else None
+    cores = os.cpu_count() or 1
+    # the whole site: the same cost per host-task, as many host-tasks per server and per leaf, on every core
+    per_server = sum(servers.values()) / len(servers) if servers else 0
+    per_leaf = sum(leaves.values()) / len(leaves) if leaves else 0
+    predicted = ((FULL_SERVERS * per_server + FULL_LEAVES * per_leaf) * site_cost / cores) if site_cost else None
+    numbers = {
+        "scalable_units": SUS, "servers": len(servers), "leaves": len(leaves), "cores": cores,
+        "build": {k: build[k] for k in ("wall", "cpu", "peak_rss_mb")},
+        "ping": {"hosts": hosts, "cpu_3": pings[0]["cpu"], "cpu_6": pings[1]["cpu"],
+                 "cpu_per_host_task": round(ping_cost, 4) if ping_cost else None},
+        "site_check": {k: site[k] for k in ("wall", "cpu", "peak_rss_mb", "rc")},
+        "host_tasks": {"total": total_tasks, "per_server": round(per_server, 1), "per_leaf": round(per_leaf, 1)},
+        "site_cpu_per_host_task": round(site_cost, 4) if site_cost else None,
+        "overhead_vs_ping": round(site_cost / ping_cost, 2) if site_cost and ping_cost else None,
+        "example_1250_predicted_wall_s": round(predicted) if predicted else None,
+    }
+    publish("twin", numbers, [
+        at_most("the site's check-mode rehearsal on the twin ends without a failure (rc)", site["rc"], 0),
+        at_most("example-1250 rehearsal predicted from this run (s; goal 15 min)", numbers["example_1250_predicted_wall_s"], 900),
+    ])
+
+
+if __name__ == "__main__":
+    main()
