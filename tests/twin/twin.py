@@ -37,6 +37,7 @@ SIM_BIN = REPO / "tests" / "sim" / "bin"
 NVUE = REPO / "tests" / "nvue"
 PLUGINS = HERE / "plugins"
 BIN = Path(sys.executable).parent
+IMAGE_URL = "http://127.0.0.1:{port}/%s"
 LEAF_PASSWORD = "Twin-Leaf-1"  # noqa: S105 - the emulated leaves' password, in this test tool only
 # The steps the twin cannot stand in for without a BMC, a package database or real networks per machine.
 OFF = {"gpufabric_platform_enabled": False, "gpufabric_ofed_enabled": False, "gpufabric_rails_enabled": False,
@@ -188,7 +189,7 @@ def images(out, matrix):
         if not path.exists():
             _quiet(admin.main, ["mkimage", "--release", pin["release"], "-o", str(path)])
         pin["sha256"] = hashlib.sha256(path.read_bytes()).hexdigest()
-        pin["url"] = path.as_uri()
+        pin["url"] = IMAGE_URL % pin["image"]  # twin.py run serves OUT/firmware on 127.0.0.1 (the port then)
     return twin
 
 
@@ -215,6 +216,8 @@ def build(args):
         build_leaf(out / "leaves" / name, name, ports, args.leaf_release, cert)
     matrix = next((hostvars[h]["gpufabric_matrix"] for h in servers if "gpufabric_matrix" in hostvars[h]), None)
     twin_vars = dict(OFF, gpufabric_twin_sim=str(SIM_BIN),
+                     # a simulated server boots at once: a longer wait only waits for one that does not come back
+                     gpufabric_activate_reboot_timeout=args.reboot_timeout,
                      gpufabric_firmware_source_dir=str(out / "firmware"),
                      gpufabric_report_dir=str(out / "reports"))
     if matrix:
@@ -225,6 +228,9 @@ def build(args):
                               for name in servers}},
         "leaves": {"hosts": {name: {"gpufabric_twin_leaf": True} for name in leaves}}}}}
     (out / "twin.yml").write_text(yaml.safe_dump(inventory, sort_keys=False))
+    for machine, faults in (yaml.safe_load(Path(args.faults).read_text()) if args.faults else {}).items():
+        for words in faults:
+            set_fault(out, machine, words if isinstance(words, list) else str(words).split())
     (out / "sources.json").write_text(json.dumps({"inventory": [str(s) for s in sources]}))
     print("twin: %d servers, %d leaves in %s (%.1f s)" % (len(servers), len(leaves), out, time.monotonic() - started))
 
@@ -242,7 +248,6 @@ gpufabric_sysfs_root: "{{ gpufabric_twin_root }}/root"
 gpufabric_firmware_dir: "{{ gpufabric_twin_root }}/fs/var/lib/gpufabric/firmware"
 gpufabric_activate_reboot_command: "/usr/bin/env MLXSIM_STATE={{ gpufabric_twin_root }}/state.json MLXSIM_TIME_SCALE=0 %(sim)s/mlxsim reboot"
 gpufabric_activate_boot_time_command: "/usr/bin/env MLXSIM_STATE={{ gpufabric_twin_root }}/state.json %(sim)s/mlxsim boot-id"
-gpufabric_activate_reboot_timeout: 120
 gpufabric_roce_qos_script: "{{ gpufabric_twin_root }}/fs/usr/local/sbin/gpufabric-roce-qos"
 gpufabric_roce_qos_udev_rule: "{{ gpufabric_twin_root }}/fs/etc/udev/rules.d/90-gpufabric-roce-qos.rules"
 """ % {"path": os.pathsep.join([str(SIM_BIN), str(BIN), "/usr/sbin", "/usr/bin", "/sbin", "/bin"]),
@@ -270,10 +275,28 @@ def start_leaves(out):
     return proc, json.loads(ports_file.read_text())
 
 
+def serve_images(out):
+    """An HTTP server on 127.0.0.1 for the twin's switch images (the matrix wants an http URL); -> (process, port)."""
+    proc = subprocess.Popen([sys.executable, "-u", "-m", "http.server", "--bind", "127.0.0.1", "0",
+                             "--directory", str(out / "firmware")], stdout=subprocess.PIPE,
+                            stderr=subprocess.DEVNULL, text=True)
+    line = proc.stdout.readline()  # Serving HTTP on 127.0.0.1 port N (http://127.0.0.1:N/) ...
+    words = line.split()
+    if "port" not in words:
+        raise SystemExit("twin: the image server did not start: %s" % line)
+    return proc, int(words[words.index("port") + 1])
+
+
 def run(args, extra):
     out = Path(args.out).resolve()
     sources = json.loads((out / "sources.json").read_text())["inventory"]
     leaves_proc, ports = (None, {})
+    (out / "firmware").mkdir(exist_ok=True)
+    images_proc, image_port = serve_images(out)
+    twin_vars = yaml.safe_load((out / "twin-vars.yml").read_text())
+    for pin in ((twin_vars.get("gpufabric_matrix") or {}).get("switch_os") or {}).values():
+        pin["url"] = pin["url"].replace("{port}", str(image_port))
+    (out / "twin-run-vars.yml").write_text(yaml.safe_dump(twin_vars, sort_keys=True))
     if (out / "leaves").is_dir() and any((out / "leaves").iterdir()):
         leaves_proc, ports = start_leaves(out)
     inventory = yaml.safe_load((out / "twin.yml").read_text())
@@ -282,7 +305,7 @@ def run(args, extra):
     argv = [str(BIN / "ansible-playbook")]
     for source in sources:
         argv += ["-i", source]
-    argv += ["-i", str(out / "twin-run.yml"), "-e", "@" + str(out / "twin-vars.yml"),
+    argv += ["-i", str(out / "twin-run.yml"), "-e", "@" + str(out / "twin-run-vars.yml"),
              str(Path(REPO / "playbooks", args.playbook))]  # a name of playbooks/ or a path
     if not args.apply:
         argv += ["--check", "--diff"]
@@ -295,17 +318,115 @@ def run(args, extra):
                ANSIBLE_HOST_KEY_CHECKING="false", ANSIBLE_RETRY_FILES_ENABLED="false",
                ANSIBLE_CALLBACK_PLUGINS=str(PLUGINS / "callback"),
                ANSIBLE_CALLBACKS_ENABLED=",".join(filter(None, ["twin", os.environ.get("ANSIBLE_CALLBACKS_ENABLED")])),
-               GPUFABRIC_TWIN_SIM=str(SIM_BIN),
+               GPUFABRIC_TWIN_SIM=str(SIM_BIN), GPUFABRIC_TWIN_REPORT=str(out / "reports" / "rehearsal.json"),
                **machine_env(out / "controller"))
     try:
         return subprocess.run(argv + list(extra), env=env, check=False).returncode
     finally:
+        images_proc.terminate()
+        images_proc.wait(10)
         if leaves_proc is not None:
             leaves_proc.send_signal(signal.SIGINT)
             try:
                 leaves_proc.wait(10)
             except subprocess.TimeoutExpired:
                 leaves_proc.kill()
+
+
+def set_fault(out, machine, words):
+    """Inject a fault on a machine of the twin: a server's as ``mlxsim fault add`` (``TYPE [device=D] [KEY=VALUE...]``,
+    tests/sim/README.md), a leaf's as ``nvuesim fault set`` (``NAME [ARGS...]``, tests/nvue/README.md)."""
+    words = [str(w) for w in words]
+    if (out / "machines" / machine / "state.json").exists():
+        from mlxsim import cli
+        device = [w.split("=", 1)[1] for w in words[1:] if w.startswith("device=")]
+        argv = ["fault", "add", words[0]] + (["--device", device[0]] if device else []) + \
+            [w for w in words[1:] if not w.startswith("device=")]
+        with _environ(**machine_env(out / "machines" / machine)):
+            _quiet(cli.main, "mlxsim", argv)
+    elif (out / "leaves" / machine / "state.json").exists():
+        from nvuesim import admin
+        _quiet(admin.main, ["--state", str(out / "leaves" / machine), "fault", "set"] + words)
+    else:
+        raise SystemExit("twin: no machine %s in %s" % (machine, out))
+
+
+def clear_faults(out, machines=()):
+    """Clear every fault of these machines (all the twin's without any): a powered-off server boots."""
+    from mlxsim import cli
+    from nvuesim import admin
+    servers = sorted(p.name for p in (out / "machines").iterdir()) if (out / "machines").is_dir() else []
+    leaves = sorted(p.name for p in (out / "leaves").iterdir() if p.is_dir()) if (out / "leaves").is_dir() else []
+    for name in servers:
+        if not machines or name in machines:
+            with _environ(**machine_env(out / "machines" / name)):
+                _quiet(cli.main, "mlxsim", ["fault", "clear"])
+    for name in leaves:
+        if not machines or name in machines:
+            _quiet(admin.main, ["--state", str(out / "leaves" / name), "fault", "clear"])
+
+
+# The latency model of a rollout (seconds). The simulator's (tests/sim/README.md, MLXSIM_TIME_SCALE): a card read
+# 1.5 s (each of the run's 4 reads - preflight, firmware, NV configuration, activation - reads every card at once),
+# an NV write 0.5 s, a burn 90 s (every card of a server at once), a level-3 firmware reset 20 s. The reboot of a
+# server (a DGX H100's POST, minutes: inventory/example-1250's rollout.yml) and a leaf's apply are [invented].
+MODEL = {"read": 1.5, "reads": 4, "nv_write": 0.5, "burn": 90.0, "fwreset": 20.0, "reboot": 300.0, "leaf_apply": 5.0}
+
+
+def predicted_seconds(row):
+    """A server's time in the rollout by the latency model, from its row of the rollout report."""
+    if row.get("outcome") in ("held", "failed", "not run"):
+        return 0.0
+    seconds = MODEL["read"] * MODEL["reads"]
+    seconds += MODEL["burn"] if row.get("firmware_burned") else 0.0
+    seconds += MODEL["nv_write"] if row.get("nv_changed") else 0.0
+    activation = str(row.get("activation") or "none")
+    seconds += MODEL["reboot"] if activation.startswith("reboot") else (
+        MODEL["fwreset"] if activation.startswith("fwreset") else 0.0)
+    return seconds
+
+
+def report(out):
+    """The rehearsal's prediction (reports/rehearsal.json, written by the twin's callback) with the latency model:
+    per server what the rollout does and how long it takes, per batch its leaves then its slowest server, the
+    rollout's duration (the batches one after the other). -> the document, also written as reports/twin.json and
+    reports/twin.md."""
+    data = json.loads((out / "reports" / "rehearsal.json").read_text())
+    rows = data.get("hosts") or []
+    for row in rows:
+        row["seconds"] = predicted_seconds(row)
+    batches = []
+    for batch in data.get("batches") or []:
+        members = [r for r in rows if r.get("batch") == batch.get("batch")]
+        seconds = (MODEL["leaf_apply"] if batch.get("leaves") else 0.0) + max([r["seconds"] for r in members] or [0.0])
+        batches.append(dict(batch, seconds=seconds))
+    count = {}
+    for row in rows:
+        count[row["outcome"]] = count.get(row["outcome"], 0) + 1
+    doc = {"model": MODEL, "servers": len(rows), "outcomes": count,
+           "burned": sum(1 for r in rows if r.get("firmware_burned")),
+           "fwresets": sum(1 for r in rows if str(r.get("activation") or "").startswith("fwreset")),
+           "reboots": sum(1 for r in rows if str(r.get("activation") or "").startswith("reboot")),
+           "held": {r["host"]: r.get("why") for r in rows if r["outcome"] == "held"},
+           "failed": sorted(r["host"] for r in rows if r["outcome"] == "failed"),
+           "rollout_seconds": sum(b["seconds"] for b in batches), "batches": batches, "hosts": rows}
+    (out / "reports" / "twin.json").write_text(json.dumps(doc, indent=1, sort_keys=True))
+    lines = ["# Rehearsal on the fleet twin", "",
+             "%d servers: %s; %d burn firmware, %d reset it (level 3), %d reboot; predicted rollout %.0f min "
+             "(latency model: tests/twin/twin.py MODEL)." % (
+                 len(rows), ", ".join("%d %s" % (n, k) for k, n in sorted(count.items())), doc["burned"],
+                 doc["fwresets"], doc["reboots"], doc["rollout_seconds"] / 60), "",
+             "| batch | servers | leaves | held | failed | predicted |", "|---|---|---|---|---|---|"]
+    lines += ["| %s | %s | %s | %s | %s | %.0f s |" % (
+        b.get("batch"), b.get("servers"), b.get("leaves"), b.get("held"), b.get("failed"), b["seconds"])
+        for b in batches]
+    lines += ["", "| server | outcome | firmware burned | NV changed | activation | predicted | why |",
+              "|---|---|---|---|---|---|---|"]
+    lines += ["| %s | %s | %s | %s | %s | %.0f s | %s |" % (
+        r["host"], r["outcome"], r.get("firmware_burned"), r.get("nv_changed"), r.get("activation") or "",
+        r["seconds"], str(r.get("why") or "").replace("|", "/")) for r in rows]
+    (out / "reports" / "twin.md").write_text("\n".join(lines) + "\n")
+    return doc
 
 
 def main(argv=None):
@@ -318,8 +439,18 @@ def main(argv=None):
                    help="the simulator profile of a server without gpufabric_twin_profile (default dgx-h100-eth)")
     b.add_argument("--leaf-release", default="5.11.0")
     b.add_argument("--vault-password-file")
+    b.add_argument("--reboot-timeout", type=int, default=120,
+                   help="how long the activation waits for a rebooted server (default 120 s)")
+    b.add_argument("--faults", help="a YAML file {machine: [[TYPE, ARGS...], ...]}: faults injected once built "
+                                    "(twin.py fault)")
     b.add_argument("--groups", help="GROUP:GROUP...: make only the machines of these groups (run with the same "
                                     "--limit)")
+    f = sub.add_parser("fault", help="inject a fault on a machine, or clear faults (--clear)")
+    f.add_argument("--out", required=True)
+    f.add_argument("--clear", action="store_true", help="clear every fault of the machines named (of all without)")
+    f.add_argument("words", nargs="*", help="MACHINE TYPE [ARGS...] (or, with --clear, MACHINE...)")
+    p = sub.add_parser("report", help="the last run's prediction with the latency model (reports/twin.md, .json)")
+    p.add_argument("--out", required=True)
     r = sub.add_parser("run", help="site.yml on the twin (check mode unless --apply)")
     r.add_argument("--out", required=True)
     r.add_argument("--playbook", default="site.yml")
@@ -330,6 +461,19 @@ def main(argv=None):
     args, extra = parser.parse_known_args(argv)
     if args.cmd == "build":
         return build(args) or 0
+    if args.cmd == "report":
+        doc = report(Path(args.out).resolve())
+        print((Path(args.out).resolve() / "reports" / "twin.md").read_text().split("\n\n")[1])
+        return 0 if doc["hosts"] else 1
+    if args.cmd == "fault":
+        out = Path(args.out).resolve()
+        if args.clear:
+            clear_faults(out, args.words)
+        elif len(args.words) < 2:
+            parser.error("fault: MACHINE TYPE [ARGS...]")
+        else:
+            set_fault(out, args.words[0], args.words[1:])
+        return 0
     return run(args, [w for w in extra if w != "--"])
 
 

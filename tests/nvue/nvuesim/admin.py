@@ -27,6 +27,8 @@ FAULTS = {
     "release": (["release"], "the running release is this one (one-shot, e.g. an older release)"),
     "reboot_slow": (["seconds"], "a reboot takes this much longer"),
     "default_password": ([], "the 403 persona: the cumulus password counts as unchanged"),
+    "fetch_fail": ([], "the image repository is down as this switch sees it: every image fetch ends in "
+                       "action_error, connection refused"),
 }
 PER_PORT = ("port_down", "protodown", "speed", "mtu")
 LOCATION_RE = re.compile(r"^[A-Za-z0-9_.:/-]{1,200}\Z", re.ASCII)

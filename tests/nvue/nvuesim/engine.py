@@ -369,6 +369,8 @@ class Engine:
     def _do_fetch(self, aid, url):
         self._set_action(aid, state="action_running", status="Fetching %s" % url, percentage=10)
         try:
+            if self.store.load()["faults"].get("fetch_fail"):  # the repository is down, from this switch
+                raise images.ImageError("fetch %s failed: [Errno 111] Connection refused" % url)
             name, path, size = images.download(url, self.store.images)
         except images.ImageError as exc:
             self._set_action(aid, state="action_error", status=str(exc), percentage=100)

@@ -26,6 +26,9 @@ TYPES = {
                 "latency (a card marked bad) [invented factors]",
     "link_flap": "the device's link flaps: RDMA traffic over it fails (perftest: transport retry counter exceeded; "
                  "nccl-tests: NET/IB completion with status=12)",
+    "no_boot": "the host does not come back after its next power cycle: `mlxsim boot-id` fails and the fleet "
+               "twin's connection finds it unreachable (a DOWN marker beside the state) until the fault is cleared, "
+               "which powers it on [invented]",
     "set_ignored": "param=NAME (or every parameter): mlxconfig/mstconfig set prints Done!, exits 0 and "
                    "keeps the next-boot value (firmware that ignores the TLV)",
 }

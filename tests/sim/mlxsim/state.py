@@ -24,6 +24,11 @@ def log_path():
     return os.path.join(os.path.dirname(os.path.abspath(state_path())), "calls.jsonl")
 
 
+def down_path(path=None):
+    """The marker of a host that is powered off and not back (the no_boot fault): beside its state."""
+    return os.path.join(os.path.dirname(os.path.abspath(path or state_path())), "DOWN")
+
+
 def time_scale():
     try:
         return float(os.environ.get("MLXSIM_TIME_SCALE", "1.0"))

@@ -148,6 +148,12 @@ def driver_reload_state(s):
 def cmd_reboot(a):
     with st.transaction() as s:
         reboot_state(s)
+        down = bool(faults.find(s, "no_boot"))
+    if down:  # powered off, and it does not come back
+        with open(st.down_path(), "w") as fh:
+            fh.write("%s\n" % s.get("hostname"))
+        print("mlxsim: %s powered off (no_boot: it does not come back)" % s.get("hostname"))
+        return 0
     sysfs.come_up(boot=True)
     print("mlxsim: %s power cycled" % st.load().get("hostname"))
     return 0
@@ -163,6 +169,9 @@ def cmd_driver_reload(a):
 
 def cmd_boot_id(a):
     s = st.load()
+    if os.path.exists(st.down_path()):
+        sys.stderr.write("mlxsim: %s is down (powered off, not back after its reboot)\n" % s.get("hostname"))
+        return 255
     print("mlxsim-%s-boot-%d" % (s.get("hostname"), s.get("boot_count", 0)))
     return 0
 
@@ -211,6 +220,12 @@ def cmd_fault(a):
             if not a.type or a.type == "missing_after_reset":
                 for c in s["cards"]:
                     c["missing"] = False
+            powered_on = (not a.type or a.type == "no_boot") and os.path.exists(st.down_path())
+            if powered_on:  # someone powers it on: it boots
+                os.unlink(st.down_path())
+                s["boot_count"] = s.get("boot_count", 0) + 1
+        if powered_on:
+            sysfs.come_up(boot=True)
         sysfs.refresh_links(st.load())
         print("mlxsim: faults cleared")
         return 0

@@ -1,8 +1,16 @@
-"""The fleet twin's callback: imports, once in ansible-playbook's own process, what every module run on a twin
-machine imports (ansible's module_utils, the collection's, the simulator), so each task's worker - a fork of that
-process - has them already instead of compiling them from the module's zip every time."""
+"""The fleet twin's callback.
+
+- It imports, once in ansible-playbook's own process, what every module run on a twin machine imports (ansible's
+  module_utils, the collection's, the simulator) and loads the plugins every task uses, so each task's worker - a
+  fork of that process - has them already instead of finding and compiling them every time.
+- At the end of a run it writes the rehearsal's prediction (``GPUFABRIC_TWIN_REPORT``, a JSON file): the rollout
+  report of site.yml (plugins/plugin_utils/_rollout_report.py) - per server what the run did or, in check mode,
+  would do (firmware burned, NV changes, the activation, held by which leaf and why, failed) - which site.yml
+  itself writes only outside check mode. A server counts as failed when a task of the rollout failed on it or it
+  was unreachable; the closing play that fails the run because servers were held is not a failure of its own."""
 import gc
 import importlib
+import json
 import os
 import pkgutil
 import sys
@@ -70,8 +78,13 @@ class CallbackModule(CallbackBase):
     CALLBACK_NAME = "twin"
     CALLBACK_NEEDS_ENABLED = True
 
+    HELD_PLAY = "Held servers"  # site.yml's closing play: it fails the run when a leaf held servers
+
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
+        self._variables = None
+        self._play = ""
+        self._failed = set()
         sim_bin = os.environ.get("GPUFABRIC_TWIN_SIM")
         preload(os.path.dirname(sim_bin) if sim_bin else None)
         gc.freeze()
@@ -82,3 +95,32 @@ class CallbackModule(CallbackBase):
         gc.freeze()
 
     v2_playbook_on_handler_task_start = v2_playbook_on_task_start
+
+    def v2_playbook_on_play_start(self, play):
+        self._variables = play.get_variable_manager()
+        self._play = play.get_name()
+
+    def _failure(self, result, *_args, **kwargs):
+        if not self._play.startswith(self.HELD_PLAY) and not kwargs.get("ignore_errors"):
+            self._failed.add(result._host.get_name())
+
+    v2_runner_on_failed = v2_runner_on_unreachable = _failure
+
+    def v2_playbook_on_stats(self, stats):
+        path = os.environ.get("GPUFABRIC_TWIN_REPORT")
+        if not path or self._variables is None:
+            return
+        from ansible_collections.gpufabric.mlnx.plugins.filter.rollout_report import rollout_report
+        inventory = self._variables._inventory
+        group = inventory.groups.get("servers")  # the group itself: get_hosts() would apply the last restriction
+        servers = [host.get_name() for host in group.get_hosts()] if group is not None else []
+        hostvars = {name: self._variables.get_vars(host=inventory.get_host(name), include_hostvars=False)
+                    for name in servers}
+        local = inventory.get_host("localhost") or inventory.localhost
+        rollout = self._variables.get_vars(host=local, include_hostvars=False).get("gpufabric_rollout") or {} \
+            if local is not None else {}
+        report = json.loads(rollout_report(servers, hostvars, rollout.get("batches") or [], sorted(self._failed),
+                                           "json"))
+        os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
+        with open(path, "w", encoding="utf-8") as out:
+            json.dump(report, out, indent=1, sort_keys=True)

@@ -13,6 +13,7 @@ import sys
 import tempfile
 import threading
 
+from ansible.errors import AnsibleConnectionFailure
 from ansible.plugins.connection.local import Connection as LocalConnection
 
 DOCUMENTATION = """
@@ -102,15 +103,24 @@ def _sim_run(sim_bin, real_run):
             with lock:  # the same environment in every thread of the module (its own and LANG=C)
                 os.environ.update(kw["env"])
         data = kw.get("input")
-        streams.out, streams.err = io.StringIO(), io.StringIO()
-        streams.inp = io.StringIO(data if isinstance(data, str) else (data or b"").decode())
-        try:
-            rc = cli.main(os.path.basename(argv[0]), argv[1:])
-        except SystemExit as exc:
-            rc = exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
-        finally:
-            stdout, stderr = streams.out.getvalue(), streams.err.getvalue()
-            streams.out = streams.err = streams.inp = None
+        done = {}
+
+        def tool():  # in its own thread, so that a tool that hangs is left behind after the timeout, as a stopped one
+            streams.out, streams.err = io.StringIO(), io.StringIO()
+            streams.inp = io.StringIO(data if isinstance(data, str) else (data or b"").decode())
+            try:
+                done["rc"] = cli.main(os.path.basename(argv[0]), argv[1:])
+            except SystemExit as exc:
+                done["rc"] = exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
+            finally:
+                done["out"], done["err"] = streams.out.getvalue(), streams.err.getvalue()
+                streams.out = streams.err = streams.inp = None
+        worker = threading.Thread(target=tool, daemon=True)
+        worker.start()
+        worker.join(kw.get("timeout"))
+        if worker.is_alive():
+            raise subprocess.TimeoutExpired(argv, kw.get("timeout"))
+        rc, stdout, stderr = done.get("rc", 1), done.get("out", ""), done.get("err", "")
         if not kw.get("text") and not kw.get("universal_newlines") and not kw.get("encoding"):
             stdout, stderr = stdout.encode(), stderr.encode()
         if kw.get("check") and rc:
@@ -124,6 +134,11 @@ class Connection(LocalConnection):
 
     def exec_command(self, cmd, in_data=None, sudoable=True):
         env = {str(k): str(v) for k, v in (self.get_option("twin_env") or {}).items()}
+        state = env.get("MLXSIM_STATE")
+        if state and os.path.exists(os.path.join(os.path.dirname(state), "DOWN")):
+            # a machine that is powered off (the simulator's no_boot fault): as ssh finds a host that is down
+            raise AnsibleConnectionFailure("Failed to connect to the host via twin: %s is down (powered off and not "
+                                           "back after its reboot)" % self._play_context.remote_addr)
         if not in_data or MARK not in in_data:
             saved = dict(os.environ)
             os.environ.update(env)
