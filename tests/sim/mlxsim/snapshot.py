@@ -267,8 +267,8 @@ def _nv(card, index, values, where, dropped):
                 continue
             value = nv_value(p, text)
             if value is None:
-                dropped.append("%s %s: %s value %s is not one the parameter holds" % (where, key, which,
-                                                                                     json.dumps(text)))
+                dropped.append("%s %s: %s value %s is not one the parameter holds"
+                               % (where, key, which, json.dumps(text)))
                 taken = None
                 break
             taken[which] = value

@@ -88,11 +88,10 @@ def test_the_snapshots_values_are_what_the_tools_show(sim):
 def test_a_card_is_the_model_of_its_psid_or_else_of_its_device_type(sim):
     by_psid = function("0000:3b:00.0", "mlx5_0", "ens1np0", part_number="MCX623106AC-CDAT",
                        vpd={"PN": "MCX623106AC-CDAT"})
+    eth = {"LINK_TYPE_P1": {"default": "ETH(2)", "current": "ETH(2)", "next": "ETH(2)"}}
     by_type = function("0000:5e:00.0", "mlx5_1", "ens2np0", part_number="MCX713106AC-VEAT", psid="MT_0000001233",
                        device_type="ConnectX7", fw_version="28.39.1002", fw_running="28.39.1002",
-                       vpd={"PN": "MCX713106AC-VEAT"}, nv_config={"LINK_TYPE_P1": {"default": "ETH(2)",
-                                                                                     "current": "ETH(2)",
-                                                                                     "next": "ETH(2)"}})
+                       vpd={"PN": "MCX713106AC-VEAT"}, nv_config=eth)
     seed(sim, snapshot(by_psid, by_type))
     models = sim.state_data()["snapshot"]["models"]
     assert models == {"0000:3b:00": "ConnectX6DX MCX623106AC-CDAT (by psid MT_0000000359)",
