@@ -601,7 +601,9 @@ def configure(switch: Switch, config: Any, *, replace: list[str] | None = None, 
 
 # ---------------------------------------------------------------- reading a switch (nvue_info)
 
-GATHER = ("system", "image", "interfaces", "qos", "revisions")
+GATHER = ("system", "image", "interfaces", "qos", "revisions", "config")
+# What nvue_info reads unless told: everything but the whole configuration (config), which only a snapshot needs.
+DEFAULT_GATHER = ("system", "image", "interfaces", "qos", "revisions")
 
 
 def _text(value):
@@ -658,8 +660,8 @@ def interfaces_view(tree: Any) -> dict:
     return out
 
 
-def gather(switch: Switch, subsets: Any = GATHER) -> dict:
-    """What the leaf gate and the reports read of a switch, one request per subset (two for revisions)."""
+def gather(switch: Switch, subsets: Any = DEFAULT_GATHER) -> dict:
+    """What the leaf gate and the reports read of a switch, one request per subset (two for revisions and config)."""
     subsets = list(subsets)
     unknown = [s for s in subsets if s not in GATHER]
     if unknown:
@@ -693,4 +695,7 @@ def gather(switch: Switch, subsets: Any = GATHER) -> dict:
                          key=lambda k: (len(k), k))
         unsaved = switch.diff("applied", base="startup")
         out["revisions"] = {"pending": pending, "unsaved": not diff_is_empty(unsaved), "unsaved_diff": unsaved}
+    if "config" in subsets:
+        # the whole configuration as set (defaults not filled), applied and startup: what a snapshot keeps
+        out["config"] = {rev: switch.get([], rev) or {} for rev in ("applied", "startup")}
     return out

@@ -12,15 +12,17 @@ version_added: 0.2.0
 description:
   - Reads, over the NVUE REST API, the running release and image partitions, every swp port's operational state
     (admin and oper status, speed, MTU, protodown and its reason, LLDP neighbours), the RoCE QoS (operational
-    status and the applied QoS configuration), and the revisions (pending ones, and whether the applied
-    configuration differs from the startup one).
-  - One request per part asked for in O(gather) (two for V(revisions)); nothing is changed.
+    status and the applied QoS configuration), the revisions (pending ones, and whether the applied
+    configuration differs from the startup one), and - asked for with V(config) - the whole applied and startup
+    configuration.
+  - One request per part asked for in O(gather) (two for V(revisions) and V(config)); nothing is changed.
   - Runs over C(ansible.netcommon.httpapi) (the NVUE REST API) or C(ansible.netcommon.network_cli) (the C(nv) CLI
     over SSH), both with C(ansible_network_os=gpufabric.mlnx.nvue); see the notes.
 notes:
   - "Two transports, one result. Over C(ansible.netcommon.httpapi) the parts are REST GETs; over
     C(ansible.netcommon.network_cli) (C(ansible_network_cli_ssh_type: paramiko)) they are C(nv show ... -o json),
-    C(nv config revision -o json) and C(nv config diff startup applied -o json) on the switch. Both need
+    C(nv config revision -o json), C(nv config diff startup applied -o json) and (for V(config))
+    C(nv config show -o json --applied) and C(--startup) on the switch. Both need
     C(ansible_network_os: gpufabric.mlnx.nvue)."
 author:
   - gpufabric.mlnx contributors (@gpufabric)
@@ -29,10 +31,12 @@ extends_documentation_fragment:
   - gpufabric.mlnx._attributes.info_module
 options:
   gather:
-    description: The parts to read.
+    description:
+      - The parts to read. V(config) (the whole configuration, as C(playbooks/snapshot.yml) keeps it) is read only
+        when named.
     type: list
     elements: str
-    choices: [system, image, interfaces, qos, revisions]
+    choices: [system, image, interfaces, qos, revisions, config]
     default: [system, image, interfaces, qos, revisions]
 """
 
@@ -40,6 +44,11 @@ EXAMPLES = r"""
 - name: What the leaf gate reads
   gpufabric.mlnx.nvue_info:
     gather: [system, interfaces, qos, revisions]
+  register: leaf
+
+- name: Everything, the applied and startup configuration too (a snapshot)
+  gpufabric.mlnx.nvue_info:
+    gather: [system, image, interfaces, qos, revisions, config]
   register: leaf
 """
 
@@ -69,16 +78,22 @@ revisions:
   description: C(pending), the ids of pending revisions; C(unsaved), whether applied differs from startup.
   returned: when O(gather) has V(revisions)
   type: dict
+config:
+  description: C(applied) and C(startup), the whole configuration of each revision as set (defaults not filled).
+  returned: when O(gather) has V(config)
+  type: dict
+  sample: {"applied": {"system": {"hostname": "leaf01"}, "interface": {"swp1": {"link": {"mtu": 9216}}}},
+           "startup": {"system": {"hostname": "leaf01"}}}
 """
 
 from ansible.module_utils.basic import AnsibleModule
 
 from ansible_collections.gpufabric.mlnx.plugins.module_utils._errors import MlnxError
 from ansible_collections.gpufabric.mlnx.plugins.module_utils._module import ansible_module
-from ansible_collections.gpufabric.mlnx.plugins.module_utils._nvue import GATHER, gather
+from ansible_collections.gpufabric.mlnx.plugins.module_utils._nvue import DEFAULT_GATHER, GATHER, gather
 from ansible_collections.gpufabric.mlnx.plugins.module_utils._nvue_cli import switch_for
 
-ARGUMENT_SPEC = dict(gather=dict(type="list", elements="str", choices=list(GATHER), default=list(GATHER)))
+ARGUMENT_SPEC = dict(gather=dict(type="list", elements="str", choices=list(GATHER), default=list(DEFAULT_GATHER)))
 
 
 def main():

@@ -204,6 +204,9 @@ def build(args):
         chosen = {h for g in args.groups.split(":") for h in members(data, g)}
         servers, leaves = [h for h in servers if h in chosen], [h for h in leaves if h in chosen]
     started = time.monotonic()
+    if args.snapshot:  # a machine with a file in the snapshot is made from it (tests/twin/snapshot.py), not below
+        from snapshot import seed
+        seed(args.snapshot, out, servers, leaves, LEAF_PASSWORD)
     # the controller's own simulated tools (flint reads the images there)
     build_server(out / "controller", "controller", "cx6dx-roce")
     for name in servers:
@@ -445,6 +448,8 @@ def main(argv=None):
                                     "(twin.py fault)")
     b.add_argument("--groups", help="GROUP:GROUP...: make only the machines of these groups (run with the same "
                                     "--limit)")
+    b.add_argument("--snapshot", metavar="DIR", help="a directory playbooks/snapshot.yml wrote: a server or leaf "
+                                                     "with a file DIR/<name>.json is made from it")
     f = sub.add_parser("fault", help="inject a fault on a machine, or clear faults (--clear)")
     f.add_argument("--out", required=True)
     f.add_argument("--clear", action="store_true", help="clear every fault of the machines named (of all without)")

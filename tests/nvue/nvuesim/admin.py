@@ -135,6 +135,10 @@ def load_ports(args):
             if not model.SPEED_RE.match(str(speed)):
                 raise SimError("--ports-file: port %s: speed %r must be like 400G" % (name, speed))
             entry = {"speed": speed}
+            if "carrier" in port:
+                if not isinstance(port["carrier"], bool):
+                    raise SimError("--ports-file: port %s: carrier %r must be true or false" % (name, port["carrier"]))
+                entry["carrier"] = port["carrier"]
             nb = port.get("neighbor")
             if nb:
                 if not isinstance(nb, dict) or not nb.get("host") or not nb.get("ifname"):
@@ -148,6 +152,23 @@ def load_ports(args):
         raise SimError(str(exc)) from None
 
 
+def load_config(path):
+    """``--config-file``: ``{"applied": tree, "startup": tree}`` (or one tree for both), each a JSON object."""
+    try:
+        with open(path) as fh:
+            data = json.load(fh)
+    except (OSError, ValueError) as exc:
+        raise SimError("nvuesim init --config-file %s: %s" % (path, exc)) from None
+    if isinstance(data, dict) and set(data) <= {"applied", "startup"} and isinstance(data.get("applied"), dict):
+        applied, startup = data["applied"], data.get("startup", data["applied"])
+    else:
+        applied = startup = data
+    if not isinstance(applied, dict) or not isinstance(startup, dict):
+        raise SimError("nvuesim init --config-file %s: expected a JSON object {\"applied\": tree, \"startup\": "
+                       "tree} or one tree" % path)
+    return copy.deepcopy(applied), copy.deepcopy(startup)
+
+
 def cmd_init(args, store):
     if store.exists() and not args.force:
         raise SimError("nvuesim init: %s already holds a switch (use --force)" % store.dir)
@@ -157,6 +178,15 @@ def cmd_init(args, store):
                                     args.older_release)
     except ValueError as exc:
         raise SimError("nvuesim init: %s" % exc) from None
+    if args.build_id is not None and not (model.BUILD_ID_RE.match(args.build_id)
+                                          and args.build_id.startswith(args.release + ".")):
+        raise SimError("nvuesim init: --build-id %r must be the release and 4 digits, e.g. %s.0012"
+                       % (args.build_id, args.release))
+    if args.build_date is not None and not re.fullmatch(r"[\x20-\x7e]{1,64}", args.build_date, re.ASCII):
+        raise SimError("nvuesim init: --build-date %r must be printable ASCII on one line" % args.build_date)
+    state["image"]["partition1"] = model.partition_for(args.release, args.build_id, args.build_date)
+    if args.config_file:   # a switch in service: its configuration instead of the factory's (a snapshot's)
+        state["applied"], state["startup"] = load_config(args.config_file)
     from . import operational
     if args.provider not in operational.PROVIDERS:
         raise SimError("nvuesim init: --provider %r: one of %s" % (args.provider, ", ".join(sorted(
@@ -224,6 +254,11 @@ def main(argv=None):
     p.add_argument("--apply-seconds", type=float, default=0.3)
     p.add_argument("--reboot-seconds", type=float, default=1.0)
     p.add_argument("--first-apply-done", action="store_true", help="no 'first NVUE apply' warning")
+    p.add_argument("--build-id", help="the running release's build id (default: made from the release)")
+    p.add_argument("--build-date", help="the running release's build date")
+    p.add_argument("--config-file",
+                   help="JSON {\"applied\": tree, \"startup\": tree} (or one tree for both): the configuration "
+                        "instead of the factory one (a switch seeded from a snapshot, tests/twin/snapshot.py)")
     p.add_argument("--provider", default="static",
                    help="operational data: static (state.json's ports) or lab (this host's /sys/class/net, real "
                         "LLDP; the applied config goes to the interfaces)")

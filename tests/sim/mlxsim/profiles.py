@@ -117,6 +117,11 @@ BF3_B3220 = {
 }
 
 
+# The modelled cards, in the order a snapshot's card is matched against them (mlxsim init --snapshot, snapshot.py):
+# by part number, else by PSID, else the first of its device type (family).
+MODELS = (CX7_NEAT, CX7_HEAT_DUAL, CX6DX, CX6_HDR, BF3_B3220)
+
+
 def _card(base, cid, pcis, numa, rdma, slot=None, **extra):
     spec = dict(base)
     spec.update(extra)

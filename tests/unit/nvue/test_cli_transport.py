@@ -69,6 +69,7 @@ def test_the_results_are_those_of_rest(make_switch):
         assert cli_result[key] == rest_result[key], key
     assert over_cli.get("/?rev=applied&filled=false") == over_rest.get("/?rev=applied&filled=false")
     assert gather(local(over_cli)) == gather(rest(over_rest))
+    assert gather(local(over_cli), ["config"]) == gather(rest(over_rest), ["config"])
 
 
 def test_check_mode_stages_diffs_and_detaches_without_applying(switch):

@@ -138,6 +138,20 @@ def test_gather_sees_an_unsaved_change_and_a_pending_revision(make_switch):
     assert info["revisions"]["unsaved"] is True and info["revisions"]["pending"] == [rid]
 
 
+def test_gather_config_is_the_applied_and_startup_configuration_as_set_and_only_when_asked(make_switch):
+    sw = make_switch(extra=("--auto-save", "off"))
+    configure(rest(sw), PORTS, save=False, **FAST)          # applied, not saved: startup stays the factory's
+    assert "config" not in gather(rest(sw))
+    mark = sw.mark()
+    info = gather(rest(sw), ["config"])
+    assert [(e["path"], e["rev"]) for e in sw.since(mark, "read")] == [("/", "applied"), ("/", "startup")]
+    assert info["config"]["applied"] == sw.get("/?rev=applied&filled=false")
+    assert info["config"]["applied"]["interface"]["swp1"]["link"] == {"mtu": 9000, "speed": "400G"}
+    assert info["config"]["startup"] == sw.get("/?rev=startup&filled=false")
+    assert "mtu" not in info["config"]["startup"]["interface"]["swp1"]["link"]
+    assert "qos" not in info["config"]["startup"]
+
+
 def test_gather_refuses_an_unknown_part():
     with pytest.raises(NvueError, match="gather: bogus not known"):
         gather(_nvue.RestSwitch(lambda *a: (200, {})), ["bogus"])

@@ -4,7 +4,7 @@ import json
 import os
 import sys
 
-from .. import faults, image, model, perf, platform, profiles, sysfs, versions
+from .. import faults, image, model, perf, platform, profiles, snapshot, sysfs, versions
 from .. import state as st
 
 USAGE = "mlxsim {init,reboot,driver-reload,boot-id,activity,show,fault,mkimage,calls,profiles} ..."
@@ -15,9 +15,14 @@ def _parser():
     p.add_argument("--state", help="state file (default: $MLXSIM_STATE or %s)" % st.DEFAULT_STATE)
     sub = p.add_subparsers(dest="cmd")
 
-    i = sub.add_parser("init", help="create the host state from a profile")
-    i.add_argument("--profile", required=True, choices=sorted(profiles.PROFILES))
-    i.add_argument("--hostname", required=True)
+    i = sub.add_parser("init", help="create the host state from a profile, or from a snapshot of a real host")
+    i.add_argument("--profile", choices=sorted(profiles.PROFILES),
+                   help="the cards and host of this profile (with --snapshot: only its host - CPUs, cpufreq)")
+    i.add_argument("--snapshot", metavar="FILE",
+                   help="the cards, kernel, OS and driver of a real server from its snapshot (the JSON file "
+                        "playbooks/snapshot.yml writes): each card the closest modelled one with the snapshot's "
+                        "values over it (tests/sim/README.md, 'Seeded from a snapshot')")
+    i.add_argument("--hostname", help="the host's name (default: the snapshot's host; required with --profile)")
     i.add_argument("--mft-version", default=versions.DEFAULT_MFT)
     i.add_argument("--mstflint-version", default=versions.DEFAULT_MSTFLINT)
     i.add_argument("--ofed", default="MLNX_OFED_LINUX-24.10-2.1.8.0")
@@ -27,8 +32,9 @@ def _parser():
     i.add_argument("--cpus", type=int, help="logical CPUs (default: the profile's, else 8)")
     i.add_argument("--cpufreq-driver", choices=sorted(platform.CPUFREQ),
                    help="cpufreq driver (default: the profile's, else intel_pstate)")
-    i.add_argument("--bootloader", choices=["grub", "bls"], default="grub",
-                   help="boot configuration of the sysroot: grub (Debian 12, update-grub) or bls (RHEL 9, grubby)")
+    i.add_argument("--bootloader", choices=["grub", "bls"],
+                   help="boot configuration of the sysroot: grub (Debian 12, update-grub; the default) or bls (RHEL 9, "
+                        "grubby); with --snapshot, by default bls for a RedHat-family OS, else grub")
     i.add_argument("--state", dest="state2")
     i.add_argument("--force", action="store_true", help="overwrite an existing state")
 
@@ -86,9 +92,9 @@ def _parser():
 
 def build_state(profile, hostname, mft_version=versions.DEFAULT_MFT, mstflint_version=versions.DEFAULT_MSTFLINT,
                 ofed="MLNX_OFED_LINUX-24.10-2.1.8.0", mst_started=False, cpus=None, cpufreq_driver=None,
-                bootloader="grub"):
-    """The initial state dict of a host (what `mlxsim init` writes)."""
-    specs = profiles.card_specs(profile)
+                bootloader="grub", cards=None):
+    """The initial state dict of a host (what `mlxsim init` writes); ``cards``: these instead of the profile's."""
+    specs = profiles.card_specs(profile) if cards is None else []
     return {
         "platform": platform.build_host(profile, hostname, cpus, cpufreq_driver, bootloader),
         "version": st.STATE_VERSION,
@@ -101,8 +107,26 @@ def build_state(profile, hostname, mft_version=versions.DEFAULT_MFT, mstflint_ve
         "boot_count": 0,
         "faults": [],
         "fault_used": {},
-        "cards": [model.build_card(spec, hostname, i) for i, spec in enumerate(specs)],
+        "cards": cards if cards is not None else [model.build_card(spec, hostname, i) for i, spec in enumerate(specs)],
     }
+
+
+def snapshot_state(a):
+    """The state of ``mlxsim init --snapshot FILE``: the snapshot's cards, kernel, OS (its boot loader) and driver;
+    the rest (CPUs, cpufreq, tool versions) the profile's or the defaults."""
+    doc = snapshot.load(a.snapshot)
+    hostname = a.hostname or doc.get("host")
+    if not isinstance(hostname, str) or not hostname:
+        raise st.SimError("mlxsim init --snapshot %s: the snapshot names no host: give --hostname" % a.snapshot)
+    seeded = snapshot.seed(doc, hostname)
+    data = build_state(a.profile or "", hostname, a.mft_version, a.mstflint_version, seeded["ofed"] or a.ofed,
+                       a.mst_started, a.cpus, a.cpufreq_driver, a.bootloader or seeded["bootloader"] or "grub",
+                       cards=seeded["cards"])
+    data["profile"] = a.profile
+    if seeded["kernel"]:
+        data["platform"]["kernel"] = seeded["kernel"]
+    data["snapshot"] = seeded["record"]
+    return data
 
 
 def cmd_init(a):
@@ -112,8 +136,14 @@ def cmd_init(a):
     if a.cpus is not None and a.cpus < 1:
         sys.stderr.write("mlxsim: --cpus must be at least 1\n")
         return 2
-    data = build_state(a.profile, a.hostname, a.mft_version, a.mstflint_version, a.ofed, a.mst_started,
-                       a.cpus, a.cpufreq_driver, a.bootloader)
+    if a.snapshot:
+        data = snapshot_state(a)
+    elif not a.profile or not a.hostname:
+        sys.stderr.write("mlxsim: init needs --profile and --hostname, or --snapshot\n")
+        return 2
+    else:
+        data = build_state(a.profile, a.hostname, a.mft_version, a.mstflint_version, a.ofed, a.mst_started,
+                           a.cpus, a.cpufreq_driver, a.bootloader or "grub")
     if a.nccl_version:
         data["nccl_version"] = a.nccl_version
     cards = data["cards"]
@@ -121,8 +151,9 @@ def cmd_init(a):
     root = sysfs.root_path()
     platform.install(data["platform"], root)
     sysfs.build(data, reset=True, root=root, boot=True)
-    print("mlxsim: %s initialised from profile %s (%d cards, %d PCI functions) at %s" % (
-        a.hostname, a.profile, len(cards), sum(len(c["functions"]) for c in cards), st.state_path()))
+    print("mlxsim: %s initialised from %s (%d cards, %d PCI functions) at %s" % (
+        data["hostname"], "snapshot %s" % a.snapshot if a.snapshot else "profile %s" % a.profile, len(cards),
+        sum(len(c["functions"]) for c in cards), st.state_path()))
     return 0
 
 
