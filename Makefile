@@ -94,6 +94,7 @@ bench: venv collection image
 	$(BIN)/python tests/bench/gate_pairs.py
 	$(BIN)/python tests/bench/check_inventory.py
 	$(BIN)/python tests/bench/leaves.py
+	$(BIN)/python tests/bench/twin.py
 
 test: unit sanity lint docs ee install-test molecule
 
