@@ -45,7 +45,7 @@ class SnapshotError(Exception):
 
 
 @contextlib.contextmanager
-def _environ(**values):
+def environ(**values):
     """``values`` in the environment, and no simulator setting of the caller's (another tree, sysroot, faults)."""
     saved = dict(os.environ)
     for key in ("MLXSIM_ROOT", "MLXSIM_SYSROOT", "MLXSIM_FAULTS", "MLXSIM_UDEV_RULES"):
@@ -85,7 +85,7 @@ def server_state(path, root, hostname=None):
     doc = load(path, kind="server", host=hostname)
     root = Path(root)
     root.mkdir(parents=True, exist_ok=True)
-    with _environ(MLXSIM_STATE=str(root / "state.json"), MLXSIM_TIME_SCALE="0", MLXSIM_LOG=str(root / "calls.jsonl")):
+    with environ(MLXSIM_STATE=str(root / "state.json"), MLXSIM_TIME_SCALE="0", MLXSIM_LOG=str(root / "calls.jsonl")):
         with contextlib.redirect_stdout(io.StringIO()):
             rc = admin.run("mlxsim", ["init", "--snapshot", str(path), "--hostname", hostname or doc["host"]])
     if rc:

@@ -46,17 +46,8 @@ OFF = {"gpufabric_platform_enabled": False, "gpufabric_ofed_enabled": False, "gp
 for _path in (REPO / "tests" / "sim", NVUE, REPO / "tests", REPO / "tests" / "unit" / "nvue", REPO / ".collections"):
     if str(_path) not in sys.path:
         sys.path.insert(0, str(_path))
-
-
-@contextlib.contextmanager
-def _environ(**values):
-    saved = dict(os.environ)
-    os.environ.update(values)
-    try:
-        yield
-    finally:
-        os.environ.clear()
-        os.environ.update(saved)
+sys.path.insert(0, str(HERE))
+from snapshot import environ as _environ  # noqa: E402 - tests/twin/snapshot.py, beside this file
 
 
 def _quiet(call, *args):
@@ -205,7 +196,7 @@ def build(args):
         servers, leaves = [h for h in servers if h in chosen], [h for h in leaves if h in chosen]
     started = time.monotonic()
     if args.snapshot:  # a machine with a file in the snapshot is made from it (tests/twin/snapshot.py), not below
-        from snapshot import seed
+        from snapshot import seed  # pylint: disable=import-outside-toplevel
         seed(args.snapshot, out, servers, leaves, LEAF_PASSWORD)
     # the controller's own simulated tools (flint reads the images there)
     build_server(out / "controller", "controller", "cx6dx-roce")
