@@ -1,4 +1,3 @@
-#!/usr/bin/env python3
 """The fleet twin: playbooks/site.yml on many simulated machines on this controller, without containers.
 
     .venv/bin/python tests/twin/twin.py build --inventory inventory/example-1250 --out /tmp/twin \\
