@@ -298,16 +298,29 @@ def _uplink_config(name, entry, tree, mtu):
 
 # ---------------------------------------------------------------- the leaf gate
 
-def _neighbor_index(plan_leaves):
+class _NeighborIndex:
     """``{(host or spine, interface or port): (leaf, port, cable_label)}`` over the plan's leaves (their cables and
-    uplinks), to name where a seen cable goes."""
-    out = {}
-    for leaf, entry in (plan_leaves or {}).items():
-        for port, cable in (entry.get("cables") or {}).items():
-            out[(cable.get("host"), cable.get("interface"))] = (leaf, port, cable.get("cable_label"))
-        for port, uplink in (entry.get("uplinks") or {}).items():
-            out[(uplink.get("spine"), uplink.get("spine_port"))] = (leaf, port, uplink.get("cable_label"))
-    return out
+    uplinks), to name where a seen cable goes - built (and the plan's leaves checked) at the first look-up only: a
+    leaf whose cables all see what the plan names never walks the plan of the whole cluster (320 leaves of cables,
+    once per leaf, was the costliest step of a rehearsal of example-1250)."""
+
+    def __init__(self, name, plan_leaves):
+        self._name, self._plan_leaves, self._index = name, plan_leaves, None
+
+    def get(self, key):
+        if self._index is None:
+            self._index = {}
+            for leaf, entry in (self._plan_leaves or {}).items():
+                _need_mapping(entry, self._name, "plan_leaves.%s" % leaf, "leaf entries")
+                cables = _need_mappings(entry.get("cables") or {}, self._name, "plan_leaves.%s.cables" % leaf, "cables")
+                uplinks = _need_mappings(entry.get("uplinks") or {}, self._name, "plan_leaves.%s.uplinks" % leaf,
+                                         "uplinks")
+                for port, cable in cables.items():
+                    self._index[(cable.get("host"), cable.get("interface"))] = (leaf, port, cable.get("cable_label"))
+                for port, uplink in uplinks.items():
+                    self._index[(uplink.get("spine"), uplink.get("spine_port"))] = (leaf, port,
+                                                                                    uplink.get("cable_label"))
+        return self._index.get(key)
 
 
 def _uplink_problems(name, entry, interfaces, expected, seen_index):
@@ -348,10 +361,7 @@ def readiness(name: str, entry: Mapping, info: Mapping, expected: Mapping, plan_
     if hosts_qos is not None:
         _need_mappings(hosts_qos, name, "hosts_qos", "roce_qos settings")
     if plan_leaves is not None:
-        _need_mappings(plan_leaves, name, "plan_leaves", "leaf entries")
-        for leaf, other in plan_leaves.items():
-            _need_mappings(other.get("cables") or {}, name, "plan_leaves.%s.cables" % leaf, "cables")
-            _need_mappings(other.get("uplinks") or {}, name, "plan_leaves.%s.uplinks" % leaf, "uplinks")
+        _need_mapping(plan_leaves, name, "plan_leaves", "a mapping of leaf entries")
     leaf_wide, ports, by_host = [], {}, {}
     system = info.get("system") or {}
     release = expected.get("release")
@@ -369,7 +379,7 @@ def readiness(name: str, entry: Mapping, info: Mapping, expected: Mapping, plan_
                 for host in hosts:
                     by_host.setdefault(host, []).append("%s: RoCE QoS differs from %s's: %s" % (name, host, words))
     interfaces = info.get("interfaces") or {}
-    seen_index = _neighbor_index(plan_leaves) if plan_leaves else {}
+    seen_index = _NeighborIndex(name, plan_leaves)
     for port, cable in sorted(cables.items()):
         found = _port_problems(name, port, cable, interfaces.get(port), expected, seen_index)
         if found:

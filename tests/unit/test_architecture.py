@@ -8,6 +8,7 @@ import ast
 import re
 
 import pytest
+import yaml
 
 from _paths import REPO
 
@@ -149,3 +150,38 @@ def test_the_section_check_sees_a_stray_name():
     text = "# ---------------------------------------------------------------- read\n"
     assert sections(text) == ["read"]
     assert not any(re.match(re.escape(word) + r"(\b|$)", "read") for word in SECTIONS)
+
+
+INVENTORY_CHANGERS = ("add_host", "group_by")
+
+
+def inventory_changes(text):
+    """The tasks of a playbook or role that change the inventory while it runs (``add_host``, ``group_by``):
+    ansible-core reconciles every host and group after each host added, the square of the hosts on a large
+    inventory - site.yml orders its rollout by the play's host list instead."""
+    found = []
+
+    def walk(node):
+        if isinstance(node, list):
+            for item in node:
+                walk(item)
+        elif isinstance(node, dict):
+            for key, value in node.items():
+                if isinstance(key, str) and key.rsplit(".", 1)[-1] in INVENTORY_CHANGERS:
+                    found.append(node.get("name") or key)
+                walk(value)
+    walk(yaml.safe_load(text))
+    return found
+
+
+@pytest.mark.parametrize("path", sorted(list(REPO.joinpath("playbooks").glob("*.yml"))
+                                        + list(REPO.joinpath("roles").glob("*/tasks/*.yml"))),
+                         ids=lambda p: str(p.relative_to(REPO)))
+def test_no_task_changes_the_inventory_host_by_host(path):
+    assert inventory_changes(path.read_text()) == []
+
+
+def test_the_inventory_check_sees_a_task_that_adds_hosts():
+    assert inventory_changes("- hosts: all\n  tasks:\n    - name: Order\n      ansible.builtin.add_host:\n"
+                             "        name: x\n") == ["Order"]
+    assert inventory_changes("- name: By rack\n  group_by:\n    key: rack\n") == ["By rack"]

@@ -182,6 +182,31 @@ def test_swapped_cables_are_named_with_both_cable_labels():
         "cable is srv-a:enp24s0np0 -> leaf1:swp1, the one seen is srv-b:enp24s0np0 -> leaf1:swp2"]
 
 
+class _Watched(dict):
+    """The plan's leaves, counting how often they are walked."""
+    walks = 0
+
+    def items(self):
+        type(self).walks += 1
+        return super().items()
+
+
+def test_a_ready_leaf_does_not_walk_the_plan_of_every_leaf():
+    # 320 leaves' cables per leaf gate, once per leaf, was the square of the leaves on example-1250
+    _Watched.walks = 0
+    plan_leaves = _Watched({"leaf1": P2P, "leaf2": {"cables": "not cables"}})
+    assert readiness("leaf1", P2P, _info(), EXPECTED, plan_leaves=plan_leaves)["ready"]
+    assert _Watched.walks == 0
+
+
+def test_the_plan_of_every_leaf_is_checked_when_a_seen_cable_is_looked_up():
+    info = _info(swp1=_port(host="srv-b"), swp2=_port(host="srv-a"))
+    with pytest.raises(_leaf.LeafError, match=r"leaf1: plan_leaves.leaf2.cables must be a mapping of cables, not "):
+        readiness("leaf1", P2P, info, EXPECTED, plan_leaves={"leaf1": P2P, "leaf2": {"cables": "not cables"}})
+    with pytest.raises(_leaf.LeafError, match=r"leaf1: plan_leaves must be a mapping of leaf entries, not "):
+        readiness("leaf1", P2P, _info(), EXPECTED, plan_leaves=["leaf1"])
+
+
 def test_unset_expectations_are_not_checked():
     info = _info(swp1=_port(speed="100G", mtu=1500))
     info["system"]["release"] = "5.4.0"
