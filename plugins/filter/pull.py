@@ -1,7 +1,8 @@
 # -*- coding: utf-8 -*-
 # Copyright: gpufabric.mlnx contributors
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
-"""The pull-mode filters (docs in pull_steps.yml, mirror_downloads.yml, mirror_url.yml and pull_units.yml beside;
+"""The pull-mode filters (docs in pull_steps.yml, mirror_downloads.yml, mirror_url.yml, mirror_fetch_problem.yml and
+pull_units.yml beside;
 logic in plugins/plugin_utils/_pull.py)."""
 
 from __future__ import annotations
@@ -27,6 +28,11 @@ def mirror_url(base, name, parameter, where="the file", host=None):
 
 
 @filter_errors()
+def mirror_fetch_problem(result, what, url, pin, sha256):
+    return _pull.mirror_fetch_problem(result, what, url, pin, sha256)
+
+
+@filter_errors()
 def pull_units(params, host=None):
     return _pull.pull_units(params, host)
 
@@ -34,4 +40,4 @@ def pull_units(params, host=None):
 class FilterModule:
     def filters(self):
         return {"pull_steps": pull_steps, "mirror_downloads": mirror_downloads, "mirror_url": mirror_url,
-                "pull_units": pull_units}
+                "mirror_fetch_problem": mirror_fetch_problem, "pull_units": pull_units}

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import posixpath
 import re
+from collections.abc import Mapping
 from typing import Any
 
 from ansible.module_utils.parsing.convert_bool import boolean
@@ -169,6 +170,22 @@ def mirror_downloads(psids: Any, matrix: Any, mirror: Any, firmware_dir: Any, ho
         out.append({"psid": image["psid"], "image": name, "url": "%s/%s" % (base, name), "dest": image["path"],
                     "sha256": image["sha256"], "pin": path_of("firmware", image["psid"], "sha256")})
     return out
+
+
+# ansible.builtin.get_url's message when the file that arrived has another checksum: "The checksum for <dest> did not
+# match <expected>; it was <actual>."
+GET_URL_MISMATCH_RE = re.compile(r"did not match [0-9a-f]{64}; it was ([0-9a-f]{64})", re.ASCII)
+
+
+def mirror_fetch_problem(result: Any, what: str, url: str, pin: str, sha256: str) -> str:
+    """Why a get_url of ``what`` from ``url`` failed, as one sentence: the sha256 that arrived against the matrix's
+    (``pin``: its path in the matrix; the file was not kept), or get_url's own message."""
+    msg = result.get("msg") if isinstance(result, Mapping) else None
+    msg = msg if isinstance(msg, str) and msg else "not fetched"
+    found = GET_URL_MISMATCH_RE.search(msg)
+    if found:
+        return "%s from %s: sha256 %s received, but %s is %s (not kept)" % (what, url, found.group(1), pin, sha256)
+    return "%s from %s: %s" % (what, url, msg)
 
 
 # ---------------------------------------------------------------- the timer

@@ -33,7 +33,7 @@ MODULE_UTILS = "ansible_collections.gpufabric.mlnx.plugins.module_utils"
 
 
 def preload(sim_dir=None):
-    """Import what the twin's modules will import; returns the names imported."""
+    """Import what the twin's modules will import (a name this Python lacks is passed over)."""
     names = ["ansible.module_utils.basic", "ansible.module_utils._internal._ansiballz._loader",
              "ansible.module_utils.common.text.converters", "ansible.module_utils.common.process",
              "ansible.module_utils.common.file", "ansible.module_utils.six.moves"]
@@ -46,30 +46,25 @@ def preload(sim_dir=None):
         names.append("mlxsim.cli")
         tools = importlib.import_module("mlxsim.tools")
         names += ["mlxsim.tools.%s" % info.name for info in pkgutil.iter_modules(tools.__path__)]
-    done = preload_plugins()
+    preload_plugins()
     for name in names:
         try:
             importlib.import_module(name)
-            done.append(name)
         except ImportError:
             continue
-    return done
 
 
 def preload_plugins():
     """Load, once, the plugins every task's worker would otherwise find and import itself: the action plugins
     (ansible-core's and the collection's), the connection, shell and become plugins, the filters and tests."""
     from ansible.plugins import loader
-    done = []
     for plugins in (loader.action_loader, loader.filter_loader, loader.test_loader, loader.lookup_loader):
-        done += [getattr(p, "_load_name", "?") for p in plugins.all(class_only=True)]
+        list(plugins.all(class_only=True))
     for plugins, names in ((loader.connection_loader, ("twin", "local", "ansible.netcommon.httpapi")),
                            (loader.shell_loader, ("sh",)), (loader.become_loader, ("sudo",)),
                            (loader.httpapi_loader, ("gpufabric.mlnx.nvue",))):
         for name in names:
-            if plugins.get(name, class_only=True) is not None:
-                done.append(name)
-    return done
+            plugins.get(name, class_only=True)
 
 
 class CallbackModule(CallbackBase):

@@ -7,7 +7,7 @@ import pytest
 from _paths import REPO
 from ansible_collections.gpufabric.mlnx.plugins.module_utils._errors import InvalidValue
 from ansible_collections.gpufabric.mlnx.plugins.plugin_utils._pull import (
-    STEPS, mirror_downloads, mirror_url, pull_steps, systemd_word)
+    STEPS, mirror_downloads, mirror_fetch_problem, mirror_url, pull_steps, systemd_word)
 from _roleplay import matrix
 
 SHA = "1f" * 32
@@ -78,3 +78,27 @@ def test_docs_gitops_table_is_the_steps_table():
     section = text.split("## ansible-pull", 1)[1]
     rows = re.findall(r"^\| `([a-z_]+)` \| ([^|]+?) \| (runs|central) \|", section, re.M)
     assert [(step, mode) for step, _what, mode in rows] == [(s[0], s[2]) for s in STEPS]
+
+
+GOOD, BAD = "9a" * 32, "1f" * 32
+
+
+def test_a_fetch_with_another_sha256_names_both_and_the_matrix_path():
+    result = {"failed": True, "msg": "The checksum for /tmp/x.bin did not match %s; it was %s." % (GOOD, BAD)}
+    assert mirror_fetch_problem(result, "firmware image x.bin", "http://mirror.example/x.bin",
+                                "gpufabric_matrix.firmware.MT_0000000838.sha256", GOOD) == (
+        "firmware image x.bin from http://mirror.example/x.bin: sha256 %s received, but "
+        "gpufabric_matrix.firmware.MT_0000000838.sha256 is %s (not kept)" % (BAD, GOOD))
+
+
+@pytest.mark.parametrize("result,words", [
+    ({"failed": True, "msg": "Request failed: <urlopen error [Errno 111] Connection refused>"},
+     "Request failed: <urlopen error [Errno 111] Connection refused>"),
+    ({"failed": True, "msg": "The checksum for /tmp/x did not match; it was short"},
+     "The checksum for /tmp/x did not match; it was short"),
+    ({"failed": True}, "not fetched"),
+    ("not a result", "not fetched"),
+])
+def test_any_other_failure_is_get_url_s_own_message(result, words):
+    assert mirror_fetch_problem(result, "bundle b.tgz", "http://mirror.example/b.tgz", "pin", GOOD) == (
+        "bundle b.tgz from http://mirror.example/b.tgz: " + words)
