@@ -84,3 +84,61 @@ def test_mlxfwreset_query_sync_rows_per_family(sim):
     out = sim.out("mstfwreset", "-d", "17:00.0", "q").split("\n")
     assert "3: %-62s-%-14s(default)" % ("Driver restart and PCI reset", "Supported") in out
     assert "1: %-62s-%-14s" % ("Driver is the owner", "Not supported") in out
+
+
+# ---------------------------------------------------------------------------- ibstat: Down ports
+
+
+def _port_block(text, ca):
+    lines = text.split("\n")
+    i = lines.index("CA '%s'" % ca)
+    return lines[i:i + 18]
+
+
+def test_ibstat_down_ports_match_real(sim):
+    sim.init("mixed")
+    cap = real("ibstat_down_polling_cx3_1.txt")
+    real_ib = [ln.strip() for ln in cap[cap.index("        Port 1:") + 1:cap.index("        Port 2:")]]
+    real_eth = [ln.strip() for ln in cap[cap.index("        Port 2:") + 1:] if ln.strip()]
+    sim.out("mlxsim", "fault", "add", "link_down")
+    out = sim.out("ibstat")
+    ib_card = sim.card("65:00.0")                              # ConnectX-7, InfiniBand
+    ib = _port_block(out, "mlx5_1")
+    ports = [ln.strip() for ln in ib[8:17]]
+    assert ports[:4] == real_ib[:4] == ["State: Down", "Physical state: Polling", "Rate: 10", "Base lid: 0"]
+    assert ports[5] == real_ib[5] == "SM lid: 0"
+    assert [p.split(":")[0] for p in ports] == [p.split(":")[0] for p in real_ib]
+    assert ports[7] == "Port GUID: 0x%016x" % int(ib_card["base_guid"], 16)   # a down port keeps its GUID
+    names = [ln[4:-1] for ln in out.split("\n") if ln.startswith("CA '")]
+    eth = next(b for b in ([ln.strip() for ln in _port_block(out, n)[8:17]] for n in names)
+               if "Link layer: Ethernet" in b)
+    for want in ("State: Down", "Physical state: Disabled", "Rate: 40", "Base lid: 0", "SM lid: 0",
+                 "Capability mask: 0x00010000"):
+        assert want in eth and want in real_eth
+    assert re.match(r"^Port GUID: 0x[0-9a-f]{6}fffe[0-9a-f]{6}$", eth[7])      # MAC-derived, not zero
+    assert sim.out("ibdev2netdev").count("(Down)") == sim.out("ibdev2netdev").count("==>")
+
+
+def test_ibstat_disabled_ib_port_keeps_lid(sim):
+    sim.init("dgx-h100")
+    sim.out("mlxsim", "fault", "add", "link_down", "--device", "mlx5_0", "phys=Disabled")
+    cap = real("ibstat_cx3_debug_1.txt")
+    assert "\t\tPhysical state: Disabled" in cap and "\t\tBase lid: 38" in cap
+    port = _port_block(sim.out("ibstat"), "mlx5_0")[8:17]
+    assert port[:3] == ["\t\tState: Down", "\t\tPhysical state: Disabled", "\t\tRate: 10"]
+    assert port[3] == "\t\tBase lid: %d" % sim.card("18:00.0")["ports"][0]["lid"] and port[5] == "\t\tSM lid: 1"
+    # the same port with the plain fault: Polling, no LID
+    sim.out("mlxsim", "fault", "clear")
+    sim.out("mlxsim", "fault", "add", "link_down", "--device", "mlx5_0")
+    port = _port_block(sim.out("ibstat", "mlx5_0"), "mlx5_0")[8:17]
+    assert port[1:4] == ["\t\tPhysical state: Polling", "\t\tRate: 10", "\t\tBase lid: 0"]
+
+
+def test_ibstat_parser_reads_simulated_down_ports(sim):
+    from ansible_collections.gpufabric.mlnx.plugins.module_utils._parsers import parse
+    sim.init("mixed")
+    sim.out("mlxsim", "fault", "add", "link_down")
+    cas = parse("ibstat", sim.out("ibstat"))
+    states = {(p["state"], p["physical_state"], p["link_layer"]) for ca in cas for p in ca["ports"]}
+    assert ("Down", "Polling", "InfiniBand") in states and ("Down", "Disabled", "Ethernet") in states
+    assert all(p["port_guid"] != "0x0000000000000000" for ca in cas for p in ca["ports"])
