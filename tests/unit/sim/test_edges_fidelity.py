@@ -142,3 +142,73 @@ def test_ibstat_parser_reads_simulated_down_ports(sim):
     states = {(p["state"], p["physical_state"], p["link_layer"]) for ca in cas for p in ca["ports"]}
     assert ("Down", "Polling", "InfiniBand") in states and ("Down", "Disabled", "Ethernet") in states
     assert all(p["port_guid"] != "0x0000000000000000" for ca in cas for p in ca["ports"])
+
+
+# ---------------------------------------------------------------------------- ethtool -i
+
+
+def _ethtool_blocks(name):
+    cap = real(name)
+    blocks, cur = [], None
+    for ln in cap:
+        if ln.startswith("driver: "):
+            cur = []
+            blocks.append(cur)
+        if cur is not None and re.match(r"^[a-z-]+:( |$)", ln):
+            cur.append(ln)
+        elif cur is not None and ln:
+            cur = None
+    return blocks
+
+
+def _ethtool_i_vs(sim, capture, netdev, pci):
+    out = sim.out("ethtool", "-i", netdev).split("\n")
+    card = sim.card(pci)
+    for blk in _ethtool_blocks(capture):
+        assert [ln.split(":")[0] for ln in out[:len(blk)]] == [ln.split(":")[0] for ln in blk]   # same keys, order
+        assert out[0] == blk[0] == "driver: mlx5_core"
+        assert out[3] == blk[3] == "expansion-rom-version:"                        # empty, no trailing space
+        if len(blk) == 10:
+            assert out[5:10] == blk[5:10] or blk[6] == "supports-test: no"          # the old-kernel capture
+        fw = re.match(r"^firmware-version: (\S+)(?: \((\S+)\))?$", blk[2])
+        assert fw
+    assert out[2] == "firmware-version: %s (%s)" % (card["fw"]["running"], card["psid"])
+    assert out[4] == "bus-info: %s" % card["functions"][[f["pci"] for f in card["functions"]].index(
+        [f["pci"] for f in card["functions"] if f["pci"].endswith(pci)][0])]["pci"]
+    assert out[-1] == "" and len(out) == 11
+    return out
+
+
+def test_ethtool_i_matches_real_cx4(sim):
+    sim.init("cx6dx-roce", "node01", "--ofed", "")              # in-box driver: version = kernel release
+    out = _ethtool_i_vs(sim, "ethtool_i_cx4_cx4lx_1.txt", "enp59s0f0np0", "3b:00.0")
+    assert out[1] == "version: 6.1.0-26-amd64"
+    assert out[5:10] == real("ethtool_i_cx4_cx4lx_1.txt")[6:11]
+
+
+def test_ethtool_i_matches_real_cx4lx_and_cx6lx(sim):
+    sim.init("cx6dx-roce")
+    out = _ethtool_i_vs(sim, "ethtool_i_cx4lx_1.txt", "enp216s0f1np1", "d8:00.1")
+    assert out[1] == "version: 24.10-2.1.8"                   # MLNX_OFED_LINUX-24.10-2.1.8.0's driver [invented]
+    frag = real("ethtool_i_cx6lx_fragment_1.txt")
+    assert [ln.split(":")[0] for ln in out[:3]] == [ln.split(":")[0] for ln in frag[0:3]]
+    assert re.match(r"^firmware-version: \d+\.\d+\.\d+ \(MT_\d{10}\)$", frag[2]) and re.match(
+        r"^firmware-version: \d+\.\d+\.\d+ \(MT_\d{10}\)$", out[2])
+    sim.out("mlxsim", "fault", "add", "oem_psid", "--device", "d8:00.0", "psid=DEL0000000015")
+    assert "firmware-version: 22.41.1000 (DEL0000000015)" in sim.out("ethtool", "-i", "enp216s0f0np0")
+
+
+def test_ethtool_i_every_family_and_parser(sim):
+    from ansible_collections.gpufabric.mlnx.plugins.module_utils._parsers import parse
+    sim.init("mixed")
+    for card_fn in sim.state_data()["cards"]:
+        for f in card_fn["functions"]:
+            if not f.get("rdma"):
+                continue
+            line = [ln for ln in sim.out("ibdev2netdev").split("\n") if ln.startswith(f["rdma"] + " ")][0]
+            netdev = line.split()[4]
+            info = parse("ethtool_i", sim.out("ethtool", "-i", netdev))
+            assert info["driver"] == ("mlx5_core[ib_ipoib]" if netdev.startswith("ib") else "mlx5_core")
+            assert info["bus_info"] == f["pci"]
+            assert info["firmware_version"] == card_fn["fw"]["running"] and info["psid"] == card_fn["psid"]
+            assert info["expansion_rom_version"] == "" and info["supports_priv_flags"] == "yes"
