@@ -212,3 +212,83 @@ def test_ethtool_i_every_family_and_parser(sim):
             assert info["bus_info"] == f["pci"]
             assert info["firmware_version"] == card_fn["fw"]["running"] and info["psid"] == card_fn["psid"]
             assert info["expansion_rom_version"] == "" and info["supports_priv_flags"] == "yes"
+
+
+# ---------------------------------------------------------------------------- mlxup
+
+
+def test_mlxup_help_matches_real(sim):
+    sim.init("dgx-h100")
+    assert sim.out("mlxup", "--help").split("\n")[:-1] == real("mlxup_help_1.txt")[:-1]
+    assert sim.out("mlxup", "-h") == sim.out("mlxup", "--help")
+
+
+def test_mlxup_query_matches_real(sim):
+    sim.init("dgx-h100")
+    sim.run("mst", "start", check_rc=0)
+    cap = real("mlxup_query_cx7_1.txt")
+    out = sim.out("mlxup", "--query", "-d", "/dev/mst/mt4129_pciconf1").split("\n")
+    block = cap[:cap.index("  Status:           Update required") + 1]
+    for i in range(10):                                    # same card model: identity lines byte-equal
+        assert out[i] == block[i], i
+    assert out[11] == block[11] == "  Versions:         Current        Available     "
+    assert out[12] == "     FW             28.42.1000     28.43.1014    "      # the image mlxup carries
+    assert block[12] == "     FW             28.40.1000     28.43.1014    "
+    assert out[13:15] == ["     PXE            3.7.0500       N/A           ",
+                          "     UEFI           14.35.0015     N/A           "]
+    assert out[15:18] == block[15:17] + [""]
+    # no -d: every card, the mst names; exit 0 although updates are required (as the real query)
+    p = sim.run("mlxup", "--query")
+    assert p.returncode == 0 and p.stdout.count("  Status:           Update required") == 10
+
+
+def test_mlxup_query_cx6lx_roms_and_xml(sim):
+    import importlib
+    fwm = importlib.import_module("mlxsim.tools.fwmanager")
+    assert fwm.MLXUP_BUNDLE["ConnectX6LX"] == ("26.43.1014", {"PXE": "3.7.500", "UEFI": "14.36.16"})
+    cap = real("mlxup_query_cx6lx_1.txt")
+    assert "     FW             26.33.1048     26.43.1014" in cap and "     UEFI           14.26.0017     14.36.0016" in cap
+    sim.init("cx6dx-roce")
+    xml = sim.out("mlxup", "--query", "--query-format", "XML", "-d", "0000:3b:00.0").split("\n")
+    assert xml[0] == "<Devices>" and '        <FW current="22.41.1000" available="22.43.1014"/>' in xml
+    assert "      <Status>Update required</Status>" in xml
+    # an OEM PSID has no image in the bundle
+    sim.out("mlxsim", "fault", "add", "oem_psid", "--device", "3b:00.0")
+    out = sim.out("mlxup", "--query", "-d", "3b:00.0")
+    assert "  Status:           No matching image found" in out
+
+
+def test_mlxup_update_burns_like_mlxfwmanager(sim):
+    sim.init("dgx-h100")
+    sim.run("mst", "start", check_rc=0)
+    cap = real("mlxup_update_cx7_1.txt")
+    p = sim.run("mlxup", "-d", "/dev/mst/mt4129_pciconf1", "-u", input="y\n")
+    assert p.returncode == 0, p.stdout + p.stderr
+    out = p.stdout.split("\n")
+    i, k = out.index("---------"), cap.index("---------")
+    assert out[i:i + 3] == ["---------", "Found 1 device(s) requiring firmware update...", ""]
+    assert cap[k + 1] == "Found 2 device(s) requiring firmware update..."
+    assert out[i + 3] == "Perform FW update? [y/N]: Device #1: Updating FW ...     "
+    assert out[-3:] == ["", "Restart needed for updates to take effect.", ""]
+    card = sim.card("29:00.0")
+    assert card["fw"]["burned"] == "28.43.1014" and card["fw"]["running"] == "28.42.1000"
+    # -i IMAGE -y: the given image, no prompt text; the state changes as with mlxfwmanager
+    img = sim.dir / "neat.bin"
+    sim.out("mlxsim", "mkimage", "--psid", "MT_0000000838", "--version", "28.43.2566", "--device-id", "4129",
+            "-o", img)
+    p = sim.run("mlxup", "-u", "-i", img, "-y", "-d", "18:00.0")
+    assert p.returncode == 0 and "Perform FW update" not in p.stdout
+    assert sim.card("18:00.0")["fw"]["burned"] == "28.43.2566"
+
+
+def test_mlxup_online_is_refused(sim):
+    sim.init("cx6dx-roce")
+    for args in (["--online", "-u"], ["--online", "--query"], ["--online-query-psid", "MT_0000000359"],
+                 ["--download-default"]):
+        p = sim.run("mlxup", *args)
+        assert p.returncode == 24, args                      # the tool's online-connection-error code
+        assert p.stderr == "-E- Failed to connect to the Mellanox server: no network in the simulator\n"
+        assert "Device #1" not in p.stdout
+    assert sim.card("3b:00.0")["fw"]["burned"] == "22.41.1000"
+    p = sim.run("mlxfwmanager", "--online")
+    assert p.returncode == 3 and "-E- Unknown option: --online" in p.stderr
