@@ -20,7 +20,8 @@ TYPES = {
     "vpd_duplicate_serial": "serial=VALUE: the device (or every device) reports this serial number",
     "oem_psid": "psid=VALUE (default DEL0000000027): the device reports an OEM PSID",
     "fwreset_unsupported": "mlxfwreset: the device supports only reset level 4 (reboot)",
-    "link_down": "the device's ports are down (ibstat, ibdev2netdev)",
+    "link_down": "the device's ports are down (ibstat, ibdev2netdev): an InfiniBand port Down / Polling (cabled, no "
+                 "peer), an Ethernet port Down / Disabled; phys=Disabled: the IB port is disabled (keeps its LID)",
     "pcie_degraded": "speed=S (default 16GT/s) width=W (default 8): lspci LnkSta shows a downgraded link",
     "bad_card": "perftest and nccl-tests over the device deliver about a third of the bandwidth and four times the "
                 "latency (a card marked bad) [invented factors]",
@@ -155,6 +156,14 @@ def reset_levels(state, card):
 
 def link_up(state, card):
     return not find(state, "link_down", card)
+
+
+def link_down_phys(state, card):
+    """The physical state a ``link_down`` fault asks for (``phys=``), or None for the link layer's own."""
+    for f in find(state, "link_down", card):
+        if f.get("phys"):
+            return str(f["phys"])
+    return None
 
 
 def pcie_status(state, card):

@@ -1,11 +1,20 @@
 """ethtool: ``ethtool -S IF`` of a simulated mlx5 netdev prints its counters (the subset the validation gate reads,
 named as the mlx5 driver names them: Documentation/networking/device_drivers/ethernet/mellanox/mlx5/counters.rst);
-every other use runs the machine's real ethtool (the lab image has Debian's), so ``ethtool -i``, ``ethtool IF``
+``ethtool -i IF`` prints the driver information in the layout of fixtures/real/ethtool_i_*.txt; every other use runs
+the machine's real ethtool (the lab image has Debian's), so ``ethtool -i``, ``ethtool IF``
 and interfaces that are not the simulator's behave as they really do.
 
 Counters move with what the host does: ``link_down_events_phy`` by 2 for every perftest or nccl-tests run over a
 card with the ``link_flap`` fault, ``rx_symbol_err_phy`` / ``rx_corrected_bits_phy`` for every run over a card
 with the ``bad_card`` fault [invented amounts]; a driver reload or reboot sets them back to 0 (runtime state).
+
+``ethtool -i``: ``driver: mlx5_core``, ``version:`` the OFED's driver version when an MLNX_OFED / DOCA-OFED is
+installed (``24.10-2.1.8`` for MLNX_OFED_LINUX-24.10-2.1.8.0 [the derivation is invented]) else the kernel release
+(in-box driver, as the captures), ``firmware-version: <running FW> (<PSID>)``, an empty ``expansion-rom-version:``
+(printed without a trailing space, as every published copy), ``bus-info:`` the function's PCI address and the
+``supports-*`` lines of a current kernel (statistics, test and priv-flags yes; eeprom-access and register-dump no),
+the same for every mlx5 family (DRVINFO_SUPPORTS, keyed by family name, FALLBACK otherwise). An IPoIB netdev
+(InfiniBand port) prints ``driver: mlx5_core[ib_ipoib]`` (the name the mlx5 IPoIB ethtool code gives; no capture).
 """
 import os
 import sys
@@ -31,16 +40,52 @@ def bump(netdev, values):
             entry[key] = int(entry.get(key, 0)) + int(value)
 
 
+DRVINFO_FALLBACK = (("statistics", "yes"), ("test", "yes"), ("eeprom-access", "no"), ("register-dump", "no"),
+                    ("priv-flags", "yes"))
+DRVINFO_SUPPORTS = {}      # family name -> its own supports-* lines where they differ (none known)
+
+
+def driver_version(state):
+    ofed = state.get("ofed") or ""
+    if ofed.startswith("MLNX_OFED_LINUX-"):
+        return ofed[len("MLNX_OFED_LINUX-"):].rsplit(".", 1)[0]
+    if ofed.startswith("OFED-internal-"):
+        return ofed[len("OFED-internal-"):]
+    from .. import platform
+    return platform.host(state)["kernel"]
+
+
+def drvinfo(state, card, fidx):
+    from .. import faults
+    pidx = min(card["functions"][fidx].get("port", 1), model.num_ports(card)) - 1
+    ipoib = model.link_layer(card, pidx) == "InfiniBand"    # the mlx5 IPoIB netdev names its driver so
+    lines = ["driver: mlx5_core%s" % ("[ib_ipoib]" if ipoib else ""),
+             "version: %s" % driver_version(state),
+             "firmware-version: %s (%s)" % (card["fw"]["running"], faults.effective_psid(state, card)),
+             "expansion-rom-version:",
+             "bus-info: %s" % card["functions"][fidx]["pci"]]
+    for name, value in DRVINFO_SUPPORTS.get(card["family"], DRVINFO_FALLBACK):
+        lines.append("supports-%s: %s" % (name, value))
+    return "\n".join(lines) + "\n"
+
+
 def _real(args):
     me = os.path.realpath(sys.argv[0])
     for path in REAL:
         if os.path.exists(path) and os.path.realpath(path) != me:
             os.execv(path, [path] + list(args))
-    sys.stderr.write("ethtool: the real ethtool is not installed (the simulator answers only -S of its netdevs)\n")
+    sys.stderr.write("ethtool: the real ethtool is not installed (the simulator answers only -i and -S of its netdevs)\n")
     return 127
 
 
 def run(tool, args):
+    if len(args) == 2 and args[0] in ("-i", "--driver") and st.exists():
+        state = st.load()
+        host = model.Host(state)
+        for card, fidx in host.functions():
+            if model.netdev(card, fidx) == args[1]:
+                sys.stdout.write(drvinfo(state, card, fidx))
+                return 0
     if len(args) == 2 and args[0] in ("-S", "--statistics") and st.exists():
         state = st.load()
         host = model.Host(state)

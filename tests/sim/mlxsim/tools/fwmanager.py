@@ -3,6 +3,13 @@
 Formats from fixtures/real/mlxup_*.txt, mlxfwmanager_*.txt and FORMAT_FACTS.md; the query
 block, the XML, the summary lines and the exit codes follow the mstflint mlxfwupdate sources'
 behaviour (facts, no code copied). Devices are burnt one after another like the real tool.
+
+mlxup is the same tool with its firmware inside: without -i/-D it compares against (and with -u burns) the images
+it carries, one per family at the version of MLXUP_BUNDLE (the FW versions of the real mlxup 4.30 release-notes
+list, fixtures/real/mlxup_online_cx6lx_1.txt; an image for the card's own PSID, not an OEM one; ROM versions only
+where a real capture shows them [the rest invented]). `--help` prints the real help (mlxup_help_1.txt). `--online`
+and the download options need NVIDIA's server: refused with `-E- ... no network in the simulator` and exit code 24
+(the tool's "online connection error" code; the message is invented).
 """
 import os
 import sys
@@ -12,6 +19,37 @@ from .. import state as st
 from ..common import out, read_answer
 
 BURN_FAIL_MSG = "Firmware verifying failed!"
+
+
+# family -> (FW version, ROMs) of the image mlxup 4.30 carries (release-notes list of mlxup_online_cx6lx_1.txt)
+MLXUP_BUNDLE = {
+    "ConnectX4": ("12.28.2006", {}),
+    "ConnectX4LX": ("14.32.1010", {}),
+    "ConnectX5": ("16.35.4030", {}),
+    "ConnectX6": ("20.43.1014", {}),
+    "ConnectX6DX": ("22.43.1014", {}),
+    "ConnectX6LX": ("26.43.1014", {"PXE": "3.7.500", "UEFI": "14.36.16"}),    # mlxup_query_cx6lx_1.txt
+    "ConnectX7": ("28.43.1014", {}),                                          # mlxup_query_cx7_1.txt: ROMs N/A
+    "BlueField2": ("24.43.1014", {}),
+    "BlueField3": ("32.43.1014", {}),
+}
+ONLINE_OPTS = ("--online", "--online-query-psid", "--download", "--download-default", "--get-download-opt")
+ONLINE_RC = 24
+
+def mlxup_help():
+    """The real `mlxup --help` (fixtures/real/mlxup_help_1.txt) as far as the simulator keeps it."""
+    with open(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "data", "mlxup_help.txt")) as fh:
+        return fh.read()
+
+
+def bundle_images(host, state):
+    imgs = []
+    for card in host.cards():
+        entry = MLXUP_BUNDLE.get(card["family"])
+        if entry:
+            imgs.append({"psid": card["psid"], "fw_version": entry[0], "roms": dict(entry[1]),
+                         "device_id": None})
+    return imgs
 
 
 def err(text):
@@ -79,6 +117,10 @@ def parse(args):
             o.cmd = "version"
         elif a in ("-h", "--help"):
             o.cmd = "help"
+        elif a in ONLINE_OPTS:
+            o.cmd = "online"
+            if a in ("--online-query-psid", "--download", "--get-download-opt"):
+                i += 1
         elif a in ("--log", "--no-progress", "--nofs", "--no_fw_ctrl", "--exe-rel-path", "--archive-names"):
             pass
         elif a in ("-L", "--log-file", "-o", "--outfile"):
@@ -276,12 +318,24 @@ def run(tool, args):
             out("%s, mft %s, built on Nov 14 2024, 10:28:15. Git SHA Hash: 0bd3c6f\n"
                 % (tool, versions.mft_version(state)))
         return 0
+    if o.cmd == "help" and tool == "mlxup":
+        out(mlxup_help())
+        return 0
+    if o.cmd == "online" and tool == "mlxup":
+        out("Querying Mellanox devices firmware ...\n")
+        err("-E- Failed to connect to the Mellanox server: no network in the simulator\n")
+        return ONLINE_RC
+    if o.cmd == "online":
+        err("-E- Unknown option: --online\n")
+        return 3
     if o.cmd == "help":
         out("\nSYNOPSIS\n    %s\n        [-d|--dev DeviceName] [-h|--help] [-v|--version] [--query] [--query-format Format]\n"
             "        [-u|--update] [-i|--image-file FileName] [-D|--image-dir DirectoryName] [-f|--force]\n"
             "        [--no_fw_ctrl] [-y|--yes] [--no] [--clear-semaphore] [--exe-rel-path]\n" % tool)
         return 0
     imgs, img_err = _load_images(o)
+    if tool == "mlxup" and not (o.image or o.image_dir) and not img_err:
+        imgs = bundle_images(host, state)
     if not o.xml:
         out("Querying Mellanox devices firmware ...\n")
     if img_err:
@@ -294,7 +348,7 @@ def run(tool, args):
         else:
             err("-E- No devices found or specified, mst might be stopped, run 'mst start' to load MST modules\n")
         return 20
-    img_path = bool(o.image or o.image_dir)
+    img_path = bool(o.image or o.image_dir) or tool == "mlxup"
     by_psid = {}
     for im in imgs:
         prev = by_psid.get(im["psid"])

@@ -4,6 +4,16 @@ Texts follow the mstflint mstfwreset.py behaviour (format "{level}: {desc:<62}-{
 and the real capture fixtures/real/mlxfwreset_reset_cx7_1.txt. A reset activates the whole card
 (both functions): next-boot NV config -> current, burned FW -> running. Level 4 (warm reboot)
 power cycles the whole simulated host.
+
+Per family (FAMILY_RESET, keyed by the family name as `mst status -v` prints it, FALLBACK for a family not
+listed): the Reset-sync rows, and the levels / types a card gets when its state does not name them (the state's
+`reset_levels` / `reset_types`, from families.py, a profile or a snapshot, win). Reset-sync rows follow
+mstflint's reset_sync_query_text (facts, no code copied): row 0 "Tool is the owner" is `Supported` and the
+default when the tool may own the sync, else `Not supported` with a LOWER-case s; row 1 "Driver is the owner" is
+`Supported` or `Not supported`, and the default when the tool may not own it. BlueField-3's rows are the real
+capture fixtures/real/mlxfwreset_query_bf3_1.txt; BlueField-2's follow NVIDIA's "BlueField Reset and Reboot
+Procedures" (DOCA docs: on BlueField, look for `1: Driver is the owner -Supported (default)`); the others are
+marked in the table.
 """
 import argparse
 import sys
@@ -25,6 +35,43 @@ TYPES = [
     (3, "ARM only reset"),
     (4, "ARM OS shut down"),
 ]
+
+
+# family -> levels / types a card of it supports, and the Reset-sync rows: (tool may own the sync, driver may own it)
+FAMILY_RESET = {
+    "ConnectX4": {"levels": [3, 4], "types": [0], "sync": (True, False)},          # [invented]: pre-sync FW
+    "ConnectX4LX": {"levels": [3, 4], "types": [0], "sync": (True, False)},        # [invented]
+    "ConnectX5": {"levels": [3, 4], "types": [0], "sync": (True, True)},           # [invented]
+    "ConnectX6": {"levels": [3, 4], "types": [0], "sync": (True, True)},           # sync: [invented]
+    "ConnectX6DX": {"levels": [3, 4], "types": [0], "sync": (True, True)},         # sync: [invented]
+    "ConnectX6LX": {"levels": [3, 4], "types": [0], "sync": (True, True)},         # [invented]
+    "ConnectX7": {"levels": [3, 4], "types": [0, 1], "sync": (True, True)},        # levels: mlxfwreset_reset_cx7_1
+    "ConnectX8": {"levels": [3, 4], "types": [0, 1], "sync": (True, True)},        # [invented]
+    "BlueField2": {"levels": [3, 4], "types": [0, 2], "sync": (False, True)},      # sync: DOCA docs; rest [invented]
+    "BlueField3": {"levels": [1, 3, 4], "types": [0, 2], "sync": (False, True)},   # sync: mlxfwreset_query_bf3_1
+}
+FALLBACK = {"levels": [3, 4], "types": [0], "sync": (True, True)}
+
+
+def family_reset(card):
+    return FAMILY_RESET.get(card.get("family"), FALLBACK)
+
+
+def card_types(card):
+    types = card.get("reset_types")
+    return list(types) if types else list(family_reset(card)["types"])
+
+
+def supported_levels(state, card):
+    if not card.get("reset_levels"):
+        card = dict(card, reset_levels=family_reset(card)["levels"])
+    return faults.reset_levels(state, card)
+
+
+def _status_word(supported, sync_row=False):
+    if supported:
+        return "Supported"
+    return "Not supported" if sync_row else "Not Supported"
 
 
 class ToolError(Exception):
@@ -64,24 +111,27 @@ def _default_level(supported):
 
 
 def query_text(card, state, v):
-    supported = faults.reset_levels(state, card)
+    supported = supported_levels(state, card)
     default = _default_level(supported)
     out_lines = ["Reset-levels:"]
     for lv, desc, _t, _vd in _levels(v):
-        sup = "Supported" if lv in supported else "Not Supported"
-        out_lines.append("{0}: {1:<62}-{2:<14}{3}".format(lv, desc, sup, "(default)" if lv == default else ""))
+        out_lines.append("{0}: {1:<62}-{2:<14}{3}".format(lv, desc, _status_word(lv in supported),
+                                                          "(default)" if lv == default else ""))
     relevant = [str(lv) for lv, _d, typ, _vd in _levels(v) if typ]
     out_lines.append("")
     out_lines.append("Reset-types (relevant only for reset-levels {0}):".format(",".join(relevant)))
-    types = card.get("reset_types", [0])
+    types = card_types(card)
     dtype = 2 if 2 in types else 0
     for t, desc in TYPES:
-        sup = "Supported" if t in types else "Not Supported"
-        out_lines.append("{0}: {1:<62}-{2:<14}{3}".format(t, desc, sup, "(default)" if t == dtype else ""))
+        out_lines.append("{0}: {1:<62}-{2:<14}{3}".format(t, desc, _status_word(t in types),
+                                                          "(default)" if t == dtype else ""))
     out_lines.append("")
     out_lines.append("Reset-sync (relevant only for reset-level 3):")
-    out_lines.append("{0}: {1:<62}-{2:<14}{3}".format(0, "Tool is the owner", "Supported", "(default)"))
-    out_lines.append("{0}: {1:<62}-{2:<14}{3}".format(1, "Driver is the owner", "Supported", ""))
+    tool_owner, driver_owner = family_reset(card)["sync"]
+    out_lines.append("{0}: {1:<62}-{2:<14}{3}".format(0, "Tool is the owner", _status_word(tool_owner, True),
+                                                      "(default)" if tool_owner else ""))
+    out_lines.append("{0}: {1:<62}-{2:<14}{3}".format(1, "Driver is the owner", _status_word(driver_owner, True),
+                                                      "" if tool_owner else "(default)"))
     return "\n".join(out_lines) + "\n"
 
 
@@ -117,12 +167,12 @@ def run(tool, args):
         if cmd == "reset_fsm_register":
             outln("-I- FSM register was reset successfully.")
             return 0
-        supported = faults.reset_levels(state, card)
+        supported = supported_levels(state, card)
         level = a.level if a.level is not None else _default_level(supported)
         if level not in supported:
             raise ToolError("Reset-level '{0}' is not supported in the current state of this device".format(level))
-        rtype = a.type if a.type is not None else (2 if 2 in card.get("reset_types", [0]) else 0)
-        if rtype not in card.get("reset_types", [0]):
+        rtype = a.type if a.type is not None else (2 if 2 in card_types(card) else 0)
+        if rtype not in card_types(card):
             raise ToolError("Reset-type '{0}' is not supported in the current state of this device".format(rtype))
         outln("")
         if v >= (4, 28, 0):

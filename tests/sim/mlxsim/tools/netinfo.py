@@ -2,7 +2,14 @@
 
 ibdev2netdev: "mlx5_0 port 1 ==> ibp24s0 (Up)" per port, RDMA devices in the lexical order of
 /sys/class/infiniband (mlx5_10 before mlx5_2); -v as the mlnx-tools script prints it.
-ibstat: TAB-indented as in fixtures/real/ibstat_h100_cx7_cx6dx_1.txt.
+ibstat: TAB-indented as in fixtures/real/ibstat_h100_cx7_cx6dx_1.txt. A port that is not Active prints the
+port's state and physical state: with the `link_down` fault an InfiniBand port is `Down` / `Polling` (cabled, no
+peer: the link trains and finds nobody), `Rate: 10`, `Base lid: 0`, `SM lid: 0`, and an Ethernet (RoCE) port
+`Down` / `Disabled`, `Rate: 40` (fixtures/real/ibstat_down_polling_cx3_1.txt); `link_down` with `phys=Disabled`
+gives an administratively disabled IB port, `Down` / `Disabled` keeping its LID and SM lid
+(fixtures/real/ibstat_cx3_debug_1.txt). A down port keeps its Port GUID (node GUID on IB, MAC-derived on RoCE),
+as both captures show; the all-zero Port GUID of the real H100 capture (Active ConnectX-6 Dx RoCE ports) is not
+modelled.
 ofed_info -s: "MLNX_OFED_LINUX-<ver>:" with the trailing colon (fixtures/real/ofed_info_s_1.txt).
 """
 import sys
@@ -22,9 +29,14 @@ def _rdma_list(host):
 
 
 def _port(card, fidx, state=None):
-    port = dict(card["ports"][min(card["functions"][fidx].get("port", 1), model.num_ports(card)) - 1])
+    pidx = min(card["functions"][fidx].get("port", 1), model.num_ports(card)) - 1
+    port = dict(card["ports"][pidx])
     if state is not None and not faults.link_up(state, card):
         port["link_state"] = "Down"
+        ib = model.link_layer(card, pidx) == "InfiniBand"
+        port["phys_state"] = faults.link_down_phys(state, card) or ("Polling" if ib else "Disabled")
+    elif port.get("link_state") == "Down" and port.get("phys_state") in (None, "LinkUp"):
+        port["phys_state"] = "Polling" if model.link_layer(card, pidx) == "InfiniBand" else "Disabled"
     return port
 
 
@@ -69,6 +81,8 @@ def _ca_block(name, card, fidx, state, port_only=False):
     ll = model.link_layer(card, min(pidx, model.num_ports(card) - 1))
     node_guid = model.guid_of(card, fidx)
     up = port["link_state"] == "Active"
+    phys = "LinkUp" if up else port.get("phys_state") or "Disabled"
+    keeps_lid = up or phys not in ("Polling", "Sleep")      # no link, no LID from the SM
     lines = []
     if not port_only:
         lines += ["CA '%s'" % name,
@@ -84,12 +98,12 @@ def _ca_block(name, card, fidx, state, port_only=False):
         lines += ["CA: '%s'" % name, "Port 1:"]
         ind = ""
     ib = ll == "InfiniBand"
-    lines += [ind + "State: %s" % ("Active" if up else "Down"),
-              ind + "Physical state: %s" % ("LinkUp" if up else "Disabled"),
+    lines += [ind + "State: %s" % ("Active" if up else port.get("link_state") or "Down"),
+              ind + "Physical state: %s" % phys,
               ind + "Rate: %d" % (port["rate"] if up else (10 if ib else 40)),
-              ind + "Base lid: %d" % (port["lid"] if ib else 0),
+              ind + "Base lid: %d" % (port["lid"] if ib and keeps_lid else 0),
               ind + "LMC: 0",
-              ind + "SM lid: %d" % (1 if ib else 0),
+              ind + "SM lid: %d" % (1 if ib and keeps_lid else 0),
               ind + "Capability mask: %s" % ("0xa651e848" if ib else "0x00010000"),
               ind + "Port GUID: 0x%s" % (node_guid if ib else _port_guid_eth(model.mac_of(card, fidx))),
               ind + "Link layer: %s" % ll]

@@ -75,4 +75,17 @@ def _rdma_link_ibstat_lspci_cx5(text):
         parse("ibstat", section(text, 'ibstat mlx5_0 | grep "Link layer"', "```"))
 
 
+@check("ibstat_down_polling_cx3_1.txt")
+def _ibstat_down_polling_cx3(text):
+    ca = only(parse("ibstat", text))
+    assert (ca["name"], ca["num_ports"]) == ("mlx4_0", "2")
+    ib, eth = ca["ports"]
+    assert ib == {"port": 1, "state": "Down", "physical_state": "Polling", "rate": "10", "base_lid": "0", "lmc": "0",
+                  "sm_lid": "0", "capability_mask": "0x02594868", "port_guid": "0xe41d2d03007b4081",
+                  "link_layer": "InfiniBand"}
+    assert (eth["state"], eth["physical_state"], eth["rate"], eth["link_layer"]) == ("Down", "Disabled", "40",
+                                                                                    "Ethernet")
+    assert eth["port_guid"] == "0xe61d2dfffe7b4082"      # a down RoCE port keeps its MAC-derived GUID
+
+
 test_capture = capture_test(CHECKS)

@@ -20,6 +20,24 @@ def _mlxfwreset_reset_cx7(text):
     }
 
 
+@check("mlxfwreset_query_bf3_1.txt")
+def _mlxfwreset_query_bf3(text):
+    query = parse("mlxfwreset", text)
+    assert [(o["level"], o["supported"], o["default"]) for o in query["levels"]] == [
+        (0, True, True), (1, False, False), (3, True, False), (4, True, False)]
+    assert query["levels"][1]["description"] == 'Only ARM side will not remain up ("Immediate reset").'
+    assert [(o["level"], o["supported"], o["default"]) for o in query["types"]] == [
+        (0, True, True), (1, False, False), (2, False, False), (3, False, False), (4, False, False)]
+    # "Not supported" with a lower-case s, and the default on the driver's row
+    assert query["sync"] == [{"level": 0, "description": "Tool is the owner", "supported": False, "default": False},
+                             {"level": 1, "description": "Driver is the owner", "supported": True, "default": True}]
+    assert query["errors"] == []
+    # the same text with the trailing spaces the tool's %-14s leaves (the capture lost them)
+    padded = "\n".join(ln + " " if ln.endswith("-Not Supported") or ln.endswith("-Not supported") else ln
+                       for ln in text.split("\n"))
+    assert parse("mstfwreset", padded) == query
+
+
 test_capture = capture_test(CHECKS)
 
 

@@ -75,6 +75,18 @@ def _mst_start_fail(text):
     assert status["warnings"] == ['Missing "lsusb" command, skipping MTUSB devices detection']
 
 
+@check("mst_status_unknown_arg_cx5_1.txt")
+def _mst_status_unknown_arg_cx5(text):
+    typo = parse("mst_status", section(text, " mst status --v", "root@sunset"))
+    assert typo == {"modules": {"pci": False, "pciconf": True}, "devices": [],
+                    "errors": ['Unknown argument "--v"'], "warnings": []}
+    good = parse("mst_status", section(text, "# mst status -v", "# mst --help"))
+    assert [(d["mst"], d["pci"], d["rdma"], d["net"]) for d in good["devices"]] == [
+        ("/dev/mst/mt4121_pciconf0.1", "0000:01:00.1", "mlx5_1", ["redwest"]),
+        ("/dev/mst/mt4121_pciconf0", "0000:01:00.0", "mlx5_0", ["redeast"])]
+    assert good["errors"] == []
+
+
 test_capture = capture_test(CHECKS)
 
 
@@ -96,3 +108,4 @@ def test_mst_status_without_modules_and_verbose_na():
                        "rev": "0", "rdma": "mlx5_0", "net": ["ens1np0"], "numa": "0"}
     assert devs[1] == {"mst": None, "pci": "0000:37:00.2", "device_type": None, "rev": None, "rdma": "mlx5_2",
                        "net": [], "numa": "0"}
+
