@@ -51,7 +51,7 @@ def lspci_link(sim, addr):
     """(LnkCap speed, width, LnkSta speed, width) of one function in the simulated lspci -vv."""
     out = sim.out("lspci", "-vv", "-s", addr)
     cap = re.search(r"LnkCap:\tPort #0, Speed (\S+), Width x(\d+)", out)
-    sta = re.search(r"LnkSta:\tSpeed (\S+) \(\w+\), Width x(\d+)", out)
+    sta = re.search(r"LnkSta:\tSpeed ([^\s,]+)(?: \(\w+\))?, Width x(\d+)", out)
     return cap.group(1), int(cap.group(2)), sta.group(1), int(sta.group(2))
 
 

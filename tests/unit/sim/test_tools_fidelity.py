@@ -261,16 +261,16 @@ def test_lspci_lines_match_real(sim):
 def test_lspci_vv_vpd_and_link(sim):
     sim.init("mixed")
     out = sim.out("lspci", "-vv", "-s", "ca:00.0")
-    cap = [ln.strip() for ln in real("lspci_vv_vpd_bf2_1.txt")]
+    cap = [ln.strip() for ln in real("lspci_vvv_bf2_2.txt")]
     lines = [ln.strip() for ln in out.split("\n")]
     vpd = lines[lines.index("Capabilities: [48] Vital Product Data"):]
     vpd = vpd[:vpd.index("End") + 1]
     real_vpd = cap[cap.index("Capabilities: [48] Vital Product Data"):]
     real_vpd = [ln for ln in real_vpd[:real_vpd.index("End") + 1] if ln]
     assert [ln.split(":")[0] for ln in vpd] == [ln.split(":")[0] for ln in real_vpd]
-    assert "\t\t\t[PN] Part number: 900-9D3B6-00CV-AA0\n" in out
+    assert "\t\t\t[PN] Part number: 900-9D3B6-00CV-AA0       \n" in out  # BlueField padding (25)
     assert "\t\tLnkCap:\tPort #0, Speed 32GT/s, Width x16, ASPM not supported\n" in out
-    assert "\t\tLnkSta:\tSpeed 32GT/s (ok), Width x16 (ok)\n" in out
+    assert "\t\tLnkSta:\tSpeed 32GT/s, Width x16\n" in out  # Debian 12's pciutils 3.9
     assert "\tNUMA node: 1\n" in out and "\tPhysical Slot: 6\n" in out
     assert out.rstrip("\n").endswith("\tKernel driver in use: mlx5_core\n\tKernel modules: mlx5_core")
 

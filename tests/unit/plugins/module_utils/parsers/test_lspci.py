@@ -85,6 +85,33 @@ def _lspci_vvvvv_vpd_cx4(text):
     assert dev["lnksta"] == {"speed": "8GT/s", "width": "x8", "downgraded": True}
 
 
+@check("lspci_vvv_bf2_2.txt")
+def _lspci_vvv_bf2(text):
+    dev = only(parse("lspci", text))  # VPD values padded with blanks, as the card stores them
+    assert dev["address"] == "0000:01:00.0" and dev["numa_node"] == "0" and dev["physical_slot"] is None
+    assert dev["product_name"] == ("BlueField-2 DPU 100GbE Dual-Port QSFP56, Crypto and Secure Boot Enabled, 16GB "
+                                   "on-board DDR, 1GbE OOB management, Tall Bracket")
+    assert dev["vpd"] == {
+        "PN": "MBF2M516A-CECOT", "EC": "B5", "V2": "MBF2M516A-CECOT", "SN": "MT2206X07512",
+        "V3": "520c948e04afec1180001070fd2bdf68", "VA": "MLX:MN=MLNX:CSKU=V2:UUID=V3:PCI=V0:MODL=BF2M516A",
+        "V0": "PCIeGen4 x16", "VU": "MT2206X07512MLNXS0D0F0", "RV": "checksum good, 1 byte(s) reserved"}
+    assert dev["lnkcap"] == {"speed": "16GT/s", "width": "x16"}
+    assert dev["lnksta"] == {"speed": "16GT/s", "width": "x16", "downgraded": False}
+    assert dev["driver"] == "mlx5_core" and dev["kernel_modules"] == "mlx5_core"
+
+
+@check("lspci_vvv_cx7_1.txt")
+def _lspci_vvv_cx7(text):
+    dev = only(parse("lspci", text))  # ends with lspci's libkmod warning
+    assert dev["address"] == "0000:03:00.0" and dev["subsystem"] == "Mellanox Technologies Device 0055"
+    assert dev["product_name"] == "Nvidia ConnectX-7 4-chip VPI PCIe Gen5 Mezz Controller"
+    assert dev["vpd"]["PN"] == "SN37B23797" and dev["vpd"]["SN"] == "X1LM37Z004B" and dev["vpd"]["MN"] == "A3"
+    assert dev["vpd"]["VU"] == "X1LM37Z004BMLNXS0D0F0" and "EC" not in dev["vpd"]
+    assert dev["lnkcap"] == {"speed": "32GT/s", "width": "x16"}
+    assert dev["lnksta"] == {"speed": "32GT/s", "width": "x16", "downgraded": False}
+    assert dev["driver"] == "mlx5_core" and dev["kernel_modules"] is None
+
+
 test_capture = capture_test(CHECKS)
 
 
