@@ -179,11 +179,11 @@ _CX6LX = ["MEMIC_BAR_SIZE", "MEMIC_SIZE_LIMIT"] + _HOST_CHAINING + _FLEX + ["PF_
 # BlueField-2: NVIDIA's bf2_facts unit test (mlxconfig q of an MBF2M516A-EEEO_Ax, <=4.21 layout,
 # search-index file id 28986063556) prints INTERNAL_CPU_MODEL right after HOST_CHAINING_*, then FLEX,
 # PF_BAR2_SIZE, NON_PREFETCHABLE_PF_BAR, VF_VPD_ENABLE, PER_PF_NUM_SF and LINK_TYPE_P1/P2 before the SR-IOV
-# block. The other INTERNAL_CPU_* rows follow INTERNAL_CPU_MODEL as on the BlueField-3 listing; the tail
-# after LINK_TYPE is the ConnectX-6 Dx order [invented]. Its hidden `_INTERNAL_CPU_MODEL` row is not modelled.
-_BF2 = (["MEMIC_BAR_SIZE", "MEMIC_SIZE_LIMIT"] + _HOST_CHAINING + _BF_INTERNAL_CPU[:5] + _FLEX
-        + ["PF_BAR2_SIZE", "NON_PREFETCHABLE_PF_BAR", "VF_VPD_ENABLE", "PER_PF_NUM_SF", _LINK_TYPE,
-           "INTERNAL_CPU_RSHIM", "PF_NUM_OF_VF_VALID", "STRICT_VF_MSIX_NUM", "VF_NODNIC_ENABLE", "NUM_PF_MSIX_VALID",
+# block (tests/fixtures/real/mlxconfig_query_bf2_1.txt). Where the other INTERNAL_CPU_* rows go (here: right
+# after LINK_TYPE) and the tail after them (the ConnectX-6 Dx order) are [invented]. Its hidden `_INTERNAL_CPU_MODEL` row is not modelled.
+_BF2 = (["MEMIC_BAR_SIZE", "MEMIC_SIZE_LIMIT"] + _HOST_CHAINING + ["INTERNAL_CPU_MODEL"] + _FLEX
+        + ["PF_BAR2_SIZE", "NON_PREFETCHABLE_PF_BAR", "VF_VPD_ENABLE", "PER_PF_NUM_SF", _LINK_TYPE]
+        + _BF_INTERNAL_CPU[1:] + ["PF_NUM_OF_VF_VALID", "STRICT_VF_MSIX_NUM", "VF_NODNIC_ENABLE", "NUM_PF_MSIX_VALID",
            "NUM_OF_VFS", "NUM_OF_PF", "SRIOV_EN"] + _PCI_B + _CRYPTO + _PCI_C + _PORT_TLVS + _TAIL)
 
 # ConnectX-8 SuperNIC: no public listing. The ConnectX-7 layout with the port TLV LINK_TYPE,
