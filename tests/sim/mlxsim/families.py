@@ -34,8 +34,12 @@ _PCI_B = ["PF_LOG_BAR_SIZE", "VF_LOG_BAR_SIZE", "NUM_PF_MSIX", "NUM_VF_MSIX", "I
           "PCI_BUS0_RESTRICT_WIDTH", "PCI_BUS0_RESTRICT", "PCI_DOWNSTREAM_PORT_OWNER", "CQE_COMPRESSION",
           "IP_OVER_VXLAN_EN", "MKEY_BY_NAME", "UCTX_EN", "PCI_ATOMIC_MODE", "TUNNEL_ECN_COPY_DISABLE",
           "ROCE_ADAPTIVE_ROUTING_EN", "LRO_LOG_TIMEOUT0", "LRO_LOG_TIMEOUT1", "LRO_LOG_TIMEOUT2", "LRO_LOG_TIMEOUT3",
-          "ICM_CACHE_MODE", "TX_SCHEDULER_BURST", "LOG_DCR_HASH_TABLE_SIZE", "MAX_PACKET_LIFETIME", "DCR_LIFO_SIZE",
-          "ROCE_CC_LEGACY_DCQCN"]
+          "ICM_CACHE_MODE", "TX_SCHEDULER_BURST"]
+# The crypto group as the real BlueField-3 listing prints it (mstconfig q, search-index file id 11218919974):
+# ... TX_SCHEDULER_BURST, ZERO_TOUCH_TUNING_ENABLE, LOG_MAX_QUEUE, UPT_EMULATION_ENABLE, AES_XTS_TWEAK_INC_64,
+# CRYPTO_POLICY, RDE_DISABLE, ..., LOG_DCR_HASH_TABLE_SIZE - plain rows (no RO marker).
+_CRYPTO = ["LOG_MAX_QUEUE", "AES_XTS_TWEAK_INC_64", "CRYPTO_POLICY"]
+_PCI_C = ["LOG_DCR_HASH_TABLE_SIZE", "MAX_PACKET_LIFETIME", "DCR_LIFO_SIZE", "ROCE_CC_LEGACY_DCQCN"]
 _PORT_TLVS = [
     ("port", ["ROCE_CC_PRIO_MASK", "ROCE_CC_CNP_MODERATION"]),
     ("port", ["CLAMP_TGT_RATE_AFTER_TIME_INC", "CLAMP_TGT_RATE", "RPG_TIME_RESET", "RPG_BYTE_RESET", "RPG_THRESHOLD",
@@ -59,13 +63,15 @@ _TAIL = ["WOL_MAGIC_EN", "PF_SD_GROUP", "ROCE_CONTROL", "PCI_WR_ORDERING", "MULT
 _BF_INTERNAL_CPU = ["INTERNAL_CPU_MODEL", "INTERNAL_CPU_PAGE_SUPPLIER", "INTERNAL_CPU_ESWITCH_MANAGER",
                     "INTERNAL_CPU_IB_VPORT0", "INTERNAL_CPU_OFFLOAD_ENGINE", "INTERNAL_CPU_RSHIM"]
 
-# Parameters shown only when ADVANCED_PCI_SETTINGS is True in the *current* configuration
-# (the real tool hides the advanced PCI TLVs otherwise).
-ADVANCED = {"MAX_ACC_OUT_READ", "PCIE_CREDIT_TOKEN_TIMEOUT"}
+# Parameters shown only when ADVANCED_PCI_SETTINGS is True in the *current* configuration: the
+# ConnectX-4 Lx and ConnectX-5 listings (mstconfig_e_query_cx4lx_1.txt, search-index file id
+# 34834585618) have ADVANCED_PCI_SETTINGS False(0) and no MAX_ACC_OUT_READ row, but they do print
+# PCIE_CREDIT_TOKEN_TIMEOUT (so it is not hidden).
+ADVANCED = {"MAX_ACC_OUT_READ"}
 
-# Read-only parameters: no public capture shows an 'RO' row, so which TLV a firmware reports as
-# read-only is an assumption here: CRYPTO_POLICY (set in manufacturing; these cards are the
-# "Crypto Disabled" / "No Crypto" SKUs).
+# Read-only parameters (the 'RO' marker of 4.25+): no public capture shows an RO row, and the
+# real listings print CRYPTO_POLICY as a plain row, so no family has read-only parameters.
+# A family may still list some under "read_only" (the tool's RO code paths stay modelled).
 
 # Device defaults, mostly as read off the real -e listings (Default column).
 DEFAULTS = {
@@ -85,16 +91,21 @@ DEFAULTS = {
     "EXP_ROM_UEFI_x86_ENABLE": 1, "EXP_ROM_UEFI_ARM_ENABLE": 1, "EXP_ROM_PXE_ENABLE": 1,
     "SAFE_MODE_THRESHOLD": 10, "SAFE_MODE_ENABLE": 1, "IP_VER": 0,
     "DPA_AUTHENTICATION": 1, "INTERNAL_CPU_MODEL": 1, "LINK_TYPE": 1,
+    "LOG_MAX_QUEUE": 17, "VF_LOG_BAR_SIZE": 0,
 }
 
 # Per-family overrides (ConnectX-7: MEMIC_ATOMIC_ENABLE(2) as in mlxconfig_query_cx7_partial_1.txt).
 FAMILY_DEFAULTS = {
     "ConnectX7": {"MEMIC_ATOMIC": 2},
-    "BlueField3": {"MEMIC_ATOMIC": 2},
+    "BlueField3": {"MEMIC_ATOMIC": 2, "CRYPTO_POLICY": 1},   # UNRESTRICTED(1) on the real B3220 listing
+    # ConnectX-5 MCX555A-ECA_Ax_Bx (search-index file id 34834585618): Next Boot values of an untouched card
+    "ConnectX5": {"VF_LOG_BAR_SIZE": 1, "NUM_VF_MSIX": 19, "LOG_DCR_HASH_TABLE_SIZE": 11, "LOG_TX_PSN_WINDOW": 7,
+                  "LOG_MAX_OUTSTANDING_WQE": 7, "TX_SCHEDULER_FWS_REACTIVITY": 1, "LLDP_NB_RX_MODE": 0,
+                  "LLDP_NB_TX_MODE": 0, "QOS_TRUST_STATE": 1, "PF_NUM_PF_MSIX": 63},
+    "ConnectX8": {"MEMIC_ATOMIC": 2},
 }
 
-
-def _layout(cx7=False, vpi=True, bf=False, dpa=False, module_split=False):
+def _layout(cx7=False, vpi=True, bf=False, dpa=False, module_split=False, crypto=True):
     out = []
     if module_split:
         out.append("MODULE_SPLIT_M0")
@@ -104,14 +115,82 @@ def _layout(cx7=False, vpi=True, bf=False, dpa=False, module_split=False):
     out += _HOST_CHAINING + _FLEX
     if dpa:
         out.append("DPA_AUTHENTICATION")
-    out.append("CRYPTO_POLICY")
     if bf:
         out += _BF_INTERNAL_CPU
     out += _PCI_A
     if vpi:
         out.append(_LINK_TYPE)
-    out += _PCI_B + _PORT_TLVS + _TAIL
+    out += _PCI_B + (_CRYPTO if crypto else []) + _PCI_C + _PORT_TLVS + _TAIL
     return out
+
+
+# ---------------------------------------------------------------- older and newer families (issue 16)
+# Each list is the order of one real listing (sources named per family); names the listing lacks
+# are not shown for that family (a ConnectX-4 Lx has none of the ConnectX-7-only parameters).
+
+# ConnectX-4 Lx: the full mstconfig -e listing mstconfig_e_query_cx4lx_1.txt (Ethernet only, no
+# LINK_TYPE, no HOST_CHAINING / ESWITCH_HAIRPIN / PROG_PARSE_GRAPH / crypto / IP_VER / UEFI ARM ROM).
+_CX4LX = (["MEMIC_BAR_SIZE", "MEMIC_SIZE_LIMIT", "FLEX_PARSER_PROFILE_ENABLE", "FLEX_IPV4_OVER_VXLAN_PORT",
+           "ROCE_NEXT_PROTOCOL", "PF_NUM_OF_VF_VALID", "NON_PREFETCHABLE_PF_BAR", "VF_VPD_ENABLE", "STRICT_VF_MSIX_NUM",
+           "VF_NODNIC_ENABLE", "NUM_PF_MSIX_VALID", "NUM_OF_VFS", "NUM_OF_PF", "SRIOV_EN"]
+          + [n for n in _PCI_B if n not in ("ROCE_ADAPTIVE_ROUTING_EN",)]
+          + ["LOG_DCR_HASH_TABLE_SIZE", "MAX_PACKET_LIFETIME", "DCR_LIFO_SIZE"] + _PORT_TLVS
+          + [n for n in _TAIL if n not in ("IP_VER", "EXP_ROM_UEFI_ARM_ENABLE")])
+
+# ConnectX-4 (VPI): no full public listing; mlxconfig_query_cx4_1.txt shows LINK_TYPE_P1 ETH(2), SRIOV_EN,
+# NUM_OF_VFS only. The ConnectX-4 Lx order with the port's LINK_TYPE before PF_LOG_BAR_SIZE (where the
+# ConnectX-6 layout has it) is [invented].
+_CX4 = list(_CX4LX)
+_CX4.insert(_CX4.index("PF_LOG_BAR_SIZE"), _LINK_TYPE)
+
+# ConnectX-5 (VPI, MFT 4.30.1, FW 16.35.4506): the full mlxconfig q listing of an MCX555A-ECA_Ax_Bx in the
+# public notes "Mellanox" (reStructuredText, search-index file id 34834585618) - order as printed.
+_CX5 = ["MEMIC_BAR_SIZE", "MEMIC_SIZE_LIMIT"] + _HOST_CHAINING + [
+    "FLEX_PARSER_PROFILE_ENABLE", "FLEX_IPV4_OVER_VXLAN_PORT", "ROCE_NEXT_PROTOCOL", "ESWITCH_HAIRPIN_DESCRIPTORS",
+    "ESWITCH_HAIRPIN_TOT_BUFFER_SIZE", "PF_BAR2_SIZE", "PF_NUM_OF_VF_VALID", "NON_PREFETCHABLE_PF_BAR", "VF_VPD_ENABLE",
+    "PF_NUM_PF_MSIX_VALID", "PER_PF_NUM_SF", "STRICT_VF_MSIX_NUM", "VF_NODNIC_ENABLE", "NUM_PF_MSIX_VALID",
+    "NUM_OF_VFS", "NUM_OF_PF", "PF_BAR2_ENABLE", "SRIOV_EN", "PF_LOG_BAR_SIZE", "VF_LOG_BAR_SIZE", "NUM_PF_MSIX",
+    "NUM_VF_MSIX", "INT_LOG_MAX_PAYLOAD_SIZE", "PCIE_CREDIT_TOKEN_TIMEOUT", "MAX_ACC_OUT_READ",
+    "ACCURATE_TX_SCHEDULER", "PARTIAL_RESET_EN", "SW_RECOVERY_ON_ERRORS", "RESET_WITH_HOST_ON_ERRORS",
+    "ADVANCED_POWER_SETTINGS", "CQE_COMPRESSION", "IP_OVER_VXLAN_EN", "MKEY_BY_NAME",
+    "ESWITCH_IPV4_TTL_MODIFY_ENABLE", "PRIO_TAG_REQUIRED_EN", "UCTX_EN", "PCI_ATOMIC_MODE", "TUNNEL_ECN_COPY_DISABLE",
+    "LRO_LOG_TIMEOUT0", "LRO_LOG_TIMEOUT1", "LRO_LOG_TIMEOUT2", "LRO_LOG_TIMEOUT3", "LOG_TX_PSN_WINDOW",
+    "LOG_MAX_OUTSTANDING_WQE", "ROCE_ADAPTIVE_ROUTING_EN", "TUNNEL_IP_PROTO_ENTROPY_DISABLE", "ICM_CACHE_MODE",
+    "TX_SCHEDULER_FWS_REACTIVITY", "TX_SCHEDULER_BURST", "ZERO_TOUCH_TUNING_ENABLE", "LOG_MAX_QUEUE",
+    "LOG_DCR_HASH_TABLE_SIZE", "MAX_PACKET_LIFETIME", "DCR_LIFO_SIZE",
+    ("port", ["LINK_TYPE", "NUM_OF_PLANES", "IB_PROTO_WIDTH_EN_MASK"]),
+] + _PORT_TLVS[:6] + [
+    ("port", ["NUM_OF_VL", "NUM_OF_TC", "NUM_OF_PFC", "VL15_BUFFER_SIZE", "QOS_TRUST_STATE"]),
+    ("port", ["DUP_MAC_ACTION", "MPFS_MC_LOOPBACK_DISABLE", "MPFS_UC_LOOPBACK_DISABLE", "UNKNOWN_UPLINK_MAC_FLOOD",
+              "SRIOV_IB_ROUTING_MODE", "IB_ROUTING_MODE"]),
+    ("port", ["PHY_AUTO_NEG", "PHY_RATE_MASK_OVERRIDE", "PHY_FEC_OVERRIDE"]),
+    "PF_TOTAL_SF", "PF_SD_GROUP", "PF_SF_BAR_SIZE", "PF_NUM_PF_MSIX", "ROCE_CONTROL", "PCI_WR_ORDERING",
+    "MULTI_PORT_VHCA_EN", "PORT_OWNER", "ALLOW_RD_COUNTERS", "RENEG_ON_CHANGE", "TRACER_ENABLE", "IP_VER",
+    "BOOT_UNDI_NETWORK_WAIT", "UEFI_HII_EN", "BOOT_DBG_LOG", "UEFI_LOGS", "BOOT_VLAN", "LEGACY_BOOT_PROTOCOL",
+    "BOOT_INTERRUPT_DIS", "BOOT_LACP_DIS", "BOOT_VLAN_EN", "BOOT_PKEY", "P2P_ORDERING_MODE", "ATS_ENABLED",
+    "DYNAMIC_VF_MSIX_TABLE", "EXP_ROM_UEFI_x86_ENABLE", "EXP_ROM_PXE_ENABLE", "IBM_TUNNELED_ATOMIC_EN",
+    "IBM_AS_NOTIFY_EN", "ADVANCED_PCI_SETTINGS", "SAFE_MODE_THRESHOLD", "SAFE_MODE_ENABLE"]
+
+# ConnectX-6 Lx (Ethernet only): mlxconfig_e_query_cx6lx_partial_1.txt shows the head (MEMIC, HOST_CHAINING,
+# FLEX, ESWITCH_HAIRPIN, PF_BAR2_SIZE); the rest is the ConnectX-6 Dx order without LINK_TYPE [invented tail].
+_CX6LX = ["MEMIC_BAR_SIZE", "MEMIC_SIZE_LIMIT"] + _HOST_CHAINING + _FLEX + ["PF_BAR2_SIZE"] + [
+    n for n in _layout(vpi=False, crypto=True) if n not in _HEAD + _HOST_CHAINING + _FLEX + ["PF_BAR2_SIZE"]]
+
+# BlueField-2: NVIDIA's bf2_facts unit test (mlxconfig q of an MBF2M516A-EEEO_Ax, <=4.21 layout,
+# search-index file id 28986063556) prints INTERNAL_CPU_MODEL right after HOST_CHAINING_*, then FLEX,
+# PF_BAR2_SIZE, NON_PREFETCHABLE_PF_BAR, VF_VPD_ENABLE, PER_PF_NUM_SF and LINK_TYPE_P1/P2 before the SR-IOV
+# block (tests/fixtures/real/mlxconfig_query_bf2_1.txt). Where the other INTERNAL_CPU_* rows go (here: right
+# after LINK_TYPE) and the tail after them (the ConnectX-6 Dx order) are [invented]. Its hidden `_INTERNAL_CPU_MODEL` row is not modelled.
+_BF2 = (["MEMIC_BAR_SIZE", "MEMIC_SIZE_LIMIT"] + _HOST_CHAINING + ["INTERNAL_CPU_MODEL"] + _FLEX
+        + ["PF_BAR2_SIZE", "NON_PREFETCHABLE_PF_BAR", "VF_VPD_ENABLE", "PER_PF_NUM_SF", _LINK_TYPE]
+        + _BF_INTERNAL_CPU[1:] + ["PF_NUM_OF_VF_VALID", "STRICT_VF_MSIX_NUM", "VF_NODNIC_ENABLE", "NUM_PF_MSIX_VALID",
+           "NUM_OF_VFS", "NUM_OF_PF", "SRIOV_EN"] + _PCI_B + _CRYPTO + _PCI_C + _PORT_TLVS + _TAIL)
+
+# ConnectX-8 SuperNIC: no public listing. The ConnectX-7 layout with the port TLV LINK_TYPE,
+# NUM_OF_PLANES, IB_PROTO_WIDTH_EN_MASK as the ConnectX-5 MFT 4.30.1 listing prints it (NUM_OF_PLANES_P1 is
+# what NVIDIA's Spectrum-X configuration sets on device 1023) - the order is [invented].
+_CX8 = [n if n != _LINK_TYPE else ("port", ["LINK_TYPE", "NUM_OF_PLANES", "IB_PROTO_WIDTH_EN_MASK"])
+        for n in _layout(cx7=True, vpi=True, dpa=True, module_split=True)]
 
 
 FAMILIES = {
@@ -119,7 +198,6 @@ FAMILIES = {
         "dev_id": 4129, "pci_id": "1021", "lspci": "MT2910 Family [ConnectX-7]", "rev": 0,
         "ca_type": "MT4129", "fw_major": 28, "image_type": "FS4", "uids": 16,
         "layout": _layout(cx7=True, vpi=True, dpa=True, module_split=True),
-        "read_only": ["CRYPTO_POLICY"],
         "max": {"NUM_OF_VFS": 127}, "pcie": ("32GT/s", 16), "slot_power": "75W",
         "reset_levels": [3, 4], "reset_types": [0, 1],
     },
@@ -127,7 +205,6 @@ FAMILIES = {
         "dev_id": 4125, "pci_id": "101d", "lspci": "MT2892 Family [ConnectX-6 Dx]", "rev": 0,
         "ca_type": "MT4125", "fw_major": 22, "image_type": "FS4", "uids": 8,
         "layout": _layout(cx7=True, vpi=False),
-        "read_only": ["CRYPTO_POLICY"],
         "max": {"NUM_OF_VFS": 127}, "pcie": ("16GT/s", 16), "slot_power": "25W",
         "reset_levels": [3, 4], "reset_types": [0],
     },
@@ -135,7 +212,6 @@ FAMILIES = {
         "dev_id": 4123, "pci_id": "101b", "lspci": "MT28908 Family [ConnectX-6]", "rev": 0,
         "ca_type": "MT4123", "fw_major": 20, "image_type": "FS4", "uids": 8,
         "layout": _layout(vpi=True),
-        "read_only": ["CRYPTO_POLICY"],
         "max": {"NUM_OF_VFS": 127}, "pcie": ("16GT/s", 16), "slot_power": "25W",
         "reset_levels": [3, 4], "reset_types": [0],
     },
@@ -144,7 +220,6 @@ FAMILIES = {
         "lspci": "MT43244 BlueField-3 integrated ConnectX-7 network controller", "rev": 1,
         "ca_type": "MT41692", "fw_major": 32, "image_type": "FS4", "uids": 16,
         "layout": _layout(cx7=True, vpi=True, bf=True, dpa=True, module_split=True),
-        "read_only": ["CRYPTO_POLICY"],
         "max": {"NUM_OF_VFS": 127}, "pcie": ("32GT/s", 16), "slot_power": "75W",
         "reset_levels": [1, 3, 4], "reset_types": [0, 2],
         "extra_functions": [{"func": 2, "class": "DMA controller", "class_id": "0801", "pci_id": "c2d5",
@@ -152,4 +227,71 @@ FAMILIES = {
     },
 }
 
-MST_PREFIX = {4129: "mt4129", 4125: "mt4125", 4123: "mt4123", 41692: "mt41692"}
+
+# Older and newer families (issue 16). PCI ids: the kernel's mlx5_core table (4115 ConnectX-4, 4117
+# ConnectX-4 Lx, 4119 ConnectX-5, 4121 ConnectX-5 Ex, 0x101f ConnectX-6 Lx, 0x1023 ConnectX-8, 0xa2d6
+# BlueField-2). lspci names as the captures print them: mst_status/lspci_vvvvv_vpd_cx4_1.txt ("MT27700
+# Family [ConnectX-4]"), ethtool/XtremeOwnage notes ("MT27710 Family [ConnectX-4 Lx]"), a public
+# lspci -vvvnnxxx gist ("MT27800 Family [ConnectX-5] [15b3:1017]"), mstflint_query_cx6lx_1.txt ("MT2894
+# Family [ConnectX-6 Lx]"), lspci_nn_cx6_bf2_1.txt ("MT42822 BlueField-2 integrated ConnectX-6 Dx network
+# controller", "MT42822 BlueField-2 SoC Management Interface [15b3:c2d3]"), public lspci output of
+# ConnectX-8 C8240 cards ("CX8 Family [ConnectX-8]", search-index file ids 71194711694, 70150449375).
+# Image type FS3 for ConnectX-4/4 Lx/5 (mstflint_burn_cx4_fs3_1.txt, FS3 FSMST burn), FS4 for ConnectX-6 Lx
+# (mstflint_query_cx6lx_1.txt) and BlueField-2; ConnectX-8's FS4 is [invented]. "uids" (GuidsNumber): 4 on
+# the ConnectX-6 Lx capture; 8 for ConnectX-4/5/BlueField-2 and 16 for ConnectX-8 are [invented].
+# PCIe: ConnectX-4/5 PCIe 3.0 x16 (8GT/s; part descriptions "PCIe3.0 x16"), ConnectX-4 Lx 3.0 x8, ConnectX-6 Lx
+# 4.0 x8, BlueField-2 4.0 x16 ("PCIe Gen4 x16"), ConnectX-8 PCIe Gen6 x16 (64GT/s). slot_power of these is
+# [invented]. Reset levels/types: mlxfwreset's level 3 (driver restart and PCI reset) and 4 (warm reboot)
+# for every family, type 0 only; ConnectX-8 as ConnectX-7 [invented].
+FAMILIES.update({
+    "ConnectX4": {
+        "dev_id": 4115, "pci_id": "1013", "lspci": "MT27700 Family [ConnectX-4]", "rev": 0,
+        "ca_type": "MT4115", "fw_major": 12, "image_type": "FS3", "uids": 8,
+        "layout": _CX4,
+        "max": {"NUM_OF_VFS": 127}, "pcie": ("8GT/s", 16), "slot_power": "25W",
+        "reset_levels": [3, 4], "reset_types": [0],
+    },
+    "ConnectX4LX": {
+        "dev_id": 4117, "pci_id": "1015", "lspci": "MT27710 Family [ConnectX-4 Lx]", "rev": 0,
+        "ca_type": "MT4117", "fw_major": 14, "image_type": "FS3", "uids": 8,
+        "layout": _CX4LX,
+        "max": {"NUM_OF_VFS": 127}, "pcie": ("8GT/s", 8), "slot_power": "25W",
+        "reset_levels": [3, 4], "reset_types": [0],
+    },
+    "ConnectX5": {
+        "dev_id": 4119, "pci_id": "1017", "lspci": "MT27800 Family [ConnectX-5]", "rev": 0,
+        "ca_type": "MT4119", "fw_major": 16, "image_type": "FS3", "uids": 8,
+        "layout": _CX5,
+        "max": {"NUM_OF_VFS": 127}, "pcie": ("8GT/s", 16), "slot_power": "25W",
+        "reset_levels": [3, 4], "reset_types": [0],
+    },
+    "ConnectX6LX": {
+        "dev_id": 4127, "pci_id": "101f", "lspci": "MT2894 Family [ConnectX-6 Lx]", "rev": 0,
+        "ca_type": "MT4127", "fw_major": 26, "image_type": "FS4", "uids": 4,
+        "layout": _CX6LX,
+        "max": {"NUM_OF_VFS": 127}, "pcie": ("16GT/s", 8), "slot_power": "25W",
+        "reset_levels": [3, 4], "reset_types": [0],
+    },
+    "BlueField2": {
+        "dev_id": 41686, "pci_id": "a2d6",
+        "lspci": "MT42822 BlueField-2 integrated ConnectX-6 Dx network controller", "rev": 1,
+        "ca_type": "MT41686", "fw_major": 24, "image_type": "FS4", "uids": 8,
+        "layout": _BF2,
+        "max": {"NUM_OF_VFS": 127}, "pcie": ("16GT/s", 16), "slot_power": "75W",
+        "reset_levels": [3, 4], "reset_types": [0],
+        "extra_functions": [{"func": 2, "class": "DMA controller", "class_id": "0801", "pci_id": "c2d3",
+                             "lspci": "MT42822 BlueField-2 SoC Management Interface"}],
+    },
+    "ConnectX8": {
+        "dev_id": 4131, "pci_id": "1023", "lspci": "CX8 Family [ConnectX-8]", "rev": 0,
+        "ca_type": "MT4131", "fw_major": 40, "image_type": "FS4", "uids": 16,
+        "layout": _CX8,
+        "max": {"NUM_OF_VFS": 127}, "pcie": ("64GT/s", 16), "slot_power": "75W",
+        "reset_levels": [3, 4], "reset_types": [0, 1],
+    },
+})
+
+# mst device node names: FORMAT_FACTS.md ("mst status"); mt4131 for ConnectX-8 as public scripts and
+# `mst status -v` notes name it ("ConnectX8(rev:0) /dev/mst/mt4131_pciconf0", search-index file id 66696310365).
+MST_PREFIX = {4129: "mt4129", 4125: "mt4125", 4123: "mt4123", 41692: "mt41692", 4115: "mt4115", 4117: "mt4117",
+              4119: "mt4119", 4121: "mt4121", 4127: "mt4127", 41686: "mt41686", 4131: "mt4131"}

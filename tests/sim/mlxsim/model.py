@@ -27,7 +27,12 @@ from . import families, paramdb
 OUIS = {"ConnectX7": ["a088c2", "9c63c0", "e09d73", "5c2573", "946dae"],
         "ConnectX6DX": ["e8ebd3", "08c0eb", "0c42a1", "b8599f"],
         "ConnectX6": ["b8cef6", "043f72", "1070fd"],
-        "BlueField3": ["a088c2", "c470bd", "58a2e1"]}
+        "BlueField3": ["a088c2", "c470bd", "58a2e1"],
+        # issue 16: the OUIs of the captures (ec0d9a: CX5 capture, e8ebd3: CX6 Lx capture, 043f72: BF2
+        # capture), the rest NVIDIA/Mellanox OUIs picked for variety [invented pairing]
+        "ConnectX4": ["7cfe90", "248a07"], "ConnectX4LX": ["248a07", "98039b"],
+        "ConnectX5": ["ec0d9a", "98039b", "b8599f"], "ConnectX6LX": ["e8ebd3", "0c42a1"],
+        "BlueField2": ["043f72", "0c42a1"], "ConnectX8": ["a088c2", "c470bd", "e09d73"]}
 
 
 def _h(*parts):
@@ -254,7 +259,9 @@ def visible(card, func_idx, base):
 
 
 def read_only(card, base):
-    return base in families.FAMILIES[card["family"]].get("read_only", [])
+    """No family has read-only parameters (no real listing shows an RO row); a card of the state may
+    still name some ("read_only": [...]) to exercise the tool's read-only paths."""
+    return base in card.get("read_only", families.FAMILIES[card["family"]].get("read_only", []))
 
 
 def link_layer(card, port_idx):

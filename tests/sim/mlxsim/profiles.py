@@ -117,9 +117,133 @@ BF3_B3220 = {
 }
 
 
+# ---------------------------------------------------------------- older and newer families (issue 16)
+# Sources: the captures in tests/fixtures/real (named per card) and public pages (search-index file ids).
+# Descriptions whose wording no source gives are completed in NVIDIA's naming pattern and marked.
+
+# ConnectX-5 EN MCX515A-CCAT: part number/name MCX515A-CCA_Ax_Bx, PSID MT_0000000011, FW 16.28.2006 with
+# PXE 3.6.0102 / UEFI 14.21.0017 - mlxfwmanager_query_and_mlxconfig_e_query_cx5_1.txt (whose description is
+# elided after "100GbE single-port": the rest "QSFP28; PCIe3.0 x16; tall bracket; ROHS R6" is [invented]).
+# Old ROMs print no cpu= in flint's Rom Info [modelled: no capture shows a ConnectX-5 flint query].
+CX5_EN = {
+    "family": "ConnectX5",
+    "part_number": "MCX515A-CCAT",
+    "name": "MCX515A-CCA_Ax_Bx",
+    "description": "ConnectX-5 EN network interface card; 100GbE single-port QSFP28; PCIe3.0 x16; tall bracket; "
+                   "ROHS R6",
+    "product_name": "ConnectX-5 EN network interface card, 100GbE single-port QSFP28, PCIe3.0 x16, tall bracket, "
+                    "ROHS R6",
+    "psid": "MT_0000000011",
+    "v0": "PCIeGen3 x16",
+    "ec": "B2",
+    "fw": "16.28.2006", "fw_date": "15.9.2020",
+    "roms": [["PXE", "3.6.0102", ""], ["UEFI", "14.21.0017", ""]],
+    "security": "N/A",
+    "rate": 100, "ports": 1,
+    "defaults": {"LINK_TYPE": 2},
+}
+
+# ConnectX-4 Lx EN MCX4121A-ACAT: PSID MT_2420110034 and FW 14.32.1900 - ethtool_i_cx4_cx4lx_1.txt and
+# mstflint_burn_psid_mismatch_cx4lx_1.txt (the NVIDIA image of the card's retail PSID). Description,
+# ROM versions and release date [invented].
+CX4LX = {
+    "family": "ConnectX4LX",
+    "part_number": "MCX4121A-ACAT",
+    "name": "MCX4121A-ACA_Ax",
+    "description": "ConnectX-4 Lx EN network interface card; 25GbE dual-port SFP28; PCIe3.0 x8; ROHS R6",
+    "product_name": "ConnectX-4 Lx EN network interface card, 25GbE dual-port SFP28, PCIe3.0 x8, ROHS R6",
+    "psid": "MT_2420110034",
+    "v0": "PCIeGen3 x8",
+    "ec": "A1",
+    "fw": "14.32.1900", "fw_date": "2.11.2021",
+    "roms": [["PXE", "3.6.0502", ""], ["UEFI", "14.25.0017", ""]],
+    "security": "N/A",
+    "rate": 25, "ports": 2,
+}
+
+# ConnectX-4 EN MCX416A-CCAT (dual-port QSFP28 100GbE): VPD product name "CX416A - ConnectX-4 QSFP28", EC AG,
+# V0 PCIeGen3 x16, LnkCap 8GT/s x16 - lspci_vvvvv_vpd_cx4_1.txt; FW 12.28.2006 and PSID MT_2150110033 -
+# ethtool_i_cx4_cx4lx_1.txt; FS3 burn of 12.28.x - mstflint_burn_cx4_fs3_1.txt. Description wording, ROMs [invented].
+CX4_EN = {
+    "family": "ConnectX4",
+    "part_number": "MCX416A-CCAT",
+    "name": "MCX416A-CCA_Ax",
+    "description": "ConnectX-4 EN network interface card; 100GbE dual-port QSFP28; PCIe3.0 x16; ROHS R6",
+    "product_name": "CX416A - ConnectX-4 QSFP28",
+    "psid": "MT_2150110033",
+    "v0": "PCIeGen3 x16",
+    "ec": "AG",
+    "fw": "12.28.2006", "fw_date": "15.9.2020",
+    "roms": [["PXE", "3.6.0102", ""], ["UEFI", "14.21.0017", ""]],
+    "security": "N/A",
+    "rate": 100, "ports": 2,
+    "defaults": {"LINK_TYPE": 2},
+}
+
+# ConnectX-6 Lx MCX631102AS-ADAT: name, description, PSID MT_0000000575, FW 26.33.1048 with PXE 3.6.0502 / UEFI
+# 14.26.0017 - mlxup_query_cx6lx_1.txt; release date 29.4.2022 and flint's "type=UEFI version=14.26.17
+# cpu=AMD64,AARCH64" - mstflint_query_cx6lx_1.txt.
+CX6LX = {
+    "family": "ConnectX6LX",
+    "part_number": "MCX631102AS-ADAT",
+    "name": "MCX631102AS-ADA_Ax",
+    "description": "ConnectX-6 Lx EN adapter card; 25GbE; Dual-port SFP28; PCIe 4.0 x8; Secure Boot; No Crypto;",
+    "product_name": "ConnectX-6 Lx EN adapter card, 25GbE, Dual-port SFP28, PCIe 4.0 x8, Secure Boot, No Crypto",
+    "psid": "MT_0000000575",
+    "v0": "PCIeGen4 x8",
+    "ec": "A8",
+    "fw": "26.33.1048", "fw_date": "29.4.2022",
+    "roms": [["UEFI", "14.26.17", "AMD64,AARCH64"], ["PXE", "3.6.502", "AMD64"]],
+    "rate": 25, "ports": 2,
+}
+
+# BlueField-2 MBF2M516A-EEEOT: name MBF2M516A-EEEO_Ax, description, PSID MT_0000000559, FW 24.29.2008, PXE
+# 3.6.0205 / UEFI 14.22.0019 - mlxfwmanager_query_bf2_1.txt; VPD (product name, EC A4, V0 PCIeGen4 x16,
+# MODL BF2M516A) - lspci_vv_vpd_bf2_1.txt; LINK_TYPE ETH(2) on both ports - NVIDIA's bf2_facts mlxconfig sample.
+# Release date and the ROMs' cpu field [invented]; the synthetic 'UEFI Virtio x' row is not modelled.
+BF2 = {
+    "family": "BlueField2",
+    "part_number": "MBF2M516A-EEEOT",
+    "name": "MBF2M516A-EEEO_Ax",
+    "description": "BlueField-2 E-Series SmartNIC 100GbE/EDR VPI Dual-Port QSFP56; PCIe Gen4 x16; Crypto Enabled; "
+                   "16GB on-board DDR; 1GbE OOB management; FHHL",
+    "product_name": "BlueField-2 DPU 100GbE/EDR/HDR100 VPI Dual-Port QSFP56, Crypto Enabled, 16GB on-board DDR, "
+                    "1GbE OOB management, Tall Bracket",
+    "psid": "MT_0000000559",
+    "v0": "PCIeGen4 x16",
+    "ec": "A4",
+    "modl": "BF2M516A",
+    "fw": "24.29.2008", "fw_date": "21.12.2020",
+    "roms": [["PXE", "3.6.0205", "AMD64"], ["UEFI", "14.22.0019", "AMD64,AARCH64"]],
+    "rate": 100, "ports": 2,
+    "defaults": {"LINK_TYPE": 2},
+}
+
+# ConnectX-8 C8240 SuperNIC 900-9X81Q-00CN-ST0: PSID MT_0000001222, FW 40.48.1000, two Ethernet functions
+# "CX8 Family [ConnectX-8]", 400 Gb/s links - a public GitHub issue (search-index file id 71194711694).
+# Name, description, VPD, ROMs, release date [invented]; no public capture of its flint/mlxconfig output.
+CX8_C8240 = {
+    "family": "ConnectX8",
+    "part_number": "900-9X81Q-00CN-ST0",
+    "name": "900-9X81Q-00CN-S_Ax",
+    "description": "NVIDIA ConnectX-8 C8240 HHHL SuperNIC; 400GbE (default mode) / NDR IB; Dual-port QSFP112; "
+                   "PCIe 6.0 x16; Crypto Disabled; Secure Boot Enabled",
+    "product_name": "NVIDIA ConnectX-8 C8240 HHHL SuperNIC, 400GbE (default mode) / NDR IB, Dual-port QSFP112, "
+                    "PCIe 6.0 x16, Crypto Disabled, Secure Boot Enabled",
+    "psid": "MT_0000001222",
+    "v0": "PCIeGen6 x16",
+    "ec": "A3",
+    "modl": "C8240",
+    "fw": "40.48.1000", "fw_date": "14.1.2026",
+    "roms": [["UEFI", "14.41.14", "AMD64,AARCH64"], ["PXE", "3.8.100", "AMD64"]],
+    "rate": 400, "ports": 2,
+    "defaults": {"LINK_TYPE": 2},
+}
+
+
 # The modelled cards, in the order a snapshot's card is matched against them (mlxsim init --snapshot, snapshot.py):
 # by part number, else by PSID, else the first of its device type (family).
-MODELS = (CX7_NEAT, CX7_HEAT_DUAL, CX6DX, CX6_HDR, BF3_B3220)
+MODELS = (CX7_NEAT, CX7_HEAT_DUAL, CX6DX, CX6_HDR, BF3_B3220, CX5_EN, CX4LX, CX4_EN, CX6LX, BF2, CX8_C8240)
 
 
 def _card(base, cid, pcis, numa, rdma, slot=None, **extra):
@@ -192,6 +316,42 @@ def _dgx_h100_noreset():
     return cards
 
 
+def _refresh_cx5_storage():
+    """A refreshed GPU server: 4 ConnectX-7 compute NICs (IB) in place of the old ones, the ConnectX-5 storage
+    cards and the ConnectX-4 Lx management card it kept. Buses, slots and NUMA nodes [invented]."""
+    cards = []
+    compute = [("18", 0, 0), ("40", 0, 2), ("9a", 1, 5), ("c0", 1, 6)]
+    for i, (bus, numa, mlx) in enumerate(compute):
+        cards.append(_card(CX7_NEAT, "cx7-compute%d" % i, ["0000:%s:00.0" % bus], numa, ["mlx5_%d" % mlx],
+                           slot=str(i + 1)))
+    cards.append(_card(CX5_EN, "cx5-storage0", ["0000:29:00.0"], 0, ["mlx5_1"], slot="5"))
+    cards.append(_card(CX5_EN, "cx5-storage1", ["0000:aa:00.0"], 1, ["mlx5_7"], slot="6"))
+    cards.append(_card(CX4LX, "cx4lx-mgmt", ["0000:03:00.0", "0000:03:00.1"], 0, ["mlx5_3", "mlx5_4"], slot="7"))
+    cards.sort(key=lambda c: c["functions"][0]["pci"])
+    return cards
+
+
+def _legacy_eth():
+    """An older Ethernet host: ConnectX-4 100GbE, ConnectX-6 Lx 25GbE and a BlueField-2 in NIC mode.
+    Buses and slots [invented]."""
+    return [
+        _card(CX4_EN, "cx4-0", ["0000:06:00.0", "0000:06:00.1"], 0, ["mlx5_0", "mlx5_1"], slot="1"),
+        _card(CX6LX, "cx6lx-0", ["0000:41:00.0", "0000:41:00.1"], 0, ["mlx5_2", "mlx5_3"], slot="2"),
+        _card(BF2, "bf2-0", ["0000:e2:00.0", "0000:e2:00.1"], 1, ["mlx5_4", "mlx5_5"], slot="7"),
+    ]
+
+
+def _spectrum_x_cx8():
+    """A Spectrum-X server: 4 ConnectX-8 C8240 SuperNICs (Ethernet, two functions each) and a BlueField-3
+    B3220 for the north-south network. Buses, slots and NUMA nodes [invented]."""
+    cards = []
+    for i, (bus, numa) in enumerate([("18", 0), ("40", 0), ("9a", 1), ("c0", 1)]):
+        cards.append(_card(CX8_C8240, "cx8-%d" % i, ["0000:%s:00.0" % bus, "0000:%s:00.1" % bus], numa,
+                           ["mlx5_%d" % (2 * i), "mlx5_%d" % (2 * i + 1)], slot=str(i + 1)))
+    cards.append(_card(BF3_B3220, "bf3-0", ["0000:ca:00.0", "0000:ca:00.1"], 1, ["mlx5_8", "mlx5_9"], slot="6"))
+    return cards
+
+
 PROFILES = {
     "dgx-h100": (_dgx_h100, "DGX H100: 8x ConnectX-7 MCX75310AAS-NEAT (IB) + 2x dual-port MCX755106AS-HEAT"),
     "dgx-h100-eth": (_dgx_h100_eth, "dgx-h100 with the 8 compute NICs in Ethernet mode (RoCE fabric)"),
@@ -200,6 +360,12 @@ PROFILES = {
                                     "+ 1x dual-port MCX755106AS-HEAT"),
     "cx6dx-roce": (_cx6dx_roce, "2x ConnectX-6 Dx MCX623106AN-CDAT dual-port 100GbE (RoCE)"),
     "mixed": (_mixed, "ConnectX-6 MCX653105A-HDAT + ConnectX-7 MCX75310AAS-NEAT + BlueField-3 B3220"),
+    "refresh-cx5-storage": (_refresh_cx5_storage, "refreshed GPU server: 4x ConnectX-7 MCX75310AAS-NEAT (IB) + 2x "
+                                                  "ConnectX-5 MCX515A-CCAT storage + ConnectX-4 Lx MCX4121A-ACAT"),
+    "legacy-eth": (_legacy_eth, "ConnectX-4 MCX416A-CCAT + ConnectX-6 Lx MCX631102AS-ADAT + BlueField-2 "
+                                "MBF2M516A-EEEOT (Ethernet)"),
+    "spectrum-x-cx8": (_spectrum_x_cx8, "Spectrum-X server: 4x ConnectX-8 C8240 900-9X81Q-00CN-ST0 (Ethernet) + "
+                                        "BlueField-3 B3220"),
 }
 
 

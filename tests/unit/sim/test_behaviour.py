@@ -109,8 +109,7 @@ def test_value_errors(sim):
              ("NUM_OF_VFS=abc", "-E- Cannot parse the value"),
              ("CNP_802P_PRIO_P1=8", "-E- The value 8 is not valid,  as its size is 3 bits"),
              ("FOO=1", "-E- Unknown Parameter: FOO"),
-             ("INTERNAL_CPU_MODEL=1", "-E- The Device doesn't support INTERNAL_CPU_MODEL parameter"),
-             ("CRYPTO_POLICY=1", "-E- The Device doesn't support CRYPTO_POLICY parameter")]
+             ("INTERNAL_CPU_MODEL=1", "-E- The Device doesn't support INTERNAL_CPU_MODEL parameter")]
     for arg, msg in cases:
         p = sim.run("mlxconfig", "-d", "17:00.0", "-y", "set", arg)
         assert p.returncode == 3, arg
@@ -128,8 +127,22 @@ def test_value_errors(sim):
     # newer texts
     p = sim.run("mlxconfig", "-d", "17:00.0", "q", "FOO_P1", env={"MLXSIM_MFT_VERSION": "4.34.0"})
     assert p.stdout.endswith("-E- Failed to find Param / TLV with name 'FOO_P1' port 1 module -1\n")
+    # CRYPTO_POLICY is a plain parameter (as the real listings print it); a card the state marks read-only
+    sim.out("mlxconfig", "-d", "17:00.0", "-y", "set", "CRYPTO_POLICY=1")
+    _mark_read_only(sim, "17:00.0", "CRYPTO_POLICY")
+    p = sim.run("mlxconfig", "-d", "17:00.0", "-y", "set", "CRYPTO_POLICY=1")
+    assert p.stdout.endswith("-E- The Device doesn't support CRYPTO_POLICY parameter\n")
     p = sim.run("mlxconfig", "-d", "17:00.0", "-y", "set", "CRYPTO_POLICY=1", env={"MLXSIM_MFT_VERSION": "4.36.0"})
     assert p.stdout.endswith("-E- Operation is not supported (Read only TLV: nv_crypto_conf)\n")
+
+
+def _mark_read_only(sim, pci, name):
+    data = sim.state_data()
+    for card in data["cards"]:
+        if any(f["pci"].endswith(pci) for f in card["functions"]):
+            card["read_only"] = [name]
+    with open(sim.state, "w") as fh:
+        json.dump(data, fh)
 
 
 def test_parse_errors_and_option_order(sim):
@@ -199,7 +212,7 @@ def test_json_output(sim):
     assert tlv["NUM_OF_VFS"] == {"current_value": 0, "default_value": 0, "modified": True, "next_value": 4,
                                  "read_only": False}
     assert tlv["LINK_TYPE_P2"]["next_value"] == "ETH(2)"
-    assert tlv["CRYPTO_POLICY"]["read_only"] is True
+    assert tlv["CRYPTO_POLICY"]["read_only"] is False           # a plain parameter, as the real listings show it
     keys = [k.strip().split('"')[1] for k in text.split("\n") if k.strip().startswith('"')]
     assert keys[:5] == ["Device #1", "description", "device", "device_type", "name"]   # sorted keys
     p = sim.run("mlxconfig", "-d", "29:00.0", "-j", f, "set", "NUM_OF_VFS=1")

@@ -91,7 +91,8 @@ def _fmt_rom(roms):
     lines = []
     for r in roms:
         rtype, ver, cpu = (list(r) + ["", "", ""])[:3]
-        lines.append("type=%s version=%s cpu=%s" % (rtype, ver, cpu))
+        # an old ROM (FlexBoot 3.6.0xxx / UEFI 14.2x.00xx of the FS3 cards) carries no cpu field
+        lines.append("type=%s version=%s" % (rtype, ver) + (" cpu=%s" % cpu if cpu else ""))
     return lines
 
 

@@ -172,9 +172,17 @@ class Dev:
         self.needs_update = False
 
 
+# Ethernet-only silicon (ConnectX-4 Lx, ConnectX-6 Lx) prints only the Base MAC; a ConnectX-5 EN card prints
+# both (mlxfwmanager_query_and_mlxconfig_e_query_cx5_1.txt); BlueField-2 in Ethernet mode only the MAC
+# (mlxfwmanager_query_bf2_1.txt). ConnectX-8 as ConnectX-7 [invented].
+ETH_ONLY = ("ConnectX4LX", "ConnectX6LX")
+
+
 def _port_types(card):
     lls = [model.link_layer(card, p) for p in range(model.num_ports(card))]
-    if card["family"] in ("ConnectX7", "BlueField3", "BlueField2") and all(x == "Ethernet" for x in lls):
+    if card["family"] in ETH_ONLY:
+        return "ETH"
+    if card["family"] in ("ConnectX7", "BlueField3", "BlueField2", "ConnectX8") and all(x == "Ethernet" for x in lls):
         return "ETH"
     return "NONE"
 

@@ -36,6 +36,41 @@ def _mlxconfig_query_cx7(text):
     assert dev["applied"] is None and dev["errors"] == []
 
 
+@check("mlxconfig_query_cx5_1.txt")
+def _mlxconfig_query_cx5(text):
+    dev = only(parse("mlxconfig", text))  # MFT 4.30.1 layout, trailing spaces stripped by the author
+    assert dev["device_type"] == "ConnectX5" and dev["name"] == "MCX555A-ECA_Ax_Bx"
+    assert dev["device"] == "/dev/mst/mt4119_pciconf0"
+    assert len(dev["params"]) == 143
+    assert dev["params"]["LINK_TYPE_P1"] == {"next": "IB(1)"}
+    assert dev["params"]["NUM_OF_PLANES_P1"] == {"next": "0"}
+    assert dev["params"]["LOG_MAX_QUEUE"] == {"next": "17"}
+    assert dev["params"]["PCIE_CREDIT_TOKEN_TIMEOUT"] == {"next": "0"}
+    assert dev["params"]["PCI_ATOMIC_MODE"] == {"next": "PCI_ATOMIC_DISABLED_EXT_ATOMIC_ENABLED(0)"}
+    assert "MAX_ACC_OUT_READ" not in dev["params"]
+    assert dev["errors"] == []
+
+
+@check("mlxconfig_query_bf2_1.txt")
+def _mlxconfig_query_bf2(text):
+    dev = only(parse("mlxconfig", text))  # <=4.21 layout; a hidden _INTERNAL_CPU_MODEL row one column off
+    assert dev["device_type"] == "BlueField2" and dev["name"] == "MBF2M516A-EEEO_Ax"
+    assert dev["params"]["INTERNAL_CPU_MODEL"] == {"next": "EMBEDDED_CPU(1)"}
+    assert dev["params"]["_INTERNAL_CPU_MODEL"] == {"next": "SEPARATED_HOST(0)"}
+    assert dev["params"]["LINK_TYPE_P1"] == dev["params"]["LINK_TYPE_P2"] == {"next": "ETH(2)"}
+    assert len(dev["params"]) == 20 and dev["errors"] == []
+
+
+@check("mstconfig_query_bf3_excerpt_1.txt")
+def _mstconfig_query_bf3_excerpt(text):
+    dev = only(parse("mlxconfig", text))  # mstflint 4.25 layout, trailing spaces kept
+    assert dev["device_type"] == "BlueField3" and dev["device"] == "0002:01:00.0"
+    assert dev["params"]["CRYPTO_POLICY"] == {"next": "UNRESTRICTED(1)"}  # a plain row, no RO marker
+    assert dev["params"]["AES_XTS_TWEAK_INC_64"] == {"next": "False(0)"}
+    assert dev["params"]["ICM_CACHE_MODE"] == {"next": "DEVICE_DEFAULT(0)"}
+    assert len(dev["params"]) == 18 and dev["errors"] == []
+
+
 @check("mlxconfig_query_cx7_partial_1.txt")
 def _mlxconfig_query_cx7_partial(text):
     dev = only(parse("mlxconfig", text))

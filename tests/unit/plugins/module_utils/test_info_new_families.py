@@ -1,0 +1,28 @@
+"""mlx_info's collection core on the simulator's profiles with the older and newer families (issue 16):
+every card is found, typed and read (firmware, PSID, part number, MAC, NV configuration) without errors."""
+import pytest
+
+from ansible_collections.gpufabric.mlnx.plugins.module_utils import _info as info
+from ansible_collections.gpufabric.mlnx.plugins.module_utils._runner import Runner
+
+TYPES = {"refresh-cx5-storage": {"ConnectX7": 4, "ConnectX5": 2, "ConnectX4LX": 1},     # cards per type
+         "legacy-eth": {"ConnectX4": 1, "ConnectX6LX": 1, "BlueField2": 1},
+         "spectrum-x-cx8": {"ConnectX8": 4, "BlueField3": 1}}
+
+
+@pytest.mark.parametrize("profile", sorted(TYPES))
+def test_gather_reads_every_new_family(sim_host, profile):
+    host = sim_host(profile, init_args=("--mst-started",))
+    result = info.gather(Runner("auto", timeout=120), nv_config=True)
+    assert result["summary"]["device_types"] == TYPES[profile]
+    by_card = {c["functions"][0]["pci"][:-2]: c for c in host.cards()}
+    for dev in result["devices"]:
+        assert dev["errors"] == [], (dev["address"], dev["errors"])
+        card = by_card[dev["card"]]
+        assert dev["device_type"] == card["family"]
+        assert dev["psid"] == card["psid"] and dev["fw_version"] == card["fw"]["burned"]
+        assert dev["part_number"] == card["part_number"]
+        assert dev["base_mac"] == card["base_mac"]
+        assert dev["nv_config"]
+        if card["family"] in ("ConnectX4LX", "ConnectX6LX"):
+            assert not any(k.startswith("LINK_TYPE") for k in dev["nv_config"])

@@ -1,0 +1,214 @@
+"""The older and newer families (issue 16: ConnectX-4, ConnectX-4 Lx, ConnectX-5, ConnectX-6 Lx, BlueField-2,
+ConnectX-8) against the real captures of the same family and tool layout: headers, columns, widths, trailing
+spaces, parameter order, plain (non-RO) rows, exit codes."""
+import re
+
+import pytest
+
+from sim_helpers import real
+
+
+def rows(lines):
+    """[(name, line)] of the table rows (skips headers, template and elision lines)."""
+    out = []
+    for line in lines:
+        if not line.startswith((" ", "*")) or "%" in line or not line.strip() or line.strip() == "...":
+            continue
+        parts = line.split()
+        name = parts[1] if parts[0] == "*" else parts[0]
+        if re.match(r"^_?[A-Z][A-Z0-9_]+(\[\d+\])?$", name):
+            out.append((name, line))
+    return out
+
+
+def in_order(sub, full):
+    it = iter(full)
+    return all(x in it for x in sub)
+
+
+def test_cx4lx_full_listing_order_and_bytes_4_26(sim):
+    """mstconfig -e q of a ConnectX-4 Lx (4.26-4.30 layout): every parameter of the real listing, in its
+    order, and nothing else; rows with the same values are byte-identical (trailing spaces included)."""
+    sim.init("refresh-cx5-storage")
+    out = sim.out("mstconfig", "-d", "03:00.0", "-e", "q", env={"MLXSIM_MSTFLINT_VERSION": "4.26.0"}).split("\n")
+    cap = real("mstconfig_e_query_cx4lx_1.txt")
+    ours, theirs = rows(out), rows(cap)
+    # NUM_OF_VFS and SRIOV_EN are the Go template's %d/%s rows (skipped by rows()); they sit where ours are
+    assert [n for n, _ in ours if n not in ("NUM_OF_VFS", "SRIOV_EN")] == [n for n, _ in theirs]
+    names = [n for n, _ in ours]
+    assert names[names.index("NUM_OF_PF") - 1] == "NUM_OF_VFS" and names[names.index("NUM_OF_PF") + 1] == "SRIOV_EN"
+    ours = [(n, line) for n, line in ours if n not in ("NUM_OF_VFS", "SRIOV_EN")]
+    same = [(a, b) for (_, a), (_, b) in zip(ours, theirs) if a.split() == b.split()]
+    assert len(same) >= 100
+    for mine, real_line in same:
+        assert mine == real_line
+    for line in ("Device type:        ConnectX4LX         ",
+                 "Configurations:                                     Default              Current              Next Boot"):
+        assert line in cap and line in out
+    assert not any("RO " in ln[:4] for ln in out)
+
+
+def test_cx5_listing_order_and_rows_mft_4_30_1(sim):
+    """mlxconfig q of a ConnectX-5 with MFT 4.30.1 (the 4.31 layout) - order as the real MCX555A listing."""
+    sim.init("refresh-cx5-storage")
+    sim.run("mst", "start", check_rc=0)
+    out = sim.out("mlxconfig", "-d", "/dev/mst/mt4119_pciconf0", "q").split("\n")
+    cap = real("mlxconfig_query_cx5_1.txt")
+    assert [n for n, _ in rows(out)] == [n for n, _ in rows(cap)]
+    theirs = dict(rows(cap))
+    same = [(line, theirs[n]) for n, line in rows(out) if line.split() == theirs[n].split()]
+    assert len(same) >= 120
+    for mine, real_line in same:
+        assert mine.rstrip() == real_line                     # the capture's trailing spaces are stripped
+    assert "Configurations:                                          Next Boot" in out and cap[8] in out
+    assert "Device type:        ConnectX5           " in out
+    assert "        PCIE_CREDIT_TOKEN_TIMEOUT                   0                   " in out
+    assert not any("MAX_ACC_OUT_READ" in ln for ln in out)   # ADVANCED_PCI_SETTINGS False(0), as the capture
+    # MAX_ACC_OUT_READ is refused while hidden; PCIE_CREDIT_TOKEN_TIMEOUT is not
+    sim.out("mlxconfig", "-d", "29:00.0", "q", "PCIE_CREDIT_TOKEN_TIMEOUT")
+    p = sim.run("mlxconfig", "-d", "29:00.0", "q", "MAX_ACC_OUT_READ")
+    assert p.returncode == 3 and p.stdout.endswith("-E- The Device doesn't support MAX_ACC_OUT_READ parameter\n")
+
+
+def test_cx5_partial_e_listing_4_22(sim):
+    sim.init("refresh-cx5-storage")
+    out = sim.out("mlxconfig", "-d", "29:00.0", "-e", "q", env={"MLXSIM_MFT_VERSION": "4.22.0"}).split("\n")
+    theirs = dict(rows(real("mlxconfig_e_query_cx5_partial_1.txt")))
+    ours = dict(rows(out))
+    same = [(ours[n], line) for n, line in theirs.items() if n in ours and ours[n].split() == line.split()]
+    assert len(same) >= 6
+    for mine, real_line in same:
+        assert mine.rstrip() == real_line.rstrip()
+    # DEVICE_DEFAULT(0) is 17 chars: the columns collapse to one space, as in the capture
+    assert ours["PHY_FEC_OVERRIDE_P1"].rstrip() == theirs["PHY_FEC_OVERRIDE_P1"]
+
+
+def test_cx6lx_partial_e_listing_4_21(sim):
+    sim.init("legacy-eth")
+    out = sim.out("mstconfig", "-d", "41:00.0", "-e", "q").split("\n")      # mstflint 4.21 (bookworm)
+    cap = real("mlxconfig_e_query_cx6lx_partial_1.txt")
+    assert cap[0] in out                                                    # header, byte for byte
+    theirs = rows(cap)
+    ours = rows(out)
+    n = len(theirs) - 1                                                     # the last capture row is cut
+    assert [x for x, _ in ours[:n]] == [x for x, _ in theirs[:n]]
+    for (_, mine), (_, real_line) in zip(ours[:n], theirs[:n]):
+        assert mine == real_line
+    assert not any("LINK_TYPE" in ln for ln in out)                         # Ethernet-only silicon
+
+
+def test_bf2_old_mft_order(sim):
+    """<=4.21 BlueField-2: INTERNAL_CPU_MODEL right after HOST_CHAINING_*, LINK_TYPE_P1/P2 before the SR-IOV
+    block; the hidden _INTERNAL_CPU_MODEL row of the capture is not modelled."""
+    sim.init("legacy-eth")
+    sim.run("mst", "start", check_rc=0)
+    out = sim.out("mlxconfig", "-d", "/dev/mst/mt41686_pciconf0", "q", env={"MLXSIM_MFT_VERSION": "4.20.0"})
+    out = out.split("\n")
+    cap = real("mlxconfig_query_bf2_1.txt")
+    want = [n for n, _ in rows(cap) if not n.startswith("_")]
+    assert [n for n, _ in rows(out)][:len(want)] == want
+    theirs = dict(rows(cap))
+    for n, line in rows(out)[:len(want)]:
+        assert line.rstrip() == theirs[n]
+    for label in ("Device type:", "Name:", "Description:", "Device:", "Configurations:"):
+        assert [ln.rstrip() for ln in out if ln.startswith(label)] == [ln for ln in cap if ln.startswith(label)]
+    names = [n for n, _ in rows(out)]
+    assert names.index("NUM_OF_VFS") > names.index("LINK_TYPE_P2")
+
+
+def test_crypto_policy_plain_row_4_25(sim):
+    """BlueField-3 with mstflint 4.25: the crypto group as the real listing prints it - plain rows, no RO."""
+    sim.init("mixed")
+    out = sim.out("mstconfig", "-d", "ca:00.0", "q", env={"MLXSIM_MSTFLINT_VERSION": "4.25.0"}).split("\n")
+    cap = real("mstconfig_query_bf3_excerpt_1.txt")
+    assert cap[7] in out                                                    # "Configurations: ... Next Boot"
+    for name in ("CRYPTO_POLICY", "AES_XTS_TWEAK_INC_64", "LOG_MAX_QUEUE", "TX_SCHEDULER_BURST"):
+        real_line = [ln for ln in cap if ln.split()[:1] == [name]][0]
+        assert real_line in out, name
+    names = [n for n, _ in rows(out)]
+    common = [n for n, _ in rows(cap) if n in names and not n.startswith("LINK_TYPE")]
+    assert in_order(common, names)
+    assert not any(ln.startswith(" RO") for ln in out)
+    assert "The 'RO' shows parameters which are for read only and cannot be changed" not in "\n".join(out)
+
+
+def test_mst_status_new_families(sim):
+    sim.init("legacy-eth")
+    sim.run("mst", "start", check_rc=0)
+    out = sim.out("mst", "status").split("\n")
+    for cap, node in (("mst_status_cx4_1.txt", "/dev/mst/mt4115_pciconf0"),
+                      ("mst_status_cx6lx_1.txt", "/dev/mst/mt4127_pciconf0")):
+        line = [ln for ln in real(cap) if ln.startswith(node)][0]
+        assert line in out
+    cap = real("mst_status_v_bf2_1.txt")
+    out = sim.out("mst", "status", "-v").split("\n")
+    real_row = [ln for ln in cap if ln.startswith("BlueField2(rev:1)") and "pciconf0.1" in ln][0]
+    mine = [ln for ln in out if ln.startswith("BlueField2(rev:1)") and "pciconf0.1" in ln][0]
+    assert [m.start() for m in re.finditer(r"\S+", mine)] == [m.start() for m in re.finditer(r"\S+", real_row)]
+    assert mine.split()[:3] == real_row.split()[:3]                         # e2:00.1 as in the capture
+
+
+def test_flint_query_new_families(sim):
+    sim.init("legacy-eth")
+    cap = real("mstflint_query_cx6lx_1.txt")
+    out = sim.out("mstflint", "-d", "41:00.0", "q").split("\n")
+    q = cap[cap.index("# mstflint -d 0002:01:00.0 q") + 1:]
+    q = [ln for ln in q if ln]
+    mine = [ln for ln in out if ln]
+    assert [ln[:23] for ln in mine] == [ln[:23] for ln in q]               # same labels, same order
+    same = {ln for ln in q if not ln.startswith(("Base GUID:", "Base MAC:"))}
+    assert same <= set(mine)                                                # FW, date, ROMs, PSID, secure-fw
+    assert [m.start() for m in re.finditer(r"\S+", [x for x in mine if x.startswith("Base MAC:")][0])] == \
+        [m.start() for m in re.finditer(r"\S+", [x for x in q if x.startswith("Base MAC:")][0])]
+    fs3 = sim.out("mstflint", "-d", "06:00.0", "q").split("\n")
+    assert "Image type:            FS3" in fs3 and "Security Attributes:   N/A" in fs3
+    assert "Rom Info:              type=PXE version=3.6.0102" in fs3          # an old ROM: no cpu field
+    cx8 = sim.init("spectrum-x-cx8")
+    out = sim.out("flint", "-d", "18:00.0", "q")
+    assert "FW Version:            40.48.1000" in out and "PSID:                  MT_0000001222" in out
+
+
+def test_fwmanager_new_families(sim):
+    sim.init("legacy-eth")
+    sim.run("mst", "start", check_rc=0)
+    out = sim.out("mlxfwmanager", "--query").split("\n\n")
+    cap = "\n".join(real("mlxfwmanager_query_bf2_1.txt"))
+    bf2 = [b for b in out if "BlueField2" in b][0]
+    for line in ("  Device Type:      BlueField2", "  Part Number:      MBF2M516A-EEEO_Ax", "  PSID:             MT_0000000559",
+                 "  PCI Device Name:  /dev/mst/mt41686_pciconf0"):
+        assert line in cap and line in bf2
+    assert "Base MAC:" in bf2 and "Base GUID:" not in bf2                  # as the capture
+    cx6lx = [b for b in out if "ConnectX6LX" in b][0]
+    assert "Base MAC:" in cx6lx and "Base GUID:" not in cx6lx              # Ethernet-only silicon
+    sim.init("refresh-cx5-storage")
+    out = sim.out("mlxfwmanager", "--query")
+    cap5 = real("mlxfwmanager_query_and_mlxconfig_e_query_cx5_1.txt")
+    cx5 = [b for b in out.split("Device #") if "ConnectX5" in b][0]
+    for line in ("  Device Type:      ConnectX5", "  Part Number:      MCX515A-CCA_Ax_Bx", "  PSID:             MT_0000000011"):
+        assert line in cap5 and line in cx5
+    assert "  Base GUID:" in cx5 and "  Base MAC:" in cx5                  # the EN card prints both
+
+
+@pytest.mark.parametrize("profile", ["refresh-cx5-storage", "legacy-eth", "spectrum-x-cx8"])
+def test_every_tool_runs_on_the_new_profiles(sim, profile):
+    sim.init(profile)
+    sim.run("mst", "start", check_rc=0)
+    mst = sim.out("mst", "status", "-v")
+    devices = re.findall(r"(/dev/mst/mt\d+_pciconf\d+(?:\.\d)?)", mst)
+    assert devices
+    for dev in devices:
+        sim.out("flint", "-d", dev, "q")
+        sim.out("mlxconfig", "-d", dev, "q")
+        sim.out("mlxconfig", "-d", dev, "-e", "q")
+        assert "Reset-levels:" in sim.out("mlxfwreset", "-d", dev, "q")
+    sim.out("mlxfwmanager", "--query")
+    lspci = sim.out("lspci")
+    names = {"refresh-cx5-storage": ["MT27800 Family [ConnectX-5]", "MT27710 Family [ConnectX-4 Lx]",
+                                     "MT2910 Family [ConnectX-7]"],
+             "legacy-eth": ["MT27700 Family [ConnectX-4]", "MT2894 Family [ConnectX-6 Lx]",
+                            "MT42822 BlueField-2 integrated ConnectX-6 Dx network controller (rev 01)",
+                            "MT42822 BlueField-2 SoC Management Interface"],
+             "spectrum-x-cx8": ["CX8 Family [ConnectX-8]"]}[profile]
+    for name in names:
+        assert name in lspci
+    sim.out("ibstat")
