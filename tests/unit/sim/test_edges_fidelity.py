@@ -61,6 +61,7 @@ def test_mlxfwreset_query_bf3_matches_real(sim):
 def test_mlxfwreset_query_sync_rows_per_family(sim):
     import importlib
     fwreset = importlib.import_module("mlxsim.tools.fwreset")
+    families = importlib.import_module("mlxsim.families")
     sim.init("mixed")
     rows = {}
     for pci in ("17:00.0", "65:00.0", "ca:00.0"):          # ConnectX6, ConnectX7, BlueField3
@@ -73,13 +74,11 @@ def test_mlxfwreset_query_sync_rows_per_family(sim):
     assert rows["ConnectX7"] == ["0: %-62s-%-14s(default)" % ("Tool is the owner", "Supported"),
                                  "1: %-62s-%-14s" % ("Driver is the owner", "Supported")]
     assert rows["BlueField3"][1].endswith("-Supported     (default)")
-    # every family named in the table has levels, types and both sync flags; an unknown one gets the fallback
-    for fam, entry in fwreset.FAMILY_RESET.items():
-        assert set(entry) == {"levels", "types", "sync"} and len(entry["sync"]) == 2, fam
-    assert {"ConnectX4", "ConnectX4LX", "ConnectX5", "ConnectX6LX", "BlueField2", "ConnectX8"} <= set(
-        fwreset.FAMILY_RESET)
-    assert fwreset.family_reset({"family": "ConnectX9"}) is fwreset.FALLBACK
-    # a family without levels/types in its state takes the table's
+    # every family of the simulator has both sync flags; an unknown one gets the fallback
+    assert set(fwreset.FAMILY_SYNC) == set(families.FAMILIES)
+    assert all(len(flags) == 2 for flags in fwreset.FAMILY_SYNC.values())
+    assert fwreset.family_sync({"family": "ConnectX9"}) is fwreset.FALLBACK_SYNC
+    # a card without levels/types in its state takes its family's (families.py)
     _set_card(sim, "17:00.0", family="ConnectX4LX", reset_levels=[], reset_types=[])
     out = sim.out("mstfwreset", "-d", "17:00.0", "q").split("\n")
     assert "3: %-62s-%-14s(default)" % ("Driver restart and PCI reset", "Supported") in out

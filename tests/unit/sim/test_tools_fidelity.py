@@ -270,7 +270,7 @@ def test_lspci_vv_vpd_and_link(sim):
     assert [ln.split(":")[0] for ln in vpd] == [ln.split(":")[0] for ln in real_vpd]
     assert "\t\t\t[PN] Part number: 900-9D3B6-00CV-AA0       \n" in out  # BlueField padding (25)
     assert "\t\tLnkCap:\tPort #0, Speed 32GT/s, Width x16, ASPM not supported\n" in out
-    assert "\t\tLnkSta:\tSpeed 32GT/s, Width x16\n" in out  # Debian 12's pciutils 3.9
+    assert "\t\tLnkSta:\tSpeed 32GT/s (ok), Width x16 (ok)\n" in out  # pciutils 3.7
     assert "\tNUMA node: 1\n" in out and "\tPhysical Slot: 6\n" in out
     assert out.rstrip("\n").endswith("\tKernel driver in use: mlx5_core\n\tKernel modules: mlx5_core")
 

@@ -5,9 +5,9 @@ and the real capture fixtures/real/mlxfwreset_reset_cx7_1.txt. A reset activates
 (both functions): next-boot NV config -> current, burned FW -> running. Level 4 (warm reboot)
 power cycles the whole simulated host.
 
-Per family (FAMILY_RESET, keyed by the family name as `mst status -v` prints it, FALLBACK for a family not
-listed): the Reset-sync rows, and the levels / types a card gets when its state does not name them (the state's
-`reset_levels` / `reset_types`, from families.py, a profile or a snapshot, win). Reset-sync rows follow
+Per family (FAMILY_SYNC, keyed by the family name as `mst status -v` prints it, FALLBACK_SYNC for a family not
+listed): the Reset-sync rows; the levels / types are the card's state's (`reset_levels` / `reset_types`, from a
+profile or a snapshot), else its family's in families.py. Reset-sync rows follow
 mstflint's reset_sync_query_text (facts, no code copied): row 0 "Tool is the owner" is `Supported` and the
 default when the tool may own the sync, else `Not supported` with a LOWER-case s; row 1 "Driver is the owner" is
 `Supported` or `Not supported`, and the default when the tool may not own it. BlueField-3's rows are the real
@@ -18,7 +18,7 @@ marked in the table.
 import argparse
 import sys
 
-from .. import faults, model, sysfs, versions
+from .. import families, faults, model, sysfs, versions
 from .. import state as st
 from ..common import out, outln, read_answer
 
@@ -37,34 +37,38 @@ TYPES = [
 ]
 
 
-# family -> levels / types a card of it supports, and the Reset-sync rows: (tool may own the sync, driver may own it)
-FAMILY_RESET = {
-    "ConnectX4": {"levels": [3, 4], "types": [0], "sync": (True, False)},          # [invented]: pre-sync FW
-    "ConnectX4LX": {"levels": [3, 4], "types": [0], "sync": (True, False)},        # [invented]
-    "ConnectX5": {"levels": [3, 4], "types": [0], "sync": (True, True)},           # [invented]
-    "ConnectX6": {"levels": [3, 4], "types": [0], "sync": (True, True)},           # sync: [invented]
-    "ConnectX6DX": {"levels": [3, 4], "types": [0], "sync": (True, True)},         # sync: [invented]
-    "ConnectX6LX": {"levels": [3, 4], "types": [0], "sync": (True, True)},         # [invented]
-    "ConnectX7": {"levels": [3, 4], "types": [0, 1], "sync": (True, True)},        # levels: mlxfwreset_reset_cx7_1
-    "ConnectX8": {"levels": [3, 4], "types": [0, 1], "sync": (True, True)},        # [invented]
-    "BlueField2": {"levels": [3, 4], "types": [0, 2], "sync": (False, True)},      # sync: DOCA docs; rest [invented]
-    "BlueField3": {"levels": [1, 3, 4], "types": [0, 2], "sync": (False, True)},   # sync: mlxfwreset_query_bf3_1
+# family -> the Reset-sync rows: (the tool may own the sync, the driver may own it). The levels and types a card
+# supports are families.py's (or the profile's / snapshot's, in the card's state).
+FAMILY_SYNC = {
+    "ConnectX4": (True, False),     # [invented]: pre-sync firmware
+    "ConnectX4LX": (True, False),   # [invented]
+    "ConnectX5": (True, True),      # [invented]
+    "ConnectX6": (True, True),      # [invented]
+    "ConnectX6DX": (True, True),    # [invented]
+    "ConnectX6LX": (True, True),    # [invented]
+    "ConnectX7": (True, True),      # [invented]
+    "ConnectX8": (True, True),      # [invented]
+    "BlueField2": (False, True),    # DOCA docs, BlueField reset procedures
+    "BlueField3": (False, True),    # mlxfwreset_query_bf3_1.txt
 }
-FALLBACK = {"levels": [3, 4], "types": [0], "sync": (True, True)}
+FALLBACK_SYNC = (True, True)
 
 
-def family_reset(card):
-    return FAMILY_RESET.get(card.get("family"), FALLBACK)
+def family_sync(card):
+    return FAMILY_SYNC.get(card.get("family"), FALLBACK_SYNC)
+
+
+def _family(card):
+    return families.FAMILIES.get(card.get("family"), {})
 
 
 def card_types(card):
-    types = card.get("reset_types")
-    return list(types) if types else list(family_reset(card)["types"])
+    return list(card.get("reset_types") or _family(card).get("reset_types") or [0])
 
 
 def supported_levels(state, card):
     if not card.get("reset_levels"):
-        card = dict(card, reset_levels=family_reset(card)["levels"])
+        card = dict(card, reset_levels=_family(card).get("reset_levels") or [3, 4])
     return faults.reset_levels(state, card)
 
 
@@ -127,7 +131,7 @@ def query_text(card, state, v):
                                                           "(default)" if t == dtype else ""))
     out_lines.append("")
     out_lines.append("Reset-sync (relevant only for reset-level 3):")
-    tool_owner, driver_owner = family_reset(card)["sync"]
+    tool_owner, driver_owner = family_sync(card)
     out_lines.append("{0}: {1:<62}-{2:<14}{3}".format(0, "Tool is the owner", _status_word(tool_owner, True),
                                                       "(default)" if tool_owner else ""))
     out_lines.append("{0}: {1:<62}-{2:<14}{3}".format(1, "Driver is the owner", _status_word(driver_owner, True),

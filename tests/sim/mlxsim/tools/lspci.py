@@ -105,9 +105,10 @@ def _nv_cur(card, fidx, key):
 # lspci prints the same lines with -vv and -vvv (and -vvvvv) for an endpoint: pciutils' ls-caps.c/ls-ecaps.c only
 # look at ``verbose > 2`` for bridges and root complex event collectors. What differs is the pciutils release:
 # 3.8.0 changed SlotPowerLimit from ``%.3fW`` to ``%gW`` (25.000W -> 25W), LnkSta's ``(ok)`` to nothing, and added
-# ``10BitTagReq`` to DevCtl2/IOVCap/IOVCtl and ``Compliance Preset/De-emphasis`` to LnkCtl2. RHEL 9 ships 3.7.0,
-# Debian 12 3.9.0: the simulated host's release follows its distribution (platform ``bootloader``: bls = RHEL,
-# grub = Debian) unless the platform names one (``pciutils``).
+# ``10BitTagReq`` to DevCtl2/IOVCap/IOVCtl and ``Compliance Preset/De-emphasis`` to LnkCtl2. Ubuntu 22.04 (DGX OS
+# 6) and RHEL 9 ship 3.7.0, Debian 12 3.9.0: the simulated lspci is 3.7.0, the release GPU servers run (and the
+# form of the slot power limit, ``25.000W``, that issue 16 names), unless the platform names one (``pciutils``:
+# "3.9.0" for the Debian form).
 #
 # Per family, the lines that differ between the real captures (tests/fixtures/real):
 #   cx4 - lspci_vvvvv_vpd_cx4_1.txt (ConnectX-4 MCX416A-CCAT, PCIe Gen3)
@@ -206,7 +207,7 @@ def host_lspci(state):
 def pciutils_new(state):
     """True when the simulated host's pciutils is 3.8 or later (see above)."""
     plat = state.get("platform") or {}
-    ver = plat.get("pciutils") or ("3.7.0" if plat.get("bootloader") == "bls" else "3.9.0")
+    ver = plat.get("pciutils") or "3.7.0"
     return tuple(int(x) for x in ver.split(".")[:2]) >= (3, 8)
 
 
