@@ -5,6 +5,7 @@ read with the collection's own parsers (mlx_parse perftest / nccl_tests), which 
 and its layout is compared with those captures line by line where the real tool prints the same thing.
 """
 import json
+import re
 import socket
 import subprocess
 import time
@@ -267,3 +268,28 @@ def test_nccl_rank_that_never_joins(pair):
                                                  "OMPI_COMM_WORLD_RANK": "0", "MLXSIM_NCCL_TIMEOUT": "1"})
     assert p.returncode == 1
     assert "Test NCCL failure" in p.stdout and parse_nccl_tests(p.stdout)["errors"]
+
+
+def test_server_side_layout_matches_the_real_capture(pair):
+    """ib_write_bw_server_roce_cuda_1.txt: the server's banner and its block of settings as the real server prints
+    them (the capture's run asked for rdma_cm and CUDA, which the simulator does not model: those lines are not
+    compared)."""
+    a, b = pair
+    _cli, (rc, sout, _serr) = run_pair(a, b, "ib_write_bw", "-d", "mlx5_0", "-x", "3", "-q", "4", "-F", "-D", "2",
+                                       "--report_gbits", env={"MLXSIM_TIME_SCALE": "0.01"})
+    assert rc == 0
+    ours = sout.split("\n")
+    capture = real("ib_write_bw_server_roce_cuda_1.txt")
+    for line in (" WARNING: BW peak won't be measured in this run.", "************************************",
+                 "* Waiting for client to connect... *", "-" * 87, "                    RDMA_Write BW Test",
+                 " Connection type : RC\t\tUsing SRQ      : OFF", " PCIe relax order: ON\t\tLock-free      : OFF",
+                 " ibv_wr* API     : ON\t\tUsing DDP      : OFF", " Link type       : Ethernet",
+                 " GID index       : 3", " Max inline data : 0[B]"):
+        assert line in capture and line in ours, line
+    # the box of three lines, then the settings between two rules, in the capture's order
+    box = ours.index("* Waiting for client to connect... *")
+    assert ours[box - 1] == ours[box + 1] == "*" * 36
+    labels = list(dict.fromkeys(ln.split(":")[0].strip() for ln in capture if re.match(r"^ [A-Z][\w*. -]+:", ln)))
+    mine = list(dict.fromkeys(ln.split(":")[0].strip() for ln in ours if re.match(r"^ [A-Z][\w*. -]+:", ln)))
+    common = [x for x in mine if x in labels]
+    assert len(common) >= 8 and common == [x for x in labels if x in mine]      # the same labels, the same order
