@@ -30,6 +30,10 @@ TYPES = {
     "no_boot": "the host does not come back after its next power cycle: `mlxsim boot-id` fails and the fleet "
                "twin's connection finds it unreachable (a DOWN marker beside the state) until the fault is cleared, "
                "which powers it on [invented]",
+    "mst_modules_missing": "the MST kernel modules are not built for the running kernel (MFT installed without its "
+                           "kmp/dkms package): `mst start` prints modprobe's FATAL lines and `- Failure: 1` per module "
+                           "and exits 1 [exit code invented]; the devices stay unreachable (as "
+                           "fixtures/real/mst_start_fail_1.txt)",
     "set_ignored": "param=NAME (or every parameter): mlxconfig/mstconfig set prints Done!, exits 0 and "
                    "keeps the next-boot value (firmware that ignores the TLV)",
 }

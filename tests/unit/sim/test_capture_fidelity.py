@@ -230,3 +230,19 @@ def test_lspci_vv_vpd_of_a_bluefield2_as_the_facts_module_capture(sim):
     # the capture's fields in its order (this firmware adds [VU], the serial, as lspci_vvv_bf2_2.txt shows)
     assert [f for f in fields if f in vpd(cap)] == [f for f in vpd(cap) if f.startswith("[")]
     assert vpd(out)[1] == vpd(cap)[1] == "Product Name" and vpd(out)[-1] == vpd(cap)[-1] == "End"
+
+
+def test_mst_start_without_its_kernel_modules_as_the_capture(sim):
+    """mst_start_fail_1.txt: MFT installed without the kernel modules of the running kernel (fault
+    mst_modules_missing): every modprobe fails, the devices are not created."""
+    cap = real("mst_start_fail_1.txt")
+    cap = cap[cap.index("Starting MST (Mellanox Software Tools) driver set"):]
+    sim.init("dgx-h100", "node01", "--bootloader", "bls")
+    sim.out("mlxsim", "fault", "add", "mst_modules_missing")
+    run = sim.run("mst", "start")
+    kernel = sim.state_data()["platform"]["kernel"]
+    assert run.returncode == 1
+    ours = run.stdout.split("\n")
+    assert ours == [ln.replace("5.14.0-427.13.1.el9_4.aarch64", kernel) for ln in cap]
+    assert sim.out("mst", "status").split("\n")[2] == "    MST PCI module is not loaded"
+    assert sim.run("mlxconfig", "-d", "/dev/mst/mt4129_pciconf0", "q").returncode != 0

@@ -11,8 +11,6 @@ SIM_TESTS = REPO / "tests" / "unit" / "sim"
 NOT_COMPARED = {
     "ethtool_mlx5_cx4_1.txt": "`ethtool IFACE` (link settings and modes) is not simulated; the simulator answers "
                               "`ethtool -i` and `-S` of its netdevs (test_edges_fidelity.py)",
-    "mst_start_fail_1.txt": "`mst start` without the MST kernel modules built for the running kernel (a fault the "
-                            "simulator does not have)",
     "mlxup_list_and_download_1.txt": "`mlxup -l` / downloads need NVIDIA's server: the simulator refuses the online "
                                      "options (rc 24, test_edges_fidelity.py)",
     "mlxup_online_cx6lx_1.txt": "`mlxup --online` needs NVIDIA's server: refused by the simulator (rc 24)",

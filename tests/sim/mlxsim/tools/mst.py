@@ -6,7 +6,7 @@ lines, "-v" table with a blank line after every row, ".1" suffix for the second 
 the modules block, then `    -E- Unknown argument "--v"` and no devices (fixtures/real/
 mst_status_unknown_arg_cx5_1.txt); its exit code is not public: 1 here [invented].
 """
-from .. import families, model, versions
+from .. import faults, families, model, versions
 from .. import state as st
 from ..common import out, outln
 
@@ -65,8 +65,30 @@ def status(host, verbose, unknown=None):
     return 0
 
 
+def _start_without_modules(kernel):
+    """``mst start`` when modprobe finds no mst_pci / mst_pciconf for the running kernel (the real capture
+    mst_start_fail_1.txt: modprobe's message runs on from the step's words, then ``- Failure: 1``)."""
+    where = "/lib/modules/%s" % kernel
+    outln("Starting MST (Mellanox Software Tools) driver set")
+    outln("Loading MST PCI modulemodprobe: FATAL: Module mst_pci not found in directory %s" % where)
+    outln(" - Failure: 1")
+    outln("Loading MST PCI configuration modulemodprobe: FATAL: Module mst_pciconf not found in directory %s" % where)
+    outln(" - Failure: 1")
+    outln("Create devices")
+    outln()
+    outln("mst_pci driver not found")
+    outln('-W- Missing "lsusb" command, skipping MTUSB devices detection')
+    outln("Unloading MST PCI module (unused)modprobe: FATAL: Module mst_pci not found.")
+    outln(" - Failure: 1")
+    outln("Unloading MST PCI configuration module (unused)modprobe: FATAL: Module mst_pciconf not found.")
+    outln(" - Failure: 1")
+    return 1
+
+
 def start():
     s = st.load()
+    if faults.find(s, "mst_modules_missing"):
+        return _start_without_modules((s.get("platform") or {}).get("kernel") or "unknown")
     outln("Starting MST (Mellanox Software Tools) driver set")
     if s.get("mst_started"):
         outln("Loading MST PCI module - Success")
