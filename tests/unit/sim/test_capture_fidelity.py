@@ -246,3 +246,20 @@ def test_mst_start_without_its_kernel_modules_as_the_capture(sim):
     assert ours == [ln.replace("5.14.0-427.13.1.el9_4.aarch64", kernel) for ln in cap]
     assert sim.out("mst", "status").split("\n")[2] == "    MST PCI module is not loaded"
     assert sim.run("mlxconfig", "-d", "/dev/mst/mt4129_pciconf0", "q").returncode != 0
+
+
+# ---------------------------------------------------------------------------- ethtool
+
+
+def test_ethtool_settings_of_a_connectx4_as_the_capture(sim):
+    """ethtool_mlx5_cx4_1.txt: `ethtool IF` of a ConnectX-4 100GbE port - the same lines, tabs and all."""
+    cap = real("ethtool_mlx5_cx4_1.txt")
+    cap = cap[cap.index("Settings for enp1s0np0:"):]
+    sim.init("legacy-eth")
+    netdev = [ln.split("==> ")[1].split()[0] for ln in sim.out("ibdev2netdev", "-v").split("\n")
+              if "(MT4115 - " in ln][0]                                     # the ConnectX-4's first port
+    ours = sim.out("ethtool", netdev).split("\n")
+    assert ours == [ln.replace("enp1s0np0", netdev) for ln in cap]
+    sim.out("mlxsim", "fault", "add", "link_down")
+    down = sim.out("ethtool", netdev)
+    assert "\tSpeed: Unknown!\n" in down and "\tLink detected: no\n" in down

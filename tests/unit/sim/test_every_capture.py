@@ -9,8 +9,6 @@ SIM_TESTS = REPO / "tests" / "unit" / "sim"
 
 # capture -> why no test runs its command on the simulator (each is a gap to close, not a choice)
 NOT_COMPARED = {
-    "ethtool_mlx5_cx4_1.txt": "`ethtool IFACE` (link settings and modes) is not simulated; the simulator answers "
-                              "`ethtool -i` and `-S` of its netdevs (test_edges_fidelity.py)",
     "mlxup_list_and_download_1.txt": "`mlxup -l` / downloads need NVIDIA's server: the simulator refuses the online "
                                      "options (rc 24, test_edges_fidelity.py)",
     "mlxup_online_cx6lx_1.txt": "`mlxup --online` needs NVIDIA's server: refused by the simulator (rc 24)",

@@ -1,8 +1,8 @@
 """ethtool: ``ethtool -S IF`` of a simulated mlx5 netdev prints its counters (the subset the validation gate reads,
 named as the mlx5 driver names them: Documentation/networking/device_drivers/ethernet/mellanox/mlx5/counters.rst);
-``ethtool -i IF`` prints the driver information in the layout of fixtures/real/ethtool_i_*.txt; every other use runs
-the machine's real ethtool (the lab image has Debian's), so ``ethtool -i``, ``ethtool IF``
-and interfaces that are not the simulator's behave as they really do.
+``ethtool -i IF`` prints the driver information in the layout of fixtures/real/ethtool_i_*.txt; ``ethtool IF`` of an
+Ethernet port its link settings (below); every other use runs the machine's real ethtool (the lab image has
+Debian's), so interfaces that are not the simulator's behave as they really do.
 
 Counters move with what the host does: ``link_down_events_phy`` by 2 for every perftest or nccl-tests run over a
 card with the ``link_flap`` fault, ``rx_symbol_err_phy`` / ``rx_corrected_bits_phy`` for every run over a card
@@ -69,12 +69,54 @@ def drvinfo(state, card, fidx):
     return "\n".join(lines) + "\n"
 
 
+# ``ethtool IF``: the link modes of an mlx5 Ethernet port up to its rate. The 100G list and the layout are the real
+# ConnectX-4 capture's (fixtures/real/ethtool_mlx5_cx4_1.txt, Backplane port type, an in-box driver); the 200G and
+# 400G modes are the kernel's link mode names for those speeds **[invented for the simulated cards: no capture]**.
+MODES_100G = ("1000baseKX/Full", "10000baseKR/Full", "40000baseKR4/Full", "40000baseCR4/Full", "40000baseSR4/Full",
+              "40000baseLR4/Full", "56000baseKR4/Full", "25000baseCR/Full", "25000baseKR/Full", "25000baseSR/Full",
+              "50000baseCR2/Full", "50000baseKR2/Full", "100000baseKR4/Full", "100000baseSR4/Full",
+              "100000baseCR4/Full", "100000baseLR4_ER4/Full")
+MODES_200G = ("200000baseKR4/Full", "200000baseSR4/Full", "200000baseLR4_ER4_FR4/Full", "200000baseDR4/Full",
+              "200000baseCR4/Full")
+MODES_400G = ("400000baseKR8/Full", "400000baseSR8/Full", "400000baseLR8_ER8_FR8/Full", "400000baseDR8/Full",
+              "400000baseCR8/Full")
+
+
+def link_modes(rate):
+    return MODES_100G + (MODES_200G if rate >= 200 else ()) + (MODES_400G if rate >= 400 else ())
+
+
+def settings(state, card, fidx, netdev):
+    """``ethtool IF`` of an Ethernet port, in the capture's layout (tab, the mode list's continuation lines)."""
+    from .. import faults
+    pidx = min(card["functions"][fidx].get("port", 1), model.num_ports(card)) - 1
+    rate = int(card["ports"][pidx].get("rate") or 100)
+    up = faults.link_up(state, card)
+    modes = link_modes(rate)
+    lines = ["Settings for %s:" % netdev, "\tSupported ports: [ Backplane ]"]
+
+    def listed(title, values):
+        lines.append("\t%-24s%s" % (title, values[0]))
+        lines.extend("\t%-24s%s" % ("", value) for value in values[1:])
+    listed("Supported link modes:", modes)
+    lines += ["\tSupported pause frame use: Symmetric", "\tSupports auto-negotiation: Yes",
+              "\tSupported FEC modes: None\t RS\t BASER"]
+    listed("Advertised link modes:", modes)
+    lines += ["\tAdvertised pause frame use: Symmetric", "\tAdvertised auto-negotiation: Yes",
+              "\tAdvertised FEC modes: RS",
+              "\tSpeed: %s" % ("%dMb/s" % (rate * 1000) if up else "Unknown!"),
+              "\tDuplex: %s" % ("Full" if up else "Unknown! (255)"),
+              "\tAuto-negotiation: on", "\tPort: %s" % ("Direct Attach Copper" if up else "Other"), "\tPHYAD: 0",
+              "\tTransceiver: internal", "\tLink detected: %s" % ("yes" if up else "no")]
+    return "\n".join(lines) + "\n"
+
+
 def _real(args):
     me = os.path.realpath(sys.argv[0])
     for path in REAL:
         if os.path.exists(path) and os.path.realpath(path) != me:
             os.execv(path, [path] + list(args))
-    sys.stderr.write("ethtool: the real ethtool is not installed (the simulator answers only -i and -S of its netdevs)\n")
+    sys.stderr.write("ethtool: the real ethtool is not installed (the simulator answers only IF, -i and -S of its netdevs)\n")
     return 127
 
 
@@ -95,5 +137,13 @@ def run(tool, args):
                 outln("NIC statistics:")
                 for name in COUNTERS:
                     outln("     %s: %d" % (name, int(values.get(name, 0))))
+                return 0
+    if len(args) == 1 and not args[0].startswith("-") and st.exists():
+        state = st.load()
+        host = model.Host(state)
+        for card, fidx in host.functions():
+            pidx = min(card["functions"][fidx].get("port", 1), model.num_ports(card)) - 1
+            if model.netdev(card, fidx) == args[0] and model.link_layer(card, pidx) == "Ethernet":
+                sys.stdout.write(settings(state, card, fidx, args[0]))
                 return 0
     return _real(args)
