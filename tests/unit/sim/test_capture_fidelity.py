@@ -263,3 +263,17 @@ def test_ethtool_settings_of_a_connectx4_as_the_capture(sim):
     sim.out("mlxsim", "fault", "add", "link_down")
     down = sim.out("ethtool", netdev)
     assert "\tSpeed: Unknown!\n" in down and "\tLink detected: no\n" in down
+
+
+# ---------------------------------------------------------------------------- mlxup
+
+
+def test_mlxup_list_content_as_the_capture(sim):
+    """mlxup_list_and_download_1.txt: `mlxup -l | grep MT_0000000834` - the row of the ConnectX-7 image the bundle
+    carries (the download in the rest of the capture needs NVIDIA's server: refused, test_edges_fidelity.py)."""
+    cap = real("mlxup_list_and_download_1.txt")
+    want = cap[cap.index("sh-5.2$ mlxup -l | grep MT_0000000834") + 1]
+    sim.init("dgx-h100")
+    assert [ln for ln in sim.out("mlxup", "-l").split("\n") if "MT_0000000834" in ln] == [want]
+    rows = [ln for ln in sim.out("mlxup", "--list-content").split("\n") if ln]
+    assert all(row[45:48] == "FW " and row[26:29] == "MT_" for row in rows) and len(rows) >= 10

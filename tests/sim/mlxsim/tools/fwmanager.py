@@ -7,7 +7,7 @@ behaviour (facts, no code copied). Devices are burnt one after another like the 
 mlxup is the same tool with its firmware inside: without -i/-D it compares against (and with -u burns) the images
 it carries, one per family at the version of MLXUP_BUNDLE (the FW versions of the real mlxup 4.30 release-notes
 list, fixtures/real/mlxup_online_cx6lx_1.txt; an image for the card's own PSID, not an OEM one; ROM versions only
-where a real capture shows them [the rest invented]). `--help` prints the real help (mlxup_help_1.txt). `--online`
+where a real capture shows them [the rest invented]). `--help` prints the real help (mlxup_help_1.txt); `-l` lists the images it carries (mlxup_list()). `--online`
 and the download options need NVIDIA's server: refused with `-E- ... no network in the simulator` and exit code 24
 (the tool's "online connection error" code; the message is invented).
 """
@@ -40,6 +40,23 @@ def mlxup_help():
     """The real `mlxup --help` (fixtures/real/mlxup_help_1.txt) as far as the simulator keeps it."""
     with open(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "data", "mlxup_help.txt")) as fh:
         return fh.read()
+
+
+def mlxup_list():
+    """`mlxup -l`: a row per image the bundle carries - every card model the simulator knows whose family the bundle
+    has, at the bundle's version - in the columns of fixtures/real/mlxup_list_and_download_1.txt (name 26, PSID 19,
+    `FW <version>` 29, the ROMs or `--` 15, the description cut at 110 characters and `...`). The real listing's
+    header is not in the capture (a grep): none is printed **[invented]**."""
+    from .. import profiles
+    rows = []
+    for card in profiles.MODELS:
+        entry = MLXUP_BUNDLE.get(card["family"])
+        if entry is None:
+            continue
+        roms = " ".join("%s %s" % kv for kv in sorted(entry[1].items())) or "--"
+        desc = card["description"] if len(card["description"]) <= 110 else card["description"][:110] + "..."
+        rows.append("%-26s%-19s%-29s%-15s%s" % (card["name"], card["psid"], "FW " + entry[0], roms, desc))
+    return "\n".join(rows) + "\n"
 
 
 def bundle_images(host, state):
@@ -117,6 +134,8 @@ def parse(args):
             o.cmd = "version"
         elif a in ("-h", "--help"):
             o.cmd = "help"
+        elif a in ("-l", "--list-content"):
+            o.cmd = "list"
         elif a in ONLINE_OPTS:
             o.cmd = "online"
             if a in ("--online-query-psid", "--download", "--get-download-opt"):
@@ -328,6 +347,9 @@ def run(tool, args):
         return 0
     if o.cmd == "help" and tool == "mlxup":
         out(mlxup_help())
+        return 0
+    if o.cmd == "list" and tool == "mlxup":
+        out(mlxup_list())
         return 0
     if o.cmd == "online" and tool == "mlxup":
         out("Querying Mellanox devices firmware ...\n")
