@@ -105,7 +105,14 @@ FAMILY_DEFAULTS = {
     "ConnectX8": {"MEMIC_ATOMIC": 2},
 }
 
-def _layout(cx7=False, vpi=True, bf=False, dpa=False, module_split=False, crypto=True):
+# ConnectX-7 (and the families that share its layout): issue 16 reports real ConnectX output with the crypto group as
+# plain rows just before PORT_OWNER - LARGE_MTU_TWEAK_64, AES_XTS_TWEAK_INC_64, CRYPTO_POLICY - and LOG_MAX_QUEUE
+# where the BlueField-3 listing has it. No capture of it is in the fixtures: the order inside the group is taken from
+# the report's words [the report, not a capture]. BlueField-3 keeps its own capture's order (_CRYPTO above).
+_CRYPTO_BY_PORT_OWNER = ["LARGE_MTU_TWEAK_64", "AES_XTS_TWEAK_INC_64", "CRYPTO_POLICY"]
+
+
+def _layout(cx7=False, vpi=True, bf=False, dpa=False, module_split=False, crypto=True, crypto_at_owner=False):
     out = []
     if module_split:
         out.append("MODULE_SPLIT_M0")
@@ -120,7 +127,11 @@ def _layout(cx7=False, vpi=True, bf=False, dpa=False, module_split=False, crypto
     out += _PCI_A
     if vpi:
         out.append(_LINK_TYPE)
-    out += _PCI_B + (_CRYPTO if crypto else []) + _PCI_C + _PORT_TLVS + _TAIL
+    if crypto and crypto_at_owner:
+        owner = _TAIL.index("PORT_OWNER")
+        out += _PCI_B + ["LOG_MAX_QUEUE"] + _PCI_C + _PORT_TLVS + _TAIL[:owner] + _CRYPTO_BY_PORT_OWNER + _TAIL[owner:]
+    else:
+        out += _PCI_B + (_CRYPTO if crypto else []) + _PCI_C + _PORT_TLVS + _TAIL
     return out
 
 
@@ -190,28 +201,28 @@ _BF2 = (["MEMIC_BAR_SIZE", "MEMIC_SIZE_LIMIT"] + _HOST_CHAINING + ["INTERNAL_CPU
 # NUM_OF_PLANES, IB_PROTO_WIDTH_EN_MASK as the ConnectX-5 MFT 4.30.1 listing prints it (NUM_OF_PLANES_P1 is
 # what NVIDIA's Spectrum-X configuration sets on device 1023) - the order is [invented].
 _CX8 = [n if n != _LINK_TYPE else ("port", ["LINK_TYPE", "NUM_OF_PLANES", "IB_PROTO_WIDTH_EN_MASK"])
-        for n in _layout(cx7=True, vpi=True, dpa=True, module_split=True)]
+        for n in _layout(cx7=True, vpi=True, dpa=True, module_split=True, crypto_at_owner=True)]
 
 
 FAMILIES = {
     "ConnectX7": {
         "dev_id": 4129, "pci_id": "1021", "lspci": "MT2910 Family [ConnectX-7]", "rev": 0,
         "ca_type": "MT4129", "fw_major": 28, "image_type": "FS4", "uids": 16,
-        "layout": _layout(cx7=True, vpi=True, dpa=True, module_split=True),
+        "layout": _layout(cx7=True, vpi=True, dpa=True, module_split=True, crypto_at_owner=True),
         "max": {"NUM_OF_VFS": 127}, "pcie": ("32GT/s", 16), "slot_power": "75W",
         "reset_levels": [3, 4], "reset_types": [0, 1],
     },
     "ConnectX6DX": {
         "dev_id": 4125, "pci_id": "101d", "lspci": "MT2892 Family [ConnectX-6 Dx]", "rev": 0,
         "ca_type": "MT4125", "fw_major": 22, "image_type": "FS4", "uids": 8,
-        "layout": _layout(cx7=True, vpi=False),
+        "layout": _layout(cx7=True, vpi=False, crypto_at_owner=True),
         "max": {"NUM_OF_VFS": 127}, "pcie": ("16GT/s", 16), "slot_power": "25W",
         "reset_levels": [3, 4], "reset_types": [0],
     },
     "ConnectX6": {
         "dev_id": 4123, "pci_id": "101b", "lspci": "MT28908 Family [ConnectX-6]", "rev": 0,
         "ca_type": "MT4123", "fw_major": 20, "image_type": "FS4", "uids": 8,
-        "layout": _layout(vpi=True),
+        "layout": _layout(vpi=True, crypto_at_owner=True),
         "max": {"NUM_OF_VFS": 127}, "pcie": ("16GT/s", 16), "slot_power": "25W",
         "reset_levels": [3, 4], "reset_types": [0],
     },

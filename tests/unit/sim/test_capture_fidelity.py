@@ -277,3 +277,15 @@ def test_mlxup_list_content_as_the_capture(sim):
     assert [ln for ln in sim.out("mlxup", "-l").split("\n") if "MT_0000000834" in ln] == [want]
     rows = [ln for ln in sim.out("mlxup", "--list-content").split("\n") if ln]
     assert all(row[45:48] == "FW " and row[26:29] == "MT_" for row in rows) and len(rows) >= 10
+
+
+def test_the_crypto_group_of_a_connectx7_is_plain_rows_before_port_owner(sim):
+    """Issue 16's report of real ConnectX-7 output (no capture in the fixtures): CRYPTO_POLICY a plain row just
+    before PORT_OWNER, beside LARGE_MTU_TWEAK_64 and AES_XTS_TWEAK_INC_64; no RO marker, no RO footer. A
+    BlueField-3 keeps its own capture's order (test_families_fidelity.py)."""
+    sim.init("dgx-h100")
+    out = sim.out("mlxconfig", "-d", "18:00.0", "q").split("\n")
+    names = [ln.split()[0] for ln in out if ln.startswith("        ") and ln.strip()]
+    owner = names.index("PORT_OWNER")
+    assert names[owner - 3:owner] == ["LARGE_MTU_TWEAK_64", "AES_XTS_TWEAK_INC_64", "CRYPTO_POLICY"]
+    assert "LOG_MAX_QUEUE" in names and not any(" RO" in ln or "read only" in ln.lower() for ln in out)
