@@ -74,15 +74,32 @@ def _port_guid_eth(mac):
     return "%02x%02x%02xfffe%02x%02x%02x" % tuple(b)
 
 
-def _ca_block(name, card, fidx, state, port_only=False):
-    fam = families.FAMILIES[card["family"]]
+def port_info(card, fidx, state):
+    """The port of one RDMA device as the kernel reports it (ibstat, ibstatus, rdma link, ibv_devinfo all print
+    this one view): link layer, state, physical state, rate (Gb/s), LID, SM LID and the GUIDs."""
     port = _port(card, fidx, state)
     pidx = card["functions"][fidx].get("port", 1) - 1
     ll = model.link_layer(card, min(pidx, model.num_ports(card) - 1))
-    node_guid = model.guid_of(card, fidx)
+    ib = ll == "InfiniBand"
     up = port["link_state"] == "Active"
     phys = "LinkUp" if up else port.get("phys_state") or "Disabled"
     keeps_lid = up or phys not in ("Polling", "Sleep")      # no link, no LID from the SM
+    node_guid = model.guid_of(card, fidx)
+    return {"link_layer": ll, "ib": ib, "up": up,
+            "state": "Active" if up else port.get("link_state") or "Down",
+            "phys_state": phys,
+            "rate": port["rate"] if up else (10 if ib else 40),
+            "lid": port["lid"] if ib and keeps_lid else 0,
+            "sm_lid": 1 if ib and keeps_lid else 0,
+            "node_guid": node_guid,
+            "sys_image_guid": model.guid_of(card, 0),
+            "port_guid": node_guid if ib else _port_guid_eth(model.mac_of(card, fidx)),
+            "netdev": model.netdev(card, fidx)}
+
+
+def _ca_block(name, card, fidx, state, port_only=False):
+    fam = families.FAMILIES[card["family"]]
+    p = port_info(card, fidx, state)
     lines = []
     if not port_only:
         lines += ["CA '%s'" % name,
@@ -90,23 +107,22 @@ def _ca_block(name, card, fidx, state, port_only=False):
                   "\tNumber of ports: 1",
                   "\tFirmware version: %s" % card["fw"]["running"],
                   "\tHardware version: %d" % fam["rev"],
-                  "\tNode GUID: 0x%s" % node_guid,
-                  "\tSystem image GUID: 0x%s" % model.guid_of(card, 0),
+                  "\tNode GUID: 0x%s" % p["node_guid"],
+                  "\tSystem image GUID: 0x%s" % p["sys_image_guid"],
                   "\tPort 1:"]
         ind = "\t\t"
     else:
         lines += ["CA: '%s'" % name, "Port 1:"]
         ind = ""
-    ib = ll == "InfiniBand"
-    lines += [ind + "State: %s" % ("Active" if up else port.get("link_state") or "Down"),
-              ind + "Physical state: %s" % phys,
-              ind + "Rate: %d" % (port["rate"] if up else (10 if ib else 40)),
-              ind + "Base lid: %d" % (port["lid"] if ib and keeps_lid else 0),
+    lines += [ind + "State: %s" % p["state"],
+              ind + "Physical state: %s" % p["phys_state"],
+              ind + "Rate: %d" % p["rate"],
+              ind + "Base lid: %d" % p["lid"],
               ind + "LMC: 0",
-              ind + "SM lid: %d" % (1 if ib and keeps_lid else 0),
-              ind + "Capability mask: %s" % ("0xa651e848" if ib else "0x00010000"),
-              ind + "Port GUID: 0x%s" % (node_guid if ib else _port_guid_eth(model.mac_of(card, fidx))),
-              ind + "Link layer: %s" % ll]
+              ind + "SM lid: %d" % p["sm_lid"],
+              ind + "Capability mask: %s" % ("0xa651e848" if p["ib"] else "0x00010000"),
+              ind + "Port GUID: 0x%s" % p["port_guid"],
+              ind + "Link layer: %s" % p["link_layer"]]
     return lines
 
 
