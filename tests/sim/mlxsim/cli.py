@@ -19,6 +19,8 @@ TOOLS = {
     "mstflint": ("flint", "mstflint"),
     "mlxfwreset": ("fwreset", "mlxfwreset"),
     "mstfwreset": ("fwreset", "mstfwreset"),
+    "mlxlink": ("mlxlink", "mlxlink"),
+    "mlxprivhost": ("privhost", "mlxprivhost"),
     "lspci": ("lspci", "lspci"),
     "ibdev2netdev": ("netinfo", "ibdev2netdev"),
     "ibstat": ("netinfo", "ibstat"),

@@ -300,8 +300,15 @@ def guid_of(card, func_idx):
 # changing
 
 
-def activate_card(card):
+def activate_card(card, power_cycle=False):
     """What a firmware reset or a power cycle does to one card."""
+    if card.get("privhost"):
+        # mlxprivhost's port functions: tracer / counter_rd / port_owner with a FW reset, rshim only with a power
+        # cycle (MFT docs); the level was applied when written
+        active = card.setdefault("privhost_active", dict(card["privhost"]))
+        for key, value in card["privhost"].items():
+            if key != "disable_rshim" or power_cycle:
+                active[key] = value
     for store in [card["nv"]] + [f["nv"] for f in card["functions"]]:
         for entry in store.values():
             entry["current"] = copy.deepcopy(entry["next"])
@@ -320,6 +327,8 @@ def count(card, what):
 
 def pending(card):
     out = {"fw": card["fw"]["running"] != card["fw"]["burned"], "nv": []}
+    if card.get("privhost") and card.get("privhost_active") != card["privhost"]:
+        out["privhost"] = sorted(k for k, v in card["privhost"].items() if card["privhost_active"].get(k) != v)
     for store in [card["nv"]] + [f["nv"] for f in card["functions"]]:
         for key, entry in store.items():
             if entry["next"] != entry["current"] and key not in out["nv"]:

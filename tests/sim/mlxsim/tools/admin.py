@@ -161,7 +161,7 @@ def reboot_state(s):
     """Power cycle: next-boot -> current, burned -> running; devices with a missing_after_reset
     fault vanish; the MST modules are unloaded."""
     for card in s["cards"]:
-        model.activate_card(card)
+        model.activate_card(card, power_cycle=True)
         if faults.find(s, "missing_after_reset", card):
             card["missing"] = True
     s["mst_started"] = False
