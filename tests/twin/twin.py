@@ -104,15 +104,32 @@ def rail_plan(data, servers, leaves):
 FILESYSTEM = ("etc/udev/rules.d", "etc/systemd/system", "usr/local/sbin", "var/lib")
 
 
-def build_server(root, name, profile):
+def identities(root):
+    """The serial numbers, MACs and GUIDs of a machine's cards."""
+    cards = json.loads((root / "state.json").read_text()).get("cards") or []
+    return {value for card in cards
+            for value in (card.get("vpd", {}).get("SN"), card.get("base_mac"), card.get("base_guid")) if value}
+
+
+def build_server(root, name, profile, used=None):
+    """A simulated server; ``used``: the identities (serial numbers, MACs, GUIDs) of the machines built so far - a
+    card that would share one is made again with another identity salt, so that the fleet's are unique (the
+    preflight refuses a serial number on two cards). A machine already there (a snapshot's) keeps its own."""
     from mlxsim import cli
     root.mkdir(parents=True, exist_ok=True)
     for folder in FILESYSTEM:
         (root / "fs" / folder).mkdir(parents=True, exist_ok=True)
-    if (root / "state.json").exists():
-        return
-    with _environ(**machine_env(root)):
-        _quiet(cli.main, "mlxsim", ["init", "--profile", profile, "--hostname", name])
+    if not (root / "state.json").exists():
+        salt = 0
+        while True:
+            with _environ(**machine_env(root)):
+                _quiet(cli.main, "mlxsim", ["init", "--profile", profile, "--hostname", name, "--force"]
+                       + (["--identity-salt", str(salt)] if salt else []))
+            if used is None or not identities(root) & used:
+                break
+            salt += 1
+    if used is not None:
+        used |= identities(root)
 
 
 def build_leaf(root, name, ports, release, cert):
@@ -199,8 +216,9 @@ def build(args):
         seed(args.snapshot, out, servers, leaves, LEAF_PASSWORD)
     # the controller's own simulated tools (flint reads the images there)
     build_server(out / "controller", "controller", "cx6dx-roce")
+    used = set()
     for name in servers:
-        build_server(out / "machines" / name, name, hostvars[name].get("gpufabric_twin_profile", args.profile))
+        build_server(out / "machines" / name, name, hostvars[name].get("gpufabric_twin_profile", args.profile), used)
     from nvue_helpers import cert_pair  # tests/unit/nvue: one certificate for every emulated leaf
     cert = cert_pair(out / "cert")
     names = {name: netdevs(out / "machines" / name) for name in servers}

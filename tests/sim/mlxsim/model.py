@@ -98,10 +98,13 @@ def _default_for(base, p, card_spec):
     return val
 
 
-def build_card(spec, hostname, index):
+def build_card(spec, hostname, index, salt=""):
+    """``salt`` (``mlxsim init --identity-salt``): another serial number, MAC and GUID for the same host and card -
+    what the fleet twin asks for when a card's identity is already another machine's (a hash of the host name has
+    about 20 million serial numbers: 12,500 cards share a few)."""
     fam = families.FAMILIES[spec["family"]]
     nports = spec.get("ports", len(spec["functions"]))
-    hid = _h(hostname, spec["id"])
+    hid = _h(hostname, spec["id"], salt) if salt else _h(hostname, spec["id"])
     oui_list = OUIS[spec["family"]]
     oui = oui_list[int(hid[:2], 16) % len(oui_list)]
     low = (int(hid[2:8], 16) & 0xFFFFC0)

@@ -69,3 +69,18 @@ def test_the_rehearsal_predicts_each_machines_work_changes_nothing_and_the_appli
     ran = rehearse(twin)
     assert ran.ok, ran
     assert {host: changed_tasks(ran, host) for host in SERVERS + LEAVES} == {host: [] for host in SERVERS + LEAVES}
+
+
+def test_a_card_whose_serial_or_mac_is_another_machines_is_made_again_with_another_identity(tmp_path):
+    """The identities of a fleet are unique: a hash of the host name gives about 20 million serial numbers, and the
+    1,250 servers of example-1250 (12,500 cards) shared one - the preflight refused the whole rehearsal. A machine
+    built with a name already used (the same hash) gets another identity salt."""
+    used = set()
+    twin_tool.build_server(tmp_path / "a", "srv-r123-04", "dgx-h100-eth", used)
+    first = twin_tool.identities(tmp_path / "a")
+    twin_tool.build_server(tmp_path / "b", "srv-r123-04", "dgx-h100-eth", used)
+    second = twin_tool.identities(tmp_path / "b")
+    assert len(first) == len(second) == 30 and not first & second and used == first | second
+    assert json.loads((tmp_path / "b" / "state.json").read_text())["hostname"] == "srv-r123-04"
+    twin_tool.build_server(tmp_path / "a", "srv-r123-04", "dgx-h100-eth", None)     # already there: kept
+    assert twin_tool.identities(tmp_path / "a") == first

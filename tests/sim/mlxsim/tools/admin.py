@@ -35,6 +35,9 @@ def _parser():
     i.add_argument("--bootloader", choices=["grub", "bls"],
                    help="boot configuration of the sysroot: grub (Debian 12, update-grub; the default) or bls (RHEL 9, "
                         "grubby); with --snapshot, by default bls for a RedHat-family OS, else grub")
+    i.add_argument("--identity-salt", default="",
+                   help="derive the cards' serial numbers, MACs and GUIDs from the host name and this word (the fleet "
+                        "twin's way to keep them unique across a fleet)")
     i.add_argument("--state", dest="state2")
     i.add_argument("--force", action="store_true", help="overwrite an existing state")
 
@@ -92,7 +95,7 @@ def _parser():
 
 def build_state(profile, hostname, mft_version=versions.DEFAULT_MFT, mstflint_version=versions.DEFAULT_MSTFLINT,
                 ofed="MLNX_OFED_LINUX-24.10-2.1.8.0", mst_started=False, cpus=None, cpufreq_driver=None,
-                bootloader="grub", cards=None):
+                bootloader="grub", cards=None, salt=""):
     """The initial state dict of a host (what `mlxsim init` writes); ``cards``: these instead of the profile's."""
     specs = profiles.card_specs(profile) if cards is None else []
     return {
@@ -107,7 +110,8 @@ def build_state(profile, hostname, mft_version=versions.DEFAULT_MFT, mstflint_ve
         "boot_count": 0,
         "faults": [],
         "fault_used": {},
-        "cards": cards if cards is not None else [model.build_card(spec, hostname, i) for i, spec in enumerate(specs)],
+        "cards": cards if cards is not None else [model.build_card(spec, hostname, i, salt)
+                                                  for i, spec in enumerate(specs)],
     }
 
 
@@ -143,7 +147,7 @@ def cmd_init(a):
         return 2
     else:
         data = build_state(a.profile, a.hostname, a.mft_version, a.mstflint_version, a.ofed, a.mst_started,
-                           a.cpus, a.cpufreq_driver, a.bootloader or "grub")
+                           a.cpus, a.cpufreq_driver, a.bootloader or "grub", salt=a.identity_salt)
     if a.nccl_version:
         data["nccl_version"] = a.nccl_version
     cards = data["cards"]
