@@ -195,7 +195,7 @@ _CX6LX = ["MEMIC_BAR_SIZE", "MEMIC_SIZE_LIMIT"] + _HOST_CHAINING + _FLEX + ["PF_
 _BF2 = (["MEMIC_BAR_SIZE", "MEMIC_SIZE_LIMIT"] + _HOST_CHAINING + ["INTERNAL_CPU_MODEL"] + _FLEX
         + ["PF_BAR2_SIZE", "NON_PREFETCHABLE_PF_BAR", "VF_VPD_ENABLE", "PER_PF_NUM_SF", _LINK_TYPE]
         + _BF_INTERNAL_CPU[1:] + ["PF_NUM_OF_VF_VALID", "STRICT_VF_MSIX_NUM", "VF_NODNIC_ENABLE", "NUM_PF_MSIX_VALID",
-           "NUM_OF_VFS", "NUM_OF_PF", "SRIOV_EN"] + _PCI_B + _CRYPTO + _PCI_C + _PORT_TLVS + _TAIL)
+                                  "NUM_OF_VFS", "NUM_OF_PF", "SRIOV_EN"] + _PCI_B + _CRYPTO + _PCI_C + _PORT_TLVS + _TAIL)
 
 # ConnectX-8 SuperNIC: no public listing. The ConnectX-7 layout with the port TLV LINK_TYPE,
 # NUM_OF_PLANES, IB_PROTO_WIDTH_EN_MASK as the ConnectX-5 MFT 4.30.1 listing prints it (NUM_OF_PLANES_P1 is

@@ -34,11 +34,11 @@ def test_cx4lx_full_listing_order_and_bytes_4_26(sim):
     cap = real("mstconfig_e_query_cx4lx_1.txt")
     ours, theirs = rows(out), rows(cap)
     # NUM_OF_VFS and SRIOV_EN are the Go template's %d/%s rows (skipped by rows()); they sit where ours are
-    assert [n for n, _ in ours if n not in ("NUM_OF_VFS", "SRIOV_EN")] == [n for n, _ in theirs]
-    names = [n for n, _ in ours]
+    assert [n for n, _v in ours if n not in ("NUM_OF_VFS", "SRIOV_EN")] == [n for n, _v in theirs]
+    names = [n for n, _v in ours]
     assert names[names.index("NUM_OF_PF") - 1] == "NUM_OF_VFS" and names[names.index("NUM_OF_PF") + 1] == "SRIOV_EN"
     ours = [(n, line) for n, line in ours if n not in ("NUM_OF_VFS", "SRIOV_EN")]
-    same = [(a, b) for (_, a), (_, b) in zip(ours, theirs) if a.split() == b.split()]
+    same = [(a, b) for (_n, a), (_m, b) in zip(ours, theirs) if a.split() == b.split()]
     assert len(same) >= 100
     for mine, real_line in same:
         assert mine == real_line
@@ -54,7 +54,7 @@ def test_cx5_listing_order_and_rows_mft_4_30_1(sim):
     sim.run("mst", "start", check_rc=0)
     out = sim.out("mlxconfig", "-d", "/dev/mst/mt4119_pciconf0", "q").split("\n")
     cap = real("mlxconfig_query_cx5_1.txt")
-    assert [n for n, _ in rows(out)] == [n for n, _ in rows(cap)]
+    assert [n for n, _v in rows(out)] == [n for n, _v in rows(cap)]
     theirs = dict(rows(cap))
     same = [(line, theirs[n]) for n, line in rows(out) if line.split() == theirs[n].split()]
     assert len(same) >= 120
@@ -91,8 +91,8 @@ def test_cx6lx_partial_e_listing_4_21(sim):
     theirs = rows(cap)
     ours = rows(out)
     n = len(theirs) - 1                                                     # the last capture row is cut
-    assert [x for x, _ in ours[:n]] == [x for x, _ in theirs[:n]]
-    for (_, mine), (_, real_line) in zip(ours[:n], theirs[:n]):
+    assert [x for x, _v in ours[:n]] == [x for x, _v in theirs[:n]]
+    for (_n, mine), (_m, real_line) in zip(ours[:n], theirs[:n]):
         assert mine == real_line
     assert not any("LINK_TYPE" in ln for ln in out)                         # Ethernet-only silicon
 
@@ -105,14 +105,14 @@ def test_bf2_old_mft_order(sim):
     out = sim.out("mlxconfig", "-d", "/dev/mst/mt41686_pciconf0", "q", env={"MLXSIM_MFT_VERSION": "4.20.0"})
     out = out.split("\n")
     cap = real("mlxconfig_query_bf2_1.txt")
-    want = [n for n, _ in rows(cap) if not n.startswith("_")]
-    assert [n for n, _ in rows(out)][:len(want)] == want
+    want = [n for n, _v in rows(cap) if not n.startswith("_")]
+    assert [n for n, _v in rows(out)][:len(want)] == want
     theirs = dict(rows(cap))
     for n, line in rows(out)[:len(want)]:
         assert line.rstrip() == theirs[n]
     for label in ("Device type:", "Name:", "Description:", "Device:", "Configurations:"):
         assert [ln.rstrip() for ln in out if ln.startswith(label)] == [ln for ln in cap if ln.startswith(label)]
-    names = [n for n, _ in rows(out)]
+    names = [n for n, _v in rows(out)]
     assert names.index("NUM_OF_VFS") > names.index("LINK_TYPE_P2")
 
 
@@ -125,8 +125,8 @@ def test_crypto_policy_plain_row_4_25(sim):
     for name in ("CRYPTO_POLICY", "AES_XTS_TWEAK_INC_64", "LOG_MAX_QUEUE", "TX_SCHEDULER_BURST"):
         real_line = [ln for ln in cap if ln.split()[:1] == [name]][0]
         assert real_line in out, name
-    names = [n for n, _ in rows(out)]
-    common = [n for n, _ in rows(cap) if n in names and not n.startswith("LINK_TYPE")]
+    names = [n for n, _v in rows(out)]
+    common = [n for n, _v in rows(cap) if n in names and not n.startswith("LINK_TYPE")]
     assert in_order(common, names)
     assert not any(ln.startswith(" RO") for ln in out)
     assert "The 'RO' shows parameters which are for read only and cannot be changed" not in "\n".join(out)

@@ -64,8 +64,8 @@ def test_cx6dx_matches_the_bluefield2_capture(sim):
     assert headers(got) == headers(cap)
     assert skeleton(got) == skeleton(cap)
     assert "\t\t\tExtTag+ AttnBtn- AttnInd- PwrInd- RBE+ FLReset+ SlotPowerLimit 25.000W" in got
-    assert [ln for ln in cap if "SlotPowerLimit" in ln] == ["\t\t\tExtTag+ AttnBtn- AttnInd- PwrInd- RBE+ FLReset+ "
-                                                             "SlotPowerLimit 25.000W"]
+    assert [ln for ln in cap if "SlotPowerLimit" in ln] == [
+        "\t\t\tExtTag+ AttnBtn- AttnInd- PwrInd- RBE+ FLReset+ SlotPowerLimit 25.000W"]
     for name in ("LnkSta:", "IOVCap:", "IOVCtl:", "DevCtl2:", "Compliance De-emphasis", "UESvrt:", "AERCap:"):
         g = [ln for ln in got if ln.strip().startswith(name)]
         c = [ln for ln in cap if ln.strip().startswith(name)]

@@ -135,7 +135,9 @@ def test_rdma_dev_and_errors(sim):
     line = [ln for ln in out if " mlx5_2: " in ln][0]
     guid = st["Node GUID"][2:]
     sys_guid = st["System image GUID"][2:]
-    grp = lambda g: ":".join(g[i:i + 4] for i in range(0, 16, 4))    # noqa: E731
+
+    def grp(g):
+        return ":".join(g[i:i + 4] for i in range(0, 16, 4))
     assert line == "2: mlx5_2: node_type ca fw %s node_guid %s sys_image_guid %s " % (
         st["Firmware version"], grp(guid), grp(sys_guid))
     assert [ln.split(":")[0] for ln in out if ln] == [str(i) for i in range(12)]   # index order from 0

@@ -7,7 +7,8 @@ behaviour (facts, no code copied). Devices are burnt one after another like the 
 mlxup is the same tool with its firmware inside: without -i/-D it compares against (and with -u burns) the images
 it carries, one per family at the version of MLXUP_BUNDLE (the FW versions of the real mlxup 4.30 release-notes
 list, fixtures/real/mlxup_online_cx6lx_1.txt; an image for the card's own PSID, not an OEM one; ROM versions only
-where a real capture shows them [the rest invented]). `--help` prints the real help (mlxup_help_1.txt); `-l` lists the images it carries (mlxup_list()). `--online`
+where a real capture shows them [the rest invented]). `--help` prints the real help (mlxup_help_1.txt); `-l` lists
+the images it carries (mlxup_list()). `--online`
 and the download options need NVIDIA's server: refused with `-E- ... no network in the simulator` and exit code 24
 (the tool's "online connection error" code; the message is invented).
 """
@@ -35,6 +36,7 @@ MLXUP_BUNDLE = {
 }
 ONLINE_OPTS = ("--online", "--online-query-psid", "--download", "--download-default", "--get-download-opt")
 ONLINE_RC = 24
+
 
 def mlxup_help():
     """The real `mlxup --help` (fixtures/real/mlxup_help_1.txt) as far as the simulator keeps it."""

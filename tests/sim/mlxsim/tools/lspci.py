@@ -261,8 +261,8 @@ def _verbose(e, level, numeric, state):
     _dom, bus, dev, fn = model.bus_dev_fn(e.pci)
     irq = 100 + (bus * 4 + fn) % 200
     group = 10 + bus % 90
-    bar = 0x200000 + bus * 0x100 + fn * 0x10          # Region 0 at bar << 24
-    bar0 = "%x000000" % bar
+    region = 0x200000 + bus * 0x100 + fn * 0x10       # Region 0 at region << 24
+    bar0 = "%x000000" % region
     sub = "Mellanox Technologies Device 00%02x" % (0x20 + (bus % 16))
     if numeric >= 2:
         sub += " [%s:00%02x]" % (VENDOR, 0x20 + (bus % 16))
@@ -312,7 +312,7 @@ def _verbose(e, level, numeric, state):
     if e.extra:
         return lines
     if card["family"] in _BLUEFIELD:
-        lines.append(t + "Region 2: Memory at %x (64-bit, prefetchable) [size=8M]" % ((bar << 24) + 0x2800000))
+        lines.append(t + "Region 2: Memory at %x (64-bit, prefetchable) [size=8M]" % ((region << 24) + 0x2800000))
     p = card["pcie"]
     lines.append(t + rom)
     lines.append(t + "Capabilities: [60] Express (v2) Endpoint, MSI 00")
@@ -330,11 +330,11 @@ def _verbose(e, level, numeric, state):
     speed, width = faults.pcie_status(state, card)
     sp_down, w_down = speed != p["cap_speed"], width != p["cap_width"]
     if new:
-        lines.append(t * 2 + "LnkSta:\tSpeed %s%s, Width x%d%s" % (speed, " (downgraded)" if sp_down else "",
-                                                                    width, " (downgraded)" if w_down else ""))
+        lines.append(t * 2 + "LnkSta:\tSpeed %s%s, Width x%d%s" % (
+            speed, " (downgraded)" if sp_down else "", width, " (downgraded)" if w_down else ""))
     else:
-        lines.append(t * 2 + "LnkSta:\tSpeed %s (%s), Width x%d (%s)" % (speed, "downgraded" if sp_down else "ok",
-                                                                        width, "downgraded" if w_down else "ok"))
+        lines.append(t * 2 + "LnkSta:\tSpeed %s (%s), Width x%d (%s)" % (
+            speed, "downgraded" if sp_down else "ok", width, "downgraded" if w_down else "ok"))
     lines.append(t * 3 + "TrErr- Train- SlotClk+ DLActive- BWMgmt- ABWMgmt-")
     lines.append(t * 2 + "DevCap2: Completion Timeout: Range ABC, TimeoutDis+ NROPrPrP- LTR-")
     lines.append(t * 3 + " %s OBFF Not Supported, ExtFmt- EETLPPrefix-" % lay["tags"])
@@ -393,7 +393,7 @@ def _verbose(e, level, numeric, state):
         lines.append(t * 2 + "VF offset: %d, stride: 1, Device ID: %s" % (nfuncs, _VF_ID.get(e.dev_id, "101e")))
         lines.append(t * 2 + "Supported Page Size: 000007ff, System Page Size: 00000001")
         lines.append(t * 2 + "Region 0: Memory at %016x (64-bit, prefetchable)"
-                     % ((bar << 24) + 0x2000000 * len(card["functions"])))
+                     % ((region << 24) + 0x2000000 * len(card["functions"])))
         lines.append(t * 2 + "VF Migration: offset: 00000000, BIR: 0")
     lines.append(t + "Capabilities: [1c0 v1] Secondary PCI Express")
     lines.append(t * 2 + "LnkCtl3: LnkEquIntrruptEn- PerformEqu-")

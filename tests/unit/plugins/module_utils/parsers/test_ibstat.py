@@ -83,8 +83,8 @@ def _ibstat_down_polling_cx3(text):
     assert ib == {"port": 1, "state": "Down", "physical_state": "Polling", "rate": "10", "base_lid": "0", "lmc": "0",
                   "sm_lid": "0", "capability_mask": "0x02594868", "port_guid": "0xe41d2d03007b4081",
                   "link_layer": "InfiniBand"}
-    assert (eth["state"], eth["physical_state"], eth["rate"], eth["link_layer"]) == ("Down", "Disabled", "40",
-                                                                                    "Ethernet")
+    assert (eth["state"], eth["physical_state"], eth["rate"], eth["link_layer"]) == (
+        "Down", "Disabled", "40", "Ethernet")
     assert eth["port_guid"] == "0xe61d2dfffe7b4082"      # a down RoCE port keeps its MAC-derived GUID
 
 

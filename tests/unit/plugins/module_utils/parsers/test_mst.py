@@ -108,4 +108,3 @@ def test_mst_status_without_modules_and_verbose_na():
                        "rev": "0", "rdma": "mlx5_0", "net": ["ens1np0"], "numa": "0"}
     assert devs[1] == {"mst": None, "pci": "0000:37:00.2", "device_type": None, "rev": None, "rdma": "mlx5_2",
                        "net": [], "numa": "0"}
-
