@@ -11,7 +11,8 @@ apart), then, with the same inventory and the same --limit:
            of one host-task is the difference / (3 x servers) - Ansible's own floor on this inventory (1,570 hosts
            of variables behind every task)
   site     playbooks/site.yml --check --diff: wall time, CPU, host-tasks (from the recap), peak memory of the
-           whole process tree (ansible-playbook, its workers, the leaves' emulator), sampled every 0.5 s
+           whole process tree (ansible-playbook, its workers, the leaves' emulator: the sum of their proportional
+           set sizes, so pages the forked workers share count once), sampled every 0.5 s
 
 and prints the collection's cost per host-task against ping's (the ratio is the collection's overhead), the
 rehearsal of the whole site (1,250 servers, 320 leaves) predicted from the measured cost per host and this
@@ -50,9 +51,23 @@ def limit(sus, leaves=True):
     return ":".join(racks + (["leaves_su%02d" % s for s in range(1, sus + 1)] if leaves else []))
 
 
-def tree_rss(root_pid):
-    """The resident memory (bytes) of a process and all its descendants."""
-    children, rss = {}, {}
+def _pss(pid):
+    """The proportional set size of a process (bytes): its private pages and its share of the pages it shares - the
+    workers Ansible forks share most of the controller's pages, which their resident sizes would count again and
+    again (a tree of forks "using" 18 GB on a machine whose memory in use was 1.6 GB)."""
+    try:
+        with open("/proc/%s/smaps_rollup" % pid) as fh:
+            for line in fh:
+                if line.startswith("Pss:"):
+                    return int(line.split()[1]) * 1024
+    except OSError:
+        pass
+    return 0
+
+
+def tree_memory(root_pid):
+    """The memory (bytes) of a process and all its descendants: the sum of their proportional set sizes."""
+    children = {}
     for pid in os.listdir("/proc"):
         if not pid.isdigit():
             continue
@@ -60,19 +75,18 @@ def tree_rss(root_pid):
             with open("/proc/%s/stat" % pid) as fh:
                 fields = fh.read().rsplit(")", 1)[1].split()
             children.setdefault(int(fields[1]), []).append(int(pid))
-            rss[int(pid)] = int(fields[21]) * os.sysconf("SC_PAGE_SIZE")
         except (OSError, IndexError, ValueError):
             continue
     total, todo = 0, [root_pid]
     while todo:
         pid = todo.pop()
-        total += rss.get(pid, 0)
+        total += _pss(pid)
         todo += children.get(pid, [])
     return total
 
 
 def timed(argv, log):
-    """Run ``argv`` -> {wall, cpu (children's user+sys), peak_rss, rc, output}."""
+    """Run ``argv`` -> {wall, cpu (children's user+sys), peak_pss_mb, rc, output}."""
     before = os.times()
     started = time.monotonic()
     with open(log, "w") as out:
@@ -81,7 +95,7 @@ def timed(argv, log):
 
         def sample():
             while proc.poll() is None:
-                peak[0] = max(peak[0], tree_rss(proc.pid))
+                peak[0] = max(peak[0], tree_memory(proc.pid))
                 time.sleep(0.5)
         sampler = threading.Thread(target=sample, daemon=True)
         sampler.start()
@@ -89,7 +103,7 @@ def timed(argv, log):
         sampler.join()
     after = os.times()
     cpu = (after.children_user - before.children_user) + (after.children_system - before.children_system)
-    return {"wall": round(time.monotonic() - started, 1), "cpu": round(cpu, 1), "peak_rss_mb": peak[0] // 2**20,
+    return {"wall": round(time.monotonic() - started, 1), "cpu": round(cpu, 1), "peak_pss_mb": peak[0] // 2**20,
             "rc": proc.returncode, "output": Path(log).read_text()}
 
 
@@ -134,10 +148,10 @@ def main():
     floor = (full_tasks * ping_cost / cores) if ping_cost else None
     numbers = {
         "scalable_units": SUS, "servers": len(servers), "leaves": len(leaves), "cores": cores,
-        "build": {k: build[k] for k in ("wall", "cpu", "peak_rss_mb")},
+        "build": {k: build[k] for k in ("wall", "cpu", "peak_pss_mb")},
         "ping": {"hosts": hosts, "cpu_3": pings[0]["cpu"], "cpu_6": pings[1]["cpu"],
                  "cpu_per_host_task": round(ping_cost, 4) if ping_cost else None},
-        "site_check": {k: site[k] for k in ("wall", "cpu", "peak_rss_mb", "rc")},
+        "site_check": {k: site[k] for k in ("wall", "cpu", "peak_pss_mb", "rc")},
         "host_tasks": {"total": total_tasks, "per_server": round(per_server, 1), "per_leaf": round(per_leaf, 1)},
         "site_cpu_per_host_task": round(site_cost, 4) if site_cost else None,
         "overhead_vs_ping": round(site_cost / ping_cost, 2) if site_cost and ping_cost else None,

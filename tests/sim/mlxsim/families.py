@@ -128,8 +128,18 @@ def _layout(cx7=False, vpi=True, bf=False, dpa=False, module_split=False, crypto
     if vpi:
         out.append(_LINK_TYPE)
     if crypto and crypto_at_owner:
-        owner = _TAIL.index("PORT_OWNER")
-        out += _PCI_B + ["LOG_MAX_QUEUE"] + _PCI_C + _PORT_TLVS + _TAIL[:owner] + _CRYPTO_BY_PORT_OWNER + _TAIL[owner:]
+        # with it (the same report): PER_PF_NUM_SF, the port TLV LINK_TYPE / NUM_OF_PLANES / IB_PROTO_WIDTH_EN_MASK
+        # and the PCI CONF rows P2P_ORDERING_MODE, ATS_ENABLED, BAR_PAGE_ALIGNMENT - where the ConnectX-5 MFT 4.30.1
+        # listing puts them (_CX5 below); BAR_PAGE_ALIGNMENT beside the other two rows of its TLV [position invented]
+        out = [n for n in out if n != _LINK_TYPE]
+        out.insert(out.index("VF_VPD_ENABLE") + 1, "PER_PF_NUM_SF")
+        if vpi:
+            out.insert(out.index("SRIOV_EN") + 1, ("port", ["LINK_TYPE", "NUM_OF_PLANES", "IB_PROTO_WIDTH_EN_MASK"]))
+        tail = list(_TAIL)
+        tail[tail.index("PORT_OWNER"):tail.index("PORT_OWNER")] = _CRYPTO_BY_PORT_OWNER
+        tail[tail.index("BOOT_PKEY") + 1:tail.index("BOOT_PKEY") + 1] = ["P2P_ORDERING_MODE", "ATS_ENABLED",
+                                                                         "BAR_PAGE_ALIGNMENT"]
+        out += _PCI_B + ["LOG_MAX_QUEUE"] + _PCI_C + _PORT_TLVS + tail
     else:
         out += _PCI_B + (_CRYPTO if crypto else []) + _PCI_C + _PORT_TLVS + _TAIL
     return out

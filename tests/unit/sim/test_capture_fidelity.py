@@ -290,3 +290,16 @@ def test_the_crypto_group_of_a_connectx7_is_plain_rows_before_port_owner(sim):
     assert names[owner - 3:owner] == ["LARGE_MTU_TWEAK_64", "AES_XTS_TWEAK_INC_64", "CRYPTO_POLICY"]
     assert "LOG_MAX_QUEUE" in names and not any("The 'RO' shows parameters" in ln for ln in out)
     assert all(re.fullmatch(r" {8}\S+ +\S+ *", ln) for ln in out if ln.startswith("        ") and ln.strip())
+
+
+def test_the_parameters_real_connectx7_output_has(sim):
+    """Issue 16: LOG_MAX_QUEUE, NUM_OF_PLANES_P1/P2, IB_PROTO_WIDTH_EN_MASK_P1/P2, BAR_PAGE_ALIGNMENT,
+    P2P_ORDERING_MODE, ATS_ENABLED and PER_PF_NUM_SF are in real ConnectX-7 output: a dual-port card lists each."""
+    sim.init("dgx-h100")
+    out = sim.out("mlxconfig", "-d", "29:00.0", "q").split("\n")
+    names = [ln.split()[0] for ln in out if ln.startswith("        ") and ln.strip()]
+    for name in ("LOG_MAX_QUEUE", "NUM_OF_PLANES_P1", "NUM_OF_PLANES_P2", "IB_PROTO_WIDTH_EN_MASK_P1",
+                 "IB_PROTO_WIDTH_EN_MASK_P2", "BAR_PAGE_ALIGNMENT", "P2P_ORDERING_MODE", "ATS_ENABLED", "PER_PF_NUM_SF"):
+        assert names.count(name) == 1, name
+    assert names[names.index("LINK_TYPE_P1"):names.index("LINK_TYPE_P1") + 3] == [
+        "LINK_TYPE_P1", "NUM_OF_PLANES_P1", "IB_PROTO_WIDTH_EN_MASK_P1"]
