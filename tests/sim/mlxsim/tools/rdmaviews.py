@@ -147,13 +147,8 @@ def rdma(host, args):
     devs = _by_index(host)
     old = _old_format(host.state)
     if _match(obj, "link"):
-        if rest and _match(rest[0], "help"):
-            outln("Usage: rdma link show [DEV/PORT_INDEX]")
-            return 0
-        if rest and (_match(rest[0], "show") or _match(rest[0], "list")):
-            rest = rest[1:]
-        elif rest:
-            errln("Unknown link command '%s'." % rest[0])
+        rest = _command(rest, "link", "Usage: rdma link show [DEV/PORT_INDEX]")
+        if rest is None:
             return 0
         sel = devs
         if rest:
@@ -166,13 +161,8 @@ def rdma(host, args):
             outln(_link_line(devs.index((name, card, fidx)), name, port_info(card, fidx, host.state), old))
         return 0
     if _match(obj, "dev"):
-        if rest and _match(rest[0], "help"):
-            outln("Usage: rdma dev show [DEV]")
-            return 0
-        if rest and (_match(rest[0], "show") or _match(rest[0], "list")):
-            rest = rest[1:]
-        elif rest:
-            errln("Unknown dev command '%s'." % rest[0])
+        rest = _command(rest, "dev", "Usage: rdma dev show [DEV]")
+        if rest is None:
             return 0
         sel = devs
         if rest:
@@ -324,6 +314,20 @@ def ibv_devinfo(host, args):
     for name, card, fidx in devs:
         rc |= _hca(host, name, card, fidx, port, verbose)
     return rc
+
+
+def _command(rest, obj, usage):
+    """The words after ``rdma OBJ``: its ``help`` (prints ``usage``), ``show``/``list`` (dropped) or an unknown
+    command (named) - None when the command is done, else the words left (the device)."""
+    if rest and _match(rest[0], "help"):
+        outln(usage)
+        return None
+    if rest and (_match(rest[0], "show") or _match(rest[0], "list")):
+        return rest[1:]
+    if rest:
+        errln("Unknown %s command '%s'." % (obj, rest[0]))
+        return None
+    return rest
 
 
 def run(tool, args):
