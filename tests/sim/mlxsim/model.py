@@ -236,6 +236,12 @@ def num_ports(card):
     return len(card["ports"])
 
 
+def port_index(card, fidx):
+    """The index in ``card["ports"]`` of the port PCI function ``fidx`` drives (a card with fewer ports than
+    functions: the last port)."""
+    return min(card["functions"][fidx].get("port", 1), num_ports(card)) - 1
+
+
 def nv_entry(card, func_idx, key):
     f = card["functions"][func_idx]
     if key in f["nv"]:

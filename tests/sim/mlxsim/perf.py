@@ -127,14 +127,14 @@ def endpoint(state, name, tos=0):
         return None
     card, fidx = found
     netdev = model.netdev(card, fidx)
-    port = card["ports"][min(card["functions"][fidx].get("port", 1), model.num_ports(card)) - 1]
+    port = card["ports"][model.port_index(card, fidx)]
     speed, width = faults.pcie_status(state, card)
     mtu = kernel_mtu(netdev) or 1500
     return {
         "hostname": state.get("hostname"),
         "device": card["functions"][fidx]["rdma"],
         "netdev": netdev,
-        "link_layer": model.link_layer(card, min(card["functions"][fidx].get("port", 1), model.num_ports(card)) - 1),
+        "link_layer": model.link_layer(card, model.port_index(card, fidx)),
         "rate": float(port.get("rate") or 0),
         "up": faults.link_up(state, card),
         "pcie": [speed, width],

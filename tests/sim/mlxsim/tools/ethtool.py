@@ -57,7 +57,7 @@ def driver_version(state):
 
 def drvinfo(state, card, fidx):
     from .. import faults
-    pidx = min(card["functions"][fidx].get("port", 1), model.num_ports(card)) - 1
+    pidx = model.port_index(card, fidx)
     ipoib = model.link_layer(card, pidx) == "InfiniBand"    # the mlx5 IPoIB netdev names its driver so
     lines = ["driver: mlx5_core%s" % ("[ib_ipoib]" if ipoib else ""),
              "version: %s" % driver_version(state),
@@ -89,7 +89,7 @@ def link_modes(rate):
 def settings(state, card, fidx, netdev):
     """``ethtool IF`` of an Ethernet port, in the capture's layout (tab, the mode list's continuation lines)."""
     from .. import faults
-    pidx = min(card["functions"][fidx].get("port", 1), model.num_ports(card)) - 1
+    pidx = model.port_index(card, fidx)
     rate = int(card["ports"][pidx].get("rate") or 100)
     up = faults.link_up(state, card)
     modes = link_modes(rate)
@@ -142,7 +142,7 @@ def run(tool, args):
         state = st.load()
         host = model.Host(state)
         for card, fidx in host.functions():
-            pidx = min(card["functions"][fidx].get("port", 1), model.num_ports(card)) - 1
+            pidx = model.port_index(card, fidx)
             if model.netdev(card, fidx) == args[0] and model.link_layer(card, pidx) == "Ethernet":
                 sys.stdout.write(settings(state, card, fidx, args[0]))
                 return 0

@@ -26,7 +26,7 @@ class Entry:
             self.dev_id, self.name = extra["pci_id"], extra["lspci"]
         else:
             self.pci = card["functions"][fidx]["pci"]
-            port = min(card["functions"][fidx].get("port", 1), model.num_ports(card)) - 1
+            port = model.port_index(card, fidx)
             if model.link_layer(card, port) == "InfiniBand":
                 self.cls, self.cls_id = "Infiniband controller", "0207"
             else:

@@ -109,7 +109,7 @@ def _seed(*parts):
 
 def operational(card, fidx, state):
     """(rows, link up, ib, rate, width) of the port behind function fidx."""
-    pidx = min(card["functions"][fidx].get("port", 1), model.num_ports(card)) - 1
+    pidx = model.port_index(card, fidx)
     ib = model.link_layer(card, pidx) == "InfiniBand"
     port = _port(card, fidx, state)
     rate = int(port.get("rate") or 0)

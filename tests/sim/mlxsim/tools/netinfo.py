@@ -29,7 +29,7 @@ def _rdma_list(host):
 
 
 def _port(card, fidx, state=None):
-    pidx = min(card["functions"][fidx].get("port", 1), model.num_ports(card)) - 1
+    pidx = model.port_index(card, fidx)
     port = dict(card["ports"][pidx])
     if state is not None and not faults.link_up(state, card):
         port["link_state"] = "Down"
