@@ -280,7 +280,7 @@ def test_mlxup_update_burns_like_mlxfwmanager(sim):
     assert sim.card("18:00.0")["fw"]["burned"] == "28.43.2566"
 
 
-def test_mlxup_online_is_refused(sim):
+def test_mlxup_online_is_refused_without_the_server(sim):
     sim.init("cx6dx-roce")
     for args in (["--online", "-u"], ["--online", "--query"], ["--online-query-psid", "MT_0000000359"],
                  ["--download-default"]):
@@ -291,3 +291,50 @@ def test_mlxup_online_is_refused(sim):
     assert sim.card("3b:00.0")["fw"]["burned"] == "22.41.1000"
     p = sim.run("mlxfwmanager", "--online")
     assert p.returncode == 3 and "-E- Unknown option: --online" in p.stderr
+
+
+SERVER = {"MLXSIM_NVIDIA_SERVER": "reachable"}
+
+
+def test_mlxup_online_matches_real(sim):
+    """mlxup_online_cx6lx_1.txt: `mlxup --online` on a ConnectX-6 Lx, answered N - the device block with the server's
+    versions, the server's release-notes list, the summary and the prompt; only the card's identity differs."""
+    sim.init("legacy-eth")
+    sim.run("mst", "start", check_rc=0)
+    cap = real("mlxup_online_cx6lx_1.txt")
+    p = sim.run("mlxup", "--online", "-d", "/dev/mst/mt4127_pciconf0", input="N\n", env=SERVER)
+    assert p.returncode == 0 and p.stderr == "", p.stderr
+    out = [ln.rstrip() for ln in p.stdout.split("\n")]          # the capture's trailing spaces were stripped
+    card = sim.card("41:00.0")
+    ident = {"e8ebd3030070cf12": card["base_guid"], "e8ebd370cf12": card["base_mac"]}
+    want = [ln.replace(ln.split()[-1], ident[ln.split()[-1]]) if ln.split() and ln.split()[-1] in ident else ln
+            for ln in cap]
+    k = want.index("Perform FW update? [y/N]: N")
+    assert out[:k] == want[:k]
+    assert out[k] == "Perform FW update? [y/N]: No updates performed"     # the answer is not echoed; the line after it
+    assert card["fw"]["burned"] == "26.33.1048"                         # is the mlxfwmanager code's
+    # -y burns the server's image; a second run finds nothing to do; --query prints no release notes
+    p = sim.run("mlxup", "--online", "-y", "-d", "41:00.0", env=SERVER)
+    assert p.returncode == 0 and "Restart needed for updates to take effect." in p.stdout
+    assert sim.card("41:00.0")["fw"]["burned"] == "26.43.1014"
+    p = sim.run("mlxup", "--online", "--query", "-d", "41:00.0", env=SERVER)
+    assert "Release notes" not in p.stdout and "  Status:           Up to date" in p.stdout
+    # the options the simulator does not model are refused by name, nothing changes
+    p = sim.run("mlxup", "--online-query-psid", "MT_0000000575", env=SERVER)
+    assert p.returncode == 3 and "--online-query-psid" in p.stderr and "Device #1" not in p.stdout
+
+
+def test_mlxup_without_an_action_updates_as_the_real_one(sim):
+    """mlxup_update_cx7_1.txt was `mlxup` alone: mlxup's default action is the update, with its prompt -
+    mlxfwmanager's is the query (`Please use -u flag`)."""
+    sim.init("dgx-h100")
+    sim.run("mst", "start", check_rc=0)
+    assert "Command: mlxup" in real("mlxup_update_cx7_1.txt")[0]
+    p = sim.run("mlxup", "-d", "/dev/mst/mt4129_pciconf1", input="n\n")
+    assert "Perform FW update? [y/N]: " in p.stdout and "Please use -u flag" not in p.stdout
+    assert sim.card("29:00.0")["fw"]["burned"] == "28.42.1000"
+    img = sim.dir / "fw.bin"
+    sim.out("mlxsim", "mkimage", "--psid", sim.card("29:00.0")["psid"], "--version", "28.43.1014", "--device-id",
+            "4129", "-o", img)
+    p = sim.run("mlxfwmanager", "-d", "/dev/mst/mt4129_pciconf1", "-i", img, input="n\n")
+    assert "Please use -u flag to perform the update." in p.stdout and "Perform FW update" not in p.stdout

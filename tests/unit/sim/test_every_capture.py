@@ -9,7 +9,6 @@ SIM_TESTS = REPO / "tests" / "unit" / "sim"
 
 # capture -> why no test runs its command on the simulator (each is a gap to close, not a choice)
 NOT_COMPARED = {
-    "mlxup_online_cx6lx_1.txt": "`mlxup --online` needs NVIDIA's server: refused by the simulator (rc 24)",
     "nccl_all_reduce_perf_v100_1.txt": "`-g 2` (several GPUs in one process): the simulator runs one GPU per rank "
                                        "and refuses -g > 1 as nccl-tests does on a host with one GPU",
 }

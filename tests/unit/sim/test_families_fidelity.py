@@ -179,7 +179,10 @@ def test_fwmanager_new_families(sim):
         assert line in cap and line in bf2
     assert "Base MAC:" in bf2 and "Base GUID:" not in bf2                  # as the capture
     cx6lx = [b for b in out if "ConnectX6LX" in b][0]
-    assert "Base MAC:" in cx6lx and "Base GUID:" not in cx6lx              # Ethernet-only silicon
+    cap6 = real("mlxup_query_cx6lx_1.txt")
+    assert "  Base GUID:        e8ebd3030070cf12" in cap6 and "  Base MAC:         e8ebd370cf12" in cap6
+    card = sim.card("41:00.0")
+    assert ("  Base GUID:        %s\n  Base MAC:         %s" % (card["base_guid"], card["base_mac"])) in cx6lx
     sim.init("refresh-cx5-storage")
     out = sim.out("mlxfwmanager", "--query")
     cap5 = real("mlxfwmanager_query_and_mlxconfig_e_query_cx5_1.txt")

@@ -4,15 +4,17 @@ Formats from fixtures/real/mlxup_*.txt, mlxfwmanager_*.txt and FORMAT_FACTS.md; 
 block, the XML, the summary lines and the exit codes follow the mstflint mlxfwupdate sources'
 behaviour (facts, no code copied). Devices are burnt one after another like the real tool.
 
-mlxup is the same tool with its firmware inside: without -i/-D it compares against (and with -u burns) the images
-it carries, one per family at the version of MLXUP_BUNDLE (the FW versions of the real mlxup 4.30 release-notes
-list, fixtures/real/mlxup_online_cx6lx_1.txt; an image for the card's own PSID, not an OEM one; ROM versions only
-where a real capture shows them [the rest invented]). `--help` prints the real help (mlxup_help_1.txt); `-l` lists
-the images it carries (mlxup_list()). `--online`
-and the download options need NVIDIA's server: refused with `-E- ... no network in the simulator` and exit code 24
-(the tool's "online connection error" code; the message is invented).
+mlxup is the same tool with its firmware inside: its default action is the update (mlxup_update_cx7_1.txt); without
+-i/-D it compares against (and burns) the images it carries, one per family at the version of MLXUP_BUNDLE (the FW
+versions of the real mlxup 4.30 release-notes list, fixtures/real/mlxup_online_cx6lx_1.txt; an image for the card's
+own PSID, not an OEM one; ROM versions only where a real capture shows them [the rest invented]). `--help` prints the
+real help (mlxup_help_1.txt); `-l` lists the images it carries (mlxup_list()). `--online` and the download options
+need NVIDIA's server: refused with `-E- ... no network in the simulator` and exit code 24 (the tool's "online
+connection error" code; the message is invented) unless MLXSIM_NVIDIA_SERVER=reachable [invented]; then `--online`
+uses the server's images and prints its release-notes list as the capture.
 """
 import os
+import re
 import sys
 
 from .. import faults, image, model, versions
@@ -22,25 +24,26 @@ from ..common import out, read_answer
 BURN_FAIL_MSG = "Firmware verifying failed!"
 
 
-# family -> (FW version, ROMs) of the image mlxup 4.30 carries (release-notes list of mlxup_online_cx6lx_1.txt)
-MLXUP_BUNDLE = {
-    "ConnectX4": ("12.28.2006", {}),
-    "ConnectX4LX": ("14.32.1010", {}),
-    "ConnectX5": ("16.35.4030", {}),
-    "ConnectX6": ("20.43.1014", {}),
-    "ConnectX6DX": ("22.43.1014", {}),
-    "ConnectX6LX": ("26.43.1014", {"PXE": "3.7.500", "UEFI": "14.36.16"}),    # mlxup_query_cx6lx_1.txt
-    "ConnectX7": ("28.43.1014", {}),                                          # mlxup_query_cx7_1.txt: ROMs N/A
-    "BlueField2": ("24.43.1014", {}),
-    "BlueField3": ("32.43.1014", {}),
-}
+DATA = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "data")
+# The release-notes list NVIDIA's server sent mlxup 4.30 (data/mlxup_online_release_notes.txt, verbatim from
+# fixtures/real/mlxup_online_cx6lx_1.txt): the newest firmware per family, which is also what mlxup 4.30 carries.
+with open(os.path.join(DATA, "mlxup_online_release_notes.txt")) as _fh:
+    RELEASE_NOTES = _fh.read()
+SERVER_FW = {name.upper(): ver for name, ver in re.findall(r"^ +\d+- (\S+) \(([\d.]+)\):", RELEASE_NOTES, re.M)}
+# family -> (FW version, ROMs) of the image mlxup carries; ROM versions only where a capture shows them
+ROMS = {"ConnectX6LX": {"PXE": "3.7.500", "UEFI": "14.36.16"}}                # mlxup_query_cx6lx_1.txt
+MLXUP_BUNDLE = {fam: (SERVER_FW[fam.upper()], ROMS.get(fam, {}))             # mlxup_query_cx7_1.txt: ROMs N/A
+                for fam in ("ConnectX4", "ConnectX4LX", "ConnectX5", "ConnectX6", "ConnectX6DX", "ConnectX6LX",
+                            "ConnectX7", "BlueField2", "BlueField3")}
+# `--online` reaches NVIDIA's server only when the simulator is told it may (the lab has no route out) [invented]
+SERVER_ENV = "MLXSIM_NVIDIA_SERVER"
 ONLINE_OPTS = ("--online", "--online-query-psid", "--download", "--download-default", "--get-download-opt")
 ONLINE_RC = 24
 
 
 def mlxup_help():
     """The real `mlxup --help` (fixtures/real/mlxup_help_1.txt) as far as the simulator keeps it."""
-    with open(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "data", "mlxup_help.txt")) as fh:
+    with open(os.path.join(DATA, "mlxup_help.txt")) as fh:
         return fh.read()
 
 
@@ -61,10 +64,18 @@ def mlxup_list():
     return "\n".join(rows) + "\n"
 
 
-def bundle_images(host, state):
+def server_entry(family):
+    """What NVIDIA's server offers a family (its release-notes list), or None."""
+    ver = SERVER_FW.get(family.upper())
+    return None if ver is None else (ver, ROMS.get(family, {}))
+
+
+def bundle_images(host, state, online=False):
+    """The images mlxup compares with: those it carries, or with `--online` those the server offers - for each card
+    its own PSID's."""
     imgs = []
     for card in host.cards():
-        entry = MLXUP_BUNDLE.get(card["family"])
+        entry = server_entry(card["family"]) if online else MLXUP_BUNDLE.get(card["family"])
         if entry:
             imgs.append({"psid": card["psid"], "fw_version": entry[0], "roms": dict(entry[1]),
                          "device_id": None})
@@ -88,6 +99,7 @@ class Opts:
         self.force = False
         self.yes = None   # None = interactive, True = -y, False = --no
         self.cmd = None
+        self.online = False
 
 
 def parse(args):
@@ -138,6 +150,8 @@ def parse(args):
             o.cmd = "help"
         elif a in ("-l", "--list-content"):
             o.cmd = "list"
+        elif a == "--online":
+            o.online = True
         elif a in ONLINE_OPTS:
             o.cmd = "online"
             if a in ("--online-query-psid", "--download", "--get-download-opt"):
@@ -150,6 +164,10 @@ def parse(args):
             raise ValueError("-E- Unknown option: %s" % a)
         i += 1
     return o
+
+
+def server_reachable():
+    return os.environ.get(SERVER_ENV) == "reachable"
 
 
 def _rom_ver(v):
@@ -193,17 +211,17 @@ class Dev:
         self.needs_update = False
 
 
-# Ethernet-only silicon (ConnectX-4 Lx, ConnectX-6 Lx) prints only the Base MAC; a ConnectX-5 EN card prints
-# both (mlxfwmanager_query_and_mlxconfig_e_query_cx5_1.txt); BlueField-2 in Ethernet mode only the MAC
-# (mlxfwmanager_query_bf2_1.txt). ConnectX-8 as ConnectX-7 [invented].
-ETH_ONLY = ("ConnectX4LX", "ConnectX6LX")
+# Which cards print only the Base MAC: a ConnectX-7 or BlueField-3 whose ports are all Ethernet (mlxup_query_cx7_1.txt,
+# mlxup_update_cx7_1.txt) and an Ethernet BlueField-2 (mlxfwmanager_query_bf2_1.txt); ConnectX-8 as ConnectX-7
+# [invented]. Every other card prints the Base GUID and the Base MAC, Ethernet-only silicon included: ConnectX-6 Lx
+# in mlxup_query_cx6lx_1.txt and mlxup_online_cx6lx_1.txt, a ConnectX-5 EN card in
+# mlxfwmanager_query_and_mlxconfig_e_query_cx5_1.txt; ConnectX-4 / -4 Lx as those (no capture of theirs).
+MAC_ONLY_WHEN_ETHERNET = ("ConnectX7", "BlueField3", "BlueField2", "ConnectX8")
 
 
 def _port_types(card):
     lls = [model.link_layer(card, p) for p in range(model.num_ports(card))]
-    if card["family"] in ETH_ONLY:
-        return "ETH"
-    if card["family"] in ("ConnectX7", "BlueField3", "BlueField2", "ConnectX8") and all(x == "Ethernet" for x in lls):
+    if card["family"] in MAC_ONLY_WHEN_ETHERNET and all(x == "Ethernet" for x in lls):
         return "ETH"
     return "NONE"
 
@@ -353,13 +371,18 @@ def run(tool, args):
     if o.cmd == "list" and tool == "mlxup":
         out(mlxup_list())
         return 0
-    if o.cmd == "online" and tool == "mlxup":
+    if tool != "mlxup" and (o.cmd == "online" or o.online):
+        err("-E- Unknown option: --online\n")
+        return 3
+    if (o.cmd == "online" or o.online) and not server_reachable():
         out("Querying Mellanox devices firmware ...\n")
         err("-E- Failed to connect to the Mellanox server: no network in the simulator\n")
         return ONLINE_RC
     if o.cmd == "online":
-        err("-E- Unknown option: --online\n")
+        err("-E- --online-query-psid, --download, --download-default and --get-download-opt are not simulated\n")
         return 3
+    if tool == "mlxup" and o.cmd is None and not o.query:
+        o.update = True                     # mlxup's default action (mlxup_update_cx7_1.txt: `mlxup` prompts)
     if o.cmd == "help":
         out("\nSYNOPSIS\n    %s\n        [-d|--dev DeviceName] [-h|--help] [-v|--version] [--query] [--query-format Format]\n"
             "        [-u|--update] [-i|--image-file FileName] [-D|--image-dir DirectoryName] [-f|--force]\n"
@@ -367,7 +390,7 @@ def run(tool, args):
         return 0
     imgs, img_err = _load_images(o)
     if tool == "mlxup" and not (o.image or o.image_dir) and not img_err:
-        imgs = bundle_images(host, state)
+        imgs = bundle_images(host, state, online=o.online)
     if not o.xml:
         out("Querying Mellanox devices firmware ...\n")
     if img_err:
@@ -448,6 +471,8 @@ def run(tool, args):
         res = 9
     if o.update and update_cnt:
         out_str += "Found %d device(s) requiring firmware update...\n" % update_cnt
+    if o.update and o.online:
+        out(RELEASE_NOTES)                  # the server's list, before the summary (mlxup_online_cx6lx_1.txt)
     if out_str:
         out("---------\n")
         if not o.update:
