@@ -8,10 +8,7 @@ from _paths import REAL, REPO
 SIM_TESTS = REPO / "tests" / "unit" / "sim"
 
 # capture -> why no test runs its command on the simulator (each is a gap to close, not a choice)
-NOT_COMPARED = {
-    "nccl_all_reduce_perf_v100_1.txt": "`-g 2` (several GPUs in one process): the simulator runs one GPU per rank "
-                                       "and refuses -g > 1 as nccl-tests does on a host with one GPU",
-}
+NOT_COMPARED = {}
 
 
 def referenced():

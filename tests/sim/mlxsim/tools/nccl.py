@@ -4,7 +4,8 @@ Layouts from NVIDIA/nccl-tests (src/util.cu: writeDeviceReport, writeResultHeade
 getFloatStr, writeResultFooter; src/common.cu: NCCL_TESTS_SPLIT, NCCL_TESTS_MIN_BW and the exit code; src/common.h:
 ``Test NCCL failure``) and the real captures (tests/fixtures/real/nccl_all_reduce_perf_*).
 
-One process is one MPI rank with one GPU (``-g 1``, the per-rail sweep's layout): the rank and the world size come
+One process is one MPI rank driving ``-g`` GPUs (one in the per-rail sweep; several as
+fixtures/real/nccl_all_reduce_perf_v100_1.txt, with CUDA_VISIBLE_DEVICES): the rank and the world size come
 from the environment mpirun gives a rank (OMPI_COMM_WORLD_RANK / _SIZE / _LOCAL_RANK; PMI_RANK / PMI_SIZE and
 SLURM_PROCID / SLURM_NTASKS too), the bootstrap root from NCCL_COMM_ID (``<address>:<port>``, a real NCCL variable).
 [invented: in the lab the gate starts the ranks itself, one process per GPU and host, with that environment, instead
@@ -85,8 +86,8 @@ def parse(tool, args):
             except ValueError:
                 raise Usage("%s: invalid value %r for %s" % (tool, value, arg)) from None
         i += 1
-    if opts["ngpus"] != 1:
-        raise Usage("Invalid number of GPUs: %d requested but only 1 were found." % opts["ngpus"])
+    if opts["ngpus"] < 1:
+        raise Usage("%s: invalid value %r for -g" % (tool, str(opts["ngpus"])))
     return opts
 
 
@@ -128,6 +129,28 @@ def split_color(proc):
     return 0
 
 
+def host_hcas(state):
+    host = model.Host(state)
+    return sorted(c["functions"][f]["rdma"] for c, f in host.functions() if c["functions"][f].get("rdma"))
+
+
+def visible_gpus(state):
+    """The host's GPUs as CUDA numbers them: one per RDMA device, in the devices' order [invented: the simulator has
+    no GPU model; a rail-optimised server has one NIC per GPU], narrowed by CUDA_VISIBLE_DEVICES as CUDA does (the
+    list stops at the first index that is not a device)."""
+    count = len(host_hcas(state))
+    text = os.environ.get("CUDA_VISIBLE_DEVICES")
+    if text is None:
+        return list(range(count))
+    out = []
+    for item in text.split(","):
+        item = item.strip()
+        if not item.isdigit() or int(item) >= count or int(item) in out:
+            break
+        out.append(int(item))
+    return out
+
+
 def hca_for(state, local_rank):
     wanted = os.environ.get("NCCL_IB_HCA", "")
     names = []
@@ -136,8 +159,7 @@ def hca_for(state, local_rank):
         if item:
             names.append(item.split(":")[0])
     if not names:
-        host = model.Host(state)
-        names = sorted(c["functions"][f]["rdma"] for c, f in host.functions() if c["functions"][f].get("rdma"))
+        names = host_hcas(state)
     if not names:
         return None
     return names[local_rank % len(names)]
@@ -355,8 +377,22 @@ def run(tool, args):
     state = st.load()
     proc, nprocs, local = world()
     hostname = state.get("hostname") or socket.gethostname()
-    hca = hca_for(state, local)
-    endpoint = perf.endpoint(state, hca, int(os.environ.get("NCCL_IB_TC", "0") or 0)) if hca else None
+    gpus = visible_gpus(state)
+    if opts["ngpus"] > len(gpus):
+        errln("Invalid number of GPUs: %d requested but only %d were found." % (opts["ngpus"], len(gpus)))
+        return 1
+    # this process drives -g GPUs: ranks proc*g .. proc*g+g-1, devices local*g ..; each GPU uses the HCA of its
+    # device number (NCCL_IB_HCA, else the host's RDMA devices in order)
+    ranks = []
+    for g in range(opts["ngpus"]):
+        dev = (local * opts["ngpus"] + g) % len(gpus)
+        hca = hca_for(state, gpus[dev])
+        endpoint = perf.endpoint(state, hca, int(os.environ.get("NCCL_IB_TC", "0") or 0)) if hca else None
+        if endpoint is None:
+            ranks = []
+            break
+        ranks.append({"proc": proc * opts["ngpus"] + g, "local": dev, "endpoint": endpoint})
+    endpoint = ranks[0]["endpoint"] if ranks else None
     if endpoint is None:
         outln("%s: Test NCCL failure common.cu:1279 'unhandled system error (run with NCCL_DEBUG=INFO for details) / "
               "NET/IB : No device found.'" % hostname)
@@ -365,7 +401,7 @@ def run(tool, args):
     if (os.environ.get("NCCL_DEBUG") or "").upper() in ("INFO", "TRACE") and proc == 0:
         outln("%s:%d:%d [0] NCCL INFO NCCL version %s+cuda12.4" % (hostname, os.getpid(), os.getpid(), version))
     me = {"proc": proc, "local": local, "host": hostname, "pid": os.getpid(), "color": split_color(proc),
-          "endpoint": endpoint, "netdev": endpoint["netdev"]}
+          "endpoint": endpoint, "netdev": endpoint["netdev"], "ranks": ranks}
     ring, address, port = ring_listen(me)
     echo = perf.bound_socket(socket.SOCK_DGRAM, me["netdev"])
     echo.bind((address or "0.0.0.0", 0))
@@ -376,7 +412,7 @@ def run(tool, args):
         threading.Thread(target=target, args=(sock, stop), daemon=True).start()
     try:
         if nprocs == 1:
-            return finish(tool, opts, [me], [], version, None)
+            return finish(tool, opts, [me], version, None)
         comm = os.environ.get("NCCL_COMM_ID", "")
         if ":" not in comm:
             outln("%s: Test NCCL failure common.cu:1279 'invalid argument (run with NCCL_DEBUG=WARN for details) / "
@@ -408,7 +444,7 @@ def member(me, root_host, root_port, hostname):
         sock.settimeout(CONNECT_TIMEOUT + 600)
         try:
             chan = perf.Channel(sock)
-            keys = ("proc", "local", "host", "pid", "color", "endpoint", "address", "port", "echo")
+            keys = ("proc", "local", "host", "pid", "color", "endpoint", "address", "port", "echo", "ranks")
             chan.send({k: me[k] for k in keys})
             task = chan.recv()
             warn = ring_connect(me, task["next"]) if task.get("next") else None
@@ -470,7 +506,7 @@ def root(tool, opts, me, nprocs, host, port, version):
             answer = conn.recv()
             if answer.get("warn"):
                 warns.append("%s [rank %d] %s" % (everyone[proc]["host"], proc, answer["warn"]))
-        rc = finish(tool, opts, everyone, groups, version, warns)
+        rc = finish(tool, opts, everyone, version, warns)
         for conn in conns.values():
             conn.send({"rc": rc})
         return rc
@@ -481,14 +517,22 @@ def root(tool, opts, me, nprocs, host, port, version):
         listener.close()
 
 
-def finish(tool, opts, everyone, groups, version, warns):
+def gpu_ranks(procs):
+    """The communicator's ranks (one per GPU) from its processes (one per MPI rank, -g GPUs each)."""
+    return [{"proc": r["proc"], "local": r["local"], "host": m["host"], "pid": m["pid"], "color": m["color"],
+             "endpoint": r["endpoint"]} for m in procs for r in m["ranks"]]
+
+
+def finish(tool, opts, procs, version, warns):
+    everyone = gpu_ranks(procs)
+    groups = {}
+    for m in everyone:
+        groups.setdefault(m["color"], []).append(m)
     check = float(os.environ["NCCL_TESTS_MIN_BW"]) if os.environ.get("NCCL_TESTS_MIN_BW") else -1
     failures = []
     if warns:
         failures = list(warns) + ["%s: Test NCCL failure common.cu:1279 'remote process exited or there was a network "
                                   "error / NET/IB : Got completion from peer with status=12'" % everyone[0]["host"]]
-    if not groups:
-        groups = {0: everyone}
     # every group runs at once; with -a 1 (the default) nccl-tests averages the time over every rank
     table = averaged(opts, tool, groups) if not failures else []
     for line in report(tool, opts, everyone, groups, table, failures, version):
