@@ -312,6 +312,17 @@ FAMILIES.update({
     },
 })
 
+
+
+def of(card):
+    """The family of a card (or a card model) as its silicon shows it: the family's entry with the model's own
+    "silicon" keys over it - a ConnectX-5 Ex is a ConnectX5 (Device Type, firmware 16.x, parameters) with its own PCI
+    device id (0x1019, mst name mt4121), lspci name, CA type and PCIe link."""
+    fam = FAMILIES[card["family"]]
+    over = card.get("silicon")
+    return dict(fam, **over) if over else fam
+
+
 # mst device node names: FORMAT_FACTS.md ("mst status"); mt4131 for ConnectX-8 as public scripts and
 # `mst status -v` notes name it ("ConnectX8(rev:0) /dev/mst/mt4131_pciconf0", search-index file id 66696310365).
 MST_PREFIX = {4129: "mt4129", 4125: "mt4125", 4123: "mt4123", 41692: "mt41692", 4115: "mt4115", 4117: "mt4117",

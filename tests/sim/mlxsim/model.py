@@ -102,7 +102,7 @@ def build_card(spec, hostname, index, salt=""):
     """``salt`` (``mlxsim init --identity-salt``): another serial number, MAC and GUID for the same host and card -
     what the fleet twin asks for when a card's identity is already another machine's (a hash of the host name has
     about 20 million serial numbers: 12,500 cards share a few)."""
-    fam = families.FAMILIES[spec["family"]]
+    fam = families.of(spec)
     nports = spec.get("ports", len(spec["functions"]))
     hid = _h(hostname, spec["id"], salt) if salt else _h(hostname, spec["id"])
     oui_list = OUIS[spec["family"]]
@@ -156,6 +156,8 @@ def build_card(spec, hostname, index, salt=""):
         "missing": False,
         "nv": {},
     }
+    if spec.get("silicon"):
+        card["silicon"] = dict(spec["silicon"])
     for i, f in enumerate(spec["functions"]):
         card["functions"].append({"pci": f["pci"], "rdma": f.get("rdma"), "netdev": f.get("netdev"),
                                   "port": i + 1 if i < nports else 1, "nv": {}})
@@ -210,7 +212,7 @@ class Host:
         return [c["id"] for c in same].index(card["id"])
 
     def mst_path(self, card, func_idx=0):
-        fam = families.FAMILIES[card["family"]]
+        fam = families.of(card)
         base = "/dev/mst/%s_pciconf%d" % (families.MST_PREFIX[fam["dev_id"]], self.mst_index(card))
         return base + (".%d" % func_idx if func_idx else "")
 
@@ -251,7 +253,7 @@ def nv_entry(card, func_idx, key):
 
 def nv_keys(card, func_idx):
     """All NV keys of one function in the order the tool prints them."""
-    fam = families.FAMILIES[card["family"]]
+    fam = families.of(card)
     keys = []
     for key, base in _expand_layout(fam["layout"], num_ports(card)):
         if nv_entry(card, func_idx, key) is not None:
@@ -270,7 +272,7 @@ def visible(card, func_idx, base):
 def read_only(card, base):
     """No family has read-only parameters (no real listing shows an RO row); a card of the state may
     still name some ("read_only": [...]) to exercise the tool's read-only paths."""
-    return base in card.get("read_only", families.FAMILIES[card["family"]].get("read_only", []))
+    return base in card.get("read_only", families.of(card).get("read_only", []))
 
 
 def link_layer(card, port_idx):

@@ -143,6 +143,31 @@ CX5_EN = {
     "defaults": {"LINK_TYPE": 2},
 }
 
+# ConnectX-5 Ex VPI MCX556A-EDAT (dual-port EDR IB / 100GbE, PCIe Gen4 x16): PSID MT_0000000009, FW 16.30.1004,
+# board revision A3, "MT28800 Family [ConnectX-5 Ex]", CA type MT4121, LnkCap x16 Gen4, ports in InfiniBand, GUID
+# OUI ec0d9a - a public lab-report script's sample of NVIDIA's device listing (search-index file id 1235447053);
+# PCI id 0x1019 (the kernel's mlx5_core table). Name MCX556A-EDA_Ax, the description's wording, release date and
+# ROMs [invented, in NVIDIA's naming pattern].
+CX5_EX_VPI = {
+    "family": "ConnectX5",
+    "silicon": {"dev_id": 4121, "pci_id": "1019", "lspci": "MT28800 Family [ConnectX-5 Ex]", "ca_type": "MT4121",
+                "pcie": ("16GT/s", 16)},
+    "part_number": "MCX556A-EDAT",
+    "name": "MCX556A-EDA_Ax",
+    "description": "ConnectX-5 Ex VPI adapter card; EDR IB (100Gb/s) and 100GbE; dual-port QSFP28; PCIe4.0 x16; "
+                   "tall bracket; ROHS R6",
+    "product_name": "ConnectX-5 Ex VPI adapter card, EDR IB (100Gb/s) and 100GbE, dual-port QSFP28, PCIe4.0 x16, "
+                    "tall bracket, ROHS R6",
+    "psid": "MT_0000000009",
+    "v0": "PCIeGen4 x16",
+    "ec": "A3",
+    "fw": "16.30.1004", "fw_date": "29.3.2021",
+    "roms": [["PXE", "3.6.0301", ""], ["UEFI", "14.23.0017", ""]],
+    "security": "N/A",
+    "rate": 100, "ports": 2,
+    "defaults": {"LINK_TYPE": 1},
+}
+
 # ConnectX-4 Lx EN MCX4121A-ACAT: PSID MT_2420110034 and FW 14.32.1900 - ethtool_i_cx4_cx4lx_1.txt and
 # mstflint_burn_psid_mismatch_cx4lx_1.txt (the NVIDIA image of the card's retail PSID). Description,
 # ROM versions and release date [invented].
@@ -243,7 +268,8 @@ CX8_C8240 = {
 
 # The modelled cards, in the order a snapshot's card is matched against them (mlxsim init --snapshot, snapshot.py):
 # by part number, else by PSID, else the first of its device type (family).
-MODELS = (CX7_NEAT, CX7_HEAT_DUAL, CX6DX, CX6_HDR, BF3_B3220, CX5_EN, CX4LX, CX4_EN, CX6LX, BF2, CX8_C8240)
+MODELS = (CX7_NEAT, CX7_HEAT_DUAL, CX6DX, CX6_HDR, BF3_B3220, CX5_EN, CX4LX, CX4_EN, CX6LX, BF2, CX8_C8240,
+          CX5_EX_VPI)
 
 
 def _card(base, cid, pcis, numa, rdma, slot=None, **extra):
@@ -352,6 +378,15 @@ def _spectrum_x_cx8():
     return cards
 
 
+def _hpc_cx5ex():
+    """An older HPC node on EDR InfiniBand: 2 dual-port ConnectX-5 Ex VPI MCX556A-EDAT, one per socket (the first at
+    0000:10:00 as the source's). The second card's bus, slots and NUMA nodes [invented]."""
+    return [
+        _card(CX5_EX_VPI, "cx5ex-0", ["0000:10:00.0", "0000:10:00.1"], 0, ["mlx5_0", "mlx5_1"], slot="1"),
+        _card(CX5_EX_VPI, "cx5ex-1", ["0000:af:00.0", "0000:af:00.1"], 1, ["mlx5_2", "mlx5_3"], slot="4"),
+    ]
+
+
 PROFILES = {
     "dgx-h100": (_dgx_h100, "DGX H100: 8x ConnectX-7 MCX75310AAS-NEAT (IB) + 2x dual-port MCX755106AS-HEAT"),
     "dgx-h100-eth": (_dgx_h100_eth, "dgx-h100 with the 8 compute NICs in Ethernet mode (RoCE fabric)"),
@@ -364,6 +399,7 @@ PROFILES = {
                                                   "ConnectX-5 MCX515A-CCAT storage + ConnectX-4 Lx MCX4121A-ACAT"),
     "legacy-eth": (_legacy_eth, "ConnectX-4 MCX416A-CCAT + ConnectX-6 Lx MCX631102AS-ADAT + BlueField-2 "
                                 "MBF2M516A-EEEOT (Ethernet)"),
+    "hpc-cx5ex": (_hpc_cx5ex, "older HPC node: 2x dual-port ConnectX-5 Ex VPI MCX556A-EDAT (EDR InfiniBand)"),
     "spectrum-x-cx8": (_spectrum_x_cx8, "Spectrum-X server: 4x ConnectX-8 C8240 900-9X81Q-00CN-ST0 (Ethernet) + "
                                         "BlueField-3 B3220"),
 }

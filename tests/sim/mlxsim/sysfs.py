@@ -92,7 +92,7 @@ def pci_functions(state):
     [{"pci", "card", "device", "class", "numa", "netdev", "rdma", "attrs": {name: text}}]."""
     out = []
     for card in model.Host(state).cards():
-        fam = families.FAMILIES[card["family"]]
+        fam = families.of(card)
         p = card["pcie"]
         speed, width = faults.pcie_status(state, card)
         bus = model.bus_dev_fn(card["functions"][0]["pci"])[1]

@@ -39,6 +39,13 @@ def effective(version_text, mft):
     return v
 
 
+# Parameters an older tool does not know (it lists none and refuses them by name as unknown): absent from the
+# MFT 4.22-4.24 ConnectX-5 listing (fixtures/real/mlxconfig_e_query_cx5_partial_1.txt), present in the 4.26-4.30
+# ConnectX-4 Lx listing (PF_SD_GROUP, mstconfig_e_query_cx4lx_1.txt) and the MFT 4.30.1 ConnectX-5 one
+# (mlxconfig_query_cx5_1.txt). The release in between that added them is not public: 4.25 [invented].
+KNOWN_SINCE = {"PHY_AUTO_NEG": (4, 25, 0), "PHY_RATE_MASK_OVERRIDE": (4, 25, 0), "PF_SD_GROUP": (4, 25, 0)}
+
+
 class ConfigLayout:
     """Column layout of the mlxconfig/mstconfig query/set table."""
 
@@ -63,6 +70,10 @@ class ConfigLayout:
         self.json = v >= (4, 31, 0)
         self.new_unknown_text = v >= (4, 34, 0)
         self.ro_set_error = v >= (4, 36, 0)
+
+    def knows(self, base):
+        """Whether this tool version knows the parameter (KNOWN_SINCE)."""
+        return self.v >= KNOWN_SINCE.get(base, (0, 0, 0))
 
     def space_needed(self, width):
         if self.key in ("4.21", "4.22", "4.25"):

@@ -134,7 +134,7 @@ def _print_info(kind, data, full, tool):
 
 
 def _device_data(state, card):
-    return {"image_type": families.FAMILIES[card["family"]]["image_type"], "fw": card["fw"]["burned"],
+    return {"image_type": families.of(card)["image_type"], "fw": card["fw"]["burned"],
             "running": card["fw"]["running"], "date": card["fw"]["release_date"],
             "part_number": card["name"], "description": card["description"],
             "roms": card["fw"].get("burned_roms", card["fw"]["roms"]), "guid": card["base_guid"],
@@ -234,7 +234,7 @@ def cmd_burn(tool, state, host, o):
     except image.ImageError as e:
         outln("-E- Cannot open Image: %s. %s" % (o.image, e))
         return FAIL
-    fam = families.FAMILIES[card["family"]]
+    fam = families.of(card)
     if meta.get("device_id") != fam["dev_id"]:
         outln("-E- Burning FS4 image failed: FW image file cannot be programmed to device %s, it is intended for: "
               "%s only" % (card["family"], _family_name(meta.get("device_id"))))

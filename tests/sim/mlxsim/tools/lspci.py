@@ -19,7 +19,7 @@ VENDOR = "15b3"
 class Entry:
     def __init__(self, card, fidx, extra=None):
         self.card, self.fidx, self.extra = card, fidx, extra
-        fam = families.FAMILIES[card["family"]]
+        fam = families.of(card)
         if extra:
             self.pci = card["functions"][0]["pci"][:-1] + str(extra["func"])
             self.cls, self.cls_id = extra["class"], extra["class_id"]
@@ -40,7 +40,7 @@ def _entries(host):
     for card in host.cards():
         for i in range(len(card["functions"])):
             out_.append(Entry(card, i))
-        for extra in families.FAMILIES[card["family"]].get("extra_functions", []):
+        for extra in families.of(card).get("extra_functions", []):
             out_.append(Entry(card, None, extra))
     return sorted(out_, key=lambda e: e.pci)
 

@@ -267,10 +267,10 @@ class DeviceView:
                 "%-*s%-*s" % (w, "Description:", w, c["description"]),
                 "%-*s%-*s" % (w, "Device:", w, dev_text)]
 
-    def all_rows(self):
+    def all_rows(self, layout):
         rows = []
         for key, base in model.nv_keys(self.card, self.fidx):
-            if not model.visible(self.card, self.fidx, base):
+            if not model.visible(self.card, self.fidx, base) or not layout.knows(base):
                 continue
             e = model.nv_entry(self.card, self.fidx, key)
             rows.append(Row(key, paramdb.param(base), e["default"], e["current"], e["next"],
@@ -281,7 +281,7 @@ class DeviceView:
         """-> (key, base, index, paramdef); raises CfgError with the tool's message."""
         bare, idx = paramdb.split_index(name)
         base, port, module, p = paramdb.lookup(bare, self.nports)
-        if p is None:
+        if p is None or not layout.knows(base):
             raise CfgError(paramdb.unknown_text(name, layout, self.nports))
         key = bare
         e = model.nv_entry(self.card, self.fidx, key)
@@ -336,7 +336,7 @@ def query_one(tool, state, host, layout, prm, dev_text, found, index, json_doc):
     if _semaphore(state, card):
         return ERROR, "Failed to get %s settings %s" % (_first_tlv(card), SEMAPHORE_ERR)
     try:
-        rows = [view.row_for(n, layout) for n in prm.names] if prm.names else view.all_rows()
+        rows = [view.row_for(n, layout) for n in prm.names] if prm.names else view.all_rows(layout)
     except CfgError as e:
         return ERROR, str(e)
     any_mod = any_ro = False
@@ -516,14 +516,14 @@ def cmd_set(tool, state, host, layout, prm):
 def _resolve_for_set(view, name, layout):
     bare, idx = paramdb.split_index(name)
     base, port, module, p = paramdb.lookup(bare, view.nports)
-    if p is None:
+    if p is None or not layout.knows(base):
         raise CfgError(paramdb.unknown_text(name, layout, view.nports))
     return bare, base, (idx[0] if idx else None), p
 
 
 def _family_max(card):
     from .. import families
-    return families.FAMILIES[card["family"]].get("max", {})
+    return families.of(card).get("max", {})
 
 
 def cmd_reset(tool, state, host, layout, prm):

@@ -34,7 +34,7 @@ def status(host, verbose, unknown=None):
     if verbose:
         rows = []
         for card in host.cards():
-            fam = families.FAMILIES[card["family"]]
+            fam = families.of(card)
             dtype = "%s(rev:%d)" % (card["family"], fam["rev"])
             # the real tool lists the second function of a card before the first one
             for fidx in reversed(range(len(card["functions"]))):
@@ -60,7 +60,7 @@ def status(host, verbose, unknown=None):
         f = card["functions"][0]
         outln("%-33s- PCI configuration cycles access." % host.mst_path(card, 0))
         outln(" " * 35 + "domain:bus:dev.fn=%s addr.reg=88 data.reg=92 cr_bar.gw_offset=-1" % f["pci"])
-        outln(" " * 35 + "Chip revision is: %02X" % families.FAMILIES[card["family"]]["rev"])
+        outln(" " * 35 + "Chip revision is: %02X" % families.of(card)["rev"])
     outln()
     return 0
 

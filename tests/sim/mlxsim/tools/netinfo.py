@@ -58,7 +58,7 @@ def ibdev2netdev(host, args):
         link = "Up" if up else "Down"
         nd = model.netdev(card, fidx)
         if verbose:
-            fam = families.FAMILIES[card["family"]]
+            fam = families.of(card)
             ibstate = "%-6s" % ("ACTIVE" if up else "DOWN")
             outln("%s %s (%s - %-11s) %-15s fw %s port 1 (%s) ==> %s (%s)" % (
                 card["functions"][fidx]["pci"], name, fam["ca_type"], card["vpd"]["PN"],
@@ -98,7 +98,7 @@ def port_info(card, fidx, state):
 
 
 def _ca_block(name, card, fidx, state, port_only=False):
-    fam = families.FAMILIES[card["family"]]
+    fam = families.of(card)
     p = port_info(card, fidx, state)
     lines = []
     if not port_only:

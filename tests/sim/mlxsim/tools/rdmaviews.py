@@ -217,7 +217,7 @@ def _active_mtu(p):
 
 
 def _hca(host, name, card, fidx, port, verbose):
-    fam = families.FAMILIES[card["family"]]
+    fam = families.of(card)
     p = port_info(card, fidx, host.state)
     if port and port > 1:
         errln("Invalid port requested for device")

@@ -9,7 +9,8 @@ from ansible_collections.gpufabric.mlnx.plugins.module_utils._runner import Runn
 
 TYPES = {"refresh-cx5-storage": {"ConnectX7": 4, "ConnectX5": 2, "ConnectX4LX": 1},     # cards per type
          "legacy-eth": {"ConnectX4": 1, "ConnectX6LX": 1, "BlueField2": 1},
-         "spectrum-x-cx8": {"ConnectX8": 4, "BlueField3": 1}}
+         "spectrum-x-cx8": {"ConnectX8": 4, "BlueField3": 1},
+         "hpc-cx5ex": {"ConnectX5": 2}}
 
 
 @pytest.mark.parametrize("profile", sorted(TYPES))
