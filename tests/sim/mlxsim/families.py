@@ -28,6 +28,10 @@ _FLEX = ["FLEX_PARSER_PROFILE_ENABLE", "PROG_PARSE_GRAPH", "FLEX_IPV4_OVER_VXLAN
 _PCI_A = ["PF_BAR2_SIZE", "PF_NUM_OF_VF_VALID", "NON_PREFETCHABLE_PF_BAR", "VF_VPD_ENABLE", "STRICT_VF_MSIX_NUM",
           "VF_NODNIC_ENABLE", "NUM_PF_MSIX_VALID", "NUM_OF_VFS", "NUM_OF_PF", "SRIOV_EN"]
 _LINK_TYPE = ("port", ["LINK_TYPE"])
+# three TLVs (the parameter DB: VPI LINK TYPE, MULTIPLANE CONF, IB LINK PHY CONF), so a dual-port card prints
+# LINK_TYPE_P1, LINK_TYPE_P2 together as the BlueField-3 listing does
+_LINK_PLANES = [_LINK_TYPE, ("port", ["NUM_OF_PLANES"]), ("port", ["IB_PROTO_WIDTH_EN_MASK"])]
+_HOST_MNG = ["RDE_DISABLE", "PLDM_FW_UPDATE_DISABLE", "RBT_DISABLE", "PCIE_SMBUS_DISABLE", "PCIE_IN_BAND_VDM_DISABLE"]
 _PCI_B = ["PF_LOG_BAR_SIZE", "VF_LOG_BAR_SIZE", "NUM_PF_MSIX", "NUM_VF_MSIX", "INT_LOG_MAX_PAYLOAD_SIZE",
           "PCIE_CREDIT_TOKEN_TIMEOUT", "MAX_ACC_OUT_READ", "ACCURATE_TX_SCHEDULER", "PARTIAL_RESET_EN",
           "SW_RECOVERY_ON_ERRORS", "RESET_WITH_HOST_ON_ERRORS", "PCI_BUS0_RESTRICT_SPEED", "PCI_BUS0_RESTRICT_ASPM",
@@ -97,7 +101,8 @@ DEFAULTS = {
 # Per-family overrides (ConnectX-7: MEMIC_ATOMIC_ENABLE(2) as in mlxconfig_query_cx7_partial_1.txt).
 FAMILY_DEFAULTS = {
     "ConnectX7": {"MEMIC_ATOMIC": 2},
-    "BlueField3": {"MEMIC_ATOMIC": 2, "CRYPTO_POLICY": 1},   # UNRESTRICTED(1) on the real B3220 listing
+    # UNRESTRICTED(1) and a DCR hash table of 2^11 on the real B3220 listing (mstconfig_query_bf3_excerpt_1.txt)
+    "BlueField3": {"MEMIC_ATOMIC": 2, "CRYPTO_POLICY": 1, "LOG_DCR_HASH_TABLE_SIZE": 11},
     # ConnectX-5 MCX555A-ECA_Ax_Bx (search-index file id 34834585618): Next Boot values of an untouched card
     "ConnectX5": {"VF_LOG_BAR_SIZE": 1, "NUM_VF_MSIX": 19, "LOG_DCR_HASH_TABLE_SIZE": 11, "LOG_TX_PSN_WINDOW": 7,
                   "LOG_MAX_OUTSTANDING_WQE": 7, "TX_SCHEDULER_FWS_REACTIVITY": 1, "LLDP_NB_RX_MODE": 0,
@@ -128,13 +133,10 @@ def _layout(cx7=False, vpi=True, bf=False, dpa=False, module_split=False, crypto
     if vpi:
         out.append(_LINK_TYPE)
     if crypto and crypto_at_owner:
-        # with it (the same report): PER_PF_NUM_SF, the port TLV LINK_TYPE / NUM_OF_PLANES / IB_PROTO_WIDTH_EN_MASK
-        # and the PCI CONF rows P2P_ORDERING_MODE, ATS_ENABLED, BAR_PAGE_ALIGNMENT - where the ConnectX-5 MFT 4.30.1
-        # listing puts them (_CX5 below); BAR_PAGE_ALIGNMENT beside the other two rows of its TLV [position invented]
-        out = [n for n in out if n != _LINK_TYPE]
+        # with it (the same report): PER_PF_NUM_SF and the PCI CONF rows P2P_ORDERING_MODE, ATS_ENABLED,
+        # BAR_PAGE_ALIGNMENT - where the ConnectX-5 MFT 4.30.1 listing puts them (_CX5 below); BAR_PAGE_ALIGNMENT
+        # beside the other two rows of its TLV [position invented]
         out.insert(out.index("VF_VPD_ENABLE") + 1, "PER_PF_NUM_SF")
-        if vpi:
-            out.insert(out.index("SRIOV_EN") + 1, ("port", ["LINK_TYPE", "NUM_OF_PLANES", "IB_PROTO_WIDTH_EN_MASK"]))
         tail = list(_TAIL)
         tail[tail.index("PORT_OWNER"):tail.index("PORT_OWNER")] = _CRYPTO_BY_PORT_OWNER
         tail[tail.index("BOOT_PKEY") + 1:tail.index("BOOT_PKEY") + 1] = ["P2P_ORDERING_MODE", "ATS_ENABLED",
@@ -142,6 +144,22 @@ def _layout(cx7=False, vpi=True, bf=False, dpa=False, module_split=False, crypto
         out += _PCI_B + ["LOG_MAX_QUEUE"] + _PCI_C + _PORT_TLVS + tail
     else:
         out += _PCI_B + (_CRYPTO if crypto else []) + _PCI_C + _PORT_TLVS + _TAIL
+    if cx7:
+        # ConnectX-5 (mlxconfig_query_cx5_1.txt) and BlueField-3 (mstconfig_query_bf3_excerpt_1.txt) both list it
+        # right after TX_SCHEDULER_BURST; the ConnectX-6 Dx / ConnectX-7 generation between them too [no capture]
+        out.insert(out.index("TX_SCHEDULER_BURST") + 1, "ZERO_TOUCH_TUNING_ENABLE")
+    if vpi and (crypto_at_owner or bf):
+        # the port TLVs VPI LINK TYPE, MULTIPLANE CONF, IB LINK PHY CONF right after DCR_LIFO_SIZE, where the
+        # BlueField-3 listing (LINK_TYPE_P1, LINK_TYPE_P2) and the ConnectX-5 MFT 4.30.1 one have them
+        out = [n for n in out if n != _LINK_TYPE]
+        at = out.index("DCR_LIFO_SIZE") + 1
+        out[at:at] = _LINK_PLANES
+    if bf:
+        # BlueField-3's own rows, as mstconfig_query_bf3_excerpt_1.txt lists them
+        out.insert(out.index("ICM_CACHE_MODE") + 1, "HAIRPIN_DATA_BUFFER_LOCK")
+        out.insert(out.index("LOG_MAX_QUEUE") + 1, "UPT_EMULATION_ENABLE")
+        at = out.index("CRYPTO_POLICY") + 1
+        out[at:at] = _HOST_MNG
     return out
 
 
@@ -178,9 +196,7 @@ _CX5 = ["MEMIC_BAR_SIZE", "MEMIC_SIZE_LIMIT"] + _HOST_CHAINING + [
     "LRO_LOG_TIMEOUT0", "LRO_LOG_TIMEOUT1", "LRO_LOG_TIMEOUT2", "LRO_LOG_TIMEOUT3", "LOG_TX_PSN_WINDOW",
     "LOG_MAX_OUTSTANDING_WQE", "ROCE_ADAPTIVE_ROUTING_EN", "TUNNEL_IP_PROTO_ENTROPY_DISABLE", "ICM_CACHE_MODE",
     "TX_SCHEDULER_FWS_REACTIVITY", "TX_SCHEDULER_BURST", "ZERO_TOUCH_TUNING_ENABLE", "LOG_MAX_QUEUE",
-    "LOG_DCR_HASH_TABLE_SIZE", "MAX_PACKET_LIFETIME", "DCR_LIFO_SIZE",
-    ("port", ["LINK_TYPE", "NUM_OF_PLANES", "IB_PROTO_WIDTH_EN_MASK"]),
-] + _PORT_TLVS[:6] + [
+    "LOG_DCR_HASH_TABLE_SIZE", "MAX_PACKET_LIFETIME", "DCR_LIFO_SIZE"] + _LINK_PLANES + _PORT_TLVS[:6] + [
     ("port", ["NUM_OF_VL", "NUM_OF_TC", "NUM_OF_PFC", "VL15_BUFFER_SIZE", "QOS_TRUST_STATE"]),
     ("port", ["DUP_MAC_ACTION", "MPFS_MC_LOOPBACK_DISABLE", "MPFS_UC_LOOPBACK_DISABLE", "UNKNOWN_UPLINK_MAC_FLOOD",
               "SRIOV_IB_ROUTING_MODE", "IB_ROUTING_MODE"]),
@@ -207,11 +223,10 @@ _BF2 = (["MEMIC_BAR_SIZE", "MEMIC_SIZE_LIMIT"] + _HOST_CHAINING + ["INTERNAL_CPU
         + _BF_INTERNAL_CPU[1:] + ["PF_NUM_OF_VF_VALID", "STRICT_VF_MSIX_NUM", "VF_NODNIC_ENABLE", "NUM_PF_MSIX_VALID",
                                   "NUM_OF_VFS", "NUM_OF_PF", "SRIOV_EN"] + _PCI_B + _CRYPTO + _PCI_C + _PORT_TLVS + _TAIL)
 
-# ConnectX-8 SuperNIC: no public listing. The ConnectX-7 layout with the port TLV LINK_TYPE,
-# NUM_OF_PLANES, IB_PROTO_WIDTH_EN_MASK as the ConnectX-5 MFT 4.30.1 listing prints it (NUM_OF_PLANES_P1 is
-# what NVIDIA's Spectrum-X configuration sets on device 1023) - the order is [invented].
-_CX8 = [n if n != _LINK_TYPE else ("port", ["LINK_TYPE", "NUM_OF_PLANES", "IB_PROTO_WIDTH_EN_MASK"])
-        for n in _layout(cx7=True, vpi=True, dpa=True, module_split=True, crypto_at_owner=True)]
+# ConnectX-8 SuperNIC: no public listing. The ConnectX-7 layout (with the port TLVs LINK_TYPE, NUM_OF_PLANES,
+# IB_PROTO_WIDTH_EN_MASK after DCR_LIFO_SIZE; NUM_OF_PLANES_P1 is what NVIDIA's Spectrum-X configuration sets on
+# device 1023) - the order is [invented].
+_CX8 = _layout(cx7=True, vpi=True, dpa=True, module_split=True, crypto_at_owner=True)
 
 
 FAMILIES = {

@@ -301,5 +301,13 @@ def test_the_parameters_real_connectx7_output_has(sim):
     for name in ("LOG_MAX_QUEUE", "NUM_OF_PLANES_P1", "NUM_OF_PLANES_P2", "IB_PROTO_WIDTH_EN_MASK_P1",
                  "IB_PROTO_WIDTH_EN_MASK_P2", "BAR_PAGE_ALIGNMENT", "P2P_ORDERING_MODE", "ATS_ENABLED", "PER_PF_NUM_SF"):
         assert names.count(name) == 1, name
-    assert names[names.index("LINK_TYPE_P1"):names.index("LINK_TYPE_P1") + 3] == [
-        "LINK_TYPE_P1", "NUM_OF_PLANES_P1", "IB_PROTO_WIDTH_EN_MASK_P1"]
+    # three TLVs (VPI LINK TYPE, MULTIPLANE CONF, IB LINK PHY CONF) right after DCR_LIFO_SIZE, each P1 then P2: the
+    # BlueField-3 listing's LINK_TYPE_P1, LINK_TYPE_P2 after DCR_LIFO_SIZE, the ConnectX-5 one's three in this order
+    at = names.index("DCR_LIFO_SIZE") + 1
+    assert names[at:at + 6] == ["LINK_TYPE_P1", "LINK_TYPE_P2", "NUM_OF_PLANES_P1", "NUM_OF_PLANES_P2",
+                                "IB_PROTO_WIDTH_EN_MASK_P1", "IB_PROTO_WIDTH_EN_MASK_P2"]
+    bf3 = [ln.split()[0] for ln in real("mstconfig_query_bf3_excerpt_1.txt") if ln.startswith("        ")]
+    assert bf3[-3:] == ["DCR_LIFO_SIZE", "LINK_TYPE_P1", "LINK_TYPE_P2"]
+    cx5 = [ln.split()[0] for ln in real("mlxconfig_query_cx5_1.txt") if ln.startswith("        ")]
+    at = cx5.index("DCR_LIFO_SIZE") + 1
+    assert cx5[at:at + 3] == ["LINK_TYPE_P1", "NUM_OF_PLANES_P1", "IB_PROTO_WIDTH_EN_MASK_P1"]
