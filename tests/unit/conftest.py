@@ -31,6 +31,15 @@ if "ansible_collections" not in REPO.parts:
 import pytest  # noqa: E402  (after the sys.path set-up above)
 
 
+def pytest_collection_modifyitems(items):
+    """The tests marked heavy(seconds) first, the longest first, the rest in their order: xdist hands out tests in
+    collection order, so a heavy test collected last would run alone while the other worker waits."""
+    def key(item):
+        mark = item.get_closest_marker("heavy")
+        return -(mark.args[0] if mark and mark.args else 0)
+    items.sort(key=key)
+
+
 @pytest.fixture
 def sim_host(tmp_path, monkeypatch):
     """sim_host(profile='dgx-h100', **kw) -> a SimHost whose environment is applied."""

@@ -8,6 +8,8 @@ and one on a leaf (an MTU applied by another client) are each found by name, wit
 the inventory wants, and nothing else is; the run refuses anything but --check --diff with the drift callback."""
 import json
 
+import pytest
+
 from _paths import REPO
 from _roleplay import run
 from fleet import CARD, FABRIC, SERVERS, leaf_vars, leaves, simulated_servers, simulated_vars
@@ -45,6 +47,7 @@ def rows(doc, host):
     return [(r["group"], r["setting"], r["actual"], r["expected"]) for r in doc["hosts"][host]["settings"]]
 
 
+@pytest.mark.heavy(120)
 def test_a_compliant_fleet_reports_nothing_and_a_hand_made_change_is_found_by_name(tmp_path, make_switch):
     made, sims = fleet(tmp_path, make_switch)
     converged = playbook(tmp_path, made, sims, SITE, check=False, callbacks=None)

@@ -15,6 +15,7 @@ import os
 import re
 import subprocess
 
+import pytest
 import yaml
 
 from _ansible import env, tool
@@ -120,6 +121,7 @@ def drift(site):
     return json.loads((site / "reports" / "drift.json").read_text())
 
 
+@pytest.mark.heavy(135)
 def test_the_examples_pipeline_on_a_simulated_fleet(tmp_path, make_switch):
     made, sims = leaves(make_switch), simulated_servers(tmp_path)
     site = site_repository(tmp_path, made, sims)

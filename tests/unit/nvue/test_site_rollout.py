@@ -7,6 +7,8 @@ its servers; a leaf that refuses its configuration holds its rack's servers, the
 fails at its end naming each held server with its leaf, port and reason."""
 import json
 
+import pytest
+
 from _paths import REPO
 from _roleplay import run
 from fleet import FABRIC, OFF, SERVERS, leaf_vars, leaves
@@ -51,6 +53,7 @@ def held(ran, host):
         return None
 
 
+@pytest.mark.heavy(95)
 def test_by_rack_each_batch_is_its_leaves_then_its_servers_and_a_rerun_applies_nothing(tmp_path, make_switch):
     made = leaves(make_switch)
     ran = site(tmp_path, made)
@@ -70,6 +73,7 @@ def test_by_rack_each_batch_is_its_leaves_then_its_servers_and_a_rerun_applies_n
     assert applies(made) == dict.fromkeys(made, 1)  # a compliant rerun: 0 revisions applied
 
 
+@pytest.mark.heavy(40)
 def test_a_refused_leaf_holds_its_racks_server_the_other_rack_goes_on_and_the_run_fails_naming_it(
         tmp_path, make_switch):
     made = leaves(make_switch, {"r01-leaf-rail1": [("invalid_apply", "interface.swp1.link.mtu", "not today")]})

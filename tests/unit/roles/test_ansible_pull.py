@@ -93,6 +93,7 @@ def running_firmware(sim):
     return {card["functions"][0]["pci"]: card["fw"]["running"] for card in sim.cards()}
 
 
+@pytest.mark.heavy(55)
 def test_a_tag_is_applied_once_and_the_next_tag_is_applied(tmp_path, site):
     work, bare = site
     sim = simulated(tmp_path, HOST, "cx6dx-roce")

@@ -97,6 +97,7 @@ def run_play(tmp_path, bmcs, check=False, spec=None, **host_vars):
 
 # ---------------------------------------------------------------- check, converge, again, reset, again
 
+@pytest.mark.heavy(60)
 def test_check_converge_rerun_reset(tmp_path, bmcs):
     # Check mode: the plan is reported as a change, nothing is written.
     run = run_play(tmp_path, bmcs, check=True)

@@ -68,6 +68,7 @@ def test_no_kernel_entry_fails_the_host_at_the_platform_step_and_nothing_reboots
     assert proc.returncode == 2 and "has no kernel entry" in results(data)[KERNEL_TASK]["msg"]
 
 
+@pytest.mark.heavy(35)
 def test_a_compliant_host_reruns_without_any_activation(host, tmp_path):
     proc, data = run_play(tmp_path, host, play("platform"))
     assert proc.returncode == 0, proc.stdout[-3000:]

@@ -42,6 +42,7 @@ def test_the_build_makes_every_machine_and_cables_each_leaf_port_to_its_servers_
     assert pin["sha256"] != "0" * 64 and (twin / "firmware" / PIN["image"]).is_file()
 
 
+@pytest.mark.heavy(105)
 def test_the_rehearsal_predicts_each_machines_work_changes_nothing_and_the_applied_twin_converges(twin):
     ran = rehearse(twin)
     assert ran.ok, ran

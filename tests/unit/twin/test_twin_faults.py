@@ -68,6 +68,7 @@ def faulty(tmp_path_factory):
     return out, servers, leaves, before
 
 
+@pytest.mark.heavy(230)
 def test_twenty_faults_each_stay_on_their_machine_and_the_rerun_converges_with_nothing_lost(faulty):
     out, servers, leaves, before = faulty
 
