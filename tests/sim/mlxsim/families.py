@@ -328,7 +328,6 @@ FAMILIES.update({
 })
 
 
-
 def of(card):
     """The family of a card (or a card model) as its silicon shows it: the family's entry with the model's own
     "silicon" keys over it - a ConnectX-5 Ex is a ConnectX5 (Device Type, firmware 16.x, parameters) with its own PCI
