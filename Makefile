@@ -15,14 +15,14 @@ export PATH := $(CURDIR)/$(BIN):$(PATH)
 LAB        ?= tests/lab/labs/demo.yml
 
 .PHONY: help venv host image collection tools unit sanity lint docs ee install-test molecule bench test test-unit \
-        test-static test-molecule test-fabric demo demo-down clean
+        test-static test-molecule demo demo-down clean
 
 help:
 	@echo "make demo   - build the lab image if missing, start the demo lab (2 racks x 2 servers, 8 NVUE leaves), run"
 	@echo "              site.yml end to end (leaves, driver, firmware, NV config, activation, rails, RoCE QoS, the"
 	@echo "              validation gate), print where the hand-over report is, tear the lab down (KEEP=1 keeps it)"
 	@echo "make test   - unit tests, sanity, lint, docs, ee, install-test and the molecule scenarios on the lab (three"
-	@echo "              streams at once: unit | sanity, lint, docs, ee, install-test | molecule | molecule fabric)"
+	@echo "              streams at once: unit | sanity, lint, docs, ee, install-test | molecule)"
 	@echo "make ee           - ansible-builder introspect/create on the collection's EE metadata (no image built)"
 	@echo "make install-test - build the tarball, install it with only its declared dependencies, run it outside the checkout"
 	@echo "make unit | sanity | lint | docs | ee | install-test | molecule | bench | demo-down | clean"
@@ -98,14 +98,13 @@ bench: venv collection image
 	$(BIN)/python tests/bench/leaves.py
 	$(BIN)/python tests/bench/twin.py
 
-# `make test`: what every target needs once (venv, collection, tools, the lab image), then four streams at once,
+# `make test`: what every target needs once (venv, collection, tools, the lab image), then three streams at once,
 # each in its own order: the unit suite (2 workers, its heavy tests first), the static checks (sanity, lint, docs,
-# ee, install-test), the molecule scenarios but fabric, and fabric (the longest). One after another they left a
-# third of the two cores idle (the static checks use one core, molecule ~1.4 of two while podman and the network
-# wait). Each stream's output is printed whole when the stream ends (--output-sync); a failing stream fails
-# `make test` after the others end.
+# ee, install-test) and the molecule scenarios. One after another they left a third of the two cores idle (the
+# static checks use one core, molecule ~1.4 of two while podman and the network wait). Each stream's output is
+# printed whole when the stream ends (--output-sync); a failing stream fails `make test` after the others end.
 test: venv collection tools image
-	$(MAKE) --no-print-directory -j4 --output-sync=recurse --keep-going test-unit test-static test-molecule test-fabric
+	$(MAKE) --no-print-directory -j3 --output-sync=recurse --keep-going test-unit test-static test-molecule
 
 test-unit:
 	$(MAKE) --no-print-directory unit
@@ -117,17 +116,8 @@ test-static:
 	$(MAKE) --no-print-directory ee
 	$(MAKE) --no-print-directory install-test
 
-# the scenarios of `make molecule` without their prerequisites (made once by `test`, not twice at once)
 test-molecule:
-	$(BIN)/molecule test
-	$(BIN)/molecule test -s ofed
-	$(BIN)/molecule test -s driver_firmware
-	$(BIN)/molecule test -s roce_qos
-	$(BIN)/molecule test -s platform
-	$(BIN)/molecule test -s rails
-
-test-fabric:
-	$(BIN)/molecule test -s fabric
+	$(MAKE) --no-print-directory molecule
 
 # The demo (tests/lab/demo/prepare.yml, then site.yml): the controller runs the simulator's flint for the firmware
 # images, with a simulator state of its own; the reports go to reports/demo/ (emptied first: a demo tests everything).
