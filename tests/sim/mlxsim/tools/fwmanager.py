@@ -30,11 +30,20 @@ DATA = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "data")
 with open(os.path.join(DATA, "mlxup_online_release_notes.txt")) as _fh:
     RELEASE_NOTES = _fh.read()
 SERVER_FW = {name.upper(): ver for name, ver in re.findall(r"^ +\d+- (\S+) \(([\d.]+)\):", RELEASE_NOTES, re.M)}
-# family -> (FW version, ROMs) of the image mlxup carries; ROM versions only where a capture shows them
+# ROM versions of the images, only where a capture shows them
 ROMS = {"ConnectX6LX": {"PXE": "3.7.500", "UEFI": "14.36.16"}}                # mlxup_query_cx6lx_1.txt
-MLXUP_BUNDLE = {fam: (SERVER_FW[fam.upper()], ROMS.get(fam, {}))             # mlxup_query_cx7_1.txt: ROMs N/A
-                for fam in ("ConnectX4", "ConnectX4LX", "ConnectX5", "ConnectX6", "ConnectX6DX", "ConnectX6LX",
-                            "ConnectX7", "BlueField2", "BlueField3")}
+
+
+def server_entry(family):
+    """What NVIDIA's server offers a family (its release-notes list) as (FW version, ROMs), or None."""
+    ver = SERVER_FW.get(family.upper())
+    return None if ver is None else (ver, ROMS.get(family, {}))
+
+
+# family -> (FW version, ROMs) of the image mlxup 4.30 carries: the server's of its time (ROMs N/A for ConnectX-7,
+# mlxup_query_cx7_1.txt)
+MLXUP_BUNDLE = {fam: server_entry(fam) for fam in ("ConnectX4", "ConnectX4LX", "ConnectX5", "ConnectX6", "ConnectX6DX",
+                                                   "ConnectX6LX", "ConnectX7", "BlueField2", "BlueField3")}
 # `--online` reaches NVIDIA's server only when the simulator is told it may (the lab has no route out) [invented]
 SERVER_ENV = "MLXSIM_NVIDIA_SERVER"
 ONLINE_OPTS = ("--online", "--online-query-psid", "--download", "--download-default", "--get-download-opt")
@@ -62,12 +71,6 @@ def mlxup_list():
         desc = card["description"] if len(card["description"]) <= 110 else card["description"][:110] + "..."
         rows.append("%-26s%-19s%-29s%-15s%s" % (card["name"], card["psid"], "FW " + entry[0], roms, desc))
     return "\n".join(rows) + "\n"
-
-
-def server_entry(family):
-    """What NVIDIA's server offers a family (its release-notes list), or None."""
-    ver = SERVER_FW.get(family.upper())
-    return None if ver is None else (ver, ROMS.get(family, {}))
 
 
 def bundle_images(host, state, online=False):
