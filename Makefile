@@ -35,7 +35,14 @@ $(STAMP): requirements-dev.txt requirements.txt constraints.txt
 	$(BIN)/python -m pip install --quiet -r requirements-dev.txt -c constraints.txt
 	touch $@
 
-venv: $(STAMP)
+# tests/accel: the tests' bytecode cache for the module payloads Ansible runs, loaded by a .pth file of the venv
+# (the lab containers get it from tests/lab/lab.py). Each module run then finds its imports compiled.
+ACCEL_PTH  := $(VENV)/.bytecode-cache
+$(ACCEL_PTH): $(STAMP) tests/accel/gpufabric_bytecode_cache.py
+	$(BIN)/python tests/accel/gpufabric_bytecode_cache.py >/dev/null
+	touch $@
+
+venv: $(STAMP) $(ACCEL_PTH)
 
 # The checkout seen as ansible_collections/gpufabric/mlnx (ansible, molecule, ansible-doc).
 $(COLL_LINK):

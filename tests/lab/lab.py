@@ -44,6 +44,10 @@ LAB_RANGE = ipaddress.ip_network("198.18.0.0/15")  # RFC 2544 benchmarking range
 LABEL = "gpufabric.lab"
 SIM_DIR = "/opt/mlxsim"  # where the simulator is copied inside each container
 DEFAULT_NVUE = REPO / "tests" / "nvue"
+# The tests' bytecode cache for Ansible's module payloads (tests/accel), copied beside the simulator and loaded by a
+# .pth file in the container's python3: a module's imports are compiled once per container, not at every task.
+ACCEL = REPO / "tests" / "accel"
+ACCEL_DIR = "/opt/gpufabric-accel"
 NVUE_DIR = "/opt/nvuesim"  # where the NVUE emulator is copied inside each fabric leaf
 NVUE_STATE = "/var/lib/nvuesim"
 NVUE_PORT = 8765
@@ -549,12 +553,17 @@ if [ -n "$kernel" ]; then
   for f in "/boot/vmlinuz-$kernel" "/boot/initrd.img-$kernel"; do [ -e "$f" ] || : > "$f"; done
 fi
 for nic in "$@"; do ip link set dev "$nic" mtu "$mtu"; done
+if [ -f {accel}/gpufabric_bytecode_cache.py ]; then python3 {accel}/gpufabric_bytecode_cache.py >/dev/null; fi
 if [ -n "$profile" ]; then mlxsim init --profile "$profile" --hostname "$host"; fi
-""".format(sim=SIM_DIR)
+""".format(sim=SIM_DIR, accel=ACCEL_DIR)
 
 
 def sim_copy_argv(node: Node, sim: Path) -> list[str]:
     return ["podman", "cp", str(sim), f"{node.container}:{SIM_DIR}"]
+
+
+def accel_copy_argv(node: Node, accel: Path = ACCEL) -> list[str]:
+    return ["podman", "cp", str(accel), f"{node.container}:{ACCEL_DIR}"]
 
 
 def provision_argv(lab: Lab, node: Node, with_sim: bool = True) -> list[str]:
@@ -646,7 +655,7 @@ def provision_steps(lab: Lab, node: Node, sim: Path | None, nvue: Path = DEFAULT
     emulator and nvued (fabric leaves); lldpd on a fabric lab's servers."""
     if lab.fabric and node.role == "leaf":
         return [nvue_copy_argv(node, nvue), leaf_provision_argv(lab, node), nvued_start_argv(node)]
-    steps = [sim_copy_argv(node, sim)] if sim is not None else []
+    steps = [sim_copy_argv(node, sim), accel_copy_argv(node)] if sim is not None else []
     steps.append(provision_argv(lab, node, with_sim=sim is not None))
     if lab.fabric:
         steps.append(lldpd_argv(lab, node))

@@ -45,3 +45,12 @@ def test_compute_nics_run_the_roce_profile(host):
 def test_management_interface_untouched(host):
     assert host.interface("eth0").exists
     assert any(a.startswith("198.19.") for a in host.interface("eth0").addresses)
+
+
+def test_the_modules_imports_were_compiled_once_into_the_tests_bytecode_cache(host):
+    """tests/accel, installed by the lab's provisioning: the container's python3 loads the hook, and the modules
+    converge ran left their compiled imports in its cache (root's, in the container's /tmp)."""
+    hook = host.check_output("python3 -c 'import zipimport; print(zipimport._compile_source.__module__)'")
+    assert hook == "gpufabric_bytecode_cache"
+    cached = host.check_output("find /tmp/gpufabric-bytecode-0 -type f -name '*-*' | wc -l")
+    assert int(cached) > 10, cached

@@ -133,6 +133,15 @@ def test_provision_script_is_valid_sh(lab):
     subprocess.run(["sh", "-n", "-c", lab.PROVISION_SCRIPT], check=True)
 
 
+def test_provisioning_installs_the_bytecode_cache_in_the_containers_python(lab, tmp_path):
+    """The provisioning script runs the copied tests/accel module, which writes its .pth into python3's site
+    directory; without the copy (a lab started --no-sim) it does nothing."""
+    line = next(x for x in lab.PROVISION_SCRIPT.splitlines() if "gpufabric_bytecode_cache" in x)
+    assert line == ("if [ -f /opt/gpufabric-accel/gpufabric_bytecode_cache.py ]; then "
+                    "python3 /opt/gpufabric-accel/gpufabric_bytecode_cache.py >/dev/null; fi")
+    assert (lab.ACCEL / "gpufabric_bytecode_cache.py").is_file()
+
+
 def test_removal_commands_ignore_absent_things(lab):
     assert lab.remove_containers_argv(["a", "b"]) == [
         "podman", "rm", "--force", "--ignore", "--time", "0", "a", "b"]
@@ -142,7 +151,10 @@ def test_removal_commands_ignore_absent_things(lab):
 def test_plan_order(lab, t):
     steps = lab.plan(t, Path("/sim"))
     verbs = [" ".join(s[1:3]) if s[1] == "network" else s[1] for s in steps]
-    assert verbs == ["network create"] * 3 + ["run"] * 3 + ["cp", "exec"] * 3
+    assert verbs == ["network create"] * 3 + ["run"] * 3 + ["cp", "cp", "exec"] * 3
+    # the simulator, then the tests' bytecode cache (tests/accel), then the provisioning that loads it
+    assert [s[2:] for s in steps[6:8]] == [["/sim", "t-s1:/opt/mlxsim"],
+                                           [str(lab.REPO / "tests" / "accel"), "t-s1:/opt/gpufabric-accel"]]
     assert [s[1] for s in lab.plan(t, None)][-3:] == ["exec"] * 3
 
 
