@@ -14,20 +14,18 @@ export ANSIBLE_CONFIG := $(CURDIR)/ansible.cfg
 export PATH := $(CURDIR)/$(BIN):$(PATH)
 LAB        ?= tests/lab/labs/demo.yml
 
-.PHONY: help venv host image collection tools unit sanity lint docs ee install-test molecule molecule-servers \
-        molecule-fabric bench test test-unit test-static test-molecule demo demo-down clean
+.PHONY: help venv host image collection tools unit sanity lint docs ee install-test molecule bench test test-unit \
+        test-static test-molecule demo demo-down clean
 
 help:
 	@echo "make demo   - build the lab image if missing, start the demo lab (2 racks x 2 servers, 8 NVUE leaves), run"
 	@echo "              site.yml end to end (leaves, driver, firmware, NV config, activation, rails, RoCE QoS, the"
 	@echo "              validation gate), print where the hand-over report is, tear the lab down (KEEP=1 keeps it)"
 	@echo "make test   - unit tests, sanity, lint, docs, ee, install-test and the molecule scenarios on the lab (three"
-	@echo "              streams at once: unit | sanity, lint, docs, ee, install-test, molecule fabric |"
-	@echo "              the other molecule scenarios)"
+	@echo "              streams at once: unit | sanity, lint, docs, ee, install-test | molecule)"
 	@echo "make ee           - ansible-builder introspect/create on the collection's EE metadata (no image built)"
 	@echo "make install-test - build the tarball, install it with only its declared dependencies, run it outside the checkout"
-	@echo "make unit | sanity | lint | docs | ee | install-test | molecule (molecule-servers, molecule-fabric) | bench |"
-	@echo "     demo-down | clean"
+	@echo "make unit | sanity | lint | docs | ee | install-test | molecule | bench | demo-down | clean"
 
 # requirements-dev.txt: the development stack; requirements.txt (the controller's needs, what an execution
 # environment gets) is a subset of it.
@@ -89,14 +87,13 @@ install-test: venv tools
 
 # default: the modules on 8 rails; ofed: the pinned driver through the real apt; driver_firmware: site.yml end to end;
 # fabric: site.yml on 8 emulated leaves and 4 servers in rack batches, leaves first, with the fabric's faults.
-# Each scenario has a lab of its own (its containers, networks and addresses), so two can run at once.
-MOLECULE_SERVERS := default ofed driver_firmware roce_qos platform rails
-molecule: molecule-servers molecule-fabric
-
-molecule-servers: venv collection image
-	for s in $(MOLECULE_SERVERS); do $(BIN)/molecule test -s $$s; done
-
-molecule-fabric: venv collection image
+molecule: venv collection image
+	$(BIN)/molecule test
+	$(BIN)/molecule test -s ofed
+	$(BIN)/molecule test -s driver_firmware
+	$(BIN)/molecule test -s roce_qos
+	$(BIN)/molecule test -s platform
+	$(BIN)/molecule test -s rails
 	$(BIN)/molecule test -s fabric
 
 bench: venv collection image
@@ -110,12 +107,9 @@ bench: venv collection image
 
 # `make test`: what every target needs once (venv, collection, tools, the lab image), then three streams at once,
 # each in its own order: the unit suite (2 workers, its heavy tests first), the static checks (sanity, lint, docs,
-# ee, install-test) and then molecule fabric, and the server scenarios of molecule. One after another they left a
-# third of the two cores idle (the static checks use one core, molecule ~1.4 of two while podman and the network
-# wait); with fabric at the end of the molecule stream, that stream ran alone for its last ten minutes (42 min in
-# all), while the static stream had ended at 19. Never more than three at once: a fourth stream (fabric from the
-# start) measured worse. Each stream's output is printed whole when the stream ends (--output-sync); a failing
-# stream fails `make test` after the others end.
+# ee, install-test) and the molecule scenarios. One after another they left a third of the two cores idle (the
+# static checks use one core, molecule ~1.4 of two while podman and the network wait). Each stream's output is
+# printed whole when the stream ends (--output-sync); a failing stream fails `make test` after the others end.
 test: venv collection tools image
 	$(MAKE) --no-print-directory -j3 --output-sync=recurse --keep-going test-unit test-static test-molecule
 
@@ -128,10 +122,9 @@ test-static:
 	$(MAKE) --no-print-directory docs
 	$(MAKE) --no-print-directory ee
 	$(MAKE) --no-print-directory install-test
-	$(MAKE) --no-print-directory molecule-fabric
 
 test-molecule:
-	$(MAKE) --no-print-directory molecule-servers
+	$(MAKE) --no-print-directory molecule
 
 # The demo (tests/lab/demo/prepare.yml, then site.yml): the controller runs the simulator's flint for the firmware
 # images, with a simulator state of its own; the reports go to reports/demo/ (emptied first: a demo tests everything).
