@@ -19,6 +19,7 @@ Nothing outside an Ansible payload (``*_payload.zip``) or a collection is touche
 directory this user owns and no one else can write (else the hook compiles, as Python does); a cache file that
 does not load is compiled again. ``GPUFABRIC_BYTECODE_CACHE``: the directory (default
 ``<tmp>/gpufabric-bytecode-<uid>``); ``off`` switches the hook off."""
+import functools
 import hashlib
 import importlib.util
 import marshal
@@ -44,8 +45,10 @@ def cache_dir():
     return setting or os.path.join(tempfile.gettempdir(), "gpufabric-bytecode-%d" % os.getuid())
 
 
+@functools.lru_cache(maxsize=None)
 def _private(path):
-    """Make ``path`` (0700) if needed; True when it is a directory of this user that no one else can write."""
+    """Make ``path`` (0700) if needed; True when it is a directory of this user that no one else can write. Once
+    per directory and process: a module run compiles dozens of files."""
     try:
         os.makedirs(path, mode=0o700, exist_ok=True)
         st = os.lstat(path)

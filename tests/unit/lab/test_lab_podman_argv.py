@@ -133,7 +133,7 @@ def test_provision_script_is_valid_sh(lab):
     subprocess.run(["sh", "-n", "-c", lab.PROVISION_SCRIPT], check=True)
 
 
-def test_provisioning_installs_the_bytecode_cache_in_the_containers_python(lab, tmp_path):
+def test_provisioning_installs_the_bytecode_cache_in_the_containers_python(lab):
     """The provisioning script runs the copied tests/accel module, which writes its .pth into python3's site
     directory; without the copy (a lab started --no-sim) it does nothing."""
     line = next(x for x in lab.PROVISION_SCRIPT.splitlines() if "gpufabric_bytecode_cache" in x)
