@@ -13,6 +13,9 @@ export ANSIBLE_COLLECTIONS_PATH := $(COLL_ROOT)
 export ANSIBLE_CONFIG := $(CURDIR)/ansible.cfg
 export PATH := $(CURDIR)/$(BIN):$(PATH)
 LAB        ?= tests/lab/labs/demo.yml
+# `$(call timed,NAME) command`: bash's time, printed when the command ends - its wall time and the CPU time of the
+# processes it waited for (not of the lab's containers: podman's conmon is not its child). `make test` needs 40 min.
+timed      = TIMEFORMAT="timed: $(1): %0R s wall, %0U s user, %0S s sys"; time
 
 .PHONY: help venv host image collection tools unit sanity lint docs ee install-test molecule bench test test-unit \
         test-static test-molecule demo demo-down clean
@@ -66,35 +69,35 @@ tools:
 	  { apt-get update -q && DEBIAN_FRONTEND=noninteractive apt-get install -y -q mstflint openssh-server chromium; }
 
 unit: venv collection tools
-	$(BIN)/pytest -q -n 2 tests/unit
+	$(call timed,unit) $(BIN)/pytest -q -n 2 tests/unit
 
 sanity: venv
-	bash tests/sanity.sh
+	$(call timed,sanity) bash tests/sanity.sh
 
 lint: venv collection
-	$(BIN)/ansible-lint
+	$(call timed,lint) $(BIN)/ansible-lint
 
 docs: venv collection
-	bash tests/docs.sh
+	$(call timed,docs) bash tests/docs.sh
 
 # The execution-environment metadata (meta/execution-environment.yml, docs/execution-environment.yml).
 ee: venv
-	ANSIBLE_BUILDER=$(CURDIR)/$(BIN)/ansible-builder bash tests/install/ee-check.sh
+	$(call timed,ee) ANSIBLE_BUILDER=$(CURDIR)/$(BIN)/ansible-builder bash tests/install/ee-check.sh
 
 # README's Install path: the built tarball in a venv of ansible-core + requirements.txt only.
 install-test: venv tools
-	bash tests/install/install-test.sh
+	$(call timed,install-test) bash tests/install/install-test.sh
 
 # default: the modules on 8 rails; ofed: the pinned driver through the real apt; driver_firmware: site.yml end to end;
 # fabric: site.yml on 8 emulated leaves and 4 servers in rack batches, leaves first, with the fabric's faults.
 molecule: venv collection image
-	$(BIN)/molecule test
-	$(BIN)/molecule test -s ofed
-	$(BIN)/molecule test -s driver_firmware
-	$(BIN)/molecule test -s roce_qos
-	$(BIN)/molecule test -s platform
-	$(BIN)/molecule test -s rails
-	$(BIN)/molecule test -s fabric
+	$(call timed,molecule default) $(BIN)/molecule test
+	$(call timed,molecule ofed) $(BIN)/molecule test -s ofed
+	$(call timed,molecule driver_firmware) $(BIN)/molecule test -s driver_firmware
+	$(call timed,molecule roce_qos) $(BIN)/molecule test -s roce_qos
+	$(call timed,molecule platform) $(BIN)/molecule test -s platform
+	$(call timed,molecule rails) $(BIN)/molecule test -s rails
+	$(call timed,molecule fabric) $(BIN)/molecule test -s fabric
 
 bench: venv collection image
 	$(BIN)/python tests/bench/run.py
@@ -111,7 +114,8 @@ bench: venv collection image
 # static checks use one core, molecule ~1.4 of two while podman and the network wait). Each stream's output is
 # printed whole when the stream ends (--output-sync); a failing stream fails `make test` after the others end.
 test: venv collection tools image
-	$(MAKE) --no-print-directory -j3 --output-sync=recurse --keep-going test-unit test-static test-molecule
+	$(call timed,the three streams) $(MAKE) --no-print-directory -j3 --output-sync=recurse --keep-going test-unit \
+	  test-static test-molecule
 
 test-unit:
 	$(MAKE) --no-print-directory unit

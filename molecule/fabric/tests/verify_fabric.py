@@ -333,12 +333,15 @@ class Scenario:
             "403 persona, nvued down, a slow apply, two clients", "--limit", "rack_r01:r01-leaf-*",
             "-e", "gpufabric_leaf_apply_timeout=5", "-e", "gpufabric_max_fail_percentage=100",
             faults=[("r01-leaf-rail3", "default_password"), ("r01-leaf-rail2", "nvued_down"),
-                    ("r01-leaf-rail1", "roce_lossy"), ("r01-leaf-rail1", "slow_apply", "30"),
-                    ("r01-leaf-rail0", "roce_lossy"), ("r01-leaf-rail0", "slow_apply", "60")],
+                    ("r01-leaf-rail1", "roce_lossy"), ("r01-leaf-rail1", "slow_apply", "15"),
+                    ("r01-leaf-rail0", "roce_lossy"), ("r01-leaf-rail0", "slow_apply", "30")],
             setup=other_client,
             held={"fab-r01-01": self.leaves[:4], "fab-r01-02": self.leaves[:4]},
             reasons={"fab-r01-01": ["403", "password", "502", "nvued", "timeout", "409"]}, touched=[]))
-        self.wait_applied("r01-leaf-rail0")  # the other client's slow apply ends
+        # the other client's slow apply on rail0 (30 s from before the run, which reaches the leaves within ~10 s)
+        # and the run's own on rail1 (15 s, past the run's 5 s timeout) end before the next run
+        for leaf in ("r01-leaf-rail0", "r01-leaf-rail1"):
+            self.wait_applied(leaf)
         # all faults gone: the run converges everything back, nothing held
         lines.append(self.case("all faults cleared", fails=False, held={}, touched=self.servers))
         return lines
