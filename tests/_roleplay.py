@@ -1,11 +1,14 @@
 """Run the collection's roles with ansible-playbook on this machine, on simulated hosts (tests/sim), in seconds.
 
-A simulated host is a SimHost (tests/_simhost.py) in the inventory (``sim_vars``): its modules run under a python
-wrapper that carries that host's simulator environment, so one play can hold several simulated hosts, and it is
-reached by the ``simhost`` connection (tests/roleplay_plugins: the local connection under another name), so the
+A simulated host is a SimHost (tests/_simhost.py) in the inventory (``sim_vars``), reached by the fleet twin's
+connection (tests/twin/plugins/connection/twin.py): each module, pipelined, runs in a fork of the task's worker with
+that host's simulator environment, and the simulated tools it runs run in that process - no interpreter start and
+no imports per module or tool - so one play can hold several simulated hosts. Its transport is not ``local``, so the
 activate role's ``ansible.builtin.reboot`` runs for real - with ``mlxsim reboot`` as its reboot command and
 ``mlxsim boot-id`` as the boot time, as the molecule lab does it. A host without a simulator (plain host variables)
-is a local connection.
+is a local connection. (A module here finds the collection's module_utils through the worker's collection loader;
+that its AnsiballZ payload carries all it imports is proven where it runs in an interpreter of its own: the
+molecule scenarios' containers.)
 
     sim = simulated(tmp_path, "srv-r01-01", "cx6dx-roce")
     ran = run(tmp_path, {"srv-r01-01": sim_vars(sim, gpufabric_activate_allow_reboot=True)}, play("activate"))
@@ -25,7 +28,8 @@ from _ansible import env, tool
 from _paths import REPO, SIM_BIN
 from _simhost import SimHost, sim_ready
 
-PLUGINS = REPO / "tests" / "roleplay_plugins"
+# ANSIBLE_CONNECTION_PLUGINS of a run with simulated hosts: the twin's connection
+CONNECTIONS = str(REPO / "tests" / "twin" / "plugins" / "connection")
 LOCAL = {"ansible_connection": "local", "ansible_python_interpreter": sys.executable}
 ROLE_PREFIX = "gpufabric.mlnx."
 CALLBACK_LINES = ("[drift] ", "[progress] ")
@@ -78,7 +82,8 @@ def sim_vars(sim, **extra):
         out.write('#!/bin/sh\nexec /usr/bin/env %s %s "$@"\n' % (words, shlex.quote(sys.executable)))
     os.chmod(python, 0o755)
     mlxsim = "/usr/bin/env %s %s" % (words, shlex.quote(str(SIM_BIN / "mlxsim")))
-    return dict({"ansible_connection": "simhost", "ansible_python_interpreter": python,
+    return dict({"ansible_connection": "twin", "ansible_pipelining": True, "ansible_python_interpreter": python,
+                 "gpufabric_twin_env": dict(sim.env), "gpufabric_twin_sim": str(SIM_BIN),
                  "gpufabric_sysfs_root": sim_root(sim),
                  "gpufabric_activate_reboot_command": mlxsim + " reboot",
                  "gpufabric_activate_boot_time_command": mlxsim + " boot-id",
@@ -153,6 +158,6 @@ def run(tmp_path, hosts, playbook, check=False, group_vars=None, environ=None, a
     argv = [str(tool("ansible-playbook")), "-i", str(tmp_path / "hosts.yml"), str(playbook)] + list(args)
     proc = subprocess.run(argv + (["--check"] if check else []),
                           env=env(tmp_path, ANSIBLE_STDOUT_CALLBACK="ansible.posix.json",
-                                  ANSIBLE_CONNECTION_PLUGINS=str(PLUGINS / "connection"), **(environ or {})),
+                                  ANSIBLE_CONNECTION_PLUGINS=CONNECTIONS, **(environ or {})),
                           capture_output=True, text=True, timeout=600, check=False, cwd=str(tmp_path))
     return Run(proc)

@@ -20,7 +20,7 @@ import yaml
 
 from _ansible import env, tool
 from _paths import REPO
-from _roleplay import PLUGINS, matrix
+from _roleplay import CONNECTIONS, matrix
 from fleet import FABRIC, SERVERS, leaf_vars, leaves, simulated_servers, simulated_vars
 
 EXAMPLES = REPO / "docs" / "examples"
@@ -106,7 +106,7 @@ def event(tmp_path, site, name):
     (commands, variables, _image), _hub = examples()
     # the runner's PATH: ansible-playbook of this python's environment first (the EE's, in a real pipeline)
     path = os.pathsep.join([str(tool("ansible-playbook").parent), os.environ.get("PATH", "")])
-    environ = env(tmp_path, ANSIBLE_CONNECTION_PLUGINS=str(PLUGINS / "connection"), PATH=path, **variables)
+    environ = env(tmp_path, ANSIBLE_CONNECTION_PLUGINS=CONNECTIONS, PATH=path, **variables)
     done = []
     for command in commands[name]:
         proc = subprocess.run(["bash", "-ec", command], cwd=str(site), env=environ, capture_output=True, text=True,

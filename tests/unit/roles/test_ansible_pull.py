@@ -1,7 +1,7 @@
 """Pull mode for real (docs/gitops.md, "ansible-pull"): a site repository (inventory + ansible.cfg + a playbook that
 imports gpufabric.mlnx.pull) committed to a local bare repository and tagged, and ``ansible-pull -U file://<bare> -C
 <tag> --only-if-changed`` - the very command the systemd unit runs (plugin_utils/_pull.py ``pull_argv``) - run on this
-machine for a simulated server (tests/sim, two ConnectX-6 Dx; reached by the ``simhost`` connection as
+machine for a simulated server (tests/sim, two ConnectX-6 Dx; reached by the twin's connection as
 tests/_roleplay.py does). The first pull burns the pinned firmware fetched from an HTTP mirror (python's http.server
 on 127.0.0.1) and applies the NV profile, with one firmware reset; a second pull of the same tag runs no playbook (no
 tool is called); a new tag is applied. The guard of playbooks/pull.yml refuses BIOS over Redfish and the leaves when
@@ -18,7 +18,7 @@ import yaml
 from _ansible import env, tool
 from _mirror import serving
 from _paths import REPO
-from _roleplay import LOCAL, PLUGINS, matrix, run, sim_vars, simulated
+from _roleplay import CONNECTIONS, LOCAL, matrix, run, sim_vars, simulated
 from _simhost import SimHost
 
 HOST = "srv-r01-01"
@@ -78,7 +78,7 @@ def pull(tmp_path, bare, ref, directory):
                       "url": "file://%s" % bare, "ref": ref, "directory": str(directory), "inventory": "inventory/site",
                       "playbook": "pull.yml", "limit": HOST, "on_calendar": "hourly", "randomized_delay": "1"})
     assert argv[:4] == ["/usr/bin/flock", "-n", str(tmp_path / "lock"), str(tool("ansible-pull"))]
-    environ = env(tmp_path, ANSIBLE_CONNECTION_PLUGINS=str(PLUGINS / "connection"))
+    environ = env(tmp_path, ANSIBLE_CONNECTION_PLUGINS=CONNECTIONS)
     environ.pop("ANSIBLE_CONFIG")                      # the site repository's ansible.cfg, as on a server
     return subprocess.run(argv[3:], env=environ, cwd=str(tmp_path), capture_output=True, text=True, timeout=600,
                           check=False)
