@@ -24,6 +24,7 @@ present empty object (``"state": {"up": {}}``), ``null`` in a staged tree unsets
 from __future__ import annotations
 
 import copy
+import json
 import re
 import time
 from typing import Any, Callable
@@ -37,8 +38,20 @@ from ansible_collections.gpufabric.mlnx.plugins.module_utils._errors import Mlnx
 PREFIX = "/nvue_v1"
 APPLIED = ("applied", "applied_and_saved")
 FAILED = ("invalid", "ays_fail", "failed", "error")
+# The states a revision passes through after PATCH {"state": "apply"} before it ends (docs/leaves.md, "What the
+# collection relies on"). Any state that is neither one of these nor an end above is an answer the core does not
+# know: the task fails naming it, it never waits it out or reads it as success.
+APPLYING = ("apply", "applying", "ays", "ays_yes", "ignore_fail")
 NO_DIFF = "config apply executed with no config diff"
 CONFIG_REVS = ("applied", "startup", "pending", "operational")
+# How often a poll that gets no answer (connection refused or timed out, HTTP 502 while nvued restarts) is read again
+# before the task gives up on an apply the switch may still be carrying out.
+UNANSWERED_RETRIES = 3
+
+REVISION_ID_RE = re.compile(r"[0-9]{1,12}|[A-Za-z0-9_.:+-]{1,64}(/[A-Za-z0-9_.:+-]{1,64}){0,4}", re.ASCII)
+SAVE_STATES = ("save", "saving", "saved")
+# system config auto-save state as releases spell it (5.9+: enabled | disabled).
+AUTO_SAVE_WORDS = {"enabled": True, "disabled": False, "on": True, "off": False}
 
 # One segment of an NVUE path or one key of a tree: interface names, ids, addresses (a key may hold a prefix such
 # as 198.18.0.0/31; a path segment may not: give it in the tree). Never starts with "@" (actions).
@@ -55,6 +68,73 @@ class NvueError(MlnxError):
 class SwitchUnreachable(NvueError):
     """The switch did not answer at all (connection refused, reset or timed out): a transport turns its own
     "cannot connect" into this one class, so the core can tell a rebooting switch from a refusing one."""
+
+
+class ApplyUnfinished(NvueError):
+    """An apply whose end the task could not see: the revision is still applying when the timeout ran out, or the
+    switch stopped answering while it applied. ``revision`` is the one to watch, ``state`` the last one read."""
+
+    def __init__(self, msg: str, *, revision: str, state: str | None, **kwargs):
+        super().__init__(msg, **kwargs)
+        self.revision = revision
+        self.state = state
+
+    def fail_kwargs(self) -> dict:
+        out = super().fail_kwargs()
+        out.update(revision=self.revision, state=self.state)
+        return out
+
+
+def unanswered(err: BaseException) -> bool:
+    """Whether ``err`` says the switch gave no answer of its own: unreachable, or nginx's 502 while nvued is down."""
+    return isinstance(err, SwitchUnreachable) or (isinstance(err, NvueError) and err.rc == 502)
+
+
+def _shown(data: Any, limit: int = 300) -> str:
+    """What a switch answered, for a message: its JSON, cut to ``limit`` characters."""
+    try:
+        text = json.dumps(data, sort_keys=True)
+    except (TypeError, ValueError):
+        text = repr(data)
+    return text if len(text) <= limit else text[:limit] + "... (%d characters)" % len(text)
+
+
+def check_diff(data: Any, where: str) -> list:
+    """The diff a switch answered (``where``: the switch and the request), as ``[{"set": tree}, {"unset": tree}]``;
+    NvueError for any other shape. An empty list, or no answer at all, is no difference; a list whose elements are
+    objects holding only ``set`` and ``unset`` trees is a difference. An empty object is no difference too (an empty
+    tree, whatever shape a non-empty diff would have). Anything else - a plain changed tree, an element with another
+    key, a ``set`` that is not an object - is not read as "no change": the task fails."""
+    if data is None or data == [] or data == {}:
+        return []
+    if isinstance(data, list) and data:
+        for part in data:
+            if not (isinstance(part, dict) and part and set(part) <= {"set", "unset"}
+                    and all(isinstance(tree, dict) for tree in part.values())):
+                break
+        else:
+            return data
+    raise NvueError("%s answered %s: not a diff the collection knows (a list of {\"set\": tree} and "
+                    "{\"unset\": tree} objects, or an empty list or object): refused rather than read as no change"
+                    % (where, _shown(data)))
+
+
+def check_state(data: Any, rev: str, where: str) -> dict:
+    """A revision's state as a switch answered it (flat ``{"state": ...}`` or keyed by the revision's id), checked:
+    NvueError unless ``state`` is one the core knows (APPLIED, FAILED, APPLYING, ``pending``)."""
+    if isinstance(data, dict) and "state" not in data and len(data) == 1 and str(next(iter(data))) == str(rev):
+        data = next(iter(data.values()))
+    if not isinstance(data, dict) or not isinstance(data.get("state"), str):
+        raise NvueError("%s answered %s: not a revision state (an object with a state)" % (where, _shown(data)))
+    known = APPLIED + FAILED + APPLYING + ("pending",)
+    if data["state"] not in known:
+        raise NvueError("%s answered state %r for revision %s: not a state the collection knows (%s); the apply's "
+                        "outcome is unknown - see nv config history %s on the switch"
+                        % (where, data["state"], rev, ", ".join(known), rev))
+    transition = data.get("transition")
+    if transition is not None and not isinstance(transition, dict):
+        raise NvueError("%s answered a transition %s: not an object" % (where, _shown(transition)))
+    return data
 
 
 # ---------------------------------------------------------------- trees
@@ -189,6 +269,57 @@ def union(a: Any, b: Any) -> Any:
     return out
 
 
+# Where NVUE trees hold secrets (docs/leaves.md, "Secrets"): keys whose value is one, and collections whose ids are
+# one (an SNMP community is the id of its entry). What is found there is shown as MASK in every result, diff and
+# report, as Ansible shows a no_log value, and the values given in a task are registered as no_log values.
+SECRET_KEYS = frozenset(("password", "hashed-password", "secret", "md5-key", "auth-md5", "auth-sha",
+                         "encrypt-aes", "encrypt-des", "community-password", "shared-secret", "psk"))
+SECRET_ID_PARENTS = frozenset(("readonly-community", "readwrite-community", "community", "community-password"))
+MASK = "********"
+
+
+def mask(tree: Any) -> Any:
+    """A copy of ``tree`` (a tree, or a diff's list of trees) with every secret shown as MASK."""
+    if isinstance(tree, list):
+        return [mask(part) for part in tree]
+    if not isinstance(tree, dict):
+        return copy.deepcopy(tree)
+    out = {}
+    for key, value in tree.items():
+        if key in SECRET_ID_PARENTS and isinstance(value, dict):
+            out[key] = {("%s%d" % (MASK, n) if n else MASK): _masked_leaves(v) for n, v in enumerate(value.values())}
+        elif key in SECRET_KEYS:
+            out[key] = _masked_leaves(value)
+        else:
+            out[key] = mask(value)
+    return out
+
+
+def _masked_leaves(value):
+    if isinstance(value, dict):
+        return {key: _masked_leaves(sub) for key, sub in value.items()} if value else {}
+    return None if value is None else MASK
+
+
+def secrets_in(tree: Any) -> set[str]:
+    """The secrets ``tree`` holds (values at SECRET_KEYS, ids under SECRET_ID_PARENTS), as text: what a module
+    registers as no_log values so that Ansible masks them wherever they would appear."""
+    found: set[str] = set()
+    stack = [(tree, False)]
+    while stack:
+        node, secret = stack.pop()
+        if isinstance(node, list):
+            stack.extend((part, secret) for part in node)
+        elif isinstance(node, dict):
+            for key, value in node.items():
+                if key in SECRET_ID_PARENTS and isinstance(value, dict):
+                    found.update(str(k) for k in value)
+                stack.append((value, secret or key in SECRET_KEYS))
+        elif secret and node not in (None, "") and not isinstance(node, bool):
+            found.add(str(node))
+    return found
+
+
 def diff_shape(diff: Any) -> Any:
     """The pattern of the keys an NVUE diff (``[{"set": tree}, {"unset": tree}]``) touches; None when empty."""
     pattern = None
@@ -244,6 +375,11 @@ class Switch:
         raise NotImplementedError
 
     def save(self) -> None:
+        raise NotImplementedError
+
+    def auto_save(self) -> bool:
+        """Whether the switch saves an applied revision itself (``system config auto-save state``, applied): then
+        a revision ends ``applied_and_saved``, and ``applied`` is a step on the way."""
         raise NotImplementedError
 
     def discard(self, rev: str) -> None:
@@ -327,12 +463,19 @@ class RestSwitch(Switch):
                 _detail(data)), rc=status)
         return data
 
+    def where(self, method: str, segments: list[str], params: dict | None = None) -> str:
+        """``<switch> <METHOD> /nvue_v1/<path>?<query>``: the request, as a message names it."""
+        return "%s %s %s/%s%s" % (self.name, method, PREFIX, "/".join(quote(s, safe="") for s in segments),
+                                  _query(params))
+
     def new_revision(self) -> str:
         data = self.call("POST", ["revision"], body={})
-        if isinstance(data, dict) and data:
-            key = next(iter(data))
-            return str(key)
-        raise NvueError("%s POST %s/revision answered %r, not a new revision" % (self.name, PREFIX, data))
+        if isinstance(data, dict) and len(data) == 1:
+            key, value = next(iter(data.items()))
+            if REVISION_ID_RE.fullmatch(str(key)) and isinstance(value, dict) and value.get("state") == "pending":
+                return str(key)
+        raise NvueError("%s answered %s, not a new revision ({\"<id>\": {\"state\": \"pending\", ...}})"
+                        % (self.where("POST", ["revision"]), _shown(data)))
 
     def stage(self, rev, tree):
         self.call("PATCH", [], {"rev": rev}, tree)
@@ -350,23 +493,32 @@ class RestSwitch(Switch):
         return self.call("GET", segments, params, missing=True) if segments else self.call("GET", [], params)
 
     def diff(self, rev, base="applied"):
-        data = self.call("GET", [], {"rev": base, "diff": rev})
-        return data if isinstance(data, list) else ([data] if isinstance(data, dict) and data else [])
+        params = {"rev": base, "diff": rev}
+        return check_diff(self.call("GET", [], params), self.where("GET", [], params))
 
     def apply(self, rev, assume_yes):
         body = {"state": "apply"}
         if assume_yes:
             body["auto-prompt"] = {"ays": "ays_yes"}
-        self.call("PATCH", ["revision", rev], body=body)
+        data = self.call("PATCH", ["revision", rev], body=body)
+        state = check_state(data, rev, self.where("PATCH", ["revision", rev]) + " (state apply)")
+        if state["state"] == "pending":
+            raise NvueError("%s answered state pending: the switch did not take the apply"
+                            % self.where("PATCH", ["revision", rev]))
 
     def revision(self, rev):
-        data = self.call("GET", ["revision", rev])
-        if isinstance(data, dict) and "state" not in data and len(data) == 1:
-            data = next(iter(data.values()))  # id-keyed: {"6": {"state": ...}}
-        return data if isinstance(data, dict) else {}
+        return check_state(self.call("GET", ["revision", rev]), rev, self.where("GET", ["revision", rev]))
 
     def save(self):
-        self.call("PATCH", ["revision", "applied"], body={"state": "save", "auto-prompt": {"ays": "ays_yes"}})
+        data = self.call("PATCH", ["revision", "applied"], body={"state": "save", "auto-prompt": {"ays": "ays_yes"}})
+        if not (isinstance(data, dict) and data.get("state") in SAVE_STATES):
+            raise NvueError("%s (state save) answered %s, not a save (state %s)" % (
+                self.where("PATCH", ["revision", "applied"]), _shown(data), " or ".join(SAVE_STATES)))
+
+    def auto_save(self):
+        segments = ["system", "config", "auto-save"]
+        data = self.call("GET", segments, {"rev": "applied"}, missing=True)
+        return auto_save_of(data, self.where("GET", segments, {"rev": "applied"}))
 
     def discard(self, rev):
         self.call("DELETE", ["revision", rev])
@@ -450,6 +602,18 @@ def httpapi_switch(connection: Any) -> RestSwitch:
     return RestSwitch(httpapi_request(connection), name=connection_name(connection))
 
 
+def auto_save_of(data: Any, where: str) -> bool:
+    """Auto-save from the applied ``system/config/auto-save`` object: absent (a release before auto-save, or the
+    object not set) is off; a ``state`` of another spelling is an answer the core does not know."""
+    if data is None or data == {}:
+        return False
+    state = data.get("state") if isinstance(data, dict) else None
+    if isinstance(state, str) and state in AUTO_SAVE_WORDS:
+        return AUTO_SAVE_WORDS[state]
+    raise NvueError("%s answered %s: not an auto-save state (state %s)" % (where, _shown(data),
+                                                                           " or ".join(AUTO_SAVE_WORDS)))
+
+
 def _query(params):
     return ("?" + "&".join("%s=%s" % kv for kv in params.items())) if params else ""
 
@@ -503,22 +667,48 @@ def _refusal(switch, rev, state):
         parameter=next((i["location"] for i in found if i["location"]), None))
 
 
-def wait(switch: Switch, rev: str, timeout: float, interval: float, clock=time.monotonic, sleep=time.sleep) -> dict:
-    """Poll revision ``rev`` until a terminal state; NvueError on a failure state or after ``timeout`` seconds."""
+def wait(switch: Switch, rev: str, timeout: float, interval: float, clock=time.monotonic, sleep=time.sleep, *,
+         auto_save: bool = False, retries: int = UNANSWERED_RETRIES) -> dict:
+    """Poll revision ``rev`` until it ends; its last state. The end is ``applied_and_saved``, ``applied`` (unless
+    ``auto_save``: then ``applied`` is the step before ``applied_and_saved`` and is waited out), or a failure
+    state (NvueError with the switch's words). A poll the switch does not answer is read again, ``retries`` times
+    in a row at most; then, or when ``timeout`` seconds are over, :class:`ApplyUnfinished` names the revision to
+    watch and the last state read: the switch may still be applying it."""
     deadline = clock() + timeout
+    missed, last, state = 0, None, None
     while True:
-        state = switch.revision(rev)
-        name = state.get("state")
-        if name in APPLIED:
-            return state
-        if name in FAILED:
-            if _is_no_diff(state):
+        try:
+            state = switch.revision(rev)
+            missed, last = 0, state.get("state")
+        except NvueError as err:
+            if not unanswered(err):
+                raise
+            missed += 1
+            if missed > retries:
+                raise ApplyUnfinished(
+                    "%s stopped answering while applying revision %s (%d polls in a row without an answer; last "
+                    "state read: %s): the switch may still apply it - watch revision %s (nv config history, GET "
+                    "%s/revision/%s); the last error: %s" % (switch.name, rev, missed, last or "none", rev, rev,
+                                                             PREFIX, err), revision=rev, state=last) from err
+        else:
+            if last == "applied_and_saved" or (last == "applied" and not auto_save):
                 return state
-            raise _refusal(switch, rev, state)
+            if last in FAILED:
+                if _is_no_diff(state):
+                    return state
+                raise _refusal(switch, rev, state)
         if clock() >= deadline:
-            raise NvueError("%s: revision %s is still in state %r after %g s: the apply did not finish within the "
-                            "timeout (raise timeout; the revision is left as it is, see nv config history)"
-                            % (switch.name, rev, name, timeout), parameter="timeout")
+            if last == "applied" and auto_save:
+                raise ApplyUnfinished(
+                    "%s applied revision %s, but its auto-save had not saved it after %g s (state applied, not "
+                    "applied_and_saved): the configuration is applied, not yet the startup configuration - watch "
+                    "revision %s, or nv config save" % (switch.name, rev, timeout, rev),
+                    revision=rev, state=last, parameter="timeout")
+            raise ApplyUnfinished(
+                "%s: revision %s is still in state %r after %g s: the apply did not finish within the timeout and the "
+                "switch may still complete it - watch revision %s (nv config history, GET %s/revision/%s), or raise "
+                "timeout" % (switch.name, rev, last, timeout, rev, PREFIX, rev),
+                revision=rev, state=last, parameter="timeout")
         sleep(interval)
 
 
@@ -568,18 +758,18 @@ def configure(switch: Switch, config: Any, *, replace: list[str] | None = None, 
         rev = switch.staged_id(rev)
         change = switch.diff(rev)
         pattern = diff_shape(change)
-        result = {"changed": pattern is not None, "revision": rev, "nvue_diff": change, "state": None,
+        result = {"changed": pattern is not None, "revision": rev, "nvue_diff": mask(change), "state": None,
                   "saved": False, "before": {}, "after": {}}
-        if pattern is None or check_mode:
-            if pattern is not None:
-                result["before"] = cut(switch.get([], "applied"), pattern)
-                result["after"] = cut(switch.get([], rev), pattern)
+        if pattern is None:
             return result
-        result["before"] = cut(switch.get([], "applied"), pattern)
-        result["after"] = cut(switch.get([], rev), pattern)
+        result["before"] = mask(cut(_config(switch, "applied"), pattern))
+        result["after"] = mask(cut(_config(switch, rev), pattern))
+        if check_mode:
+            return result
+        auto_save = switch.auto_save()
         switch.apply(rev, assume_yes)
         staged = True  # from here the revision is the switch's: a refused one stays for nv config history
-        state = wait(switch, rev, timeout, interval, clock=clock, sleep=sleep)
+        state = wait(switch, rev, timeout, interval, clock=clock, sleep=sleep, auto_save=auto_save)
         result["state"] = state.get("state")
         if state.get("state") in FAILED:  # the no-diff apply: another client made the same change meanwhile
             result["changed"] = False
@@ -591,12 +781,21 @@ def configure(switch: Switch, config: Any, *, replace: list[str] | None = None, 
             result["saved"] = True
         left = switch.diff(rev)
         if not diff_is_empty(left):
-            raise NvueError("%s applied revision %s, but the applied configuration still differs from it: %r"
-                            % (switch.name, rev, left))
+            raise NvueError("%s applied revision %s, but the applied configuration still differs from it: %s"
+                            % (switch.name, rev, _shown(mask(left))))
         return result
     finally:
         if not staged:
             switch.discard(rev)
+
+
+def _config(switch: Switch, rev: str) -> dict:
+    """The whole configuration of revision ``rev`` as set; NvueError when the switch answers anything but an object."""
+    data = switch.get([], rev)
+    if not isinstance(data, dict):
+        raise NvueError("%s answered %s for the configuration of revision %s: not an NVUE tree (an object)"
+                        % (switch.name, _shown(data), rev))
+    return data
 
 
 # ---------------------------------------------------------------- reading a switch (nvue_info)

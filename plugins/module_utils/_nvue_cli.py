@@ -37,7 +37,8 @@ from typing import Any, Callable
 from ansible.module_utils.connection import ConnectionError as AnsibleConnectionError
 
 from ansible_collections.gpufabric.mlnx.plugins.module_utils._nvue import (
-    NO_DIFF, SEGMENT_RE, NvueError, Switch, SwitchUnreachable, connection_name, httpapi_switch, module_connection)
+    NO_DIFF, SEGMENT_RE, NvueError, Switch, SwitchUnreachable, _shown, auto_save_of, check_diff, connection_name,
+    httpapi_switch, module_connection)
 
 Run = Callable[["list[str] | str"], "tuple[int, str, str]"]
 
@@ -88,15 +89,21 @@ def heredoc(path: str, data: str) -> str:
             % (quoted, delimiter, data, delimiter, quoted, quoted))
 
 
-def config_tree(doc: Any) -> dict:
-    """The tree of ``nv config show -o json``: a list of ``{"header"}``/``{"set": tree}`` elements (the startup.yaml
-    shape), or a bare tree."""
+def config_tree(doc: Any, where: str = "nv config show -o json") -> dict:
+    """The tree of ``nv config show -o json``: a list of ``{"header": ...}``/``{"set": tree}`` elements (the
+    startup.yaml shape), or a bare tree; NvueError for anything else (an element of another kind is not skipped)."""
     if isinstance(doc, dict):
         return doc
     out: dict = {}
-    for part in doc if isinstance(doc, list) else ():
-        if isinstance(part, dict) and isinstance(part.get("set"), dict):
+    if not isinstance(doc, list):
+        raise NvueError("%s printed %s, not a configuration (a tree, or a list of header and set elements)"
+                        % (where, _shown(doc)))
+    for part in doc:
+        if isinstance(part, dict) and set(part) == {"set"} and isinstance(part["set"], dict):
             out = _merge(out, part["set"])
+        elif not (isinstance(part, dict) and set(part) == {"header"}):
+            raise NvueError("%s printed an element %s, not {\"header\": ...} or {\"set\": tree}"
+                            % (where, _shown(part)))
     return out
 
 
@@ -221,7 +228,8 @@ class CliSwitch(Switch):
     def get(self, segments, rev="applied", filled=False):
         segments = self.words(segments)
         if not filled and rev != "operational":
-            tree = config_tree(self.json_of("config", "show", "-o", "json", *self.rev_flag(rev)))
+            argv = ["config", "show", "-o", "json", *self.rev_flag(rev)]
+            tree = config_tree(self.json_of(*argv), "%s `%s`" % (self.name, command_text(["nv", *argv])))
             for segment in segments:
                 if not isinstance(tree, dict) or segment not in tree:
                     return None
@@ -253,12 +261,7 @@ class CliSwitch(Switch):
             data = json.loads(out)
         except ValueError:
             raise self.unknown(["nv", *argv], out, err, "JSON") from None
-        if data is None or data == {}:
-            return []
-        if not isinstance(data, list) or not all(isinstance(part, dict) for part in data):
-            raise NvueError("%s `nv config diff %s %s -o json` printed %r, not a list of set/unset elements"
-                            % (self.name, names[0], names[1], data))
-        return data
+        return check_diff(data, "%s `%s`" % (self.name, command_text(["nv", *argv])))
 
     def apply(self, rev, assume_yes):
         rev = self.staged_id(rev)
@@ -308,6 +311,19 @@ class CliSwitch(Switch):
         _rc, out, err = self.nv(*argv)
         if not SAVED_RE.fullmatch(out.strip()):
             raise self.unknown(["nv", *argv], out, err, "saved")
+
+    def auto_save(self):
+        argv = ["show", "system", "config", "auto-save", "-o", "json", "--applied"]
+        rc, out, err = self.nv(*argv, ok=True)
+        if rc != 0 and "does not exist" in (err or ""):
+            return False   # a release without auto-save
+        if rc != 0:
+            raise self.failure(["nv", *argv], rc, out, err)
+        try:
+            data = json.loads(out)
+        except ValueError:
+            raise self.unknown(["nv", *argv], out, err, "JSON") from None
+        return auto_save_of(data, "%s `%s`" % (self.name, command_text(["nv", *argv])))
 
     def discard(self, rev):
         _rc, out, err = self.nv("config", "detach")

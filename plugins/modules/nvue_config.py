@@ -119,7 +119,7 @@ from ansible.module_utils.basic import AnsibleModule
 
 from ansible_collections.gpufabric.mlnx.plugins.module_utils._errors import MlnxError
 from ansible_collections.gpufabric.mlnx.plugins.module_utils._module import ansible_module
-from ansible_collections.gpufabric.mlnx.plugins.module_utils._nvue import configure
+from ansible_collections.gpufabric.mlnx.plugins.module_utils._nvue import configure, secrets_in
 from ansible_collections.gpufabric.mlnx.plugins.module_utils._nvue_cli import switch_for
 
 ARGUMENT_SPEC = dict(
@@ -136,6 +136,7 @@ ARGUMENT_SPEC = dict(
 def main():
     module = ansible_module(AnsibleModule, argument_spec=ARGUMENT_SPEC, supports_check_mode=True)
     params = module.params
+    module.no_log_values.update(secrets_in(params["config"]))  # shown as ******** in the result and the invocation
     if not 1 <= params["timeout"] <= 86400:
         module.fail_json(msg="timeout is %s (allowed: 1 to 86400 seconds)" % params["timeout"], parameter="timeout")
     if not 0 < params["poll_interval"] <= 60:  # also refuses nan and inf

@@ -12,8 +12,9 @@ class ScriptedSwitch(Switch):
 
     name = "leaf1"
 
-    def __init__(self, applied=None, states=("applied_and_saved",), issue=None):
+    def __init__(self, applied=None, states=("applied_and_saved",), issue=None, auto_save=False):
         self.applied = applied or {}
+        self.autosave = auto_save
         self.revs = {}
         self.states = list(states)
         self.issue = issue or {}
@@ -64,6 +65,10 @@ class ScriptedSwitch(Switch):
 
     def save(self):
         self.calls.append(("save",))
+
+    def auto_save(self):
+        self.calls.append(("auto_save",))
+        return self.autosave
 
     def discard(self, rev):
         self.calls.append(("discard", rev))
