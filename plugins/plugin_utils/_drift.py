@@ -16,7 +16,11 @@ import difflib
 import json
 import os
 
+from ansible_collections.gpufabric.mlnx.plugins.module_utils._errors import MlnxError
+from ansible_collections.gpufabric.mlnx.plugins.module_utils._nvue_keys import RENAMES, spell
+
 SCHEMA = 1
+NEWEST = "%d.%d.%d" % max(row.since for row in RENAMES)
 
 # What a task predicts, by its module (its short name): the setting group of the report. A task of another module is
 # grouped by its role (STEPS), or "other".
@@ -81,6 +85,18 @@ def _flatten(before, after, path, out):
         out.append((path, before, after))
 
 
+def _one_spelling(tree):
+    """A leaf's NVUE tree with the keys NVUE renamed (_nvue_keys: ``enable on`` -> ``state enabled`` in 5.15) in the
+    newest spelling, so that a leaf's ``enable on`` and a plan's ``state enabled`` are one setting, not two rows.
+    A tree the table cannot read is left as it is: the report shows what was said."""
+    if not isinstance(tree, dict):
+        return tree
+    try:
+        return spell(tree, NEWEST)
+    except MlnxError:
+        return tree
+
+
 def _value(value):
     return None if value is _ABSENT else value
 
@@ -112,6 +128,8 @@ def settings(result: dict, task: str, module: str | None = None, role: str | Non
     rows = []
     for diff in _diffs(result):
         before, after = diff.get("before", _ABSENT), diff.get("after", _ABSENT)
+        if group == "leaf_configuration":
+            before, after = _one_spelling(before), _one_spelling(after)
         if isinstance(before, dict) or isinstance(after, dict):
             found = []
             _flatten(before if isinstance(before, dict) else _ABSENT, after if isinstance(after, dict) else _ABSENT,

@@ -28,6 +28,7 @@ import re
 from typing import Any, Mapping
 
 from ansible_collections.gpufabric.mlnx.plugins.module_utils._errors import MlnxError
+from ansible_collections.gpufabric.mlnx.plugins.module_utils._nvue_keys import flag, release_tuple, spell
 from ansible_collections.gpufabric.mlnx.plugins.module_utils._roce_qos import desired_state
 from ansible_collections.gpufabric.mlnx.plugins.module_utils._validate import kind_of
 
@@ -108,7 +109,8 @@ def leaf_qos(tree: Any) -> dict:
     """A leaf's lossless RoCE, from its NVUE ``qos`` tree; NVUE's RoCE defaults fill what the tree does not set."""
     qos = tree if isinstance(tree, dict) else {}
     roce = qos.get("roce") if isinstance(qos.get("roce"), dict) else {}
-    enabled = str(roce.get("enable", "on" if roce else "off")).lower() in ("on", "true", "enabled")
+    # enable on|off before Cumulus Linux 5.15, state enabled|disabled from it (_nvue_keys); unset is off (the spec)
+    enabled = flag(roce, ("qos", "roce"), default=False)
     mode = str(roce.get("mode") or "lossless").lower() if enabled else None
     mapping = _global(qos.get("mapping"))
     trust = mapping.get("trust")
@@ -225,7 +227,9 @@ def _setting(name, leaf, settings, key, check, default):
 
 def leaf_config(name: str, entry: Mapping, settings: Mapping) -> dict:
     """The NVUE tree of leaf ``name`` from its rail plan entry and its settings: ``mtu`` (default 9216), ``speed``
-    (null: left as it is), ``vlan`` (su_subnet only, default 10) and ``qos`` (a roce_qos settings mapping)."""
+    (null: left as it is), ``vlan`` (su_subnet only, default 10), ``qos`` (a roce_qos settings mapping) and
+    ``release`` (the leaf's Cumulus Linux release: the renamed keys are spelled as it spells them, _nvue_keys;
+    null: as releases before 5.15 do)."""
     if not isinstance(entry, Mapping) or not isinstance(entry.get("cables"), Mapping):
         raise LeafError("%s: the rail plan entry must be a leaf of gpufabric.mlnx.rail_plan (with cables), not %s"
                         % (name, kind_of(entry)), device=name, parameter="entry")
@@ -263,7 +267,14 @@ def leaf_config(name: str, entry: Mapping, settings: Mapping) -> dict:
     qos = settings.get("qos")
     if qos is not None:
         tree["qos"] = leaf_qos_tree(host_qos(qos))
-    return tree
+    release = settings.get("release")
+    if release is None:
+        return tree
+    try:
+        release_tuple(release)
+    except MlnxError as err:
+        raise LeafError("%s: %s" % (name, err), device=name, parameter="release") from None
+    return spell(tree, release)
 
 
 def _uplink_config(name, entry, tree, mtu):

@@ -4,6 +4,7 @@
 """The leaf and leaf_ready roles for real: two leaves of the NVUE emulator on 127.0.0.1 (httpapi), two servers (local
 connection) in one play, the leaves first - the leaves are configured from the rail plan, gated, and a server whose
 leaf is not ready for it is held (recorded, its play ended, never failed) while the other goes on."""
+import pytest
 import yaml
 from _roleplay import matrix as roleplay_matrix
 from _roleplay import run
@@ -21,10 +22,10 @@ PLAY = yaml.safe_dump([{
     "tasks": [{"name": "Past the gate", "ansible.builtin.debug": {"msg": "touched"}}]}])
 
 
-def leaves(make_switch, **faults):
+def leaves(make_switch, releases=None, **faults):
     made = {}
     for rail, name in enumerate(LEAVES):
-        sw = make_switch(name, ports="swp1-2")
+        sw = make_switch(name, ports="swp1-2", release=(releases or {}).get(name, "5.9.1"))
         for index, host in enumerate(SERVERS, 1):
             sw.admin("port", "swp%d" % index, "--neighbor", "%s:%s" % (host, FABRIC["interface_names"][rail]))
         for fault in faults.get(name, ()):
@@ -77,6 +78,26 @@ def test_leaves_are_configured_gated_and_their_servers_go_on_and_a_rerun_applies
     assert again.ok and all(sw.since(marks[n], "apply") == [] for n, sw in made.items())
 
 
+# What each release calls RoCE on and auto-save (docs/leaves.md, release-aware keys).
+SPELLING = {"5.4.0": ("enable", "on"), "5.11.0": ("enable", "on"), "5.14.0": ("enable", "on"),
+            "5.16.0": ("state", "enabled")}
+
+
+@pytest.mark.parametrize("releases", [("5.4.0", "5.16.0"), ("5.11.0", "5.14.0")])
+def test_leaves_of_releases_that_spell_the_keys_otherwise_are_configured_and_gated(tmp_path, make_switch, releases):
+    made = leaves(make_switch, releases=dict(zip(LEAVES, releases)))
+    ran = rollout(tmp_path, made)
+    assert ran.ok, ran
+    for name, release in zip(LEAVES, releases):
+        key, on = SPELLING[release]
+        assert made[name].get("/qos/roce?rev=applied&filled=false") == {key: on, "mode": "lossless"}, release
+    for host in SERVERS:
+        assert held(ran, host) == [] and touched(ran, host)   # the gate read each leaf's RoCE in its spelling
+    marks = {name: sw.mark() for name, sw in made.items()}
+    again = rollout(tmp_path, made)
+    assert again.ok and all(sw.since(marks[n], "apply") == [] for n, sw in made.items())
+
+
 def test_a_port_in_protodown_holds_only_the_server_on_it(tmp_path, make_switch):
     made = leaves(make_switch, **{"su1-leaf-rail1": [("protodown", "swp2")]})
     ran = rollout(tmp_path, made)
@@ -114,7 +135,7 @@ def test_check_mode_applies_nothing_and_still_holds_for_what_a_change_cannot_fix
     ran = rollout(tmp_path, made, check=True)
     assert ran.ok, ran
     assert all(sw.since(marks[n], "apply") == [] for n, sw in made.items())
-    assert ran.task("One revision - ports, addresses, RoCE QoS; applied only when the switch's own diff is not empty",
+    assert ran.task("One revision - ports, addresses, RoCE QoS; applied only when it changes something",
                     "su1-leaf-rail1", role="leaf")["changed"] is True
     assert held(ran, "srv-r01-02") == [] and touched(ran, "srv-r01-02")  # MTU/QoS not applied yet: not held
     assert "is down" in held(ran, "srv-r01-01")[0]["reason"]

@@ -38,6 +38,21 @@ def test_a_mapping_diff_gives_a_row_per_value_that_differs_named_by_its_path():
     assert {r["group"] for r in rows} == {"leaf_configuration"} and {r["task"] for r in rows} == {"One revision"}
 
 
+def test_a_leaf_s_renamed_key_in_either_spelling_is_one_setting():
+    result = {"changed": True, "diff": {
+        "before": {"qos": {"roce": {"enable": "on", "mode": "lossy"}}, "router": {"bgp": {"enable": "off"}}},
+        "after": {"qos": {"roce": {"state": "enabled", "mode": "lossless"}}, "router": {"bgp": {"state": "enabled"}}}}}
+    rows = _drift.settings(result, "One revision", "gpufabric.mlnx.nvue_config")
+    assert [(r["setting"], r["actual"], r["expected"]) for r in rows] == [
+        ("qos/roce/mode", "lossy", "lossless"), ("router/bgp/state", "disabled", "enabled")]
+    # a tree the table cannot read is reported as it was said
+    odd = {"changed": True, "diff": {"before": {"qos": {"roce": {"enable": "maybe"}}}, "after": {}}}
+    assert [r["setting"] for r in _drift.settings(odd, "t", "gpufabric.mlnx.nvue_config")] == ["qos/roce/enable"]
+    # another group's keys are not touched
+    other = {"changed": True, "diff": {"before": {"enable": "on"}, "after": {"state": "enabled"}}}
+    assert len(_drift.settings(other, "t", "gpufabric.mlnx.mlxconfig")) == 2
+
+
 def test_a_key_only_the_host_has_and_a_list_value_are_rows_too():
     result = {"changed": True, "diff": [{"before": {"a": {"x": 1}, "l": [1, 2]}, "after": {"l": [1, 3]}}]}
     rows = _drift.settings(result, "t")

@@ -35,22 +35,31 @@ def test_the_tree_made_for_a_host_is_consistent_with_it_for_every_setting():
     ({"roce": {"enable": "on", "mode": "lossy"}}, "RoCE mode is lossy, the host has PFC on priorities [3]"),
     ({"roce": {"enable": "off"}}, "RoCE is not enabled on the leaf"),
     ({}, "RoCE is not enabled on the leaf"),
-    ({"roce": {"mode": "lossless"}, "mapping": {"default-global": {"trust": "l2"}}},
+    ({"roce": {"mode": "lossless"}}, "RoCE is not enabled on the leaf"),  # the spec's default: enable off
+    ({"roce": {"state": "disabled", "mode": "lossless"}}, "RoCE is not enabled on the leaf"),  # 5.15 spelling
+    ({"roce": {"state": "enabled", "mode": "lossy"}}, "RoCE mode is lossy, the host has PFC on priorities [3]"),
+    ({"roce": {"enable": "on", "mode": "lossless"}, "mapping": {"default-global": {"trust": "l2"}}},
      "trust: the host classifies by dscp, the leaf trusts pcp"),
-    ({"roce": {"mode": "lossless"}, "pfc": {"default-global": {"switch-priority": {"4": {}}}}},
+    ({"roce": {"enable": "on", "mode": "lossless"}, "pfc": {"default-global": {"switch-priority": {"4": {}}}}},
      "PFC priorities: the host has [3], the leaf [4]"),
-    ({"roce": {"mode": "lossless"}, "mapping": {"default-global": {"dscp": {"26": {"switch-priority": 0}}}}},
+    ({"roce": {"enable": "on", "mode": "lossless"}, "mapping": {"default-global": {"dscp": {"26": {"switch-priority": 0}}}}},
      "RoCE DSCP 26: the host sends it on priority 3, the leaf maps it to switch priority 0"),
-    ({"roce": {"mode": "lossless"}, "mapping": {"default-global": {"dscp": {"48": {"switch-priority": 5}}}}},
+    ({"roce": {"enable": "on", "mode": "lossless"}, "mapping": {"default-global": {"dscp": {"48": {"switch-priority": 5}}}}},
      "CNP DSCP 48: the host sends CNPs on priority 6, the leaf maps DSCP 48 to switch priority 5"),
-    ({"roce": {"mode": "lossless"}, "congestion-control": {"default-global": {"traffic-class": {"3": {"ecn": "disable"}}}}},
+    ({"roce": {"enable": "on", "mode": "lossless"}, "congestion-control": {"default-global": {"traffic-class": {"3": {"ecn": "disable"}}}}},
      "ECN: the host marks RoCE priority 3, the leaf has no ECN on its traffic class 3 (ECN on [0])"),
-    ({"roce": {"mode": "lossless"}, "egress-queue-mapping": {"default-global": {"switch-priority": {
+    ({"roce": {"enable": "on", "mode": "lossless"}, "egress-queue-mapping": {"default-global": {"switch-priority": {
         "3": {"traffic-class": 1}}}}}, "no ECN on its traffic class 1"),
 ])
 def test_each_mismatch_is_named_with_both_values(tree, words):
     found = qos_mismatches(host_qos(HOST), leaf_qos(tree))
     assert any(words in w for w in found), found
+
+
+@pytest.mark.parametrize("roce", [{"state": "on"}, {"enable": "enabled"}, {"enable": "on", "state": "disabled"}])
+def test_a_roce_switch_the_release_table_does_not_know_is_refused(roce):
+    with pytest.raises(Exception, match="qos.roce"):
+        leaf_qos({"roce": roce})
 
 
 def test_a_host_setting_that_is_bad_is_the_roce_qos_module_s_own_error():
@@ -236,7 +245,7 @@ def test_the_filters_name_the_leaf_on_bad_input():
         filters["leaf_readiness"]({"interfaces": {"swp1": {"lldp": "srv-a"}}}, "leaf1", P2P)
     assert filters["roce_qos_settings"]({"gpufabric_roce_qos_pfc_priorities": [4]})["pfc_priorities"] == [4]
     assert filters["roce_qos_settings"]({})["cma_roce_tos"] == 106  # the role's default
-    assert filters["leaf_qos_problems"]({"gpufabric_roce_qos_trust": "dscp"} and {}, {"roce": {"mode": "lossless"}}) == []
+    assert filters["leaf_qos_problems"]({"gpufabric_roce_qos_trust": "dscp"} and {}, {"roce": {"state": "enabled"}}) == []
 
 
 FABRIC = {"rails": 2, "su_prefix": 26, "racks_per_su": 1, "addressing": "p2p31",
