@@ -84,7 +84,8 @@ def set_fault(tx, name, args):
         faults[name] = {"location": args[0], "reason": args[1] if args[1].endswith("\n") else args[1] + "\n"}
     elif name == "roce_lossy":
         for which in ("applied", "startup"):
-            st[which].setdefault("qos", {}).setdefault("roce", {}).update(enable="on", mode="lossy")
+            key, on, _off = model.words_at(("qos", "roce"), model.running(st)["release"])
+            st[which].setdefault("qos", {}).setdefault("roce", {}).update({key: on, "mode": "lossy"})
     elif name == "release":
         try:
             model.check_release(args[0])

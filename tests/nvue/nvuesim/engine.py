@@ -20,11 +20,10 @@ class ApiError(Exception):
     def __init__(self, status, message, **extra):
         super().__init__(message)
         self.status = status
-        self.body = {"status": status, "title": _TITLES.get(status, "Error"), "detail": message}
+        # The specification's error (schema-shared-error, tests/nvue/spec): {"message": string}; the HTTP status
+        # says the rest. What else a real switch adds is not documented, so nothing else is sent.
+        self.body = {"message": message}
         self.body.update(extra)
-
-
-_TITLES = {400: "Bad Request", 404: "Not Found", 405: "Method Not Allowed", 409: "Conflict"}
 
 
 def public(rev):
@@ -104,12 +103,15 @@ class Engine:
                     raise ApiError(400, "diff: compare two configuration revisions, not operational")
                 old = tree.get(self._config_of(state, rev, user, client), keys, {})
                 new = tree.get(self._config_of(state, query["diff"], user, client), keys, {})
-                return tree.diff_list(old, new)
+                if client == "cli":
+                    return tree.diff_list(old, new)   # nv config diff -o json: the list NVUE-CLI.md shows
+                return tree.diff_tree(old, new)       # the specification: the root configuration schema
             if rev == "operational":
                 doc = operational.view(state)
             else:
                 config = self._config_of(state, rev, user, client)
-                doc = model.filled(config, state if rev == "applied" else None) if filled else config
+                doc = (model.filled(config, state if rev == "applied" else None, model.running(state)["release"])
+                       if filled else config)
             try:
                 return copy.deepcopy(tree.get(doc, keys))
             except KeyError:
@@ -126,22 +128,27 @@ class Engine:
                 raise ApiError(404, "revision %s does not exist" % rid)
             if rev["state"] != "pending":
                 raise ApiError(400, "revision %s is %s: only a pending revision takes changes" % (rid, rev["state"]))
+            staged = copy.deepcopy(rev["config"])
             try:
                 if method == "PATCH":
-                    result = tree.patch_at(rev["config"], keys, body)
+                    result = tree.patch_at(staged, keys, body)
                 else:
-                    tree.delete_at(rev["config"], keys)
+                    tree.delete_at(staged, keys)
                     result = {}
             except ValueError as exc:
                 raise ApiError(400, str(exc)) from None
+            problem = model.staged_problem(staged, model.running(tx.state)["release"])
+            if problem:   # the schema refuses it when staged; the revision keeps what it had [invented wording]
+                raise ApiError(400, problem)
+            rev["config"] = staged
             tx.event("stage", client, op=method.lower(), path="/" + "/".join(keys), rev=rid)
             return copy.deepcopy(result) if result is not None else {}
 
     # ------------------------------------------------------------------ revisions
     def _revision(self, method, keys, query, body, client, user):
         if not keys:
-            if method == "POST":
-                return 200, self.create_revision(query.get("base_rev", "applied"), client, user)
+            if method == "POST":   # the specification: 201, the new revision keyed by its id
+                return 201, self.create_revision(query.get("base_rev", "applied"), client, user)
             if method == "GET":
                 with self.store.transaction() as tx:
                     tx.event("read", client, path="/revision", rev="")
@@ -155,8 +162,6 @@ class Engine:
                 if rev is None:
                     raise ApiError(404, "revision %s does not exist" % rid)
                 return 200, public(rev)
-        if method == "DELETE":
-            return 200, self.discard(rid, client)
         if method == "PATCH":
             body = body if isinstance(body, dict) else {}
             wanted = body.get("state")
@@ -187,7 +192,8 @@ class Engine:
             return {rid: public(st["revisions"][rid])}
 
     def discard(self, rid, client):
-        """DELETE /revision/<id>: drop a pending revision ([U] the verb on real NVUE is not confirmed)."""
+        """``nv config detach`` (the CLI, over the private socket): drop the session's pending revision. The REST
+        API has no such call: /revision/<id> takes GET and PATCH only (tests/nvue/spec)."""
         with self.store.transaction() as tx:
             rev = tx.state["revisions"].get(rid)
             if rev is None:
@@ -257,7 +263,7 @@ class Engine:
                 rev.update(state="failed", progress="",
                            issue=_issue("apply_failed", "config apply executed with no config diff"))
             else:
-                problem = model.validate(new, st["faults"])
+                problem = model.validate(new, st["faults"], model.running(st)["release"])
                 warns = model.warnings(st, new)
                 if problem:
                     loc, reason = problem
@@ -337,7 +343,7 @@ class Engine:
                 aid = self._new_action(tx.state, "fetch")
                 tx.event("fetch", client, url=url, action=aid)
             self._spawn(self._do_fetch, aid, url)
-            return 200, aid
+            return 201, aid
         if keys[:3] == ["system", "image", "files"] and len(keys) == 4:
             params = self._action_body(body, "@install")
             with self.store.transaction() as tx:
@@ -346,7 +352,7 @@ class Engine:
                 aid = self._new_action(tx.state, "install")
                 tx.event("install", client, file=keys[3], action=aid, force=bool(params.get("force")))
             self._spawn(self._do_install, aid, keys[3], bool(params.get("force")), client)
-            return 200, aid
+            return 201, aid
         if keys == ["system"]:
             self._action_body(body, "@reboot")
             with self.store.transaction() as tx:
@@ -357,13 +363,13 @@ class Engine:
                 st["counters"]["reboots"] += 1
                 tx.event("reboot", client, action=aid, next=st["image"]["next"])
             self._spawn(self._reboot, seconds)
-            return 200, aid
+            return 201, aid
         if keys[-1:] == ["counter"] or (body and isinstance(body, dict) and "@clear" in body):
             self._action_body(body, "@clear")
             with self.store.transaction() as tx:
                 aid = self._new_action(tx.state, "clear", state="action_success", status="Cleared", percentage=100)
                 tx.touch()
-            return 200, aid
+            return 201, aid
         raise ApiError(400, "POST /%s: no action here (POST /revision, @fetch, @install, @reboot)" % "/".join(keys))
 
     def _do_fetch(self, aid, url):
@@ -465,6 +471,8 @@ class Engine:
                     tx.state["cli_sessions"][user] = str(body["rev"])
                 tx.touch()
             return 200, {}
+        if len(keys) == 2 and keys[0] == "revision" and method == "DELETE":
+            return 200, self.discard(keys[1], "cli")
         if len(keys) == 2 and keys[0] == "warnings" and method == "GET":
             st = self.store.load()
             rev = st["revisions"].get(keys[1])

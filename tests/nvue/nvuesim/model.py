@@ -23,6 +23,69 @@ BGP_REASON = "BGP requires router-id to be set globally or in the VRF.\n"
 KERNELS = {9: "6.1.0-cl-1-amd64"}
 
 
+# Keys NVUE renamed between releases: the object holding the key (ids as "*") -> the first release that spells it
+# `state enabled|disabled` instead of `enable on|off` (CumulusNetworks/docs: content/cumulus-linux-515/Whats-New/
+# New-and-Changed-NVUE-Commands.md for 5.15; the 5.10 What's New "Changed NVUE Commands" for auto-save, which came
+# in 5.4). The emulator speaks the spelling of the release it runs: the other one is an unknown key when staged.
+RENAMED = {
+    ("system", "config", "auto-save"): (5, 10, 0),
+    ("qos", "roce"): (5, 15, 0),
+    ("router", "bgp"): (5, 15, 0),
+    ("vrf", "*", "router", "bgp"): (5, 15, 0),
+    ("vrf", "*", "router", "bgp", "neighbor", "*"): (5, 15, 0),
+    ("vrf", "*", "router", "bgp", "address-family", "ipv4-unicast"): (5, 15, 0),
+    ("router", "adaptive-routing"): (5, 15, 0),
+    ("interface", "*", "router", "adaptive-routing"): (5, 15, 0),
+}
+OLD_WORDS = ("enable", "on", "off")
+NEW_WORDS = ("state", "enabled", "disabled")
+# qos roce mode values by release (RoCE pages 5.0-5.16): lossless-single-ipool from 5.12, lossy-multi-tc from 5.14.
+ROCE_MODES = (("lossless", (5, 0, 0)), ("lossy", (5, 0, 0)), ("lossless-single-ipool", (5, 12, 0)),
+              ("lossy-multi-tc", (5, 14, 0)))
+
+
+def words_at(path, release):
+    """``(key, on, off)`` of the renamed object at ``path`` on ``release``; None when the object is not renamed."""
+    for where, since in RENAMED.items():
+        if len(where) == len(path) and all(w in ("*", p) for w, p in zip(where, path)):
+            return NEW_WORDS if release_tuple(release) >= since else OLD_WORDS
+    return None
+
+
+def is_on(node, path, release, default=False):
+    """Whether the renamed object ``node`` at ``path`` is on, in the spelling of ``release``."""
+    key, on, _off = words_at(path, release)
+    if not isinstance(node, dict) or key not in node:
+        return default
+    return node[key] == on
+
+
+def staged_problem(config, release):
+    """The first key or value of ``config`` that the release's schema does not take, as a message; None. Checked
+    when a change is staged: the renamed keys in the other release's spelling, their values, and qos roce mode."""
+    stack = [((), config)]
+    while stack:
+        path, node = stack.pop()
+        if not isinstance(node, dict):
+            continue
+        words = words_at(path, release)
+        if words is not None:
+            key, on, off = words
+            other = OLD_WORDS[0] if key == NEW_WORDS[0] else NEW_WORDS[0]
+            if other in node:
+                return ("%s: unknown property '%s' on Cumulus Linux %s (this release spells it %s %s|%s)"
+                        % (".".join(path) or "/", other, release, key, on, off))
+            if key in node and node[key] not in (on, off, None):
+                return "%s.%s: %r is not one of %s, %s" % (".".join(path), key, node[key], on, off)
+        if path == ("qos", "roce") and node.get("mode") is not None:
+            allowed = [m for m, since in ROCE_MODES if release_tuple(release) >= since]
+            if node["mode"] not in allowed:
+                return "qos.roce.mode: %r is not one of %s on Cumulus Linux %s" % (
+                    node["mode"], ", ".join(allowed), release)
+        stack.extend((path + (k,), v) for k, v in node.items())
+    return None
+
+
 def release_tuple(release):
     m = RELEASE_RE.match(release or "")
     if not m:
@@ -110,9 +173,11 @@ def running(state):
 
 
 def auto_save_on(state):
-    configured = tree.get(state["applied"], ["system", "config", "auto-save", "state"], None)
-    if configured in ("enabled", "disabled"):
-        return configured == "enabled"
+    release = running(state)["release"]
+    node = tree.get(state["applied"], ["system", "config", "auto-save"], None)
+    key = words_at(("system", "config", "auto-save"), release)[0]
+    if isinstance(node, dict) and node.get(key) is not None:
+        return is_on(node, ("system", "config", "auto-save"), release)
     if state.get("auto_save") is not None:
         return bool(state["auto_save"])
     return default_auto_save(running(state)["release"])
@@ -128,16 +193,19 @@ def password_unchanged(state):
 
 # ---------- the filled view
 
-def roce_mode(config):
+def roce_mode(config, release):
+    """The RoCE mode in effect, or None without RoCE. The specification's default: enable off (a present qos roce
+    object without enable is off; tests/nvue/spec), mode lossless."""
     roce = tree.get(config, ["qos", "roce"], None)
-    if not isinstance(roce, dict) or roce.get("enable", "on") != "on":
+    if not is_on(roce, ("qos", "roce"), release):
         return None
     return roce.get("mode", "lossless")
 
 
-def filled(config, state=None):
-    """``config`` with the defaults merged in (README: the defaults table)."""
+def filled(config, state=None, release=None):
+    """``config`` with the defaults merged in (README: the defaults table), spelled for ``release``."""
     out = copy.deepcopy(config)
+    release = release or (running(state)["release"] if state is not None else None)
     for name, intf in (out.get("interface") or {}).items():
         if not isinstance(intf, dict):
             continue
@@ -148,14 +216,17 @@ def filled(config, state=None):
             link.setdefault("mtu", DEFAULT_MTU)
             link.setdefault("state", {"up": {}})
             link.setdefault("speed", "auto")
-    roce = tree.get(out, ["qos", "roce"], None)
-    if isinstance(roce, dict):
-        roce.setdefault("enable", "on")
-        roce.setdefault("mode", "lossless")
-    if state is not None:
+    if release is not None:
+        key, _on, off = words_at(("qos", "roce"), release)
+        roce = out.setdefault("qos", {}).setdefault("roce", {})
+        if isinstance(roce, dict):
+            roce.setdefault(key, off)
+            roce.setdefault("mode", "lossless")
+    if state is not None and release_tuple(release) >= (5, 4, 0):
+        key, on, off = words_at(("system", "config", "auto-save"), release)
         system = out.setdefault("system", {})
         cfg = system.setdefault("config", {}).setdefault("auto-save", {})
-        cfg.setdefault("state", "enabled" if auto_save_on(state) else "disabled")
+        cfg.setdefault(key, on if auto_save_on(state) else off)
     return out
 
 
@@ -168,7 +239,7 @@ def lossless_pool(config):
     return DEFAULT_LOSSLESS_POOL
 
 
-def validate(config, faults):
+def validate(config, faults, release):
     """The first problem as (location, reason), or None."""
     fault = faults.get("invalid_apply")
     if fault:
@@ -182,7 +253,7 @@ def validate(config, faults):
         if not MTU_MIN <= mtu <= MTU_MAX:
             return ("interface.%s.link.mtu" % name,
                     "Value %d is outside the allowed range %d-%d\n" % (mtu, MTU_MIN, MTU_MAX))
-    if roce_mode(config) == "lossless":
+    if roce_mode(config, release) == "lossless":
         pool = lossless_pool(config)
         for pfc_id, pfc in sorted((tree.get(config, ["qos", "pfc"], None) or {}).items()):
             prios = pfc.get("switch-priority") if isinstance(pfc, dict) else None
@@ -192,11 +263,11 @@ def validate(config, faults):
                             "PFC switch-priority %s is not in the RoCE lossless pool (switch-priority %s)\n"
                             % (prio, ",".join(pool)))
     bgp = tree.get(config, ["router", "bgp"], None)
-    if isinstance(bgp, dict) and bgp.get("enable") == "on" and not bgp.get("router-id"):
+    if is_on(bgp, ("router", "bgp"), release) and not bgp.get("router-id"):
         vrf_ids = [tree.get(v, ["router", "bgp", "router-id"], None)
                    for v in (config.get("vrf") or {}).values() if isinstance(v, dict)]
         if not any(vrf_ids):
-            return "router.bgp.enable", BGP_REASON
+            return "router.bgp.%s" % words_at(("router", "bgp"), release)[0], BGP_REASON
     return None
 
 

@@ -12,6 +12,7 @@ import sys
 import time
 from urllib.parse import quote
 
+from . import model
 from .store import state_dir
 
 NOT_CONNECTED = "Error: Could not connect to nvued."
@@ -81,18 +82,19 @@ class Client:
         except ValueError:
             out = raw.decode("utf-8", "replace")
         if resp.status >= 400:
-            detail = out.get("detail") if isinstance(out, dict) else out
+            detail = out.get("message") if isinstance(out, dict) else out
             raise CliError("Error: %s" % detail)
         return out
 
 
-def word_tree(words, command):
-    """nv set words -> a nested dict (root patch body)."""
+def word_tree(words, command, release="5.9.1"):
+    """nv set words -> a nested dict (root patch body); `nv set qos roce` spelled for ``release``."""
     if len(words) < 2 and words != ["qos"]:
         raise CliError("Invalid Command: %s" % command)
     _check_keys(words[:-1], command)
     if words == ["qos", "roce"]:
-        keys, value = ["qos", "roce"], {"enable": "on", "mode": "lossless"}
+        key, on, _off = model.words_at(("qos", "roce"), release)
+        keys, value = ["qos", "roce"], {key: on, "mode": "lossless"}
     else:
         keys, raw = words[:-1], words[-1]
         if not VALUE_RE.match(raw):
@@ -195,6 +197,10 @@ class Cli:
     def say(self, text):
         print(text, file=self.out)
 
+    def release(self):
+        """The running release (nv show system version), for the words whose spelling changed."""
+        return self.c.call("GET", "/nvue_v1/system/version")["product-release"]
+
     def session(self):
         return self.c.call("GET", "/_nvuesim/session")["rev"]
 
@@ -213,7 +219,7 @@ class Cli:
             raise CliError("Invalid Command: %s" % command)
         verb, rest = argv[0], argv[1:]
         if verb == "set":
-            body = word_tree(rest, command)
+            body = word_tree(rest, command, self.release())
             rid = self.ensure_session()
             self.c.call("PATCH", "/nvue_v1/?rev=%s" % quote(rid, safe=""), body)
             return 0
@@ -272,7 +278,7 @@ class Cli:
         if sub == "detach" and not args:
             rid = self.session()
             if rid is not None:
-                self.c.call("DELETE", "/nvue_v1/revision/%s" % quote(rid, safe=""))
+                self.c.call("DELETE", "/_nvuesim/revision/%s" % quote(rid, safe=""))
             return 0
         if sub == "history" and not args:
             revs = self.c.call("GET", "/nvue_v1/revision")

@@ -69,13 +69,18 @@ def _apply_faults(ports, faults):
 
 
 TRUST = {"l2": "pcp", "l3": "dscp", "port": "port", "both": "pcp,dscp"}
+LINK_STATS = ("carrier-transitions", "in-bytes", "in-drops", "in-errors", "in-pkts", "out-bytes", "out-drops",
+              "out-errors", "out-pkts")
 
 
-def roce_status(applied):
-    """Global qos.roce status (shape [U], derived from `nv show qos roce`, the Cumulus RoCE docs page)."""
-    mode = model.roce_mode(applied)
+def roce_status(applied, release):
+    """Global qos.roce status: the children the specification names for /qos/roce (tests/nvue/spec: pfc,
+    congestion-control, prio-map, tc-map, trust, pool-map, pool, lldp-app-tlv); their inner shapes are [U], derived
+    from `nv show qos roce` (the Cumulus RoCE docs page). enable/state is spelled for ``release``."""
+    key, on, off = model.words_at(("qos", "roce"), release)
+    mode = model.roce_mode(applied, release)
     if mode is None:
-        return {"enable": "off"}
+        return {key: off, "mode": "lossless"}
     mapping = tree.get(applied, ["qos", "mapping", "default-global"], None) or {}
     dscp = {str(d): 3 for d in range(24, 32)}
     dscp.update({str(d): 6 for d in range(48, 56)})
@@ -89,13 +94,13 @@ def roce_status(applied):
         if isinstance(entry, dict) and "traffic-class" in entry:
             sp_tc[str(sp)] = entry["traffic-class"]
     out = {
-        "enable": "on", "mode": mode,
+        key: on, "mode": mode,
         "congestion-control": {"congestion-mode": "ECN", "enabled-tc": "0,3", "max-threshold": "1.43 MB",
                                "min-threshold": "146.48 KB", "probability": 100},
         "lldp-app-tlv": {"priority": 3, "protocol-id": 4791, "selector": "UDP"},
         "trust": {"trust-mode": TRUST.get(mapping.get("trust", "both"), mapping.get("trust"))},
-        "dscp-map": {d: {"switch-priority": sp} for d, sp in sorted(dscp.items(), key=lambda kv: int(kv[0]))},
-        "switch-priority-map": {sp: {"traffic-class": tc} for sp, tc in sorted(sp_tc.items())},
+        "prio-map": {d: {"switch-priority": sp} for d, sp in sorted(dscp.items(), key=lambda kv: int(kv[0]))},
+        "tc-map": {sp: {"traffic-class": tc} for sp, tc in sorted(sp_tc.items())},
         "traffic-class": {"0": {"mode": "dwrr", "bandwidth-percent": 50},
                           "3": {"mode": "dwrr", "bandwidth-percent": 50},
                           "6": {"mode": "strict"}},
@@ -110,13 +115,13 @@ def roce_status(applied):
 
 
 def port_roce(glob, counters):
-    if glob.get("enable") != "on":
+    if "prio-map" not in glob:   # RoCE off
         return {"status": {"mode": "disabled"}, "counters": {}}
     dscp_roce = "26"
     status = {"mode": glob["mode"], "pfc-priority": glob.get("pfc", {}).get("pfc-priority", ""),
               "mapping": {"roce": {"pcp": 3, "dscp": 26,
-                                   "switch-priority": glob["dscp-map"][dscp_roce]["switch-priority"]},
-                          "cnp": {"pcp": 6, "dscp": 48, "switch-priority": glob["dscp-map"]["48"]["switch-priority"]}}}
+                                   "switch-priority": glob["prio-map"][dscp_roce]["switch-priority"]},
+                          "cnp": {"pcp": 6, "dscp": 48, "switch-priority": glob["prio-map"]["48"]["switch-priority"]}}}
     base = {"rx-pfc-stats": {"pause-packets": 0, "pause-duration": 0},
             "tx-pfc-stats": {"pause-packets": 0, "pause-duration": 0},
             "tx-ecn-stats": {"ecn-marked-packets": 0},
@@ -160,7 +165,7 @@ def view(state):
     applied = state["applied"]
     out = model.filled(applied, state)
     ports = _apply_faults(provider_for(state).ports(state), state["faults"])
-    glob = roce_status(applied)
+    glob = roce_status(applied, model.running(state)["release"])
     out.setdefault("qos", {})["roce"] = glob
     interfaces = out.setdefault("interface", {})
     for name, data in ports.items():
@@ -175,6 +180,9 @@ def view(state):
         link["speed"] = data["speed"]
         link["mtu"] = data["mtu"] if data.get("mtu") is not None else link.get("mtu", model.DEFAULT_MTU)
         link["protodown"] = "enabled" if protodown else "disabled"
+        # nv show interface <swp> link stats (NVUE-API.md's sample; the spec's /interface/{id}/link/stats answers
+        # the if-stats schema): the provider's counters, zero where it has none [invented values]
+        link["stats"] = {name: int((data.get("stats") or {}).get(name, 0)) for name in LINK_STATS}
         if protodown:
             link["protodown-reason"] = protodown
         neighbors = {}

@@ -25,6 +25,19 @@ PASSWORD_MESSAGE = ("The password of the cumulus user must be changed before the
                     "(Cumulus Linux 5.6 and later).")      # [invented] wording
 
 
+# NVUESIM_REQUEST_LOG=FILE: every REST request and its answer appended to FILE as one JSON line (method, path,
+# query, body, status, response) - what tests/unit/nvue/test_spec_walk.py judges against the specification.
+REQUEST_LOG = os.environ.get("NVUESIM_REQUEST_LOG")
+_LOG_LOCK = threading.Lock()
+
+
+def record(method, path, query, body, status, response):
+    line = json.dumps({"method": method, "path": path, "query": query, "body": body, "status": status,
+                       "response": response}, sort_keys=True)
+    with _LOG_LOCK, open(REQUEST_LOG, "a", encoding="utf-8") as log:
+        log.write(line + "\n")
+
+
 class Handler(BaseHTTPRequestHandler):
     server_version = "nginx"
     sys_version = ""
@@ -62,13 +75,13 @@ class Handler(BaseHTTPRequestHandler):
         if user is None:
             with engine.store.transaction() as tx:
                 tx.event("auth_fail", self.client, status=401, path=self.path)
-            self._send(401, {"status": 401, "title": "Unauthorized", "detail": "Authentication required"},
+            self._send(401, {"message": "Authentication required"},
                        headers=[("WWW-Authenticate", 'Basic realm="nvue"')])
             return None
         if model.password_unchanged(state):
             with engine.store.transaction() as tx:
                 tx.event("auth_fail", self.client, status=403, path=self.path)
-            self._send(403, {"status": 403, "title": "Forbidden", "detail": PASSWORD_MESSAGE})
+            self._send(403, {"message": PASSWORD_MESSAGE})
             return None
         return user
 
@@ -77,7 +90,7 @@ class Handler(BaseHTTPRequestHandler):
         try:
             state = engine.store.load()
         except SimError as exc:
-            self._send(500, {"status": 500, "title": "Internal Server Error", "detail": str(exc)})
+            self._send(500, {"message": str(exc)})
             return
         if "nvued_down" in state["faults"]:
             self._send(502, NGINX_502, "text/html")
@@ -93,7 +106,7 @@ class Handler(BaseHTTPRequestHandler):
         try:
             body = json.loads(raw) if raw.strip() else None
         except ValueError:
-            self._send(400, {"status": 400, "title": "Bad Request", "detail": "the body is not JSON"})
+            self._send(400, {"message": "the body is not JSON"})
             return
         if body is None and method in ("POST", "PATCH"):
             body = {}
@@ -101,8 +114,9 @@ class Handler(BaseHTTPRequestHandler):
         try:
             status, out = engine.handle(method, path, query, body, self.client, user)
         except ApiError as exc:
-            self._send(exc.status, exc.body)
-            return
+            status, out = exc.status, exc.body
+        if self.client == "rest" and REQUEST_LOG:
+            record(method, path, query, body, status, out)
         self._send(status, out)
 
     def do_GET(self):

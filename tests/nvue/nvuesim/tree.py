@@ -123,6 +123,27 @@ def diff_list(old, new):
     return out
 
 
+def diff_tree(old, new):
+    """The REST diff (``GET /?rev=A&diff=B``): the specification answers it with the root configuration schema, a
+    tree of what differs. What changes or is added appears with its new value; how a deletion appears is not
+    documented - here a removed key is ``null`` (the schema's values are nullable) [invented]."""
+    sets, unsets = diff(old, new)
+    out = copy.deepcopy(sets)
+    _nulls(out, unsets)
+    return out
+
+
+def _nulls(out, unsets):
+    for key, value in unsets.items():
+        if isinstance(value, dict) and isinstance(out.get(key), dict):
+            _nulls(out[key], value)
+        elif isinstance(value, dict):
+            out[key] = {}
+            _nulls(out[key], value)
+        else:
+            out[key] = None
+
+
 def replay(base, changes_from, changes_to):
     """Apply the changes that turn ``changes_from`` into ``changes_to`` onto a copy of ``base``."""
     out = copy.deepcopy(base)

@@ -152,8 +152,9 @@ class Switch:
         return out
 
     def ok(self, method, path, body=None):
+        """The body of a successful call: 200, or 201 for a POST (a new revision or action: the specification)."""
         status, out, _h = self.call(method, path, body)
-        assert status == 200, (method, path, status, out)
+        assert status == (201 if method == "POST" else 200), (method, path, status, out)
         return out
 
     def new_rev(self, base=None):

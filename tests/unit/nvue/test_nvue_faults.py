@@ -24,8 +24,11 @@ def link(sw, port):
 
 def test_operational_ports_follow_the_applied_config(leaf):
     l1 = link(leaf, "swp1")
+    stats = {"carrier-transitions": 0, "in-bytes": 0, "in-drops": 0, "in-errors": 0, "in-pkts": 0, "out-bytes": 0,
+             "out-drops": 0, "out-errors": 0, "out-pkts": 0}
     assert l1 == {"speed": "400G", "mtu": 9216, "state": {"up": {}}, "admin-status": "up", "oper-status": "up",
-                  "protodown": "disabled"}
+                  "protodown": "disabled", "stats": stats}
+    assert leaf.get("/interface/swp1/link/stats") == stats
     assert link(leaf, "swp3")["speed"] == "800G"
     nb = leaf.get("/interface/swp1/lldp/neighbor")
     assert list(nb) == ["gpu-a01"]
@@ -82,7 +85,7 @@ def test_swapped_cables_exchange_the_neighbours(leaf):
 
 
 def test_roce_lossy_is_a_hand_change_of_applied_and_startup(leaf):
-    leaf.change("/qos/roce", {"mode": "lossless"})
+    leaf.change("/qos/roce", {"enable": "on", "mode": "lossless"})
     assert leaf.get("/qos/roce/pfc") == {"pfc-priority": "3", "rx-enabled": "enabled", "tx-enabled": "enabled"}
     leaf.admin("fault", "set", "roce_lossy")
     assert leaf.get("/qos/roce/mode?rev=applied") == "lossy"
@@ -95,16 +98,25 @@ def test_roce_lossy_is_a_hand_change_of_applied_and_startup(leaf):
 
 
 def test_roce_status_and_counters(leaf):
-    assert leaf.get("/qos/roce") == {"enable": "off"}
-    leaf.change("/qos", {"roce": {"mode": "lossless"}, "mapping": {"default-global": {"trust": "l3"}}})
+    assert leaf.get("/qos/roce") == {"enable": "off", "mode": "lossless"}   # the spec's defaults
+    leaf.change("/qos", {"roce": {"enable": "on", "mode": "lossless"}, "mapping": {"default-global": {"trust": "l3"}}})
     roce = leaf.get("/qos/roce")
-    assert roce["trust"] == {"trust-mode": "dscp"}
-    assert roce["dscp-map"]["26"] == {"switch-priority": 3} and roce["dscp-map"]["48"] == {"switch-priority": 6}
-    assert roce["switch-priority-map"]["3"] == {"traffic-class": 3}
+    assert roce["enable"] == "on" and roce["trust"] == {"trust-mode": "dscp"}
+    assert roce["prio-map"]["26"] == {"switch-priority": 3} and roce["prio-map"]["48"] == {"switch-priority": 6}
+    assert roce["tc-map"]["3"] == {"traffic-class": 3}
     assert roce["congestion-control"]["enabled-tc"] == "0,3"
     port = leaf.get("/interface/swp1/qos/roce")
     assert port["status"]["mapping"]["roce"] == {"pcp": 3, "dscp": 26, "switch-priority": 3}
     assert port["counters"]["rx-pfc-stats"]["pause-packets"] == 0
+
+
+def test_a_5_16_leaf_spells_roce_state(make_switch):
+    sw = make_switch("leaf16", release="5.16.0", extra=("--first-apply-done",))
+    assert sw.get("/qos/roce") == {"state": "disabled", "mode": "lossless"}
+    sw.change("/qos/roce", {"state": "enabled", "mode": "lossless"})
+    assert sw.get("/qos/roce")["state"] == "enabled" and sw.get("/qos/roce/pfc")["pfc-priority"] == "3"
+    sw.admin("fault", "set", "roce_lossy")
+    assert sw.get("/qos/roce?rev=applied") == {"state": "enabled", "mode": "lossy"}
 
 
 def test_nvued_down_is_502_on_rest_and_an_error_in_the_cli(leaf):

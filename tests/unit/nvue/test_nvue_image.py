@@ -123,9 +123,9 @@ def test_a_corrupt_image_install_is_an_action_error(switch, tmp_path):
 def test_install_of_an_unfetched_file_is_404_and_boot_next_needs_an_image(switch):
     status, body, _h = switch.call("POST", "/system/image/files/%s" % NAME,
                                    {"@install": {"state": "start", "parameters": {}}})
-    assert status == 404 and NAME in body["detail"]
+    assert status == 404 and NAME in body["message"]
     status, body, _h = switch.call("PATCH", "/system/image", {"next": "2"})
-    assert status == 400 and "partition 2 holds no image" in body["detail"]
+    assert status == 400 and "partition 2 holds no image" in body["message"]
 
 
 def test_reinstalling_the_running_release_needs_force(switch, tmp_path):
