@@ -4,18 +4,25 @@
 """NVUE (NVIDIA Cumulus Linux 5.x) configuration through revisions: one core for every transport.
 
 The core decides; a transport carries. ``configure()`` and ``gather()`` speak to a switch only through the
-operations of :class:`Switch` (new revision, stage, diff, apply, poll, save, discard, read), which
-:class:`RestSwitch` carries over the NVUE REST API (``/nvue_v1``, the ``gpufabric.mlnx.nvue`` httpapi plugin)
-and :class:`_nvue_cli.CliSwitch` over ``nv`` commands on the switch's shell (SSH). What NVUE answers is judged
-here, once:
+operations of :class:`Switch` (new revision, stage, read, diff, apply, poll, save), which :class:`RestSwitch` carries
+over the NVUE REST API (``/nvue_v1``, the ``gpufabric.mlnx.nvue`` httpapi plugin) and :class:`_nvue_cli.CliSwitch`
+over ``nv`` commands on the switch's shell (SSH). What NVUE answers is judged here, once:
 
-- a change is staged in ONE revision and the switch's own diff of it against the applied configuration decides;
-  an empty diff discards the revision (nothing applied: 0 revisions on a compliant rerun);
-- check mode stages, reads the diff and discards the revision: it never applies;
+- what a change would do is predicted from the applied configuration (NVUE's documented merge): nothing to do ends
+  there, without a revision, and check mode reports the prediction without a revision - the NVUE API documents no
+  way to discard one (no DELETE on ``/revision/<id>`` in the OpenAPI document, tests/nvue/spec), so a revision is
+  made only to be applied;
+- a run that applies stages ONE revision; the switch's copy of it, compared with the applied configuration, is what
+  is applied and reported, and the switch's own ``?diff=`` answer must agree;
 - apply waits for a terminal state within a timeout and fails on ``invalid``, ``ays_fail``, ``failed`` and
-  ``error`` with the switch's own issue message and location; ``applied_and_saved`` (auto-save, Cumulus 5.9 and
-  later) is success, as is ``applied`` (then the configuration is saved unless told not to);
-- the applied configuration is read back to prove the revision took (no diff left between the two).
+  ``error`` with the switch's own issue message and location; ``applied_and_saved`` (auto-save) is success, as is
+  ``applied`` on a switch without auto-save (then the configuration is saved unless told not to); on an auto-save
+  switch ``applied`` is a step, waited out;
+- a poll without an answer is read again (bounded), and a timeout names the revision to watch (ApplyUnfinished);
+- the applied configuration is read back to prove the revision took (no difference left between the two);
+- every answer the core does not recognise (a diff, a state, an apply, a save) fails, naming the switch and the
+  request - never "no change" (fail closed);
+- secrets (SECRET_KEYS) are masked in everything returned.
 
 Trees are NVUE's JSON: objects keyed by id (``{"interface": {"swp1": {"link": {"mtu": 9216}}}}``), ``{}`` a
 present empty object (``"state": {"up": {}}``), ``null`` in a staged tree unsets the key.
@@ -34,6 +41,7 @@ from ansible.module_utils.connection import Connection
 from ansible.module_utils.connection import ConnectionError as AnsibleConnectionError
 
 from ansible_collections.gpufabric.mlnx.plugins.module_utils._errors import MlnxError
+from ansible_collections.gpufabric.mlnx.plugins.module_utils._nvue_keys import flag
 
 PREFIX = "/nvue_v1"
 APPLIED = ("applied", "applied_and_saved")
@@ -50,8 +58,10 @@ UNANSWERED_RETRIES = 3
 
 REVISION_ID_RE = re.compile(r"[0-9]{1,12}|[A-Za-z0-9_.:+-]{1,64}(/[A-Za-z0-9_.:+-]{1,64}){0,4}", re.ASCII)
 SAVE_STATES = ("save", "saving", "saved")
-# system config auto-save state as releases spell it (5.9+: enabled | disabled).
-AUTO_SAVE_WORDS = {"enabled": True, "disabled": False, "on": True, "off": False}
+# A POST that makes a revision or starts an action: the specification answers 201 (createRevision, the action job
+# ids); 200 is taken too (the same body, validated all the same).
+CREATED = (200, 201)
+AUTO_SAVE = ("system", "config", "auto-save")
 
 # One segment of an NVUE path or one key of a tree: interface names, ids, addresses (a key may hold a prefix such
 # as 198.18.0.0/31; a path segment may not: give it in the tree). Never starts with "@" (actions).
@@ -90,7 +100,7 @@ def unanswered(err: BaseException) -> bool:
     return isinstance(err, SwitchUnreachable) or (isinstance(err, NvueError) and err.rc == 502)
 
 
-def _shown(data: Any, limit: int = 300) -> str:
+def shown(data: Any, limit: int = 300) -> str:
     """What a switch answered, for a message: its JSON, cut to ``limit`` characters."""
     try:
         text = json.dumps(data, sort_keys=True)
@@ -100,23 +110,26 @@ def _shown(data: Any, limit: int = 300) -> str:
 
 
 def check_diff(data: Any, where: str) -> list:
-    """The diff a switch answered (``where``: the switch and the request), as ``[{"set": tree}, {"unset": tree}]``;
-    NvueError for any other shape. An empty list, or no answer at all, is no difference; a list whose elements are
-    objects holding only ``set`` and ``unset`` trees is a difference. An empty object is no difference too (an empty
-    tree, whatever shape a non-empty diff would have). Anything else - a plain changed tree, an element with another
-    key, a ``set`` that is not an object - is not read as "no change": the task fails."""
+    """The diff a switch answered (``where``: the switch and the request) as ``[{"set": tree}, {"unset": tree}]``;
+    NvueError for any shape it does not know. Two shapes are known: the specification's (``GET /?rev=A&diff=B``
+    answers the root configuration schema - a tree of what differs, ``{}`` for nothing), read as ``[{"set": tree}]``;
+    and the list ``nv config diff -o json`` prints (an empty list for nothing). No answer at all is no difference.
+    Anything else - an element other than ``set``/``unset``, a ``set`` that is not a tree, text, a number - is not
+    read as "no change": the task fails."""
     if data is None or data == [] or data == {}:
         return []
-    if isinstance(data, list) and data:
+    if isinstance(data, dict) and all(isinstance(key, str) for key in data):
+        return [{"set": data}]
+    if isinstance(data, list):
         for part in data:
             if not (isinstance(part, dict) and part and set(part) <= {"set", "unset"}
                     and all(isinstance(tree, dict) for tree in part.values())):
                 break
         else:
             return data
-    raise NvueError("%s answered %s: not a diff the collection knows (a list of {\"set\": tree} and "
-                    "{\"unset\": tree} objects, or an empty list or object): refused rather than read as no change"
-                    % (where, _shown(data)))
+    raise NvueError("%s answered %s: not a diff the collection knows (a configuration tree, or a list of "
+                    "{\"set\": tree} and {\"unset\": tree} objects): refused rather than read as no change"
+                    % (where, shown(data)))
 
 
 def check_state(data: Any, rev: str, where: str) -> dict:
@@ -125,7 +138,7 @@ def check_state(data: Any, rev: str, where: str) -> dict:
     if isinstance(data, dict) and "state" not in data and len(data) == 1 and str(next(iter(data))) == str(rev):
         data = next(iter(data.values()))
     if not isinstance(data, dict) or not isinstance(data.get("state"), str):
-        raise NvueError("%s answered %s: not a revision state (an object with a state)" % (where, _shown(data)))
+        raise NvueError("%s answered %s: not a revision state (an object with a state)" % (where, shown(data)))
     known = APPLIED + FAILED + APPLYING + ("pending",)
     if data["state"] not in known:
         raise NvueError("%s answered state %r for revision %s: not a state the collection knows (%s); the apply's "
@@ -133,7 +146,7 @@ def check_state(data: Any, rev: str, where: str) -> dict:
                         % (where, data["state"], rev, ", ".join(known), rev))
     transition = data.get("transition")
     if transition is not None and not isinstance(transition, dict):
-        raise NvueError("%s answered a transition %s: not an object" % (where, _shown(transition)))
+        raise NvueError("%s answered a transition %s: not an object" % (where, shown(transition)))
     return data
 
 
@@ -382,9 +395,6 @@ class Switch:
         a revision ends ``applied_and_saved``, and ``applied`` is a step on the way."""
         raise NotImplementedError
 
-    def discard(self, rev: str) -> None:
-        raise NotImplementedError
-
     def revisions(self) -> dict:
         """``{id: {"state": ...}}`` of every revision the switch keeps."""
         raise NotImplementedError
@@ -469,20 +479,22 @@ class RestSwitch(Switch):
                                   _query(params))
 
     def new_revision(self) -> str:
-        data = self.call("POST", ["revision"], body={})
+        data = self.call("POST", ["revision"], body={}, ok=CREATED)
         if isinstance(data, dict) and len(data) == 1:
             key, value = next(iter(data.items()))
             if REVISION_ID_RE.fullmatch(str(key)) and isinstance(value, dict) and value.get("state") == "pending":
                 return str(key)
         raise NvueError("%s answered %s, not a new revision ({\"<id>\": {\"state\": \"pending\", ...}})"
-                        % (self.where("POST", ["revision"]), _shown(data)))
+                        % (self.where("POST", ["revision"]), shown(data)))
 
     def stage(self, rev, tree):
         self.call("PATCH", [], {"rev": rev}, tree)
 
     def clear(self, rev, segments):
+        # a root PATCH with null at the path: the one configuration call the specification extract holds (every
+        # value is nullable; tests/nvue/spec), as staging is
         if segments:
-            self.call("PATCH", segments[:-1], {"rev": rev}, {segments[-1]: None})
+            self.call("PATCH", [], {"rev": rev}, nest(segments[:-1], {segments[-1]: None}))
         else:
             self.call("DELETE", [], {"rev": rev})
 
@@ -513,15 +525,12 @@ class RestSwitch(Switch):
         data = self.call("PATCH", ["revision", "applied"], body={"state": "save", "auto-prompt": {"ays": "ays_yes"}})
         if not (isinstance(data, dict) and data.get("state") in SAVE_STATES):
             raise NvueError("%s (state save) answered %s, not a save (state %s)" % (
-                self.where("PATCH", ["revision", "applied"]), _shown(data), " or ".join(SAVE_STATES)))
+                self.where("PATCH", ["revision", "applied"]), shown(data), " or ".join(SAVE_STATES)))
 
     def auto_save(self):
         segments = ["system", "config", "auto-save"]
         data = self.call("GET", segments, {"rev": "applied"}, missing=True)
         return auto_save_of(data, self.where("GET", segments, {"rev": "applied"}))
-
-    def discard(self, rev):
-        self.call("DELETE", ["revision", rev])
 
     def revisions(self):
         data = self.call("GET", ["revision"])
@@ -532,7 +541,7 @@ class RestSwitch(Switch):
         return data if isinstance(data, dict) else {}
 
     def _start(self, segments, name, parameters):
-        data = self.call("POST", segments, body={name: {"state": "start", "parameters": parameters}})
+        data = self.call("POST", segments, body={name: {"state": "start", "parameters": parameters}}, ok=CREATED)
         if isinstance(data, dict) and len(data) == 1:  # id-keyed
             data = next(iter(data))
         if isinstance(data, bool) or not isinstance(data, (int, str)) or not str(data).strip().isdigit():
@@ -603,15 +612,19 @@ def httpapi_switch(connection: Any) -> RestSwitch:
 
 
 def auto_save_of(data: Any, where: str) -> bool:
-    """Auto-save from the applied ``system/config/auto-save`` object: absent (a release before auto-save, or the
-    object not set) is off; a ``state`` of another spelling is an answer the core does not know."""
+    """Auto-save from the applied ``system/config/auto-save`` object, in either release's spelling (``enable
+    on|off`` 5.4-5.9, ``state enabled|disabled`` from 5.10; _nvue_keys): absent (a release before auto-save, or the
+    object not set) is off; any other answer is one the core does not know."""
     if data is None or data == {}:
         return False
-    state = data.get("state") if isinstance(data, dict) else None
-    if isinstance(state, str) and state in AUTO_SAVE_WORDS:
-        return AUTO_SAVE_WORDS[state]
-    raise NvueError("%s answered %s: not an auto-save state (state %s)" % (where, _shown(data),
-                                                                           " or ".join(AUTO_SAVE_WORDS)))
+    try:
+        on = flag(data, AUTO_SAVE) if isinstance(data, dict) else None
+    except MlnxError as err:
+        raise NvueError("%s answered %s: %s" % (where, shown(data), err)) from None
+    if on is None:
+        raise NvueError("%s answered %s: not an auto-save setting (state enabled|disabled, or enable on|off before "
+                        "Cumulus Linux 5.10)" % (where, shown(data)))
+    return on
 
 
 def _query(params):
@@ -739,15 +752,69 @@ def plan_tree(config: Any, replace: list[str], unset: list[str]) -> tuple[dict, 
     return config, replaced, unsets
 
 
+def tree_diff(old: Any, new: Any) -> list:
+    """What turns configuration ``old`` into ``new``, as ``[{"set": tree}, {"unset": tree}]`` (each only when not
+    empty; an unset key is ``None``): the diff of two trees the switch gave, compared key by key."""
+    sets, unsets = _tree_changes(old, new)
+    return ([{"set": sets}] if sets else []) + ([{"unset": unsets}] if unsets else [])
+
+
+def _tree_changes(old, new):
+    sets, unsets = {}, {}
+    old = old if isinstance(old, dict) else {}
+    for key, value in new.items():
+        if isinstance(value, dict) and isinstance(old.get(key), dict):
+            sub_set, sub_unset = _tree_changes(old[key], value)
+            if sub_set:
+                sets[key] = sub_set
+            if sub_unset:
+                unsets[key] = sub_unset
+        elif key not in old or old[key] != value:
+            sets[key] = copy.deepcopy(value)
+    for key in old:
+        if key not in new:
+            unsets[key] = None
+    return sets, unsets
+
+
+def predict(applied: dict, config: dict, replaced: list[list[str]], unsets: list[list[str]]) -> dict:
+    """The configuration a revision would hold: ``applied`` with the replaced and unset subtrees cleared and
+    ``config`` merged in - NVUE's documented PATCH (objects merge, a value replaces) and unset (DELETE)."""
+    out = copy.deepcopy(applied)
+    for segments in list(replaced) + list(unsets):
+        parent = at(out, segments[:-1]) if len(segments) > 1 else out
+        if isinstance(parent, dict):
+            parent.pop(segments[-1], None)
+    return merge(out, config)
+
+
 def configure(switch: Switch, config: Any, *, replace: list[str] | None = None, unset: list[str] | None = None,
               check_mode: bool = False, assume_yes: bool = True, save: bool = True, timeout: float = 120.0,
               interval: float = 1.0, sleep=time.sleep, clock=time.monotonic) -> dict:
     """Bring the switch to ``config`` in one revision; see the module docstring for the rules. The result:
-    ``changed``, ``revision``, ``state``, ``saved``, ``nvue_diff`` (the switch's diff), ``before``/``after``
-    (the applied configuration and the revision, cut to what the diff touches)."""
+    ``changed``, ``revision`` (None when none was made), ``state``, ``saved``, ``nvue_diff`` (applied -> revision),
+    ``before``/``after`` (the applied configuration and the revision, cut to what the diff touches).
+
+    The NVUE API documents no way to discard a revision (no DELETE on /revision/<id>; docs/leaves.md): so a revision
+    is made only to be applied. What it would change is first predicted from the applied configuration (one read):
+    nothing - a compliant switch - ends there, and check mode reports the prediction without a revision. A run that
+    applies stages the revision, and the switch's own copy of it decides: compared with the applied configuration,
+    and the switch's ``?diff=`` answer must agree (an answer of an unknown shape, or one that disagrees, fails the
+    task). A revision the switch holds identical to the applied configuration is applied all the same, so that it
+    ends (NVUE: "config apply executed with no config diff") instead of staying pending."""
     config, replaced, unsets = plan_tree(config, replace or [], unset or [])
+    applied = _config(switch, "applied")
+    predicted = tree_diff(applied, predict(applied, config, replaced, unsets))
+    result = {"changed": bool(predicted), "revision": None, "nvue_diff": mask(predicted), "state": None,
+              "saved": False, "before": {}, "after": {}}
+    if not predicted:
+        return result
+    pattern = diff_shape(predicted)
+    result["before"] = mask(cut(applied, pattern))
+    result["after"] = mask(cut(predict(applied, config, replaced, unsets), pattern))
+    if check_mode:
+        return result
     rev = switch.new_revision()
-    staged = False
     try:
         for segments in replaced:
             switch.clear(rev, segments)
@@ -755,38 +822,59 @@ def configure(switch: Switch, config: Any, *, replace: list[str] | None = None, 
             switch.clear(rev, segments)
         if config:
             switch.stage(rev, config)
-        rev = switch.staged_id(rev)
-        change = switch.diff(rev)
-        pattern = diff_shape(change)
-        result = {"changed": pattern is not None, "revision": rev, "nvue_diff": mask(change), "state": None,
-                  "saved": False, "before": {}, "after": {}}
-        if pattern is None:
-            return result
-        result["before"] = mask(cut(_config(switch, "applied"), pattern))
-        result["after"] = mask(cut(_config(switch, rev), pattern))
-        if check_mode:
-            return result
-        auto_save = switch.auto_save()
-        switch.apply(rev, assume_yes)
-        staged = True  # from here the revision is the switch's: a refused one stays for nv config history
-        state = wait(switch, rev, timeout, interval, clock=clock, sleep=sleep, auto_save=auto_save)
-        result["state"] = state.get("state")
-        if state.get("state") in FAILED:  # the no-diff apply: another client made the same change meanwhile
-            result["changed"] = False
-            return result
-        if result["state"] == "applied_and_saved":
-            result["saved"] = True
-        elif save:
-            switch.save()
-            result["saved"] = True
-        left = switch.diff(rev)
-        if not diff_is_empty(left):
-            raise NvueError("%s applied revision %s, but the applied configuration still differs from it: %s"
-                            % (switch.name, rev, _shown(mask(left))))
+    except NvueError as err:
+        err.msg = "%s (revision %s is left pending and is not applied)" % (err.msg, switch.staged_id(rev))
+        raise
+    rev = switch.staged_id(rev)
+    result["revision"] = rev
+    staged = _config(switch, rev)
+    change = tree_diff(applied, staged)
+    said = switch.diff(rev)
+    if diff_is_empty(said) != (not change):
+        raise NvueError("%s: revision %s and the applied configuration differ in %s, but the switch's diff of them "
+                        "says %s: the switch's answers disagree, nothing was applied (revision %s is left pending)"
+                        % (switch.name, rev, shown(mask(change)) if change else "nothing",
+                           shown(mask(said)) if said else "no difference", rev))
+    pattern = diff_shape(change)
+    result.update(changed=bool(change), nvue_diff=mask(change),
+                  before=mask(cut(applied, pattern)) if change else {},
+                  after=mask(cut(staged, pattern)) if change else {})
+    auto_save = switch.auto_save()
+    _apply_when_free(switch, rev, assume_yes, clock() + timeout, interval, clock, sleep)
+    state = wait(switch, rev, timeout, interval, clock=clock, sleep=sleep, auto_save=auto_save)
+    result["state"] = state.get("state")
+    if state.get("state") in FAILED or not change:
+        # the no-diff apply: the switch held the revision identical to applied (another client made the change)
+        result["changed"] = False
         return result
-    finally:
-        if not staged:
-            switch.discard(rev)
+    if result["state"] == "applied_and_saved":
+        result["saved"] = True
+    elif save:
+        switch.save()
+        result["saved"] = True
+    # what this revision changes must hold in the applied configuration (another client's change to other keys,
+    # applied meanwhile, is not this task's to judge)
+    left = tree_diff(cut(_config(switch, "applied"), pattern), cut(staged, pattern))
+    if left:
+        raise NvueError("%s applied revision %s, but the applied configuration still differs from it: %s"
+                        % (switch.name, rev, shown(mask(left))))
+    return result
+
+
+def _apply_when_free(switch, rev, assume_yes, deadline, interval, clock, sleep):
+    """Ask the switch to apply ``rev``; while it answers 409 (another client's revision is applying) ask again
+    until ``deadline``: a revision told busy would otherwise stay pending, as no call discards it."""
+    while True:
+        try:
+            switch.apply(rev, assume_yes)
+            return
+        except NvueError as err:
+            if err.rc != 409:
+                raise   # what the switch made of the apply is in its words; nothing is assumed
+            if clock() >= deadline:
+                err.msg = "%s (revision %s is left pending and is not applied)" % (err.msg, rev)
+                raise
+        sleep(interval)
 
 
 def _config(switch: Switch, rev: str) -> dict:
@@ -794,7 +882,7 @@ def _config(switch: Switch, rev: str) -> dict:
     data = switch.get([], rev)
     if not isinstance(data, dict):
         raise NvueError("%s answered %s for the configuration of revision %s: not an NVUE tree (an object)"
-                        % (switch.name, _shown(data), rev))
+                        % (switch.name, shown(data), rev))
     return data
 
 
@@ -886,15 +974,20 @@ def gather(switch: Switch, subsets: Any = DEFAULT_GATHER) -> dict:
     if "interfaces" in subsets:
         out["interfaces"] = interfaces_view(switch.get(["interface"], "operational", filled=True))
     if "qos" in subsets:
-        out["qos"] = {"roce": switch.get(["qos", "roce"], "operational", filled=True) or {},
-                      "applied": switch.get(["qos"], "applied", filled=True) or {}}
+        roce = switch.get(["qos", "roce"], "operational", filled=True) or {}
+        try:  # enable on|off before Cumulus Linux 5.15, state enabled|disabled from it (_nvue_keys)
+            enabled = flag(roce, ("qos", "roce"), default=False)
+        except MlnxError as err:
+            raise NvueError("%s: the operational qos roce answer %s: %s" % (switch.name, shown(roce), err)) from None
+        out["qos"] = {"roce": roce, "applied": switch.get(["qos"], "applied", filled=True) or {},
+                      "enabled": enabled, "mode": _text(roce.get("mode")) if enabled else None}
     if "revisions" in subsets:
         revisions = switch.revisions()
         pending = sorted((str(k) for k, v in revisions.items() if isinstance(v, dict) and v.get("state") == "pending"),
                          key=lambda k: (len(k), k))
         unsaved = switch.diff("applied", base="startup")
-        out["revisions"] = {"pending": pending, "unsaved": not diff_is_empty(unsaved), "unsaved_diff": unsaved}
+        out["revisions"] = {"pending": pending, "unsaved": not diff_is_empty(unsaved), "unsaved_diff": mask(unsaved)}
     if "config" in subsets:
         # the whole configuration as set (defaults not filled), applied and startup: what a snapshot keeps
-        out["config"] = {rev: switch.get([], rev) or {} for rev in ("applied", "startup")}
+        out["config"] = {rev: mask(switch.get([], rev) or {}) for rev in ("applied", "startup")}
     return out

@@ -21,7 +21,7 @@ How the CLI's revisions map to the core's operations (the core's judgement is un
   or, filled with defaults and operational, ``nv show <words> -o json``;
 - ``apply`` is ``nv config apply -y`` (``--assume-no`` when the prompts must not be answered), which waits for the
   end: its output (``applied [rev_id: N]``, ``applied_and_saved [rev_id: N]``, ``Error: Config invalid at ...``)
-  becomes the state :meth:`CliSwitch.revision` answers, as REST would have it; ``discard`` is ``nv config detach``;
+  becomes the state :meth:`CliSwitch.revision` answers, as REST would have it;
 - an output this does not know is an error quoting it; ``Error: Could not connect to nvued.`` is
   :class:`SwitchUnreachable` (nvued down, or the switch booting).
 """
@@ -37,8 +37,8 @@ from typing import Any, Callable
 from ansible.module_utils.connection import ConnectionError as AnsibleConnectionError
 
 from ansible_collections.gpufabric.mlnx.plugins.module_utils._nvue import (
-    NO_DIFF, SEGMENT_RE, NvueError, Switch, SwitchUnreachable, _shown, auto_save_of, check_diff, connection_name,
-    httpapi_switch, module_connection)
+    NO_DIFF, SEGMENT_RE, NvueError, Switch, SwitchUnreachable, auto_save_of, check_diff, connection_name,
+    httpapi_switch, module_connection, shown)
 
 Run = Callable[["list[str] | str"], "tuple[int, str, str]"]
 
@@ -97,13 +97,13 @@ def config_tree(doc: Any, where: str = "nv config show -o json") -> dict:
     out: dict = {}
     if not isinstance(doc, list):
         raise NvueError("%s printed %s, not a configuration (a tree, or a list of header and set elements)"
-                        % (where, _shown(doc)))
+                        % (where, shown(doc)))
     for part in doc:
         if isinstance(part, dict) and set(part) == {"set"} and isinstance(part["set"], dict):
             out = _merge(out, part["set"])
         elif not (isinstance(part, dict) and set(part) == {"header"}):
             raise NvueError("%s printed an element %s, not {\"header\": ...} or {\"set\": tree}"
-                            % (where, _shown(part)))
+                            % (where, shown(part)))
     return out
 
 
@@ -199,7 +199,7 @@ class CliSwitch(Switch):
 
     # ---------------------------------------------------------------- revisions
     def new_revision(self):
-        self.discard("pending")
+        self.detach()
         return "pending"
 
     def staged_id(self, rev):
@@ -325,7 +325,8 @@ class CliSwitch(Switch):
             raise self.unknown(["nv", *argv], out, err, "JSON") from None
         return auto_save_of(data, "%s `%s`" % (self.name, command_text(["nv", *argv])))
 
-    def discard(self, rev):
+    def detach(self):
+        """``nv config detach``: the session lets go of its pending revision (NVUE-CLI.md)."""
         _rc, out, err = self.nv("config", "detach")
         if out.strip():
             raise self.unknown(["nv", "config", "detach"], out, err, "nothing")

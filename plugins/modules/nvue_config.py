@@ -10,17 +10,24 @@ module: nvue_config
 short_description: Bring an NVIDIA Cumulus Linux switch to the wanted NVUE configuration, in one revision
 version_added: 0.2.0
 description:
-  - Stages the wanted NVUE subtrees in ONE new revision, asks the switch for the diff of that revision against the
-    applied configuration, and applies only when the diff is not empty. A compliant switch gets no apply at all (the
-    revision is deleted), so a rerun changes nothing and the switch's revision history stays clean.
-  - In check mode the revision is staged, the switch's diff is read and the revision is deleted without being
-    applied; the result and the diff are what the real run would do.
+  - Reads the switch's applied configuration and predicts what the wanted NVUE subtrees change in it (NVUE's merge;
+    O(replace) and O(unset) as the switch applies them). A compliant switch ends there - no revision is made, so a
+    rerun changes nothing and leaves nothing pending (the NVUE REST API has no call that discards a revision).
+  - In check mode the prediction is the result and the diff; no revision is made and nothing is sent but the read.
+  - Otherwise the subtrees are staged in ONE new revision; the switch's own copy of the revision, compared with the
+    applied configuration, is what the task reports and applies, and the switch's diff of the two must agree (an
+    answer the module does not recognise fails the task naming the switch and the request, never "no change").
   - Apply answers the switch's prompts with yes (O(assume_yes)), polls the revision until it reaches a terminal state
     within O(timeout) and fails on V(invalid), V(ays_fail), V(failed) or V(error) with the switch's own issue message
-    and its location (for example C(Config invalid at interface.swp3.link.mtu)). V(applied_and_saved) (auto-save,
-    Cumulus Linux 5.9 and later) and V(applied) are success; after V(applied) the configuration is saved
-    (C(nv config save)) unless O(save=false). The applied configuration is then read back, and a difference left
-    between it and the revision fails the task.
+    and its location (for example C(Config invalid at interface.swp3.link.mtu)). V(applied_and_saved) is success; so
+    is V(applied) on a switch without auto-save (C(system config auto-save)), after which the configuration is saved
+    (C(nv config save)) unless O(save=false); on an auto-save switch V(applied) is a step, waited out, and no second
+    save is sent. A poll the switch does not answer (refused, timed out, HTTP 502) is read again, three times in a row
+    at most; when the switch stops answering or the timeout runs out, the task fails naming the revision still
+    applying and its last state (RV(revision), RV(state)). A revision told busy (HTTP 409, another client applying)
+    is applied again until the timeout. What the revision changes is then read back from the applied configuration.
+  - Secrets in the configuration (C(password), C(hashed-password), C(secret), SNMP community ids, ...) are shown as
+    C(********) in the result and the diff, and the values given in O(config) are no_log values.
   - Keys the task does not name are left as they are (a deep merge), unless their subtree is named in O(replace).
   - Bad input (a key or value NVUE cannot hold, a list where NVUE wants an object keyed by id, a path that is not an
     NVUE path) fails the task before a revision is made.
@@ -32,8 +39,8 @@ notes:
     (C(ansible_network_os: gpufabric.mlnx.nvue), C(ansible_network_cli_ssh_type: paramiko), an SSH user that may run
     C(nv)) it runs C(nv) commands on the switch: the tree is written to a temporary file by a quoted here-document and
     merged with C(nv config patch), unsets are C(nv unset), the diff is C(nv config diff -o json), the apply
-    C(nv config apply -y), a discarded revision C(nv config detach). Check mode, the empty-diff rule and the refusals
-    are the same on both."
+    C(nv config apply -y), a stale session revision is dropped with C(nv config detach). Check mode, the compliance
+    rule and the refusals are the same on both."
   - "Over C(ansible.netcommon.network_cli) the apply waits inside one command, so C(ansible_command_timeout) must be
     at least O(timeout); the revision in the result is the one C(nv) named (C(created [rev_id: N]))."
 author:
@@ -43,7 +50,7 @@ extends_documentation_fragment:
   - gpufabric.mlnx._attributes.full
 attributes:
   check_mode:
-    details: Stages the revision, reads its diff from the switch and deletes it; never applies.
+    details: Reads the applied configuration and predicts the change from it; makes no revision, never applies.
 options:
   config:
     description:
@@ -95,12 +102,14 @@ EXAMPLES = r"""
 
 RETURN = r"""
 revision:
-  description: The id of the revision the task made (deleted again when nothing was applied).
+  description: The id of the revision the task made and applied; null when none was made (nothing to change, or
+    check mode). On a failure the revision to watch when the switch may still apply it.
   returned: always
   type: str
   sample: "7"
 state:
-  description: The revision's terminal state, V(applied) or V(applied_and_saved); null when nothing was applied.
+  description: The revision's terminal state, V(applied) or V(applied_and_saved); null when nothing was applied. On a
+    failure the last state read.
   returned: always
   type: str
 saved:
@@ -108,7 +117,8 @@ saved:
   returned: always
   type: bool
 nvue_diff:
-  description: The switch's own diff of the revision against the applied configuration.
+  description: What the revision changes in the applied configuration (the prediction in check mode), secrets
+    masked.
   returned: always
   type: list
   elements: dict
@@ -119,7 +129,7 @@ from ansible.module_utils.basic import AnsibleModule
 
 from ansible_collections.gpufabric.mlnx.plugins.module_utils._errors import MlnxError
 from ansible_collections.gpufabric.mlnx.plugins.module_utils._module import ansible_module
-from ansible_collections.gpufabric.mlnx.plugins.module_utils._nvue import configure, secrets_in
+from ansible_collections.gpufabric.mlnx.plugins.module_utils._nvue import configure, mask, secrets_in
 from ansible_collections.gpufabric.mlnx.plugins.module_utils._nvue_cli import switch_for
 
 ARGUMENT_SPEC = dict(
@@ -136,24 +146,28 @@ ARGUMENT_SPEC = dict(
 def main():
     module = ansible_module(AnsibleModule, argument_spec=ARGUMENT_SPEC, supports_check_mode=True)
     params = module.params
-    module.no_log_values.update(secrets_in(params["config"]))  # shown as ******** in the result and the invocation
+    # Secrets (values at secret keys, SNMP community ids): no_log values wherever Ansible masks them, and the
+    # invocation's config masked here too - Ansible masks values, not the keys a community id is.
+    module.no_log_values.update(secrets_in(params["config"]))
+    invocation = {"module_args": dict(params, config=mask(params["config"]))}
     if not 1 <= params["timeout"] <= 86400:
-        module.fail_json(msg="timeout is %s (allowed: 1 to 86400 seconds)" % params["timeout"], parameter="timeout")
+        module.fail_json(msg="timeout is %s (allowed: 1 to 86400 seconds)" % params["timeout"], parameter="timeout",
+                         invocation=invocation)
     if not 0 < params["poll_interval"] <= 60:  # also refuses nan and inf
         module.fail_json(msg="poll_interval is %s (allowed: more than 0, at most 60 seconds)" % params["poll_interval"],
-                         parameter="poll_interval")
+                         parameter="poll_interval", invocation=invocation)
     try:
         switch = switch_for(module)
         result = configure(switch, params["config"], replace=params["replace"], unset=params["unset"],
                            check_mode=module.check_mode, assume_yes=params["assume_yes"], save=params["save"],
                            timeout=params["timeout"], interval=params["poll_interval"])
     except MlnxError as err:
-        module.fail_json(**err.fail_kwargs())
-    module.exit_json(
+        module.fail_json(invocation=invocation, **err.fail_kwargs())
+    module.exit_json(invocation=invocation,
         changed=result["changed"], revision=result["revision"], state=result["state"], saved=result["saved"],
         nvue_diff=result["nvue_diff"],
         diff=dict(before=result["before"], after=result["after"], before_header="applied",
-                  after_header="revision %s" % result["revision"]))
+                  after_header="revision %s" % result["revision"] if result["revision"] else "predicted"))
 
 
 if __name__ == "__main__":

@@ -71,7 +71,11 @@ interfaces:
                     "lldp": [{"system_name": "srv-r01-01", "chassis_id": null, "port": "enp24s0np0",
                               "description": null}]}}
 qos:
-  description: C(roce), the operational RoCE status; C(applied), the applied QoS configuration (defaults filled).
+  description:
+    - C(roce), the operational RoCE status; C(applied), the applied QoS configuration (defaults filled).
+    - C(enabled) and C(mode), RoCE as the switch's release spells it (C(enable on) before Cumulus Linux 5.15,
+      C(state enabled) from it), read through the collection's table of renamed keys.
+    - Secrets in C(config) and C(revisions.unsaved_diff) are shown as C(********).
   returned: when O(gather) has V(qos)
   type: dict
 revisions:

@@ -30,7 +30,8 @@ def t(lab):
 def test_fabric_lab_file(lab, repo):
     fab = lab.read_lab(repo / "tests/lab/labs/fabric.yml")
     assert [n.name for n in fab.leaves] == [f"r0{r}-leaf-rail{i}" for r in (1, 2) for i in range(4)]
-    assert {n.name: n.release for n in fab.leaves if n.release != "5.9.1"} == {"r02-leaf-rail3": "5.4.0"}
+    assert {n.name: n.release for n in fab.leaves if n.release != "5.9.1"} == {
+        "r02-leaf-rail3": "5.4.0", "r01-leaf-rail1": "5.16.0", "r01-leaf-rail2": "5.11.0"}
     assert [n.mgmt_ip for n in fab.leaves] == [f"198.19.90.{201 + i}" for i in range(8)]
     assert {n.profile for n in fab.servers} == {"gpu4-cx7-eth"}
     assert fab.rail_names == tuple(RAILS)

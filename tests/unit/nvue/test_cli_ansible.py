@@ -81,8 +81,8 @@ def test_nvue_config_over_ssh_with_nvued_down(tmp_path, switch, ssh):
     switch.stop()
     ran = run(tmp_path, over_ssh(login), playbook("nvue_config", config=CONFIG), group="leaves", environ=ENVIRON)
     assert not ran.ok
-    assert "switch 127.0.0.1 `nv config detach`: rc 1: the switch says 'Error: Could not connect to nvued.'" \
-        in ran.failures()["leaf01"]
+    assert ("switch 127.0.0.1 `nv config show -o json --applied`: rc 1: the switch says 'Error: Could not connect to "
+            "nvued.'") in ran.failures()["leaf01"]
 
 
 def test_nvue_info_over_ssh_is_what_httpapi_reads(tmp_path, switch, ssh):

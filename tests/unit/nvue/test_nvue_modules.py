@@ -32,7 +32,7 @@ def test_check_run_rerun(tmp_path, switch):
     assert predicted["changed"] is True and predicted["state"] is None
     assert switch.since(mark, "apply") == []  # check mode never applies
     assert predicted["diff"]["after"]["interface"]["swp1"]["link"]["mtu"] == 9000
-    assert predicted["diff"]["after_header"].startswith("revision ")
+    assert predicted["diff"]["after_header"] == "predicted" and predicted["revision"] is None  # no revision made
 
     real = run(tmp_path, hosts, playbook("nvue_config", config=CONFIG), args=["--diff"], group="leaves")
     assert real.ok, real
@@ -155,3 +155,32 @@ def test_another_connection_or_async_is_refused_naming_what_it_needs(tmp_path, s
     ran = run(tmp_path, leaf(switch), yaml.safe_dump(play), group="leaves")
     assert "does not support async" in ran.failures()["leaf01"]  # ansible-core refuses it for this action
     assert switch.since(mark) == []
+
+
+def test_a_secret_in_the_config_never_reaches_the_output_even_at_vvv(tmp_path, switch):
+    """A planted password hash and SNMP community: applied on the switch, but in no line of a -vvv --diff run's
+    output (check mode and the real run), where Ansible's no_log mask stands instead."""
+    import subprocess
+
+    from _ansible import env, tool
+    from _roleplay import CONNECTIONS, LOCAL
+    hashed, community = "$6$rounds=5000$Planted-7731-hash", "planted-community-4409"
+    config = {"system": {"aaa": {"user": {"ops": {"hashed-password": hashed, "role": "system-admin"}}}},
+              "service": {"snmp-server": {"readonly-community": {community: {"access": {"any": {}}}}}}}
+    (tmp_path / "hosts.yml").write_text(yaml.safe_dump({"all": {"children": {"leaves": {"hosts": {
+        name: dict(LOCAL, **host_vars) for name, host_vars in leaf(switch).items()}}}}}))
+    (tmp_path / "play.yml").write_text(playbook("nvue_config", config=config))
+    outputs = []
+    for extra in (["--check"], []):
+        proc = subprocess.run([str(tool("ansible-playbook")), "-i", str(tmp_path / "hosts.yml"),
+                               str(tmp_path / "play.yml"), "-vvv", "--diff"] + extra,
+                              env=env(tmp_path, ANSIBLE_CONNECTION_PLUGINS=CONNECTIONS), capture_output=True,
+                              text=True, timeout=600, check=False, cwd=str(tmp_path))
+        assert proc.returncode == 0, proc.stdout[-3000:]
+        outputs.append(proc.stdout + proc.stderr)
+    for text in outputs:
+        assert hashed not in text and "Planted-7731" not in text and community not in text
+        assert "********" in text and "hashed-password" in text   # the key shows, its value is masked
+    applied = switch.get("/?rev=applied&filled=false")
+    assert applied["system"]["aaa"]["user"]["ops"]["hashed-password"] == hashed   # it was really sent
+    assert community in applied["service"]["snmp-server"]["readonly-community"]

@@ -70,9 +70,6 @@ class ScriptedSwitch(Switch):
         self.calls.append(("auto_save",))
         return self.autosave
 
-    def discard(self, rev):
-        self.calls.append(("discard", rev))
-        self.revs.pop(rev, None)
 
 
 def _changed(have, want, unset=False):
@@ -96,11 +93,11 @@ def kinds(switch):
 MTU = {"interface": {"swp1": {"link": {"mtu": 9216}}}}
 
 
-def test_a_compliant_switch_gets_no_apply_and_the_revision_is_deleted():
+def test_a_compliant_switch_is_read_once_and_gets_no_revision():
     switch = ScriptedSwitch(applied={"interface": {"swp1": {"link": {"mtu": 9216}}, "eth0": {}}})
     result = configure(switch, MTU, sleep=lambda s: None)
-    assert result["changed"] is False and result["state"] is None
-    assert kinds(switch) == ["new", "stage", "diff", "discard"]
+    assert result["changed"] is False and result["state"] is None and result["revision"] is None
+    assert switch.calls == [("get", "applied")]
 
 
 def test_a_change_is_applied_once_read_back_and_not_saved_again_after_auto_save():
@@ -110,9 +107,9 @@ def test_a_change_is_applied_once_read_back_and_not_saved_again_after_auto_save(
     assert result["changed"] and result["state"] == "applied_and_saved" and result["saved"]
     assert result["before"] == {"interface": {"swp1": {"link": {"mtu": 1500}}}}
     assert result["after"] == {"interface": {"swp1": {"link": {"mtu": 9216}}}}
-    assert kinds(switch).count("apply") == 1 and "save" not in kinds(switch) and "discard" not in kinds(switch)
+    assert kinds(switch).count("apply") == 1 and "save" not in kinds(switch) and kinds(switch).count("new") == 1
     assert switch.applied["interface"]["eth0"] == {"ip": {}}  # what the task does not name stays
-    assert kinds(switch)[-1] == "diff"  # the read-back
+    assert switch.calls[-1] == ("get", "applied")  # the read-back
 
 
 def test_applied_without_auto_save_is_saved_unless_told_not_to():
@@ -124,13 +121,22 @@ def test_applied_without_auto_save_is_saved_unless_told_not_to():
     assert ("save",) not in switch.calls
 
 
-def test_check_mode_stages_reads_the_diff_and_deletes_the_revision_without_applying():
+def test_check_mode_predicts_from_the_applied_configuration_and_makes_no_revision():
     switch = ScriptedSwitch(applied={"interface": {"swp1": {"link": {"mtu": 1500}}}})
     result = configure(switch, MTU, check_mode=True)
-    assert result["changed"] is True and result["state"] is None
+    assert result["changed"] is True and result["state"] is None and result["revision"] is None
     assert result["after"] == MTU and result["before"] == {"interface": {"swp1": {"link": {"mtu": 1500}}}}
-    assert "apply" not in kinds(switch) and kinds(switch)[-1] == "discard"
+    assert result["nvue_diff"] == [{"set": MTU}]
+    assert switch.calls == [("get", "applied")]
     assert switch.applied["interface"]["swp1"]["link"]["mtu"] == 1500
+
+
+def test_check_mode_predicts_replace_and_unset_as_the_switch_would_apply_them():
+    switch = ScriptedSwitch(applied={"qos": {"roce": {"mode": "lossy", "extra": 1}}, "interface": {"swp9": {}}})
+    result = configure(switch, {"qos": {"roce": {"mode": "lossless"}}}, replace=["/qos/roce"],
+                       unset=["/interface/swp9", "/interface/swp10"], check_mode=True)
+    assert result["nvue_diff"] == [{"set": {"qos": {"roce": {"mode": "lossless"}}}},
+                                   {"unset": {"qos": {"roce": {"extra": None}}, "interface": {"swp9": None}}}]
 
 
 INVALID = {"0": {"code": "config_invalid", "severity": "error",
@@ -152,7 +158,7 @@ def test_every_failure_state_fails_with_the_switch_s_own_words(state, issue, wor
         configure(switch, MTU, sleep=lambda s: None)
     for word in words:
         assert word in err.value.msg
-    assert "discard" not in kinds(switch)  # an applied-and-refused revision stays for nv config history
+    assert kinds(switch).count("apply") == 1  # an applied-and-refused revision stays for nv config history
     if state == "invalid":
         assert err.value.parameter == "interface.swp1.link.mtu"
 
@@ -162,6 +168,16 @@ def test_the_no_diff_apply_is_no_change_not_a_failure():
                             issue={"0": {"message": "config apply executed with no config diff"}})
     result = configure(switch, MTU, sleep=lambda s: None)
     assert result["changed"] is False and result["state"] == "failed"
+
+
+def test_a_revision_the_switch_holds_unchanged_is_applied_so_that_it_ends():
+    class Normalising(ScriptedSwitch):
+        def stage(self, rev, tree):  # the switch keeps its own spelling: the revision holds no change
+            self.calls.append(("stage", rev))
+    switch = Normalising(applied={"interface": {"swp1": {"link": {"mtu": 9000}}}}, states=("failed",),
+                         issue={"0": {"message": "config apply executed with no config diff"}})
+    result = configure(switch, MTU, sleep=lambda s: None)
+    assert result["changed"] is False and result["revision"] == "1" and kinds(switch).count("apply") == 1
 
 
 def test_an_apply_that_never_ends_is_named_with_the_timeout():
@@ -216,14 +232,24 @@ def test_bad_input_is_refused_before_a_revision_is_made(config, kwargs, words):
     assert switch.calls == []
 
 
-def test_an_exception_after_staging_deletes_the_revision():
-    class Broken(ScriptedSwitch):
-        def diff(self, rev, base="applied"):
-            raise NvueError("leaf1 GET /nvue_v1/?rev=applied&diff=1: answered HTTP 500")
-    switch = Broken(applied={})
-    with pytest.raises(NvueError, match="HTTP 500"):
+def test_a_refused_stage_names_the_revision_left_pending():
+    class Refusing(ScriptedSwitch):
+        def stage(self, rev, tree):
+            raise NvueError("leaf1 PATCH /nvue_v1/?rev=1: answered HTTP 400 (the switch says: unknown key)")
+    switch = Refusing(applied={})
+    with pytest.raises(NvueError, match=r"unknown key\) \(revision 1 is left pending and is not applied\)"):
         configure(switch, MTU)
-    assert kinds(switch)[-1] == "discard"
+    assert "apply" not in kinds(switch)
+
+
+def test_a_switch_diff_that_disagrees_with_the_revision_fails_before_the_apply():
+    class Silent(ScriptedSwitch):
+        def diff(self, rev, base="applied"):
+            return []
+    switch = Silent(applied={})
+    with pytest.raises(NvueError, match="but the switch's diff of them says no difference"):
+        configure(switch, MTU)
+    assert "apply" not in kinds(switch)
 
 
 @pytest.mark.parametrize("status, words", [
@@ -241,9 +267,9 @@ def test_rest_paths_quote_ids_and_unset_by_null():
     sent = []
     switch = _nvue.RestSwitch(lambda m, p, q, b: (sent.append((m, p, q, b)) or (200, {})))
     switch.clear("changeset/cumulus/2021", ["interface", "swp9", "link", "mtu"])
-    switch.discard("changeset/cumulus/2021")
-    assert sent == [("PATCH", "/interface/swp9/link", {"rev": "changeset/cumulus/2021"}, {"mtu": None}),
-                    ("DELETE", "/revision/changeset%2Fcumulus%2F2021", None, None)]
+    switch.get(["revision", "changeset/cumulus/2021"])
+    assert sent == [("PATCH", "/", {"rev": "changeset/cumulus/2021"}, {"interface": {"swp9": {"link": {"mtu": None}}}}),
+                    ("GET", "/revision/changeset%2Fcumulus%2F2021", {"rev": "applied", "filled": "false"}, None)]
 
 
 def test_revision_state_is_read_flat_or_id_keyed():
@@ -259,11 +285,38 @@ def test_covers_and_merge():
     assert _nvue.covers({"a": {"x": 1}}, {"a": {"x": None}}) == ["a.x"]
 
 
-def test_an_apply_the_switch_refuses_outright_deletes_the_revision():
-    class Busy(ScriptedSwitch):
-        def apply(self, rev, assume_yes):
-            raise NvueError("leaf1 PATCH /nvue_v1/revision/1: is busy (HTTP 409 Conflict)")
+class Busy(ScriptedSwitch):
+    """Answers 409 to the first ``busy`` applies (another client's revision is applying)."""
+    busy = 2
+
+    def apply(self, rev, assume_yes):
+        self.calls.append(("apply", rev, assume_yes))
+        if self.busy:
+            self.busy -= 1
+            raise NvueError("leaf1 PATCH /nvue_v1/revision/1: is busy (HTTP 409 Conflict)", rc=409)
+
+
+def test_an_apply_told_busy_is_asked_again_until_the_switch_takes_it():
     switch = Busy(applied={})
-    with pytest.raises(NvueError, match="409"):
+    result = configure(switch, MTU, sleep=lambda s: None)
+    assert result["state"] == "applied_and_saved" and kinds(switch).count("apply") == 3
+
+
+def test_an_apply_still_busy_at_the_timeout_names_the_revision_left_pending():
+    switch = Busy(applied={})
+    switch.busy = 1000
+    ticks = iter(range(1000))
+    with pytest.raises(NvueError, match=r"409 Conflict\) \(revision 1 is left pending and is not applied\)"):
+        configure(switch, MTU, timeout=5, interval=1, sleep=lambda s: None, clock=lambda: next(ticks))
+    assert kinds(switch).count("apply") == 5 and "save" not in kinds(switch)
+
+
+def test_an_apply_the_switch_refuses_outright_is_not_asked_again():
+    class Refusing(ScriptedSwitch):
+        def apply(self, rev, assume_yes):
+            self.calls.append(("apply", rev, assume_yes))
+            raise NvueError("leaf1 PATCH /nvue_v1/revision/1: answered HTTP 400", rc=400)
+    switch = Refusing(applied={})
+    with pytest.raises(NvueError, match="HTTP 400"):
         configure(switch, MTU)
-    assert kinds(switch)[-1] == "discard"
+    assert kinds(switch).count("apply") == 1 and "save" not in kinds(switch)

@@ -19,52 +19,65 @@ NAME = "switch leaf07"
 
 
 class Exchange:
-    """A scripted NVUE REST API: the answer to each request by (method, path, sorted query); ``states`` are the
-    answers of successive ``GET /revision/1`` (a status int other than 200 for an HTTP error, ``"down"`` for no
-    answer). ``answers`` overrides any request's answer."""
+    """A scripted NVUE REST API holding an applied configuration and revision 1 (the applied one with MTU merged
+    in once staged); ``states`` are the answers of successive ``GET /revision/1`` (an int for an HTTP status,
+    ``"down"`` for no answer); an applied state makes revision 1 the applied configuration. ``override`` fixes the
+    answer to one request."""
 
-    def __init__(self, answers=None, states=("applied_and_saved",), auto_save="enabled"):
+    def __init__(self, states=("applied_and_saved",), auto_save="enabled"):
         self.sent = []
-        self.overridden = set()
+        self.overridden = {}
         self.states = list(states)
-        self.applied = False
+        self.applied = {"interface": {"swp1": {"link": {"mtu": 1500}}}}
+        self.revision = None
         self.answers = {
             ("POST", "/revision", ()): {"1": {"state": "pending", "transition": {"issue": {}, "progress": ""}}},
-            ("PATCH", "/", (("rev", "1"),)): {},
-            ("GET", "/", (("filled", "false"), ("rev", "applied"))): {"interface": {"swp1": {"link": {"mtu": 1500}}}},
-            ("GET", "/", (("filled", "false"), ("rev", "1"))): MTU,
             ("GET", "/system/config/auto-save", (("rev", "applied"),)): {"state": auto_save},
             ("PATCH", "/revision/1", ()): {"state": "apply", "transition": {"issue": {}, "progress": ""}},
             ("PATCH", "/revision/applied", ()): {"state": "save", "transition": {"issue": {}, "progress": ""}},
-            ("DELETE", "/revision/1", ()): {},
         }
-        self.answers.update(answers or {})
+
+    def override(self, key, answer):
+        self.overridden[key] = answer
+        return self
 
     def __call__(self, method, path, params, body):
         key = (method, path, tuple(sorted((params or {}).items())))
         self.sent.append(key)
-        if key == ("GET", "/", (("diff", "1"), ("rev", "applied"))) and key not in self.overridden:
-            return 200, [] if self.applied else DIFF
-        if key == ("GET", "/revision/1", ()) and key not in self.overridden:
+        if key in self.overridden:
+            if key == REV_KEY and method == "GET":
+                self.applied = self.revision  # the scripted state is the switch's word: the read-back agrees
+            return 200, self.overridden[key]
+        if key == ("POST", "/revision", ()):
+            self.revision = _nvue.merge({}, self.applied)
+        if key == ("PATCH", "/", (("rev", "1"),)):
+            self.revision = _nvue.merge(self.revision, body)
+            return 200, body
+        if key == ("GET", "/", (("filled", "false"), ("rev", "applied"))):
+            return 200, self.applied
+        if key == ("GET", "/", (("filled", "false"), ("rev", "1"))):
+            return 200, self.revision
+        if key == DIFF_KEY:
+            return 200, _nvue.tree_diff(self.applied, self.revision)
+        if key == REV_KEY:
             state = self.states.pop(0) if len(self.states) > 1 else self.states[0]
             if state == "down":
                 raise SwitchUnreachable("the switch could not be reached over the NVUE REST API (GET "
                                         "/nvue_v1/revision/1): Could not connect: [Errno 111] Connection refused")
             if isinstance(state, int):
                 return state, "<html><body><h1>502 Bad Gateway</h1></body></html>"
-            self.applied = self.applied or state in ("applied", "applied_and_saved")
+            if state in ("applied", "applied_and_saved"):
+                self.applied = self.revision
             return 200, {"state": state, "transition": {"issue": {}, "progress": ""}}
-        if key == ("PATCH", "/revision/1", ()) and ("GET", "/revision/1", ()) in self.overridden:
-            self.applied = True  # the scripted state is the switch's answer: its read-back finds nothing left
         return 200, self.answers[key]
-
-    def override(self, key, answer):
-        self.answers[key] = answer
-        self.overridden.add(key)
-        return self
 
     def count(self, method, path):
         return sum(1 for m, p, _q in self.sent if (m, p) == (method, path))
+
+
+DIFF_KEY = ("GET", "/", (("diff", "1"), ("rev", "applied")))
+REV_KEY = ("GET", "/revision/1", ())
+APPLIED_KEY = ("GET", "/", (("filled", "false"), ("rev", "applied")))
 
 
 def run(exchange, **kwargs):
@@ -79,11 +92,7 @@ def test_the_scripted_exchange_applies_a_change_when_every_answer_is_known():
     assert exchange.count("PATCH", "/revision/applied") == 0  # auto-save saved it: no second save
 
 
-DIFF_KEY = ("GET", "/", (("diff", "1"), ("rev", "applied")))
-
-
 @pytest.mark.parametrize("answer", [
-    {"interface": {"swp1": {"link": {"mtu": 9216}}}},             # a plain changed tree
     [{"change": MTU}],                                           # an element of another kind
     [{"set": MTU, "note": "x"}],                                 # set beside another key
     [{"set": "interface swp1 link mtu 9216"}],                  # a set that is not a tree
@@ -93,23 +102,38 @@ DIFF_KEY = ("GET", "/", (("diff", "1"), ("rev", "applied")))
     0,
     True,
 ])
-@pytest.mark.parametrize("check_mode", [False, True])
-def test_a_diff_of_an_unknown_shape_fails_naming_switch_and_request(answer, check_mode):
+def test_a_diff_of_an_unknown_shape_fails_naming_switch_and_request(answer):
     exchange = Exchange().override(DIFF_KEY, answer)
     with pytest.raises(NvueError) as err:
-        run(exchange, check_mode=check_mode)
+        run(exchange)
     assert err.value.msg.startswith("switch leaf07 GET /nvue_v1/?rev=applied&diff=1 answered ")
     assert "not a diff the collection knows" in err.value.msg
     assert exchange.count("PATCH", "/revision/1") == 0  # nothing applied
-    assert exchange.count("DELETE", "/revision/1") == 1  # the staged revision is not left behind
 
 
 @pytest.mark.parametrize("answer", [[], {}, None])
-def test_an_empty_diff_in_a_known_spelling_is_no_change(answer):
+def test_a_diff_that_says_no_change_while_the_revision_differs_fails(answer):
     exchange = Exchange().override(DIFF_KEY, answer)
-    result = run(exchange)
-    assert result["changed"] is False and result["nvue_diff"] == []
+    with pytest.raises(NvueError) as err:
+        run(exchange)
+    assert "switch leaf07: revision 1 and the applied configuration differ in" in err.value.msg
+    assert "the switch's diff of them says no difference" in err.value.msg
     assert exchange.count("PATCH", "/revision/1") == 0
+
+
+def test_a_diff_in_the_specification_s_shape_a_changed_tree_is_a_change():
+    exchange = Exchange().override(DIFF_KEY, {"interface": {"swp1": {"link": {"mtu": 9216}}}})
+    result = run(exchange)
+    assert result["changed"] is True and result["state"] == "applied_and_saved"
+    assert result["nvue_diff"] == [{"set": MTU}] and exchange.count("PATCH", "/revision/1") == 1
+
+
+def test_a_diff_that_says_a_change_while_the_revision_holds_none_fails():
+    exchange = Exchange().override(("GET", "/", (("filled", "false"), ("rev", "1"))),
+                                   {"interface": {"swp1": {"link": {"mtu": 1500}}}})
+    exchange.override(DIFF_KEY, [{"set": MTU}])
+    with pytest.raises(NvueError, match="differ in nothing, but the switch's diff of them says"):
+        run(exchange)
 
 
 @pytest.mark.parametrize("states, words", [
@@ -124,9 +148,6 @@ def test_a_revision_state_the_core_does_not_know_fails_at_once(states, words):
     assert not isinstance(err.value, ApplyUnfinished)
     assert err.value.msg.startswith("switch leaf07 GET /nvue_v1/revision/1 ") and words in err.value.msg
     assert exchange.count("GET", "/revision/1") == len(states)  # not polled until the timeout
-
-
-REV_KEY = ("GET", "/revision/1", ())
 
 
 @pytest.mark.parametrize("answer", [
@@ -174,18 +195,20 @@ def test_a_new_revision_answer_that_is_not_one_pending_revision_fails(answer):
     with pytest.raises(NvueError) as err:
         run(exchange)
     assert err.value.msg.startswith("switch leaf07 POST /nvue_v1/revision answered ")
-    assert exchange.sent == [("POST", "/revision", ())]  # nothing staged
+    assert exchange.sent == [APPLIED_KEY, ("POST", "/revision", ())]  # nothing staged
 
 
 @pytest.mark.parametrize("answer", [{}, {"state": "apply"}, "saved", None])
 def test_a_save_answer_that_is_not_a_save_fails(answer):
-    exchange = Exchange(states=("applied",), auto_save="disabled").override(("PATCH", "/revision/applied", ()), answer)
+    exchange = Exchange(states=("applied",), auto_save="disabled").override(("PATCH", "/revision/applied", ()),
+                                                                           answer)
     with pytest.raises(NvueError) as err:
         run(exchange)
     assert err.value.msg.startswith("switch leaf07 PATCH /nvue_v1/revision/applied (state save) answered ")
 
 
-@pytest.mark.parametrize("answer", [{"state": "maybe"}, {"enable": "on"}, "enabled", [], {"state": True}])
+@pytest.mark.parametrize("answer", [{"state": "maybe"}, {"enable": "yes"}, "enabled", [], {"state": True},
+                                    {"state": "enabled", "enable": "off"}, {"auto": "on"}])
 def test_an_auto_save_setting_the_core_does_not_know_fails_before_the_apply(answer):
     exchange = Exchange().override(("GET", "/system/config/auto-save", (("rev", "applied"),)), answer)
     with pytest.raises(NvueError) as err:
@@ -195,11 +218,13 @@ def test_an_auto_save_setting_the_core_does_not_know_fails_before_the_apply(answ
 
 
 @pytest.mark.parametrize("answer", [[], "interface swp1", 42])
-def test_a_configuration_that_is_not_a_tree_fails(answer):
-    exchange = Exchange().override(("GET", "/", (("filled", "false"), ("rev", "applied"))), answer)
+@pytest.mark.parametrize("check_mode", [False, True])
+def test_a_configuration_that_is_not_a_tree_fails(answer, check_mode):
+    exchange = Exchange().override(APPLIED_KEY, answer)
     with pytest.raises(NvueError) as err:
-        run(exchange, check_mode=True)
+        run(exchange, check_mode=check_mode)
     assert err.value.msg.startswith("switch leaf07 answered ") and "not an NVUE tree" in err.value.msg
+    assert exchange.sent == [APPLIED_KEY]
 
 
 # ---------------------------------------------------------------- applies that end honestly
@@ -252,15 +277,21 @@ def test_applied_on_an_auto_save_switch_that_never_saves_fails_without_a_second_
     assert exchange.count("PATCH", "/revision/applied") == 0
 
 
-@pytest.mark.parametrize("answer", [{"state": "disabled"}, {}, None])
+@pytest.mark.parametrize("answer", [{"state": "disabled"}, {}])
 def test_applied_without_auto_save_is_the_end_and_saved_once(answer):
     exchange = Exchange(states=("applied", "applied_and_saved")).override(
         ("GET", "/system/config/auto-save", (("rev", "applied"),)), answer)
-    if answer is None:  # no such object on a release before auto-save: HTTP 404
-        exchange.answers[("GET", "/system/config/auto-save", (("rev", "applied"),))] = {}
     result = run(exchange)
     assert result["state"] == "applied" and result["saved"] is True
     assert exchange.count("PATCH", "/revision/applied") == 1 and exchange.count("GET", "/revision/1") == 1
+
+
+@pytest.mark.parametrize("answer, on", [({"state": "enabled"}, True), ({"state": "disabled"}, False),
+                                        ({"enable": "on"}, True), ({"enable": "off"}, False),
+                                        ({"state": "enabled", "enable": "on"}, True)])
+def test_auto_save_is_read_in_the_spelling_of_either_release(answer, on):
+    switch = RestSwitch(lambda m, p, q, b: (200, answer), name=NAME)
+    assert switch.auto_save() is on
 
 
 def test_a_404_for_auto_save_is_a_release_without_it():
@@ -286,29 +317,30 @@ def test_secrets_are_masked_in_trees_and_diffs_and_found_for_no_log():
     assert _nvue.secrets_in(MTU) == set()
 
 
-def test_a_secret_in_the_config_is_masked_in_every_part_of_the_result():
+@pytest.mark.parametrize("check_mode", [False, True])
+def test_a_secret_in_the_config_is_masked_in_every_part_of_the_result(check_mode):
     config = {"system": {"aaa": {"user": {"ops": {"hashed-password": "$6$planted"}}}}}
     exchange = Exchange(states=("applied_and_saved",))
-    exchange.answers[("GET", "/", (("filled", "false"), ("rev", "1")))] = config
-    exchange.answers[("GET", "/", (("filled", "false"), ("rev", "applied")))] = {
-        "system": {"aaa": {"user": {"ops": {"hashed-password": "$6$old-planted"}}}}}
-    exchange.override(DIFF_KEY, [{"set": config}])
-    result = configure(RestSwitch(exchange, name=NAME), config, check_mode=True)
+    exchange.applied = {"system": {"aaa": {"user": {"ops": {"hashed-password": "$6$old-planted"}}}}}
+    result = configure(RestSwitch(exchange, name=NAME), config, check_mode=check_mode, sleep=lambda s: None)
     assert "planted" not in repr(result) and result["changed"] is True
     assert result["after"] == {"system": {"aaa": {"user": {"ops": {"hashed-password": "********"}}}}}
+    assert result["before"] == result["after"]
+    assert result["nvue_diff"] == [{"set": result["after"]}]
 
 
 # ---------------------------------------------------------------- the CLI transport reads the same way
 
-@pytest.mark.parametrize("printed", ['{"interface": {"swp1": {"link": {"mtu": 9216}}}}', '[{"change": {}}]', '"x"'])
+@pytest.mark.parametrize("printed", ['[{"change": {}}]', '"x"', '[{"set": 5}]'])
 def test_the_cli_transport_fails_on_a_diff_of_an_unknown_shape(printed):
     def run_nv(command):
         if isinstance(command, list) and command[:3] == ["nv", "config", "diff"]:
             return 0, printed, ""
+        if isinstance(command, list) and command[:3] == ["nv", "config", "show"]:
+            return 0, '[{"set": {"interface": {"swp1": {"link": {"mtu": %d}}}}}]' % (
+                9216 if "--rev" in command else 1500), ""
         if isinstance(command, list) and command[:3] == ["nv", "config", "detach"]:
             return 0, "", ""
-        if isinstance(command, list) and command[:2] == ["nv", "unset"]:
-            return 0, "created [rev_id: 4]", ""
         return 0, "created [rev_id: 4]", ""
     with pytest.raises(NvueError) as err:
         configure(CliSwitch(run_nv, name=NAME), MTU)
