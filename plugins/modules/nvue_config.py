@@ -163,9 +163,9 @@ def main():
                            timeout=params["timeout"], interval=params["poll_interval"])
     except MlnxError as err:
         module.fail_json(invocation=invocation, **err.fail_kwargs())
-    module.exit_json(invocation=invocation,
-        changed=result["changed"], revision=result["revision"], state=result["state"], saved=result["saved"],
-        nvue_diff=result["nvue_diff"],
+    module.exit_json(
+        invocation=invocation, changed=result["changed"], revision=result["revision"], state=result["state"],
+        saved=result["saved"], nvue_diff=result["nvue_diff"],
         diff=dict(before=result["before"], after=result["after"], before_header="applied",
                   after_header="revision %s" % result["revision"] if result["revision"] else "predicted"))
 

@@ -1,4 +1,3 @@
-#!/usr/bin/env python3
 """Extract the parts of NVIDIA's NVUE OpenAPI document that some paths touch.
 
     extract.py OPENAPI_JSON PATH... [--repository R] [--path P] [--commit C] > out.json

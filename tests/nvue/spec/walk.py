@@ -142,9 +142,9 @@ class Spec:
         item = self.doc["paths"][template]
         operation = item.get(method.lower())
         if operation is None:
+            methods = [k.upper() for k in item if k in ("get", "put", "post", "patch", "delete")]
             return template, ["%s is not an operation of %s (the specification has %s)" % (
-                method, template, ", ".join(k.upper() for k in item if k in ("get", "put", "post", "patch",
-                                                                            "delete")))]
+                method, template, ", ".join(methods))]
         problems = []
         params = self.parameters(template, method)
         query = {k: v[-1] for k, v in parse_qs(call.get("query") or "", keep_blank_values=True).items()}

@@ -71,7 +71,6 @@ class ScriptedSwitch(Switch):
         return self.autosave
 
 
-
 def _changed(have, want, unset=False):
     out = {}
     for key, value in want.items():

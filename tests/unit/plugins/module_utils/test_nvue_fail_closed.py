@@ -200,8 +200,8 @@ def test_a_new_revision_answer_that_is_not_one_pending_revision_fails(answer):
 
 @pytest.mark.parametrize("answer", [{}, {"state": "apply"}, "saved", None])
 def test_a_save_answer_that_is_not_a_save_fails(answer):
-    exchange = Exchange(states=("applied",), auto_save="disabled").override(("PATCH", "/revision/applied", ()),
-                                                                           answer)
+    exchange = Exchange(states=("applied",), auto_save="disabled")
+    exchange.override(("PATCH", "/revision/applied", ()), answer)
     with pytest.raises(NvueError) as err:
         run(exchange)
     assert err.value.msg.startswith("switch leaf07 PATCH /nvue_v1/revision/applied (state save) answered ")
@@ -301,9 +301,10 @@ def test_a_404_for_auto_save_is_a_release_without_it():
 
 # ---------------------------------------------------------------- secrets
 
-SECRET_TREE = {"system": {"aaa": {"user": {"ops": {"hashed-password": "$6$rounds=5000$planted", "role": "system-admin"}},
-                                   "tacacs": {"server": {"1": {"secret": "tacacs-planted", "host": "198.18.9.9"}}}}},
-               "service": {"snmp-server": {"readonly-community": {"community-planted": {"access": {"any": {}}}}}}}
+SECRET_TREE = {
+    "system": {"aaa": {"user": {"ops": {"hashed-password": "$6$rounds=5000$planted", "role": "system-admin"}},
+                       "tacacs": {"server": {"1": {"secret": "tacacs-planted", "host": "198.18.9.9"}}}}},
+    "service": {"snmp-server": {"readonly-community": {"community-planted": {"access": {"any": {}}}}}}}
 
 
 def test_secrets_are_masked_in_trees_and_diffs_and_found_for_no_log():
