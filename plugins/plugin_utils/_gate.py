@@ -34,6 +34,7 @@ import statistics
 from collections.abc import Mapping
 
 from ansible_collections.gpufabric.mlnx.plugins.module_utils._errors import MlnxError
+from ansible_collections.gpufabric.mlnx.plugins.module_utils._nvue_keys import flag
 
 SCHEMA = 1
 DEFAULTS = {
@@ -229,7 +230,8 @@ def _leaf_port(leaves, leaf, port):
 def _leaf_pfc(leaves, leaf):
     info = (leaves or {}).get(leaf) or {}
     roce = ((info.get("qos") or {}).get("roce") or {}) if isinstance(info, Mapping) else {}
-    if roce.get("enable") != "on" or roce.get("mode") != "lossless":
+    # enable on before Cumulus Linux 5.15, state enabled from it (_nvue_keys); another value fails the verdict
+    if not flag(roce, ("qos", "roce"), default=False) or roce.get("mode") != "lossless":
         return []
     text = str((roce.get("pfc") or {}).get("pfc-priority") or "")
     return sorted(int(p) for p in text.split(",") if p.strip().isdigit())

@@ -35,7 +35,7 @@ def facts_of(plan, host, change=None):
     return out
 
 
-def leaves_of(plan, swap=None, pfc="3"):
+def leaves_of(plan, swap=None, pfc="3", roce_on=None):
     out = {}
     for leaf, entry in plan["leaves"].items():
         ports = {}
@@ -43,7 +43,7 @@ def leaves_of(plan, swap=None, pfc="3"):
             seen = (swap or {}).get((cable["host"], cable["interface"]), (cable["host"], cable["interface"]))
             ports[port] = {"oper_status": "up", "speed": "400G", "mtu": 9216,
                            "lldp": [{"system_name": seen[0], "port": seen[1]}]}
-        roce = {"enable": "on", "mode": "lossless", "pfc": {"pfc-priority": pfc}}
+        roce = dict(roce_on or {"enable": "on"}, mode="lossless", pfc={"pfc-priority": pfc})
         out[leaf] = {"interfaces": ports, "qos": {"roce": roce}}
     return out
 
@@ -112,6 +112,16 @@ def test_a_healthy_fabric_passes_every_host_and_hands_it_over(plan):
     assert (row["peer"], row["write_bw_gbps"], row["write_bw_reverse_gbps"], row["ping"]) == ("a2", 385.6, 385.6, True)
     assert row["lldp"]["ok"] is True and row["link"]["leaf_mtu"] == 9216
     assert result["run"]["thresholds"]["write_lat_usec"] == pytest.approx(1.5 * 1.7)
+
+
+@pytest.mark.parametrize("roce_on, passes", [({"state": "enabled"}, True), ({"enable": "on"}, True),
+                                             ({"state": "disabled"}, False), ({"enable": "off"}, False)])
+def test_the_leaf_s_roce_is_read_in_the_spelling_of_either_release(plan, roce_on, passes):
+    gate = new_gate(plan)
+    result = verdict(plan, gate, leaves=leaves_of(plan, roce_on=roce_on))
+    assert (result["quarantine"] == []) is passes, result["quarantine"]
+    if not passes:
+        assert ("qos", 0) in failures(result, "a1")
 
 
 @pytest.mark.parametrize("fault,measure", [
