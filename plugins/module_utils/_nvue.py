@@ -804,14 +804,15 @@ def configure(switch: Switch, config: Any, *, replace: list[str] | None = None, 
     ends (NVUE: "config apply executed with no config diff") instead of staying pending."""
     config, replaced, unsets = plan_tree(config, replace or [], unset or [])
     applied = _config(switch, "applied")
-    predicted = tree_diff(applied, predict(applied, config, replaced, unsets))
+    wanted = predict(applied, config, replaced, unsets)
+    predicted = tree_diff(applied, wanted)
     result = {"changed": bool(predicted), "revision": None, "nvue_diff": mask(predicted), "state": None,
               "saved": False, "before": {}, "after": {}}
     if not predicted:
         return result
     pattern = diff_shape(predicted)
     result["before"] = mask(cut(applied, pattern))
-    result["after"] = mask(cut(predict(applied, config, replaced, unsets), pattern))
+    result["after"] = mask(cut(wanted, pattern))
     if check_mode:
         return result
     rev = switch.new_revision()
@@ -828,6 +829,7 @@ def configure(switch: Switch, config: Any, *, replace: list[str] | None = None, 
     rev = switch.staged_id(rev)
     result["revision"] = rev
     staged = _config(switch, rev)
+    applied = _config(switch, "applied")  # again: the revision's base is the applied configuration of now
     change = tree_diff(applied, staged)
     said = switch.diff(rev)
     if diff_is_empty(said) != (not change):
