@@ -33,7 +33,7 @@ from ansible_collections.gpufabric.mlnx.plugins.module_utils._firmware import SH
 from ansible_collections.gpufabric.mlnx.plugins.module_utils._matrix import (
     SWITCH_IMAGE_RE, SWITCH_RELEASE_RE, SWITCH_URL_RE, normal_sha256)
 from ansible_collections.gpufabric.mlnx.plugins.module_utils._nvue import (
-    NvueError, Switch, SwitchUnreachable, diff_is_empty, diff_shape)
+    NvueError, Switch, diff_is_empty, diff_shape, unanswered)
 from ansible_collections.gpufabric.mlnx.plugins.module_utils._versions import version_key
 
 ACTION_DONE = "action_success"
@@ -150,11 +150,8 @@ def _wait_booted(switch: Switch, release: str, before: str, timeout: float, inte
     while True:
         try:
             running = _release_of(switch.version())
-        except SwitchUnreachable:
-            seen_down = True
-            running = None
         except NvueError as err:
-            if err.rc != 502:  # nginx answers 502 until nvued is up
+            if not unanswered(err):  # refused or timed out, or nginx's 502 until nvued is up
                 raise
             seen_down = True
             running = None
