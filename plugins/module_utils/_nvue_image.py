@@ -33,11 +33,14 @@ from ansible_collections.gpufabric.mlnx.plugins.module_utils._firmware import SH
 from ansible_collections.gpufabric.mlnx.plugins.module_utils._matrix import (
     SWITCH_IMAGE_RE, SWITCH_RELEASE_RE, SWITCH_URL_RE, normal_sha256)
 from ansible_collections.gpufabric.mlnx.plugins.module_utils._nvue import (
-    NvueError, Switch, diff_is_empty, diff_shape, unanswered)
+    PREFIX, NvueError, Switch, diff_is_empty, diff_shape, shown, unanswered)
 from ansible_collections.gpufabric.mlnx.plugins.module_utils._versions import version_key
 
 ACTION_DONE = "action_success"
 ACTION_FAILED = ("action_error", "action_failed")
+# Not ended yet: the specification's states (5.3 and NVOS 25.02 schema-actions-simple-action-def: inactive, start,
+# running) and nv-rms' spelling ``action_running``. Any other state is an answer not understood: the wait fails.
+ACTION_GOING = ("inactive", "start", "running", "action_running")
 # file:///path/<image>: an image already on the switch (copied there by other means).
 FILE_URL_RE = re.compile(r"file:///(?:[A-Za-z0-9._+-]+/)*[A-Za-z0-9._+-]+", re.ASCII)
 FETCH, INSTALL, BOOT_NEXT, REBOOT = "fetch", "install", "boot-next", "reboot"
@@ -87,7 +90,7 @@ def partition_release(image: dict, partition: str) -> str | None:
 def wait_action(switch: Switch, aid: str, what: str, timeout: float, interval: float, clock=time.monotonic,
                 sleep=time.sleep) -> dict:
     """Poll action ``aid`` until ``action_success``; NvueError with the switch's status and detail on
-    ``action_error`` / ``action_failed``, or after ``timeout`` seconds."""
+    ``action_error`` / ``action_failed``, on a state that is none of the known ones, or after ``timeout`` seconds."""
     deadline = clock() + timeout
     while True:
         act = switch.action(aid)
@@ -103,6 +106,10 @@ def wait_action(switch: Switch, aid: str, what: str, timeout: float, interval: f
                     words.append(str(text).strip())
             raise NvueError("%s: %s failed: action %s ended %s: %s" % (
                 switch.name, what, aid, state, "; ".join(words) or "the switch gave no status"))
+        if state not in ACTION_GOING:
+            raise NvueError("%s: %s: GET %s/action/%s answered state %s, which is none of %s: not understood, so not "
+                            "taken as progress" % (switch.name, what, PREFIX, aid, shown(state),
+                                                   ", ".join(ACTION_GOING + (ACTION_DONE,) + ACTION_FAILED)))
         if clock() >= deadline:
             raise NvueError("%s: %s did not finish within %g s (action %s is still %r, %s%%); raise action_timeout"
                             % (switch.name, what, timeout, aid, state, act.get("percentage", "?")),

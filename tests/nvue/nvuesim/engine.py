@@ -9,7 +9,7 @@ import threading
 import time
 from urllib.parse import parse_qs
 
-from . import images, model, operational, tree
+from . import images, model, operational, schema, tree
 from .store import Store
 
 TERMINAL = ("applied", "applied_and_saved", "invalid", "ays_fail", "failed")
@@ -128,6 +128,7 @@ class Engine:
                 raise ApiError(404, "revision %s does not exist" % rid)
             if rev["state"] != "pending":
                 raise ApiError(400, "revision %s is %s: only a pending revision takes changes" % (rid, rev["state"]))
+            release = model.running(tx.state)["release"]
             staged = copy.deepcopy(rev["config"])
             try:
                 if method == "PATCH":
@@ -137,9 +138,12 @@ class Engine:
                     result = {}
             except ValueError as exc:
                 raise ApiError(400, str(exc)) from None
-            problem = model.staged_problem(staged, model.running(tx.state)["release"])
+            problem = model.staged_problem(staged, release)
             if problem:   # the schema refuses it when staged; the revision keeps what it had [invented wording]
                 raise ApiError(400, problem)
+            objections = schema.problems(keys, body, release) if method == "PATCH" else []
+            if objections:   # the specification's schema (tests/nvue/spec) judges the body [invented wording]
+                raise ApiError(400, "Invalid config: " + "; ".join(objections[:3]))
             rev["config"] = staged
             tx.event("stage", client, op=method.lower(), path="/" + "/".join(keys), rev=rid)
             return copy.deepcopy(result) if result is not None else {}
@@ -357,7 +361,7 @@ class Engine:
             self._action_body(body, "@reboot")
             with self.store.transaction() as tx:
                 st = tx.state
-                aid = self._new_action(st, "reboot", state="action_running", status="Rebooting")
+                aid = self._new_action(st, "reboot", state="running", status="Rebooting")
                 seconds = float(st["settings"]["reboot_seconds"]) + float(st["faults"].get("reboot_slow", 0))
                 st["boot"]["rebooting"] = {"since": time.time(), "action": aid}
                 st["counters"]["reboots"] += 1
@@ -373,7 +377,7 @@ class Engine:
         raise ApiError(400, "POST /%s: no action here (POST /revision, @fetch, @install, @reboot)" % "/".join(keys))
 
     def _do_fetch(self, aid, url):
-        self._set_action(aid, state="action_running", status="Fetching %s" % url, percentage=10)
+        self._set_action(aid, state="running", status="Fetching %s" % url, percentage=10)
         try:
             if self.store.load()["faults"].get("fetch_fail"):  # the repository is down, from this switch
                 raise images.ImageError("fetch %s failed: [Errno 111] Connection refused" % url)
@@ -394,7 +398,7 @@ class Engine:
             tx.touch()
 
     def _do_install(self, aid, name, force, client):
-        self._set_action(aid, state="action_running", status="Installing %s" % name, percentage=10)
+        self._set_action(aid, state="running", status="Installing %s" % name, percentage=10)
         time.sleep(float(self.store.load()["settings"].get("action_seconds", 0.05)))
         try:
             header = images.parse(os.path.join(self.store.images, name))

@@ -21,6 +21,7 @@ extract. Validation uses the jsonschema library (requirements-dev.txt).
 from __future__ import annotations
 
 import copy
+import ipaddress
 import json
 import re
 from pathlib import Path
@@ -31,6 +32,27 @@ import jsonschema
 EXTRACT = Path(__file__).resolve().parent / "cl53.json"
 REF = "#/x-defs/"
 OPEN = {"additionalProperties": {}}   # an unresolved definition: anything (and its keys count as evaluated)
+
+# The ``format``s the extract uses that have a grammar: JSON Schema's ipv4/ipv6 (the library's checks) and the NVUE
+# ones whose name says it (a prefix as ``ip address`` takes it, host bits allowed; an integer written as a string, the
+# ids of maps such as issue ids). NVUE's own names (interface-name, vrf-name, item-name, generic-name, bridge-name,
+# profile-name, route-distinguisher, json-pointer) have no grammar in the document: not checked (README).
+FORMATS = jsonschema.FormatChecker(("ipv4", "ipv6"))
+
+
+def _network(version):
+    def check(value):
+        if not isinstance(value, str) or "/" not in value:
+            return False
+        ipaddress.ip_network(value, strict=False)
+        return ipaddress.ip_network(value, strict=False).version == version
+    return check
+
+
+FORMATS.checks("ipv4-prefix", raises=ValueError)(_network(4))
+FORMATS.checks("ipv6-prefix", raises=ValueError)(_network(6))
+FORMATS.checks("integer")(lambda value: not isinstance(value, str) or re.fullmatch(r"-?[0-9]+", value, re.ASCII)
+                          is not None)
 
 # Calls the collection makes whose paths the 5.3 document does not hold (they came later, or the extract does not
 # cover them), each with the source the collection relies on. tests/nvue/spec/README.md, docs/leaves.md.
@@ -127,7 +149,7 @@ class Spec:
 
     def validate(self, schema, instance) -> list[str]:
         doc = dict(self.root, **schema)
-        validator = jsonschema.Draft202012Validator(doc)
+        validator = jsonschema.Draft202012Validator(doc, format_checker=FORMATS)
         return ["%s: %s" % ("/".join(map(str, e.absolute_path)) or "(body)", e.message.splitlines()[0][:200])
                 for e in validator.iter_errors(instance)]
 

@@ -12,6 +12,7 @@ from ansible_collections.gpufabric.mlnx.plugins.module_utils import _nvue
 from ansible_collections.gpufabric.mlnx.plugins.module_utils._nvue import (
     ApplyUnfinished, NvueError, RestSwitch, SwitchUnreachable, configure)
 from ansible_collections.gpufabric.mlnx.plugins.module_utils._nvue_cli import CliSwitch
+from ansible_collections.gpufabric.mlnx.plugins.module_utils._nvue_image import wait_action
 
 MTU = {"interface": {"swp1": {"link": {"mtu": 9216}}}}
 DIFF = [{"set": MTU}]
@@ -354,3 +355,36 @@ def test_the_cli_transport_fails_on_a_configuration_of_an_unknown_shape(doc):
     with pytest.raises(NvueError, match="printed"):
         config_tree(doc)
     assert config_tree([{"header": {"model": "x"}}, {"set": MTU}]) == MTU
+
+
+class Actions:
+    """A switch whose action ``7`` answers the given states, one per poll."""
+    name = "leaf9"
+
+    def __init__(self, states):
+        self.states = list(states)
+
+    def action(self, aid):
+        assert aid == "7"
+        return {"state": self.states.pop(0), "status": "fetching"}
+
+
+@pytest.mark.parametrize("states", [
+    ["start", "running", "action_success"],                        # the specification's spelling
+    ["inactive", "action_running", "action_running", "action_success"],   # nv-rms' spelling
+])
+def test_an_action_on_its_way_in_either_spelling_is_waited_for(states):
+    switch = Actions(states)
+    assert wait_action(switch, "7", "the fetch", timeout=60, interval=0, sleep=lambda s: None)["state"] == \
+        "action_success"
+    assert switch.states == []
+
+
+@pytest.mark.parametrize("state", ["queued", "", None, "Running", "action_succeeded"])
+def test_an_action_state_the_wait_does_not_know_fails_at_once(state):
+    switch = Actions(["start", state, "action_success"])
+    with pytest.raises(NvueError, match=r"leaf9: the fetch: GET /nvue_v1/action/7 answered state .* which is none of "
+                                        r"inactive, start, running, action_running, action_success, action_error, "
+                                        r"action_failed: not understood"):
+        wait_action(switch, "7", "the fetch", timeout=60, interval=0, sleep=lambda s: None)
+    assert switch.states == ["action_success"]   # not polled again
