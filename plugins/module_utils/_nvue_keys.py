@@ -52,15 +52,15 @@ RENAMES = (
 )
 
 
-class KeyError_(MlnxError):
+class SpellingError(MlnxError):
     """A release that cannot be read, or a value of a renamed key that is neither spelling's."""
 
 
 def release_tuple(release: Any, parameter: str = "release") -> tuple:
-    """``(5, 11, 0)`` of ``5.11.0`` / ``5.11``; KeyError_ naming the parameter for anything else."""
+    """``(5, 11, 0)`` of ``5.11.0`` / ``5.11``; SpellingError naming the parameter for anything else."""
     match = RELEASE_RE.fullmatch(str(release).strip()) if isinstance(release, (str, int, float)) else None
     if not match or isinstance(release, bool):
-        raise KeyError_("%s: %r is not a Cumulus Linux release (allowed: N.N or N.N.N as nv show system version "
+        raise SpellingError("%s: %r is not a Cumulus Linux release (allowed: N.N or N.N.N as nv show system version "
                         "prints product-release, e.g. 5.11.0)" % (parameter, release), parameter=parameter)
     return tuple(int(g or 0) for g in match.groups())
 
@@ -83,13 +83,13 @@ def spelling(row: Rename, release: Any) -> tuple:
 
 
 def _on(row: Rename, key: str, value: Any, where: str) -> bool:
-    """Whether ``value`` of ``key`` (the old or the new spelling's key) says on; KeyError_ for another value."""
+    """Whether ``value`` of ``key`` (the old or the new spelling's key) says on; SpellingError for another value."""
     _key, on, off = row.new if key == row.new[0] else row.old
     if value == on:
         return True
     if value == off:
         return False
-    raise KeyError_("%s: %r is not a value of %s (allowed: %s or %s)" % (where, value, key, on, off),
+    raise SpellingError("%s: %r is not a value of %s (allowed: %s or %s)" % (where, value, key, on, off),
                     parameter=where)
 
 
@@ -98,13 +98,13 @@ def flag(node: Any, path: tuple, default: bool | None = None) -> bool | None:
     it holds neither key. Both keys present and disagreeing is an error naming the path."""
     row = rename_at(tuple(path))
     if row is None:
-        raise KeyError_("%s is not an object of the release table" % ".".join(path))
+        raise SpellingError("%s is not an object of the release table" % ".".join(path))
     found = {}
     for key in (row.old[0], row.new[0]):
         if isinstance(node, dict) and key in node:
             found[key] = _on(row, key, node[key], "%s.%s" % (".".join(path), key))
     if len(set(found.values())) > 1:
-        raise KeyError_("%s: %s disagree (%s)" % (".".join(path), " and ".join(found), ", ".join(
+        raise SpellingError("%s: %s disagree (%s)" % (".".join(path), " and ".join(found), ", ".join(
             "%s %s" % (k, node[k]) for k in found)), parameter=".".join(path))
     return next(iter(found.values())) if found else default
 
@@ -123,7 +123,7 @@ def spell(tree: Any, release: Any, path: tuple = ()) -> Any:
         where = ".".join(path)
         said = {k: _on(row, k, out[k], "%s.%s" % (where, k)) for k in (key, other) if out.get(k) is not None}
         if len(set(said.values())) > 1:
-            raise KeyError_("%s: %s and %s disagree" % (where, key, other), parameter=where)
+            raise SpellingError("%s: %s and %s disagree" % (where, key, other), parameter=where)
         if other in out:
             value = out.pop(other)
             out[key] = None if value is None else (on if said[other] else off)

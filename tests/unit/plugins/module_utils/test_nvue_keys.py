@@ -3,7 +3,7 @@ the release that renamed it, and read back in either spelling. Expected trees ar
 import pytest
 
 from ansible_collections.gpufabric.mlnx.plugins.module_utils import _nvue_keys
-from ansible_collections.gpufabric.mlnx.plugins.module_utils._nvue_keys import KeyError_, flag, spell
+from ansible_collections.gpufabric.mlnx.plugins.module_utils._nvue_keys import SpellingError, flag, spell
 
 TREE = {
     "qos": {"roce": {"enable": "on", "mode": "lossless"}},
@@ -60,7 +60,7 @@ def test_a_key_named_enable_outside_the_table_is_left_alone():
     ({"qos": {"roce": {"enable": "on", "state": "disabled"}}}, "qos.roce: state and enable disagree"),
 ])
 def test_values_of_the_wrong_spelling_or_disagreeing_keys_are_refused(tree, words):
-    with pytest.raises(KeyError_, match=words):
+    with pytest.raises(SpellingError, match=words):
         spell(tree, "5.16.0")
 
 
@@ -74,7 +74,7 @@ def test_flag_reads_either_spelling(node, on):
 
 @pytest.mark.parametrize("release", ["5", "5.x", "", None, True, "5.11.0.1", "cumulus-5.11"])
 def test_a_release_that_is_not_one_is_refused_naming_the_parameter(release):
-    with pytest.raises(KeyError_, match="release: .* is not a Cumulus Linux release"):
+    with pytest.raises(SpellingError, match="release: .* is not a Cumulus Linux release"):
         spell(TREE, release)
 
 
