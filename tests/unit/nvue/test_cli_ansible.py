@@ -69,11 +69,11 @@ def test_nvue_config_over_ssh_is_what_httpapi_does(tmp_path, make_switch, ssh):
 
 def test_nvue_config_over_ssh_fails_with_the_switch_s_words(tmp_path, switch, ssh):
     login = ssh(switch)
-    ran = run(tmp_path, over_ssh(login), playbook("nvue_config", config={"interface": {"swp2": {"link": {"mtu": 100}}}}),
-              group="leaves", environ=ENVIRON)
+    bgp = {"router": {"bgp": {"enable": "on", "autonomous-system": 65101}}}   # no router-id: refused at apply
+    ran = run(tmp_path, over_ssh(login), playbook("nvue_config", config=bgp), group="leaves", environ=ENVIRON)
     assert not ran.ok
     assert "switch 127.0.0.1 refused revision" in ran.failures()["leaf01"]
-    assert "Config invalid at interface.swp2.link.mtu" in ran.failures()["leaf01"]
+    assert "Config invalid at router.bgp.enable" in ran.failures()["leaf01"]
 
 
 def test_nvue_config_over_ssh_with_nvued_down(tmp_path, switch, ssh):

@@ -98,12 +98,20 @@ def test_unset_and_replace_are_nv_unset(switch):
 
 def test_an_invalid_value_is_refused_in_the_switch_s_words(switch):
     mark = switch.mark()
+    with pytest.raises(NvueError) as err:    # refused at apply: the schema takes it, the switch's rule does not
+        configure(local(switch), {"router": {"bgp": {"enable": "on", "autonomous-system": 65101}}}, interval=0.01)
+    assert "switch leaf01 refused revision " in err.value.msg
+    assert "state invalid (Invalid config): Config invalid at router.bgp.enable: BGP requires router-id to be set " \
+        "globally or in the VRF." in err.value.msg and "nothing was applied" in err.value.msg
+    assert err.value.parameter == "router.bgp.enable"
+    assert [e["event"] for e in switch.since(mark) if e["event"] in ("applied", "applied_and_saved")] == []
+
+
+def test_a_value_outside_the_schema_is_refused_when_staged_in_the_switch_s_words(switch):
+    mark = switch.mark()
     with pytest.raises(NvueError) as err:
         configure(local(switch), {"interface": {"swp2": {"link": {"mtu": 100}}}}, interval=0.01)
-    assert "switch leaf01 refused revision " in err.value.msg
-    assert "state invalid (Invalid config): Config invalid at interface.swp2.link.mtu: Value 100 is outside the " \
-        "allowed range 552-9216 - nothing was applied" in err.value.msg
-    assert err.value.parameter == "interface.swp2.link.mtu"
+    assert "interface.swp2.link.mtu: 100 is less than the minimum of 552" in err.value.msg, err.value.msg
     assert [e["event"] for e in switch.since(mark) if e["event"] in ("applied", "applied_and_saved")] == []
     assert "mtu" not in switch.get("/interface/swp2/link?rev=applied&filled=false")
 

@@ -52,11 +52,18 @@ def test_the_hostname_warning_asks_and_eof_is_no(switch):
 
 
 def test_invalid_apply_prints_the_issue(switch):
-    switch.nv("set", "interface", "swp3", "link", "mtu", "10000")
+    switch.nv("set", "router", "bgp", "autonomous-system", "65101")
+    switch.nv("set", "router", "bgp", "enable", "on")           # no router-id anywhere: the apply refuses it
     res = switch.nv("config", "apply", "-y")
     assert res.returncode == 1
-    assert "Config invalid at interface.swp3.link.mtu: Value 10000 is outside the allowed range 552-9216" \
+    assert "Config invalid at router.bgp.enable: BGP requires router-id to be set globally or in the VRF." \
         in res.stderr
+
+
+def test_a_value_outside_the_schema_is_refused_by_nv_set(switch):
+    res = switch.nv("set", "interface", "swp3", "link", "mtu", "10000")
+    assert res.returncode == 1
+    assert "interface.swp3.link.mtu: 10000 is greater than the maximum of 9216" in res.stderr, res.stderr
 
 
 @pytest.mark.parametrize("argv", [

@@ -57,11 +57,21 @@ def test_what_the_task_does_not_name_stays(switch):
 
 
 def test_an_invalid_revision_fails_with_the_switch_s_location_and_applies_nothing(switch):
-    bad = {"interface": {"swp3": {"link": {"mtu": 9300}}}}
+    bad = {"router": {"bgp": {"enable": "on", "autonomous-system": 65101}}}   # no router-id: refused at apply
     with pytest.raises(NvueError) as err:
         configure(rest(switch), bad, **FAST)
     assert "leaf01 refused revision" in err.value.msg and "state invalid" in err.value.msg
-    assert "interface.swp3.link.mtu" in err.value.msg and err.value.parameter == "interface.swp3.link.mtu"
+    assert "router.bgp.enable" in err.value.msg and err.value.parameter == "router.bgp.enable"
+    assert "router" not in switch.get("/?rev=applied&filled=false")
+
+
+def test_a_value_refused_when_staged_fails_naming_switch_request_and_key_and_applies_nothing(switch):
+    mark = switch.mark()
+    with pytest.raises(NvueError) as err:
+        configure(rest(switch), {"interface": {"swp3": {"link": {"mtu": 9300}}}}, **FAST)
+    assert "leaf01" in err.value.msg and "PATCH /nvue_v1/?rev=" in err.value.msg, err.value.msg
+    assert "interface.swp3.link.mtu: 9300 is greater than the maximum of 9216" in err.value.msg, err.value.msg
+    assert [e["event"] for e in switch.since(mark) if e["event"].startswith("applied")] == []
     assert switch.get("/interface/swp3/link?rev=applied&filled=false").get("mtu") != 9300
 
 
