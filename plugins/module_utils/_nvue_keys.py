@@ -61,7 +61,7 @@ def release_tuple(release: Any, parameter: str = "release") -> tuple:
     match = RELEASE_RE.fullmatch(str(release).strip()) if isinstance(release, (str, int, float)) else None
     if not match or isinstance(release, bool):
         raise SpellingError("%s: %r is not a Cumulus Linux release (allowed: N.N or N.N.N as nv show system version "
-                        "prints product-release, e.g. 5.11.0)" % (parameter, release), parameter=parameter)
+                            "prints product-release, e.g. 5.11.0)" % (parameter, release), parameter=parameter)
     return tuple(int(g or 0) for g in match.groups())
 
 
@@ -90,7 +90,7 @@ def _on(row: Rename, key: str, value: Any, where: str) -> bool:
     if value == off:
         return False
     raise SpellingError("%s: %r is not a value of %s (allowed: %s or %s)" % (where, value, key, on, off),
-                    parameter=where)
+                        parameter=where)
 
 
 def flag(node: Any, path: tuple, default: bool | None = None) -> bool | None:
