@@ -29,8 +29,11 @@ description:
     C(gpufabric_platform_nic_runtime_pm) and C(gpufabric_platform_cpu_governor), with the role's defaults - checked
     against the role's argument spec and as M(gpufabric.mlnx.kernel_cmdline) and M(gpufabric.mlnx.platform_power)
     check the options the role passes them.
-  - Every variable named like the roce_qos role's (C(gpufabric_roce_qos_*)) that is none of its variables - a typo
-    such as C(gpufabric_roce_qos_cnp_dcsp), which the role would ignore - naming the hosts and the closest variable.
+  - Every C(gpufabric_*) variable of the hosts (and of O(rail_hosts), O(leaf_hosts), O(spine_hosts)) that nothing in
+    the collection reads - a typo such as C(gpufabric_roce_qos_cnp_dcsp), which would be ignored - naming the hosts
+    and the closest variable (P(gpufabric.mlnx.unknown_variables#filter)).
+  - Every other C(gpufabric_*) value of those hosts that its role's argument spec refuses (type, elements, choices) -
+    what Ansible would refuse only when the role starts on the host, perhaps in a later batch.
   - With a fabric (C(gpufabric_fabric)) and C(gpufabric_rails_enabled) not false, the rails role's options
     C(gpufabric_rails_mtu), C(gpufabric_rails_sysctls) and C(gpufabric_rails_provider) (with the role's defaults) -
     checked against the role's argument spec and as M(gpufabric.mlnx.rail_interfaces) checks its O(mtu) and O(sysctls).

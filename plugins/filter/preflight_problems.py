@@ -32,6 +32,12 @@ options:
       - The hosts the preflight could not reach, a mapping of host name to the reason (the C(msg) of the result);
         each is one problem, listed first, and its devices are not checked.
     type: dict
+  failed:
+    description:
+      - Why the devices of a reachable host could not be read, a mapping of host name to the C(msg) of its
+        M(gpufabric.mlnx.mlx_info) result (for example C(lspci not found on PATH: it is provided by pciutils)); the
+        problem of a host whose devices are null carries it.
+    type: dict
 """
 
 EXAMPLES = r"""
@@ -57,8 +63,9 @@ _preflight = lazy("plugin_utils._preflight")
 
 
 @filter_errors()
-def preflight_problems(devices_by_host, matrix, require_devices=True, unreachable=None):
-    return _preflight.problems(devices_by_host, matrix, require_devices=require_devices, unreachable=unreachable)
+def preflight_problems(devices_by_host, matrix, require_devices=True, unreachable=None, failed=None):
+    return _preflight.problems(devices_by_host, matrix, require_devices=require_devices, unreachable=unreachable,
+                               failed=failed)
 
 
 class FilterModule:

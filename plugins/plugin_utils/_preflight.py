@@ -25,16 +25,18 @@ from ansible_collections.gpufabric.mlnx.plugins.module_utils import _bootloader,
 from ansible_collections.gpufabric.mlnx.plugins.module_utils._errors import InvalidValue, MlnxError
 from ansible_collections.gpufabric.mlnx.plugins.module_utils._matrix import firmware_targets, matrix_problems
 from ansible_collections.gpufabric.mlnx.plugins.module_utils._roce_qos import settings_problems
-from ansible_collections.gpufabric.mlnx.plugins.module_utils._validate import close_names, kind_of
+from ansible_collections.gpufabric.mlnx.plugins.module_utils._validate import kind_of
 from ansible_collections.gpufabric.mlnx.plugins.plugin_utils._bios import spec_problems
 from ansible_collections.gpufabric.mlnx.plugins.plugin_utils._leaf import (
     LEAF_MTU, host_qos, leaf_qos, leaf_qos_tree, qos_mismatches)
+from ansible_collections.gpufabric.mlnx.plugins.plugin_utils._prerequisites import switch_problems
 from ansible_collections.gpufabric.mlnx.plugins.plugin_utils._rail_plan import plan_or_problems
 from ansible_collections.gpufabric.mlnx.plugins.plugin_utils._role_defaults import (
-    QOS_VARS, role_defaults, role_options, roce_qos_settings, with_default as _with_default)
+    QOS_VARS, role_options, roce_qos_settings, with_default as _with_default)
 from ansible_collections.gpufabric.mlnx.plugins.plugin_utils._roles import (
     LEAF_PLAN_VARS, MISSING, RAIL_PLAN_VARS, host_names, rail_plan_leaves, rail_plan_servers,
     rail_plan_spines, read_vars)
+from ansible_collections.gpufabric.mlnx.plugins.plugin_utils._variables import unknown_variables, value_problems
 
 BIOS_VARS = ("gpufabric_platform_bios", "gpufabric_platform_bios_sriov", "gpufabric_platform_bios_iommu",
              "gpufabric_platform_bios_overrides")
@@ -45,9 +47,6 @@ PLATFORM_VARS = ("gpufabric_platform_aspm", "gpufabric_platform_kernel_args_extr
 PLATFORM_SWITCHES = ("gpufabric_platform_enabled", "gpufabric_platform_host_enabled")
 # The kernel parameters roles/platform/tasks/kernel.yml boots with for each gpufabric_platform_aspm.
 ASPM_KERNEL_ARGS = {"off": ["pcie_aspm=off"], "performance": ["pcie_aspm.policy=performance"], "leave": []}
-# Variables of the roce_qos role's name that are not its options: the play's switch and the fact problems.yml sets.
-QOS_OTHER_VARS = ("gpufabric_roce_qos_enabled", "gpufabric_roce_qos_problems")
-QOS_PREFIX = "gpufabric_roce_qos_"
 # The rails role's options of gpufabric.mlnx.rail_interfaces (the rails themselves are the rail plan's).
 RAILS_VARS = ("gpufabric_rails_mtu", "gpufabric_rails_sysctls", "gpufabric_rails_provider")
 # What the leaf role's configuration of a leaf depends on, besides the RoCE QoS settings (QOS_VARS).
@@ -55,6 +54,10 @@ LEAF_VARS = ("gpufabric_leaf_mtu",)
 # What the offline check reads of every host, besides what rail_plan_servers reads (RAIL_PLAN_VARS).
 HOST_VARS = ("gpufabric_matrix", "gpufabric_fabric", "gpufabric_roce_qos_enabled", "gpufabric_roce_qos_leave") \
     + tuple(QOS_VARS) + BIOS_VARS + PLATFORM_VARS + PLATFORM_SWITCHES + RAILS_VARS + ("gpufabric_rails_enabled",)
+# The variables the checks here judge by their own rules (the modules' and the roles' checks, with the roles'
+# defaults): the argument-spec check of every other variable (value_problems) leaves them to those.
+CHECKED_HERE = frozenset(("gpufabric_matrix", "gpufabric_fabric") + BIOS_VARS + PLATFORM_VARS + RAILS_VARS
+                         + tuple(QOS_VARS))
 
 
 # ------------------------------------------------------------------------------------------ the roles' defaults
@@ -207,26 +210,6 @@ def platform_problems(inputs: Mapping, host: str) -> list[str]:
     return found
 
 
-def unknown_qos_vars(names: Iterable[str], hostvars: Mapping[str, Any]) -> list[str]:
-    """A problem per variable named like the roce_qos role's (``gpufabric_roce_qos_*``) that is none of its
-    variables - a typo such as ``gpufabric_roce_qos_cnp_dcsp``, which the role would ignore (the module refuses
-    such an option) - naming the hosts that set it and the closest variable."""
-    known = set(role_options("roce_qos")) | set(role_defaults("roce_qos")) | set(QOS_OTHER_VARS)
-    unknown: dict[str, list[str]] = {}
-    for name in names:
-        variables = hostvars[name]
-        for key in (variables.keys() if hasattr(variables, "keys") else ()):
-            if isinstance(key, str) and key.startswith(QOS_PREFIX) and key not in known:
-                unknown.setdefault(key, []).append(name)
-    found = []
-    for key, hosts in unknown.items():
-        guess = close_names(key, sorted(known))
-        found.append("%s: roce_qos: %s is not a variable of the roce_qos role, which ignores it%s (allowed: %s)"
-                     % (hosts_text(hosts), key, "; did you mean %s?" % guess[0] if guess else "",
-                        ", ".join(sorted(role_options("roce_qos")))))
-    return found
-
-
 def rail_hosts_list(rail_hosts: Any, parameter: str = "rail_hosts") -> list:
     """``rail_hosts`` (or the leaves, ``leaf_hosts``) as a list (InvalidValue naming ``parameter`` when it is not a
     list of host names)."""
@@ -289,7 +272,10 @@ def inventory_problems(names: Iterable[str] | None, hostvars: Mapping[str, Any],
             qos[name] = settings
     for (settings, leave), hosts in distinct(qos):
         found.extend(settings_problems(settings, hosts_text(hosts), leave=leave))
-    found.extend(unknown_qos_vars(names, hostvars))
+    found.extend(switch_problems(leaf_hosts, hostvars, "leaf"))
+    everyone = list(dict.fromkeys(list(names) + rail_hosts + list(leaf_hosts or ()) + list(spine_hosts or ())))
+    found.extend(unknown_variables(everyone, hostvars))
+    found.extend(value_problems(everyone, hostvars, skip=CHECKED_HERE))
 
     rails = {name: inputs for name, inputs in ((name, _rails_inputs(read[name])) for name in names) if inputs}
     for inputs, hosts in distinct(rails):
@@ -351,9 +337,11 @@ def leaf_problems(rail_plan: Mapping, read: Mapping[str, Mapping]) -> list[str]:
 
 
 def problems(devices_by_host: dict, matrix: Any, *, require_devices: bool = True,
-             unreachable: Mapping[str, Any] | None = None) -> list[str]:
+             unreachable: Mapping[str, Any] | None = None, failed: Mapping[str, Any] | None = None) -> list[str]:
     """``devices_by_host``: ``{host: mlx_info devices list}``; ``unreachable``: ``{host: why}`` of the hosts the
-    preflight could not reach (one sentence each, first: the rollout leaves them out). Returns a list of sentences."""
+    preflight could not reach (one sentence each, first: the rollout leaves them out); ``failed``: ``{host: msg}``,
+    why mlx_info could not read a reachable host's devices (carried into that host's sentence). Returns a list of
+    sentences."""
     if not isinstance(devices_by_host, dict):
         raise InvalidValue("preflight_problems: the input must be a mapping of host name to the devices list "
                            "gpufabric.mlnx.mlx_info returned there, not %s" % kind_of(devices_by_host),
@@ -372,7 +360,9 @@ def problems(devices_by_host: dict, matrix: Any, *, require_devices: bool = True
     for host in sorted(devices_by_host, key=str):
         devices = devices_by_host[host]
         if devices is None:
-            found.append("%s: its NVIDIA devices could not be read (mlx_info did not run there)" % host)
+            why = str((failed or {}).get(host) or "").strip()
+            found.append("%s: its NVIDIA devices could not be read: %s" % (
+                host, why or "mlx_info did not run there (skipped, or its result was not kept)"))
             continue
         if not isinstance(devices, list):
             found.append("%s: devices must be the list gpufabric.mlnx.mlx_info returns, not %s" % (host, kind_of(devices)))

@@ -102,7 +102,18 @@ snapshot() { (cd "$work/collections" && find . -printf '%p %s %T@\n' | sort); }
 before=$(snapshot)
 
 cd "$site"
+# the example's vault password, as its README publishes it (the leaves' credential is vaulted: without the secret
+# the check refuses the leaves before any host is contacted)
+sed -n 's/^    \(example-1250-only-not-a-secret\)$/\1/p' inventory/example-1250/README.md > "$work/example-vault-pass"
+[ -s "$work/example-vault-pass" ] || fail "inventory/example-1250/README.md no longer shows the example's vault password"
 run ansible-playbook -i inventory/example-1250 gpufabric.mlnx.check_inventory -e gpufabric_preflight_images=false \
+  >"$out/check_inventory-no-vault.log" 2>&1 && fail "check_inventory passed the example without its vault secret"
+grep -q "320 leaves (.*): ansible_password cannot be read on the controller: .*give the vault secret" \
+  "$out/check_inventory-no-vault.log" || { tail -20 "$out/check_inventory-no-vault.log" >&2
+  fail "check_inventory without the vault secret did not name the leaves' credential"; }
+say "check_inventory without the vault secret: refused, naming the 320 leaves' credential"
+run ansible-playbook -i inventory/example-1250 gpufabric.mlnx.check_inventory -e gpufabric_preflight_images=false \
+  --vault-password-file "$work/example-vault-pass" \
   >"$out/check_inventory.log" 2>&1 || { tail -40 "$out/check_inventory.log" >&2; fail "gpufabric.mlnx.check_inventory"; }
 grep -q '"msg": "1250 hosts, .*: no problem"' "$out/check_inventory.log" \
   || fail "check_inventory did not find 1250 hosts without a problem (see $out/check_inventory.log)"

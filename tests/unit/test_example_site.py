@@ -82,3 +82,14 @@ def test_ansible_reads_the_addresses_and_the_vaulted_password_of_the_example(tmp
     proc, found = adhoc_msgs(tmp_path, "srv-r01-01", "{{ gpufabric_platform_bmc_password }}",
                              "--vault-password-file", str(tmp_path / "pw"))
     assert found == {"srv-r01-01": "example-bmc-password"}, proc.stdout + proc.stderr
+
+
+def test_the_leaves_password_is_vaulted_and_the_readme_password_opens_it():
+    vaulted = load("group_vars/leaves/vault.yml")["vault_leaf_password"]
+    assert vaulted.startswith("$ANSIBLE_VAULT;1.1;AES256")
+    vault = VaultLib([("default", VaultSecret(documented_password().encode()))])
+    assert vault.decrypt(vaulted.encode()) == b"CumulusLinux!example"
+    connection = load("group_vars/leaves/connection.yml")
+    assert connection["ansible_password"] == "{{ vault_leaf_password }}"
+    assert (connection["ansible_connection"], connection["ansible_network_os"]) == (
+        "ansible.netcommon.httpapi", "gpufabric.mlnx.nvue")

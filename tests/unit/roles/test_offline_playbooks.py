@@ -5,6 +5,9 @@ refuses a rail pool over the management addresses as the preflight does. Every h
 closed port): the playbooks pass or fail without contacting one."""
 import hashlib
 import os
+import subprocess
+import sys
+from pathlib import Path
 
 import yaml
 
@@ -18,6 +21,10 @@ FABRIC = {"rails": 2, "su_prefix": 26, "racks_per_su": 1,
           "pools": {"rail0": "198.18.0.0/20", "rail1": "198.18.16.0/20"}, "nics": {"part_numbers": [PART]},
           "interface_names": ["enp59s0f0np0", "enp216s0f0np0"], "mgmt_subnets": ["198.19.0.0/16"]}
 CHECK = "Check the inventory without contacting any host (every problem at once)"
+# A leaf's connection settings (docs/leaves.md, "Inventory"): its credential from the vault.
+LEAF = {"ansible_connection": "ansible.netcommon.httpapi", "ansible_network_os": "gpufabric.mlnx.nvue",
+        "ansible_user": "cumulus", "ansible_password": "{{ vault_leaf_password }}"}
+VAULT_PASSWORD = "unit-offline-vault"
 
 
 def site(tmp_path, **pins):
@@ -127,8 +134,8 @@ def test_the_cabling_plan_refuses_a_rail_pool_over_the_management_addresses(tmp_
 
 def test_the_offline_check_reports_a_leaf_missing_from_the_leaves_group(tmp_path):
     ctl, group_vars = site(tmp_path)
-    leaves = {"su1-leaf-rail0": dict(NOWHERE, ansible_host="127.0.1.1"),
-              "su1-leaf-rail2": dict(NOWHERE, ansible_host="127.0.1.3")}
+    leaves = {"su1-leaf-rail0": dict(LEAF, ansible_host="127.0.1.1", vault_leaf_password="x"),
+              "su1-leaf-rail2": dict(LEAF, ansible_host="127.0.1.3", vault_leaf_password="x")}
     ran = run(tmp_path, servers(), "- import_playbook: gpufabric.mlnx.check_inventory\n", group_vars=group_vars,
               environ=ctl.env, groups={"leaves": leaves})
     assert not ran.ok
@@ -140,3 +147,41 @@ def test_the_offline_check_reports_a_leaf_missing_from_the_leaves_group(tmp_path
         "leaves.su1-leaf-rail2: is in the inventory's leaves group but is no leaf of the rail plan (closest planned "
         "leaves: su1-leaf-rail1, su1-leaf-rail0)"], msg
     assert all(stats["unreachable"] == 0 for stats in ran.data["stats"].values())
+
+
+def _vaulted(tmp_path, name, value):
+    """An extra-vars file with ``name`` encrypted by ansible-vault (VAULT_PASSWORD), and the password's file."""
+    secret = tmp_path / "vault-pass"
+    secret.write_text(VAULT_PASSWORD)
+    out = subprocess.run([str(Path(sys.executable).parent / "ansible-vault"), "encrypt_string", "--vault-password-file",
+                          str(secret), "--name", name, value], capture_output=True, text=True, check=True).stdout
+    path = tmp_path / "vaulted.yml"
+    path.write_text(out)
+    return path, secret
+
+
+def test_a_leaf_without_connection_settings_or_its_vault_secret_is_refused_before_any_host(tmp_path):
+    ctl, group_vars = site(tmp_path)
+    vaulted, secret = _vaulted(tmp_path, "vault_leaf_password", "s3cret-leaf-password")
+    leaves = {"su1-leaf-rail0": dict(LEAF, ansible_host="127.0.1.1"),
+              "su1-leaf-rail1": {"ansible_host": "127.0.1.2"}}                      # nothing: ssh, no user
+    play = "- import_playbook: gpufabric.mlnx.check_inventory\n"
+    ran = run(tmp_path, servers(), play, group_vars=group_vars, environ=ctl.env, groups={"leaves": leaves},
+              args=["-e", "@%s" % vaulted])
+    assert not ran.ok
+    msg = ran.task(CHECK, "srv-r01-01", role="preflight")["msg"]
+    assert msg[1:] == [
+        "su1-leaf-rail0: ansible_password cannot be read on the controller: A vault exception marker was tripped. "
+        "(give the vault secret: --ask-vault-pass or --vault-password-file)",
+        'su1-leaf-rail1: ansible_connection is not set: a leaf is reached with ansible.netcommon.httpapi or '
+        'ansible.netcommon.network_cli (docs/leaves.md, "Inventory")',
+        "su1-leaf-rail1: ansible_network_os is not set (allowed: gpufabric.mlnx.nvue)",
+        "su1-leaf-rail1: ansible_user is not set (the switch's NVUE user, e.g. cumulus)"], msg
+    assert "s3cret-leaf-password" not in ran.proc.stdout + ran.proc.stderr
+    assert all(stats["unreachable"] == 0 for stats in ran.data["stats"].values())
+
+    leaves["su1-leaf-rail1"] = dict(LEAF, ansible_host="127.0.1.2")
+    ran = run(tmp_path, servers(), play, group_vars=group_vars, environ=ctl.env, groups={"leaves": leaves},
+              args=["-e", "@%s" % vaulted, "--vault-password-file", str(secret)])
+    assert ran.ok, ran
+    assert "s3cret-leaf-password" not in ran.proc.stdout + ran.proc.stderr

@@ -13,7 +13,7 @@ import yaml
 
 from _paths import REPO
 from ansible_collections.gpufabric.mlnx.plugins.filter import inventory_problems as plugin
-from ansible_collections.gpufabric.mlnx.plugins.plugin_utils import _preflight, _roles
+from ansible_collections.gpufabric.mlnx.plugins.plugin_utils import _preflight, _role_defaults, _roles
 
 inventory_problems = plugin.FilterModule().filters()["inventory_problems"]
 MATRIX = yaml.safe_load((REPO / "inventory/example-1250/group_vars/all/matrix.yml").read_text())["gpufabric_matrix"]
@@ -82,7 +82,7 @@ def test_the_rail_plan_servers_from_the_variables_read_once_are_the_same():
 
 def test_role_defaults_are_the_roles_own():
     defaults = yaml.safe_load((REPO / "roles/roce_qos/defaults/main.yml").read_text())
-    assert _preflight.role_defaults("roce_qos") == defaults and defaults["gpufabric_roce_qos_cnp_dscp"] == 48
+    assert _role_defaults.role_defaults("roce_qos") == defaults and defaults["gpufabric_roce_qos_cnp_dscp"] == 48
 
 
 # ------------------------------------------------------------------------------------------ grouping = per host
@@ -127,7 +127,9 @@ def test_grouped_problems_are_the_per_host_problems(seed):
 def test_the_leaves_group_reaches_the_rail_plan():
     """leaf_hosts: the leaves of the plan against the inventory's leaves group, and a leaf's port template."""
     hostvars = {"srv-r01-%02d" % p: host(1, p) for p in (1, 2)}
-    leaves = {"su1-leaf-rail0": {"gpufabric_leaf_port_template": "sn5600"}, "su1-leaf-rail7": {}}
+    connection = {"ansible_connection": "ansible.netcommon.network_cli", "ansible_network_os": "gpufabric.mlnx.nvue",
+                  "ansible_user": "cumulus", "ansible_ssh_private_key_file": "~/.ssh/leaves"}
+    leaves = {"su1-leaf-rail0": dict(connection, gpufabric_leaf_port_template="sn5600"), "su1-leaf-rail7": connection}
     hostvars.update(leaves)
     found = inventory_problems(list(hostvars)[:2], hostvars, fabric=FABRIC, rail_hosts=list(hostvars)[:2],
                                leaf_hosts=list(leaves))

@@ -41,6 +41,15 @@ def test_every_problem_at_once_naming_host_and_card():
     assert len(found) == 6
 
 
+def test_a_host_whose_devices_could_not_be_read_carries_the_cause():
+    fleet = {"srv-01": None, "srv-02": None, "srv-03": [card("0000:18:00.0", "MT2248X00001")]}
+    failed = {"srv-01": "lspci not found on PATH: it is provided by pciutils\n", "srv-02": None, "srv-03": None}
+    assert problems(fleet, MATRIX, failed=failed) == [
+        "srv-01: its NVIDIA devices could not be read: lspci not found on PATH: it is provided by pciutils",
+        "srv-02: its NVIDIA devices could not be read: mlx_info did not run there (skipped, or its result was not "
+        "kept)"]
+
+
 def test_a_bad_matrix_is_reported_before_devices():
     bad = copy.deepcopy(MATRIX)
     del bad["firmware"]["MT_0000000838"]["sha256"]

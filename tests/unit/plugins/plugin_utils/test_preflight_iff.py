@@ -307,13 +307,23 @@ def test_rail_options_pass_the_preflight_iff_rail_interfaces_takes_them(host_var
     assert (not found) == rollout_rails_accept(host_vars), (host_vars, found)
 
 
-def test_a_misspelt_roce_qos_variable_is_a_problem_naming_the_closest_one():
+def test_a_misspelt_variable_is_a_problem_naming_the_closest_one():
     found = problems_of({"gpufabric_roce_qos_cnp_dcsp": 48, "gpufabric_roce_qos_interfaces": ["enp24s0np0"]},
-                        where="roce_qos")
-    assert len(found) == 1 and found[0].startswith(
-        "srv-01: roce_qos: gpufabric_roce_qos_cnp_dcsp is not a variable of the roce_qos role, which ignores it; "
-        "did you mean gpufabric_roce_qos_cnp_dscp?"), found
-    assert not problems_of({"gpufabric_roce_qos_enabled": False, "gpufabric_roce_qos_script": "/x"}, where="roce_qos")
+                        where="gpufabric_roce_qos_cnp_dcsp")
+    assert found == [
+        "srv-01: gpufabric_roce_qos_cnp_dcsp is not a variable of gpufabric.mlnx: nothing reads it; did you mean "
+        "gpufabric_roce_qos_cnp_dscp? (docs/variables.md lists every variable)"], found
+    assert not problems_of({"gpufabric_roce_qos_enabled": False, "gpufabric_roce_qos_script": "/x"},
+                           where="not a variable")
+
+
+def test_a_value_a_role_would_refuse_later_is_a_problem_now():
+    found = problems_of({"gpufabric_ofed_timeout": "10m", "gpufabric_validate_enabled": "perhaps"}, where="srv-01")
+    assert len(found) == 2, found
+    assert found[0] == ("srv-01: argument 'gpufabric_ofed_timeout' is of type str and we were unable to convert to "
+                        "int: \"'10m'\" cannot be converted to an int")
+    assert found[1].startswith("srv-01: argument 'gpufabric_validate_enabled' is of type str and we were unable to "
+                               "convert to bool: The value 'perhaps' is not a valid boolean."), found  # then a set
 
 
 @pytest.mark.parametrize("host_vars, named", [

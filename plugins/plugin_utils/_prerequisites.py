@@ -1,0 +1,99 @@
+# -*- coding: utf-8 -*-
+# Copyright: gpufabric.mlnx contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Controller side: what a rollout needs of each switch before batch 1, read from the inventory alone.
+
+A leaf or spine of the rollout is reached over NVUE's REST API (``ansible.netcommon.httpapi``) or the ``nv`` CLI over
+SSH (``ansible.netcommon.network_cli``), with ``ansible_network_os: gpufabric.mlnx.nvue``, a user and a credential
+(docs/leaves.md, "Inventory"). Without them the leaf gate holds every server cabled to the switch ("the leaf gate
+did not run for it") and never names the cause; a vaulted credential whose vault secret was not given fails in the
+first batch, after that batch's leaves were changed. Both are found here, before any host is contacted: the
+credential is templated (so decrypted) on the controller, and the vault's own message is carried.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+from jinja2 import Undefined
+
+from ansible_collections.gpufabric.mlnx.plugins.plugin_utils._roles import MISSING
+
+CONNECTIONS = ("ansible.netcommon.httpapi", "ansible.netcommon.network_cli")
+SHORT = {"httpapi": "ansible.netcommon.httpapi", "network_cli": "ansible.netcommon.network_cli"}
+NETWORK_OS = ("gpufabric.mlnx.nvue",)
+PLURAL = {"leaf": "leaves", "spine": "spines"}
+# The credential of each connection, any one of which is enough.
+CREDENTIALS = {
+    "ansible.netcommon.httpapi": ("ansible_httpapi_password", "ansible_password"),
+    "ansible.netcommon.network_cli": ("ansible_password", "ansible_ssh_pass", "ansible_ssh_private_key_file",
+                                      "ansible_private_key_file"),
+}
+
+
+def _read(host_vars: Any, key: str) -> tuple[Any, str | None]:
+    """``(value, None)``; ``(MISSING, None)`` when not set; ``(MISSING, why)`` when it is set but its template gives
+    no value - a vaulted value whose vault secret was not given, an undefined variable - with Ansible's message."""
+    if not hasattr(host_vars, "keys") or key not in host_vars:
+        return MISSING, None
+    try:
+        value = host_vars[key]
+    except Exception as err:  # pylint: disable=broad-exception-caught  # Ansible's errors, the vault's among them
+        return MISSING, "%s: %s" % (type(err).__name__, (str(err).strip().splitlines() or [""])[0])
+    if isinstance(value, Undefined):   # ansible-core 2.19 defers a template's error into an Undefined marker
+        return MISSING, str(getattr(value, "_undefined_message", "") or "its template is undefined")
+    return value, None
+
+
+def _switch_problems(values: Mapping[str, Any], what: str) -> list[str]:
+    """The problems of one switch's connection settings (``values``: the variables read, or ``(MISSING, why)``)."""
+    found = []
+    connection = values.get("ansible_connection", MISSING)
+    connection = SHORT.get(connection, connection) if isinstance(connection, str) else connection
+    if connection not in CONNECTIONS:
+        found.append("ansible_connection is %s: a %s is reached with %s (docs/leaves.md, \"Inventory\")" % (
+            "not set" if connection is MISSING else json.dumps(connection, default=str), what,
+            " or ".join(CONNECTIONS)))
+    network_os = values.get("ansible_network_os", MISSING)
+    if network_os not in NETWORK_OS:
+        found.append("ansible_network_os is %s (allowed: %s)" % (
+            "not set" if network_os is MISSING else json.dumps(network_os, default=str), ", ".join(NETWORK_OS)))
+    if values.get("ansible_user", MISSING) in (MISSING, None, ""):
+        found.append("ansible_user is not set (the switch's NVUE user, e.g. cumulus)")
+    if connection in CREDENTIALS:
+        names = CREDENTIALS[connection]
+        failed = [(name, values["?" + name]) for name in names if values.get("?" + name)]
+        given = [name for name in names if values.get(name, MISSING) not in (MISSING, None, "")]
+        for name, why in failed:
+            found.append("%s cannot be read on the controller: %s (give the vault secret: --ask-vault-pass or "
+                         "--vault-password-file)" % (name, why) if "vault" in why.lower() else
+                         "%s cannot be read on the controller: %s" % (name, why))
+        if not given and not failed:
+            found.append("no credential: set one of %s (from Ansible Vault)" % ", ".join(names))
+    return found
+
+
+def switch_problems(names: Iterable[str] | None, hostvars: Mapping[str, Any], what: str = "leaf") -> list[str]:
+    """A problem per distinct missing or unreadable connection setting of the switches ``names`` (leaves or
+    spines), naming the switches that share it."""
+    keys = ["ansible_connection", "ansible_network_os", "ansible_user"] + sorted(
+        {key for names_ in CREDENTIALS.values() for key in names_})
+    grouped: dict[str, list] = {}
+    for name in names or ():
+        values = {}
+        for key in keys:
+            value, why = _read(hostvars[name], key)
+            values[key] = value
+            if why:
+                values["?" + key] = why
+        for problem in _switch_problems(values, what):
+            grouped.setdefault(problem, []).append(name)
+    found = []
+    for problem, hosts in grouped.items():
+        hosts = sorted(hosts)
+        who = hosts[0] if len(hosts) == 1 else "%d %s (%s%s)" % (
+            len(hosts), PLURAL.get(what, what + "s"), ", ".join(hosts[:5]), ", ..." if len(hosts) > 5 else "")
+        found.append("%s: %s" % (who, problem))
+    return found
