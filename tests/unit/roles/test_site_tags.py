@@ -63,3 +63,15 @@ def test_skip_tags_firmware_leaves_activate_deciding_on_the_cards_it_reads(tmp_p
     assert ran.ok, ran
     facts = ran.task("Record the activation", HOST, role="activate")["ansible_facts"]
     assert facts["gpufabric_activation"]["method"] == "fwreset"
+
+
+def test_the_plan_says_which_batch_setting_wins_when_both_are_set(tmp_path):
+    """gpufabric_batch_by rack with gpufabric_batch_size set (a site's canary sizes and -e gpufabric_batch_by=rack):
+    the plan names the one it follows; with count, or without a size, it says nothing more."""
+    ran = site(tmp_path, ["--tags", "no-step"], gpufabric_batch_by="rack", gpufabric_batch_size=[1, 4, "10%"])
+    assert ran.task("The batches", HOST)["msg"] == (
+        '1 batches (gpufabric_batch_by=rack wins: gpufabric_batch_size=[1, 4, "10%"] is not used, it sizes only the '
+        "batches of gpufabric_batch_by=count): rack r01")
+    (tmp_path / "count").mkdir()
+    ran = site(tmp_path / "count", ["--tags", "no-step"], gpufabric_batch_by="count", gpufabric_batch_size=[1, 4, "10%"])
+    assert ran.task("The batches", HOST)["msg"] == "1 batches: servers 1-1"
