@@ -11,7 +11,8 @@
 #    else is in that path.
 # 4. From a temp directory OUTSIDE the checkout, with a copy of inventory/example-1250 (+ its -files): the
 #    offline inventory check (gpufabric.mlnx.check_inventory, the images skipped: the example ships none) and
-#    the cabling plan (gpufabric.mlnx.cabling_plan), called by name. The reports must land in reports/ of that
+#    the cabling plan (gpufabric.mlnx.cabling_plan), called by name; the check without the example's vault secret
+#    (refused, naming the leaves' credential) and with 22 misspelt variables (each refused with the one meant). The reports must land in reports/ of that
 #    temp directory, and nothing may be written inside the installed collections (ansible-galaxy collection
 #    verify --offline, and the file list before and after).
 set -euo pipefail
@@ -126,6 +127,24 @@ done
 rows=$(($(wc -l <"$site/reports/cabling.csv") - 1))
 [ "$rows" -eq 10000 ] || fail "cabling.csv has $rows cables, expected 10000 (1,250 servers x 8 rails)"
 say "cabling_plan: $rows cables in reports/ of the current directory"
+# misspelt variables, as a new user writes them: each refused with the variable meant, before any host
+typos=inventory/example-1250/group_vars/all/zz-misspelt.yml
+"$dev_python" -c 'import sys, yaml; print(yaml.safe_dump({k: 1 for k in yaml.safe_load(open(sys.argv[1]))}))' \
+  "$repo/tests/install/misspelt.yml" > "$typos"
+run ansible-playbook -i inventory/example-1250 gpufabric.mlnx.check_inventory -e gpufabric_preflight_images=false \
+  --vault-password-file "$work/example-vault-pass" >"$out/check_inventory-misspelt.log" 2>&1 \
+  && fail "check_inventory passed the example with misspelt variables"
+rm -f "$typos"
+"$dev_python" - "$repo/tests/install/misspelt.yml" "$out/check_inventory-misspelt.log" <<'PY' || fail "a misspelt variable was not refused with the variable meant (see $out/check_inventory-misspelt.log)"
+import sys, yaml
+meant, log = yaml.safe_load(open(sys.argv[1])), " ".join(open(sys.argv[2]).read().split())
+missing = [wrong for wrong, right in meant.items()
+           if "%s is not a variable of gpufabric.mlnx: nothing reads it; did you mean %s?" % (wrong, right) not in log]
+for m in missing:
+    print("not refused as meant: " + m, file=sys.stderr)
+sys.exit(1 if missing else 0)
+PY
+say "check_inventory: $(grep -c "^gpufabric_" "$repo/tests/install/misspelt.yml") misspelt variables, each refused with the variable meant"
 cd "$repo"
 
 after=$(snapshot)
