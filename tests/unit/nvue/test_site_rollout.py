@@ -120,3 +120,19 @@ def test_check_mode_applies_nothing_on_any_leaf(tmp_path, make_switch):
     predicted = ran.task("One revision - ports, addresses, RoCE QoS; applied only when it changes "
                          "something", "r02-leaf-rail1", role="leaf")
     assert predicted["changed"] and predicted["diff"]
+
+
+@pytest.mark.heavy(40)
+def test_a_leaf_that_cannot_be_reached_holds_its_servers_with_the_cause(tmp_path, make_switch):
+    made = leaves(make_switch, {})
+    made["r01-leaf-rail1"].stop()        # nvued down: nothing answers on its port
+    ran = site(tmp_path, made, gpufabric_max_fail_percentage=100)
+    assert not ran.ok, ran
+    hold = held(ran, "srv-r01-01")
+    assert [(h["leaf"], h["port"]) for h in hold] == [("r01-leaf-rail1", "swp1")], hold
+    assert hold[0]["reason"].startswith(
+        "its leaf r01-leaf-rail1 could not be configured: the switch could not be reached over the NVUE REST API "
+        "(GET /nvue_v1/system/version?rev=operational): Could not connect to https://127.0.0.1:"), hold
+    assert "Connection refused" in hold[0]["reason"]
+    assert held(ran, "srv-r02-01") == []
+    assert ran.task("No server was held", "srv-r01-01")["msg"].count("srv-r01-01: its leaf") == 1   # once per host
