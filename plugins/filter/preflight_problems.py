@@ -35,7 +35,7 @@ options:
   failed:
     description:
       - Why the devices of a reachable host could not be read, a mapping of host name to the C(msg) of its
-        M(gpufabric.mlnx.mlx_info) result (for example C(lspci not found on PATH: it is provided by pciutils)); the
+        M(gpufabric.mlnx.mlx_info) result (for example C(lspci not found on PATH) and where it comes from); the
         problem of a host whose devices are null carries it.
     type: dict
 """

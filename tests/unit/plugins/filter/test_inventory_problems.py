@@ -13,7 +13,7 @@ import yaml
 
 from _paths import REPO
 from ansible_collections.gpufabric.mlnx.plugins.filter import inventory_problems as plugin
-from ansible_collections.gpufabric.mlnx.plugins.plugin_utils import _preflight, _role_defaults, _roles
+from ansible_collections.gpufabric.mlnx.plugins.plugin_utils import _role_defaults, _roles
 
 inventory_problems = plugin.FilterModule().filters()["inventory_problems"]
 MATRIX = yaml.safe_load((REPO / "inventory/example-1250/group_vars/all/matrix.yml").read_text())["gpufabric_matrix"]
