@@ -169,7 +169,7 @@ def unknown_variables(names: Iterable[str], hostvars: Mapping[str, Any]) -> list
     known = declared()
     inputs = sorted(name for name, (kind, _w) in known.items() if kind == "input")
     unknown: dict[str, list] = {}
-    for host in names:
+    for host in read_vars(names, hostvars, (), what="unknown_variables"):   # checks the names and hostvars
         variables = hostvars[host]
         for key in (variables.keys() if hasattr(variables, "keys") else ()):
             if isinstance(key, str) and key.startswith(PREFIX) and key not in known:

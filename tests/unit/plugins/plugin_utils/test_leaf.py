@@ -258,7 +258,9 @@ def _inventory(server_extra=None, leaf_extra=None):
     servers = {"srv-a": {"rack": "r01", "position": 1}, "srv-b": {"rack": "r01", "position": 2}}
     hostvars = {name: dict(v, gpufabric_fabric=FABRIC, **(server_extra or {})) for name, v in servers.items()}
     for leaf in ("su1-leaf-rail0", "su1-leaf-rail1"):
-        hostvars[leaf] = dict(gpufabric_fabric=FABRIC, **(leaf_extra or {}).get(leaf, {}))
+        hostvars[leaf] = dict(gpufabric_fabric=FABRIC, ansible_connection="ansible.netcommon.httpapi",
+                              ansible_network_os="gpufabric.mlnx.nvue", ansible_user="cumulus", ansible_password="x",
+                              **(leaf_extra or {}).get(leaf, {}))
     return hostvars
 
 
