@@ -97,7 +97,9 @@ def init(tmp_path, monkeypatch):
                                  "env", "-i", "PATH=/usr/sbin:/usr/bin:/sbin:/bin", "LAB_MARK=inside", "sleep", "60"])
         procs.append(proc)
         deadline = time.monotonic() + 5
-        while "sleep" not in Path("/proc/%d/cmdline" % proc.pid).read_text() and time.monotonic() < deadline:
+        # until env has exec'd sleep with its environment (setpriv's own command line names sleep too)
+        while Path("/proc/%d/cmdline" % proc.pid).read_text().split("\0")[0] != "sleep" \
+                and time.monotonic() < deadline:
             time.sleep(0.02)
         (tmp_path / "pid").write_text(str(proc.pid))
         return proc
