@@ -20,6 +20,7 @@ from typing import Any
 from jinja2 import Undefined
 
 from ansible_collections.gpufabric.mlnx.plugins.plugin_utils._roles import MISSING
+from ansible_collections.gpufabric.mlnx.plugins.plugin_utils._variables import hosts_text
 
 CONNECTIONS = ("ansible.netcommon.httpapi", "ansible.netcommon.network_cli")
 SHORT = {"httpapi": "ansible.netcommon.httpapi", "network_cli": "ansible.netcommon.network_cli"}
@@ -47,8 +48,9 @@ def _read(host_vars: Any, key: str) -> tuple[Any, str | None]:
     return value, None
 
 
-def _switch_problems(values: Mapping[str, Any], what: str) -> list[str]:
-    """The problems of one switch's connection settings (``values``: the variables read, or ``(MISSING, why)``)."""
+def _switch_problems(values: Mapping[str, Any], unreadable: Mapping[str, str], what: str) -> list[str]:
+    """The problems of one switch's connection settings: ``values``, the variables read (MISSING when not set or
+    not readable); ``unreadable``, why a variable that is set could not be read."""
     found = []
     connection = values.get("ansible_connection", MISSING)
     connection = SHORT.get(connection, connection) if isinstance(connection, str) else connection
@@ -64,7 +66,7 @@ def _switch_problems(values: Mapping[str, Any], what: str) -> list[str]:
         found.append("ansible_user is not set (the switch's NVUE user, e.g. cumulus)")
     if connection in CREDENTIALS:
         names = CREDENTIALS[connection]
-        failed = [(name, values["?" + name]) for name in names if values.get("?" + name)]
+        failed = [(name, unreadable[name]) for name in names if name in unreadable]
         given = [name for name in names if values.get(name, MISSING) not in (MISSING, None, "")]
         for name, why in failed:
             found.append("%s cannot be read on the controller: %s (give the vault secret: --ask-vault-pass or "
@@ -82,18 +84,9 @@ def switch_problems(names: Iterable[str] | None, hostvars: Mapping[str, Any], wh
         {key for names_ in CREDENTIALS.values() for key in names_})
     grouped: dict[str, list] = {}
     for name in names or ():
-        values = {}
-        for key in keys:
-            value, why = _read(hostvars[name], key)
-            values[key] = value
-            if why:
-                values["?" + key] = why
-        for problem in _switch_problems(values, what):
+        read = {key: _read(hostvars[name], key) for key in keys}
+        values = {key: value for key, (value, _why) in read.items()}
+        unreadable = {key: why for key, (_value, why) in read.items() if why}
+        for problem in _switch_problems(values, unreadable, what):
             grouped.setdefault(problem, []).append(name)
-    found = []
-    for problem, hosts in grouped.items():
-        hosts = sorted(hosts)
-        who = hosts[0] if len(hosts) == 1 else "%d %s (%s%s)" % (
-            len(hosts), PLURAL.get(what, what + "s"), ", ".join(hosts[:5]), ", ..." if len(hosts) > 5 else "")
-        found.append("%s: %s" % (who, problem))
-    return found
+    return ["%s: %s" % (hosts_text(hosts, PLURAL.get(what, what + "s")), problem) for problem, hosts in grouped.items()]

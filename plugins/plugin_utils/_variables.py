@@ -32,7 +32,7 @@ import yaml
 from ansible.module_utils.common.arg_spec import ArgumentSpecValidator
 
 from ansible_collections.gpufabric.mlnx.plugins.module_utils._validate import close_names, kind_of
-from ansible_collections.gpufabric.mlnx.plugins.plugin_utils._role_defaults import ROLES
+from ansible_collections.gpufabric.mlnx.plugins.plugin_utils._role_defaults import ROLES, role_defaults
 from ansible_collections.gpufabric.mlnx.plugins.plugin_utils._roles import read_vars
 
 PREFIX = "gpufabric_"
@@ -109,21 +109,28 @@ NOT_VARIABLES = {
 
 
 @functools.lru_cache(maxsize=None)
-def role_inputs() -> dict:
-    """name -> ``"<role> argument spec"`` / ``"<role> defaults"`` for every role of this collection."""
-    found: dict[str, str] = {}
+def _options() -> tuple:
+    """``((role, name, option), ...)``: every option of every entry point of the roles' argument specs, read once."""
+    found = []
     for path in sorted(glob.glob(os.path.join(ROLES, "*", "meta", "argument_specs.yml"))):
         role = path.split(os.sep)[-3]
         with open(path, encoding="utf-8") as stream:
             specs = (yaml.safe_load(stream) or {}).get("argument_specs") or {}
         for entry in specs.values():
-            for name in (entry or {}).get("options") or {}:
-                found.setdefault(name, "%s argument spec" % role)
+            found.extend((role, name, option) for name, option in ((entry or {}).get("options") or {}).items())
+    return tuple(found)
+
+
+@functools.lru_cache(maxsize=None)
+def role_inputs() -> dict:
+    """name -> ``"<role> argument spec"`` / ``"<role> defaults"`` for every role of this collection."""
+    found: dict[str, str] = {}
+    for role, name, _option in _options():
+        found.setdefault(name, "%s argument spec" % role)
     for path in sorted(glob.glob(os.path.join(ROLES, "*", "defaults", "main.yml"))):
         role = path.split(os.sep)[-3]
-        with open(path, encoding="utf-8") as stream:
-            for name in yaml.safe_load(stream) or {}:
-                found.setdefault(name, "%s defaults" % role)
+        for name in role_defaults(role):
+            found.setdefault(name, "%s defaults" % role)
     return found
 
 
@@ -133,13 +140,9 @@ def input_specs() -> dict:
     Ansible checks of a variable when its role starts (tests/unit/test_variable_contract.py: the roles that declare
     one name agree)."""
     found: dict[str, dict] = {}
-    for path in sorted(glob.glob(os.path.join(ROLES, "*", "meta", "argument_specs.yml"))):
-        with open(path, encoding="utf-8") as stream:
-            specs = (yaml.safe_load(stream) or {}).get("argument_specs") or {}
-        for entry in specs.values():
-            for name, option in ((entry or {}).get("options") or {}).items():
-                if name.startswith(PREFIX):
-                    found.setdefault(name, {k: v for k, v in option.items() if k in ("type", "elements", "choices")})
+    for _role, name, option in _options():
+        if name.startswith(PREFIX):
+            found.setdefault(name, {k: v for k, v in option.items() if k in ("type", "elements", "choices")})
     return found
 
 
@@ -153,12 +156,12 @@ def declared() -> dict:
     return out
 
 
-def _hosts_text(hosts: list) -> str:
+def hosts_text(hosts: Iterable[str], noun: str = "hosts") -> str:
+    """``srv-a`` for one host; ``7 hosts (srv-a, ..., srv-e, ...)`` for several (the first five, sorted)."""
     hosts = sorted(hosts)
     if len(hosts) == 1:
         return hosts[0]
-    shown = ", ".join(hosts[:5]) + (", ..." if len(hosts) > 5 else "")
-    return "%d hosts (%s)" % (len(hosts), shown)
+    return "%d %s (%s%s)" % (len(hosts), noun, ", ".join(hosts[:5]), ", ..." if len(hosts) > 5 else "")
 
 
 def unknown_variables(names: Iterable[str], hostvars: Mapping[str, Any]) -> list[str]:
@@ -178,7 +181,7 @@ def unknown_variables(names: Iterable[str], hostvars: Mapping[str, Any]) -> list
     for key, hosts in sorted(unknown.items()):
         guess = [PREFIX + name for name in close_names(key[len(PREFIX):], [n[len(PREFIX):] for n in inputs])]
         found.append("%s: %s is not a variable of gpufabric.mlnx: nothing reads it%s (docs/variables.md lists "
-                     "every variable)" % (_hosts_text(hosts), key, "; did you mean %s?" % guess[0] if guess else ""))
+                     "every variable)" % (hosts_text(hosts), key, "; did you mean %s?" % guess[0] if guess else ""))
     return found
 
 
@@ -205,5 +208,5 @@ def value_problems(names: Iterable[str], hostvars: Mapping[str, Any], skip: Iter
             errors = ArgumentSpecValidator({key: dict(spec)}).validate({key: value}).error_messages
         except (OverflowError, ValueError, TypeError) as err:   # ansible-core's int check of "INF" raises
             errors = ["%s is %s, not a value of type %s (%s)" % (key, kind_of(value), spec.get("type", "str"), err)]
-        found.extend("%s: %s" % (_hosts_text(where), error) for error in errors)
+        found.extend("%s: %s" % (hosts_text(where), error) for error in errors)
     return found

@@ -20,6 +20,7 @@ The wording of the message is invented (the specification defines only ``message
 what the schema allows.
 """
 import copy
+import functools
 import sys
 from pathlib import Path
 
@@ -28,21 +29,19 @@ from . import model
 SPEC_DIR = Path(__file__).resolve().parents[1] / "spec"
 LATER_MODES = {"lossless-single-ipool": "lossless", "lossy-multi-tc": "lossy"}
 LATER_KEYS = ((("system", "config"), "auto-save"),)
-_VALIDATOR = []
 
 
+@functools.lru_cache(maxsize=None)
 def _validator():
     """The jsonschema validator of the root PATCH body, built once. The emulator refuses to run without it."""
-    if not _VALIDATOR:
-        if str(SPEC_DIR) not in sys.path:
-            sys.path.insert(0, str(SPEC_DIR))
-        import jsonschema  # pylint: disable=import-outside-toplevel
-        import walk  # pylint: disable=import-outside-toplevel,import-error
+    if str(SPEC_DIR) not in sys.path:
+        sys.path.insert(0, str(SPEC_DIR))
+    import jsonschema  # pylint: disable=import-outside-toplevel
+    import walk  # pylint: disable=import-outside-toplevel,import-error
 
-        spec = walk.Spec()
-        schema = spec._schema_of(spec.doc["paths"]["/"]["patch"]["requestBody"])  # pylint: disable=protected-access
-        _VALIDATOR.append(jsonschema.Draft202012Validator(dict(spec.root, **schema), format_checker=walk.FORMATS))
-    return _VALIDATOR[0]
+    spec = walk.Spec()
+    schema = spec._schema_of(spec.doc["paths"]["/"]["patch"]["requestBody"])  # pylint: disable=protected-access
+    return jsonschema.Draft202012Validator(dict(spec.root, **schema), format_checker=walk.FORMATS)
 
 
 def at_root(keys, body):

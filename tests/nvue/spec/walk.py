@@ -44,7 +44,6 @@ def _network(version):
     def check(value):
         if not isinstance(value, str) or "/" not in value:
             return False
-        ipaddress.ip_network(value, strict=False)
         return ipaddress.ip_network(value, strict=False).version == version
     return check
 
