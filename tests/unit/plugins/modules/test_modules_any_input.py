@@ -19,10 +19,11 @@ from ansible_collections.gpufabric.mlnx.plugins.modules import (
     platform_power,
     rail_interfaces,
     roce_qos,
+    slurm_node,
 )
 
 MODULES = [kernel_cmdline, mlx_firmware, mlx_fwreset, mlx_info, mlxconfig, ofed_driver, platform_power,
-           rail_interfaces, roce_qos]
+           rail_interfaces, roce_qos, slurm_node]
 # Options that name places on the controller or the host: fixed by the fake, never generated.
 FIXED = {"root", "src", "state_dir"}
 TEXT = st.text(alphabet="abcXYZ019_-.:, $`;'\"\n", max_size=10)
