@@ -84,15 +84,35 @@ def batch_sizes(size, total: int) -> list[int]:
     return out
 
 
+def _start_index(start, names: list[str]) -> int:
+    """``gpufabric_start_batch`` (None, a batch number from 1, or a batch's name) -> the index of the first batch to
+    run; RolloutError naming what is allowed."""
+    if start is None or start == "":
+        return 0
+    if isinstance(start, str) and start in names:
+        return names.index(start)
+    number = start if isinstance(start, int) and not isinstance(start, bool) else (
+        int(start) if isinstance(start, str) and re.fullmatch(r"[0-9]{1,9}", start, re.ASCII) else None)
+    if number is not None and 1 <= number <= len(names):
+        return number - 1
+    shown = ", ".join(json.dumps(n) for n in names[:5]) + (", ..." if len(names) > 5 else "")
+    raise RolloutError("gpufabric_start_batch=%s is not a batch of this rollout: allowed is a batch number 1-%d or a "
+                       "batch's name (%s)" % (json.dumps(start, default=repr), len(names), shown),
+                       parameter="gpufabric_start_batch", allowed="1-%d or a batch name" % len(names))
+
+
 def batches(servers: Sequence[Mapping], plan: Mapping | None, by: str = "count", size: Any = "100%",
-            leaves: Sequence[str] | None = None, in_run: Sequence[str] | None = None) -> dict:
+            leaves: Sequence[str] | None = None, in_run: Sequence[str] | None = None, start: Any = None) -> dict:
     """``servers``: ``[{"name", "rack"}]`` in inventory order (the servers of this run); ``plan``: the rail plan (None:
     no fabric - by count only, no leaf); ``by``: V(rack) (a rack a batch), V(su) (an SU of the plan a batch) or
     V(count) (``size`` servers at a time, in inventory order - ``gpufabric_batch_size``, as ``serial`` takes it);
     ``leaves``: the inventory's leaves (None: no leaf is managed); ``in_run``: the hosts this run may touch (None: all
     - a leaf outside it is not put into a batch, and its servers are held). Returns ``{"batches": [{"name", "leaves",
     "servers"}], "order": [...], "sizes": [...]}``: the host order of the rollout play (per batch: its new leaves,
-    then its servers) and its ``serial``."""
+    then its servers) and its ``serial``. ``start`` (``gpufabric_start_batch``): the batch to begin with - its number
+    (from 1) or its name; the batches before it are listed in ``skipped`` and not run, and the leaves they had that
+    later batches need come with the first batch run (configured and gated again, which changes nothing on a leaf
+    that is done). Every batch carries its ``number`` in the whole rollout."""
     if by not in BATCH_BY:
         raise RolloutError("gpufabric_batch_by is %s (allowed: %s)" % (json.dumps(by, default=repr),
                                                                        ", ".join(BATCH_BY)),
@@ -114,11 +134,11 @@ def batches(servers: Sequence[Mapping], plan: Mapping | None, by: str = "count",
     groups: dict[Any, list[str]] = {}
     names: dict[Any, str] = {}
     if by == "count":
-        start = 0
+        offset = 0
         for key, step in enumerate(batch_sizes(size, len(servers))):
-            groups[key] = [s["name"] for s in servers[start:start + step]]
-            names[key] = "servers %d-%d" % (start + 1, start + step)
-            start += step
+            groups[key] = [s["name"] for s in servers[offset:offset + step]]
+            names[key] = "servers %d-%d" % (offset + 1, offset + step)
+            offset += step
     else:
         for server in servers:
             key = server.get("rack") if by == "rack" else _su_of(plan, server["name"])
@@ -126,9 +146,13 @@ def batches(servers: Sequence[Mapping], plan: Mapping | None, by: str = "count",
             names.setdefault(key, "%s %s" % ("rack" if by == "rack" else "SU", key))
         order_keys = sorted(groups, key=lambda k: _natural("" if k is None else k))
         groups = {k: groups[k] for k in order_keys}
+    first = _start_index(start, [names[key] for key in groups])
     done: set[str] = set()
-    out, order, sizes = [], [], []
-    for key, members in groups.items():
+    out, order, sizes, skipped = [], [], [], []
+    for number, (key, members) in enumerate(groups.items(), start=1):
+        if number <= first:
+            skipped.append({"number": number, "name": names[key], "servers": list(members)})
+            continue
         batch_leaves = []
         for host in members:
             for leaf, _port in _leaves_of(plan, host) or ():
@@ -136,10 +160,10 @@ def batches(servers: Sequence[Mapping], plan: Mapping | None, by: str = "count",
                     done.add(leaf)
                     batch_leaves.append(leaf)
         batch_leaves.sort(key=_natural)
-        out.append({"name": names[key], "leaves": batch_leaves, "servers": list(members)})
+        out.append({"number": number, "name": names[key], "leaves": batch_leaves, "servers": list(members)})
         order.extend(batch_leaves + list(members))
         sizes.append(len(batch_leaves) + len(members))
-    return {"batches": out, "order": order, "sizes": sizes}
+    return {"batches": out, "order": order, "sizes": sizes, "skipped": skipped}
 
 
 def holds(host: str, plan: Mapping, leaves_state: Mapping, leaves: Sequence[str] | None = None,

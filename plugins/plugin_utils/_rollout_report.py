@@ -24,7 +24,7 @@ from ansible_collections.gpufabric.mlnx.plugins.plugin_utils._report import csv_
 HOST_COLUMNS = (("batch", "batch"), ("host", "host"), ("outcome", "outcome"), ("driver", "driver"),
                 ("firmware_burned", "firmware burned"), ("nv_changed", "NV changed"), ("activation", "activation"),
                 ("gate", "gate"), ("why", "why"))
-BATCH_COLUMNS = (("batch", "batch"), ("servers", "servers"), ("leaves", "leaves"), ("held", "held"),
+BATCH_COLUMNS = (("number", "#"), ("batch", "batch"), ("servers", "servers"), ("leaves", "leaves"), ("held", "held"),
                  ("failed", "failed"), ("passed", "gate passed"), ("quarantined", "quarantined"),
                  ("not_retested", "not retested"))
 
@@ -57,7 +57,8 @@ def rows(servers, values, batches=None, failed=None) -> dict:
         why = []
         if held:
             outcome = "held"
-            why = ["%s %s: %s" % (h.get("leaf"), h.get("port"), h.get("reason")) for h in held]
+            why = [("%s %s: %s" % (h.get("leaf"), h.get("port"), h.get("reason"))) if h.get("leaf")
+                   else str(h.get("reason")) for h in held]
         elif host in failed:
             outcome = "failed"
         elif gate.get("status") == "quarantined":
@@ -85,9 +86,24 @@ def rows(servers, values, batches=None, failed=None) -> dict:
         members = [h for h in hosts if h["host"] in names]
         count = {k: sum(1 for h in members if h["outcome"] == k or h["gate"] == k)
                  for k in ("held", "failed", "passed", "quarantined", "not_retested")}
-        out_batches.append(dict({"batch": batch.get("name"), "servers": len(members),
+        out_batches.append(dict({"number": batch.get("number"), "batch": batch.get("name"), "servers": len(members),
                                  "leaves": len(_l(batch.get("leaves")))}, **count))
-    return {"hosts": hosts, "batches": out_batches}
+    return {"hosts": hosts, "batches": out_batches, "resume": _resume(out_batches, hosts)}
+
+
+def _resume(batches, hosts):
+    """The batch a stopped rollout resumes at: the first batch none of whose servers ran, after one that did -
+    ``{"number", "batch", "option"}``, or None when every batch ran (or none did)."""
+    ran = False
+    for batch in batches:
+        members = [h for h in hosts if h["batch"] == batch["batch"]]
+        if members and all(h["outcome"] == "not run" for h in members):
+            if ran and batch.get("number") is not None:
+                return {"number": batch["number"], "batch": batch["batch"],
+                        "option": "-e gpufabric_start_batch=%d" % batch["number"]}
+        elif members:
+            ran = True
+    return None
 
 
 def render(report, fmt="md") -> str:
@@ -97,7 +113,11 @@ def render(report, fmt="md") -> str:
     if fmt == "csv":
         return csv_table(_l(report.get("hosts")), columns=HOST_COLUMNS)
     if fmt == "md":
-        return ("# Rollout report\n\n## Batches\n\n%s\n\n## Servers\n\n%s\n" % (
-            markdown_table(_l(report.get("batches")), columns=BATCH_COLUMNS),
+        resume = _m(report.get("resume"))
+        stopped = ("The rollout stopped before batch %s (%s). When the cause is fixed, resume there: `ansible-playbook "
+                   "... playbooks/site.yml %s` (docs/operations.md, \"Resume a stopped rollout\").\n\n"
+                   % (resume["number"], resume["batch"], resume["option"])) if resume else ""
+        return ("# Rollout report\n\n%s## Batches\n\n%s\n\n## Servers\n\n%s\n" % (
+            stopped, markdown_table(_l(report.get("batches")), columns=BATCH_COLUMNS),
             markdown_table(_l(report.get("hosts")), columns=HOST_COLUMNS)))
     raise InvalidValue("rollout_report: format %r is not one of md, csv, json" % (fmt,), parameter="fmt")

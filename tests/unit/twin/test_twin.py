@@ -72,6 +72,21 @@ def test_the_rehearsal_predicts_each_machines_work_changes_nothing_and_the_appli
     assert {host: changed_tasks(ran, host) for host in SERVERS + LEAVES} == {host: [] for host in SERVERS + LEAVES}
 
 
+@pytest.mark.heavy(40)
+def test_a_rollout_resumed_at_batch_2_runs_only_rack_r02_and_its_leaves(twin):
+    """gpufabric_start_batch (docs/operations.md, "Resume a stopped rollout"): rack r01's server and leaves are not in
+    the rollout play at all; rack r02's are, its leaves before its server."""
+    ran = rehearse(twin, "-e", "gpufabric_start_batch=2")
+    assert ran.ok, ran
+    plan = ran.task("The batches", "srv-r01-01")["msg"]
+    assert plan == ("1 batches: 2. rack r02; gpufabric_start_batch=2 - not run: batches 1-1 (rack r01)"), plan
+    rollout_roles = ("gpufabric.mlnx.leaf :", "gpufabric.mlnx.firmware :", "gpufabric.mlnx.nic_config :")
+    for host in ["srv-r01-01", "r01-leaf-rail0", "r01-leaf-rail1"]:
+        assert not [name for name in ran.results(host) if name.startswith(rollout_roles)], host
+    for host in ["srv-r02-01", "r02-leaf-rail0", "r02-leaf-rail1"]:
+        assert [name for name in ran.results(host) if name.startswith(rollout_roles)], host
+
+
 def test_a_card_whose_serial_or_mac_is_another_machines_is_made_again_with_another_identity(tmp_path):
     """The identities of a fleet are unique: a hash of the host name gives about 20 million serial numbers, and the
     1,250 servers of example-1250 (12,500 cards) shared one - the preflight refused the whole rehearsal. A machine

@@ -28,8 +28,10 @@ LEAVES = sorted(PLAN["leaves"])
 def test_by_rack_each_batch_has_its_leaves_first():
     out = batches(SERVERS, PLAN, "rack", leaves=LEAVES)
     assert out["batches"] == [
-        {"name": "rack r01", "leaves": ["r01-leaf-rail0", "r01-leaf-rail1"], "servers": ["srv-r01-01", "srv-r01-02"]},
-        {"name": "rack r02", "leaves": ["r02-leaf-rail0", "r02-leaf-rail1"], "servers": ["srv-r02-01", "srv-r02-02"]}]
+        {"number": 1, "name": "rack r01", "leaves": ["r01-leaf-rail0", "r01-leaf-rail1"],
+         "servers": ["srv-r01-01", "srv-r01-02"]},
+        {"number": 2, "name": "rack r02", "leaves": ["r02-leaf-rail0", "r02-leaf-rail1"],
+         "servers": ["srv-r02-01", "srv-r02-02"]}]
     assert out["order"] == ["r01-leaf-rail0", "r01-leaf-rail1", "srv-r01-01", "srv-r01-02",
                             "r02-leaf-rail0", "r02-leaf-rail1", "srv-r02-01", "srv-r02-02"]
     assert out["sizes"] == [4, 4]
@@ -74,7 +76,46 @@ def test_without_managed_leaves_the_batches_are_servers_only():
 
 def test_a_leaf_outside_the_run_is_not_batched():
     out = batches(SERVERS[:2], PLAN, "rack", leaves=LEAVES, in_run=["srv-r01-01", "srv-r01-02", "r01-leaf-rail0"])
-    assert out["batches"] == [{"name": "rack r01", "leaves": ["r01-leaf-rail0"], "servers": ["srv-r01-01", "srv-r01-02"]}]
+    assert out["batches"] == [{"number": 1, "name": "rack r01", "leaves": ["r01-leaf-rail0"],
+                               "servers": ["srv-r01-01", "srv-r01-02"]}]
+
+
+def _three_racks():
+    """3 racks x 1 server, 1 rail; racks r02 and r03 share rack r01's leaf, r03 has its own second one."""
+    hosts = {"srv-r01-01": [{"rail": 0, "leaf": "leaf-a", "leaf_port": "swp1"}],
+             "srv-r02-01": [{"rail": 0, "leaf": "leaf-a", "leaf_port": "swp2"}],
+             "srv-r03-01": [{"rail": 0, "leaf": "leaf-a", "leaf_port": "swp3"},
+                            {"rail": 1, "leaf": "leaf-b", "leaf_port": "swp1"}]}
+    return {"hosts": hosts, "leaves": {"leaf-a": {"su": 1}, "leaf-b": {"su": 1}}}, \
+        [{"name": h, "rack": h.split("-")[1]} for h in hosts]
+
+
+@pytest.mark.parametrize("start", [2, "2", "rack r02"])
+def test_start_batch_skips_the_batches_before_it_and_brings_their_leaves_along(start):
+    plan, servers = _three_racks()
+    out = batches(servers, plan, "rack", leaves=["leaf-a", "leaf-b"], start=start)
+    assert out["skipped"] == [{"number": 1, "name": "rack r01", "servers": ["srv-r01-01"]}]
+    assert out["batches"] == [
+        {"number": 2, "name": "rack r02", "leaves": ["leaf-a"], "servers": ["srv-r02-01"]},
+        {"number": 3, "name": "rack r03", "leaves": ["leaf-b"], "servers": ["srv-r03-01"]}]
+    assert out["order"] == ["leaf-a", "srv-r02-01", "leaf-b", "srv-r03-01"] and out["sizes"] == [2, 2]
+
+
+@pytest.mark.parametrize("start, first", [(None, 1), ("", 1), (1, 1), (3, 3), ("rack r03", 3)])
+def test_start_batch_at_both_ends(start, first):
+    plan, servers = _three_racks()
+    out = batches(servers, plan, "rack", leaves=["leaf-a", "leaf-b"], start=start)
+    assert out["batches"][0]["number"] == first and len(out["skipped"]) == first - 1
+    assert out["batches"][0]["leaves"] == (["leaf-a", "leaf-b"] if first == 3 else ["leaf-a"])
+
+
+@pytest.mark.parametrize("start", [0, 4, -1, "4", "0", True, 2.0, "rack r9", "Rack r01", " 2", [2], {"a": 1}])
+def test_start_batch_outside_the_batches_is_refused_naming_the_range(start):
+    plan, servers = _three_racks()
+    with pytest.raises(RolloutError) as err:
+        batches(servers, plan, "rack", leaves=["leaf-a"], start=start)
+    assert err.value.parameter == "gpufabric_start_batch"
+    assert 'allowed is a batch number 1-3 or a batch\'s name ("rack r01", "rack r02", "rack r03")' in err.value.msg
 
 
 @pytest.mark.parametrize("kwargs, words", [

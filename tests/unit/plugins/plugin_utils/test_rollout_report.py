@@ -20,8 +20,8 @@ VALUES = {
            "gpufabric_gate_results": GATE},
     "s3": {"gpufabric_held": [{"leaf": "r02-leaf-rail1", "port": "swp2", "reason": "protodown"}]},
 }
-BATCHES = [{"name": "rack r01", "servers": ["s1", "s2"], "leaves": ["l1", "l2"]},
-           {"name": "rack r02", "servers": ["s3", "s4", "s5"], "leaves": ["l3"]}]
+BATCHES = [{"number": 1, "name": "rack r01", "servers": ["s1", "s2"], "leaves": ["l1", "l2"]},
+           {"number": 2, "name": "rack r02", "servers": ["s3", "s4", "s5"], "leaves": ["l3"]}]
 
 
 def report():
@@ -38,17 +38,39 @@ def test_every_server_with_its_outcome_and_what_was_done():
     assert hosts["s4"]["outcome"] == "failed" and hosts["s5"]["outcome"] == "not run"
 
 
+def test_a_hold_without_a_leaf_is_its_reason_alone():
+    values = {"s9": {"gpufabric_held": [{"leaf": None, "port": None, "reason": "Slurm node s9 still runs job 42"}]}}
+    assert rr.rows(["s9"], values)["hosts"][0]["why"] == "Slurm node s9 still runs job 42"
+
+
 def test_batches_count_the_gate():
     assert report()["batches"] == [
-        {"batch": "rack r01", "servers": 2, "leaves": 2, "held": 0, "failed": 0, "passed": 1, "quarantined": 1,
-         "not_retested": 0},
-        {"batch": "rack r02", "servers": 3, "leaves": 1, "held": 1, "failed": 1, "passed": 0, "quarantined": 0,
-         "not_retested": 0}]
+        {"number": 1, "batch": "rack r01", "servers": 2, "leaves": 2, "held": 0, "failed": 0, "passed": 1,
+         "quarantined": 1, "not_retested": 0},
+        {"number": 2, "batch": "rack r02", "servers": 3, "leaves": 1, "held": 1, "failed": 1, "passed": 0,
+         "quarantined": 0, "not_retested": 0}]
+    assert report()["resume"] is None   # both batches ran
+
+
+def test_a_rollout_stopped_by_a_gate_names_the_batch_to_resume_at():
+    batches = BATCHES + [{"number": 3, "name": "rack r03", "servers": ["s6"]},
+                         {"number": 4, "name": "rack r04", "servers": ["s7"]}]
+    out = rr.rows(["s1", "s2", "s3", "s4", "s5", "s6", "s7"], VALUES, batches, failed=["s4"])
+    assert out["resume"] == {"number": 3, "batch": "rack r03", "option": "-e gpufabric_start_batch=3"}
+    assert ("The rollout stopped before batch 3 (rack r03). When the cause is fixed, resume there: "
+            "`ansible-playbook ... playbooks/site.yml -e gpufabric_start_batch=3`") in rr.render(out, "md")
+
+
+def test_resume_needs_a_batch_that_ran_before_it():
+    assert rr.rows(["s6"], {}, [{"number": 5, "name": "rack r05", "servers": ["s6"]}])["resume"] is None
+    assert rr.rows(["s1", "s6"], VALUES, [{"number": 5, "name": "a", "servers": ["s1"]},
+                                          {"number": 6, "name": "b", "servers": ["s6"]}])["resume"] == {
+        "number": 6, "batch": "b", "option": "-e gpufabric_start_batch=6"}
 
 
 def test_formats():
     md = rr.render(report(), "md")
-    assert "## Batches" in md and "| rack r01 | s2 | quarantined |" in md
+    assert "## Batches" in md and "| rack r01 | s2 | quarantined |" in md and "stopped" not in md
     rows = list(csv.DictReader(io.StringIO(rr.render(report(), "csv"))))
     assert [r["outcome"] for r in rows] == ["handed over", "quarantined", "held", "failed", "not run"]
     assert json.loads(rr.render(report(), "json"))["batches"][1]["held"] == 1
