@@ -21,7 +21,7 @@ IMAGE="${GPUFABRIC_LAB_IMAGE:-localhost/gpufabric-host:$SUITE}"
 # What an Ansible target and the lab tests need. No pciutils: the simulator provides lspci.
 # openssl: the NVUE emulator's certificate (leaves); lldpd: the servers' real LLDP agent;
 # openssh-server: installed, not configured (the nv CLI over SSH, a later step).
-PACKAGES="python3,python3-jsonschema,iproute2,iputils-ping,tcpdump,procps,ethtool,openssl,lldpd,openssh-server"
+PACKAGES="python3,python3-jsonschema,iproute2,iputils-ping,tcpdump,procps,ethtool,openssl,lldpd,openssh-server,slurmctld,slurmd,slurm-client,munge"
 FORCE=0
 # Debian's own python3 first: a pyenv shim on PATH may point at a broken interpreter.
 PY="$(command -v /usr/bin/python3 || command -v python3)"

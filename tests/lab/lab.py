@@ -77,7 +77,7 @@ _PASSWORD = re.compile(r"[A-Za-z0-9!#%+,.:=@^_-]{8,64}", re.ASCII)
 _ENDPOINT = re.compile(r"([a-z0-9](?:[a-z0-9-]*[a-z0-9])?):([A-Za-z][A-Za-z0-9_.-]{0,14})", re.ASCII)
 _FABRIC_KEYS = {"per", "name", "release", "releases", "port_base", "speed", "password"}
 _TOP_KEYS = {"name", "image", "mgmt", "rails", "racks", "leaves", "time_scale", "rail_mtu", "rail_names",
-             "nic_mtu", "ipv6", "env", "boot_kernel"}
+             "nic_mtu", "ipv6", "env", "boot_kernel", "slurm"}
 
 
 class LabError(Exception):
@@ -154,6 +154,7 @@ class Lab:
     boot_kernel: str = ""  # a kernel release the servers' /boot holds (vmlinuz + initrd), as a real host's; "": none
     fabric: Fabric | None = None  # the fabric form of `leaves`: per-cable networks, the NVUE emulator
     cables: tuple[Cable, ...] = ()
+    slurm_controller: str | None = None  # the server that runs slurmctld (`slurm: {controller: NAME}`); None: no Slurm
 
     def rail_name(self, index: int) -> str:
         """The name of rail ``index``'s interface in a server (eth1.. unless the lab file names them)."""
@@ -334,12 +335,20 @@ def load_lab(data: Any, source: str = "lab file") -> Lab:
             ))
     _need(LEAF_HOST_OFFSET + len(leaves) < subnet.num_addresses - 1, f"{source}: mgmt.subnet",
           f"{subnet} has no room for {len(leaves)} leaves from offset {LEAF_HOST_OFFSET}")
+    slurm_controller = None
+    if top.get("slurm") is not None:
+        spec = _mapping(top["slurm"], f"{source}: slurm")
+        unknown = sorted(set(spec) - {"controller"})
+        _need(not unknown, f"{source}: slurm", f"unknown key(s) {', '.join(unknown)}; allowed: controller")
+        slurm_controller = spec.get("controller")
+        _need(slurm_controller in {s.name for s in servers}, f"{source}: slurm.controller",
+              f"must name one of the servers (it runs slurmctld beside its slurmd), got {slurm_controller!r}")
 
     return Lab(name=name, image=image, mgmt_network=mgmt_network, mgmt_subnet=str(subnet),
                rails=rails, rail_networks=rail_networks, servers=tuple(servers),
                leaves=tuple(leaves), time_scale=float(scale), rail_mtu=rail_mtu,
                nic_mtu=nic_mtu, ipv6=ipv6, env=env, rail_names=tuple(rail_names), boot_kernel=boot_kernel,
-               fabric=fabric, cables=tuple(cables))
+               fabric=fabric, cables=tuple(cables), slurm_controller=slurm_controller)
 
 
 def _fabric(spec: dict, where: str) -> Fabric:
@@ -604,6 +613,84 @@ printf '%s\\n' "configure system hostname $host" "configure system interface pat
   "configure lldp portidsubtype ifname" "configure lldp tx-interval 1" > /etc/lldpd.d/gpufabric.conf
 if pidof lldpd >/dev/null; then lldpcli -c /etc/lldpd.d/gpufabric.conf >/dev/null; else lldpd; fi
 """
+
+
+# Slurm in a lab with `slurm:` (Debian's slurmctld, slurmd, munge from the image): every server a node, the
+# controller's slurmctld beside its slurmd. $1 the node name, $2 "controller" or "node", $3 the munge key (base64),
+# $4 slurm.conf. Daemons run detached from this shell (setsid), as root; a running one is left alone.
+SLURM_CONF = """ClusterName={cluster}
+SlurmctldHost={controller}({controller_ip})
+SlurmUser=root
+SlurmdUser=root
+AuthType=auth/munge
+StateSaveLocation=/var/spool/slurmctld
+SlurmdSpoolDir=/var/spool/slurmd
+ProctrackType=proctrack/linuxproc
+TaskPlugin=task/none
+JobAcctGatherType=jobacct_gather/none
+SelectType=select/linear
+MpiDefault=none
+ReturnToService=2
+SlurmdParameters=config_overrides
+SlurmctldLogFile=/var/log/slurm/slurmctld.log
+SlurmdLogFile=/var/log/slurm/slurmd.log
+{nodes}
+PartitionName=gpu Nodes=ALL Default=YES MaxTime=INFINITE State=UP
+"""
+SLURM_SCRIPT = """set -eu
+mkdir -p /etc/munge /run/munge /var/lib/munge /var/log/munge /var/spool/slurmctld /var/spool/slurmd /var/log/slurm
+printf '%s' "$3" | base64 -d > /etc/munge/munge.key
+chown munge:munge /etc/munge/munge.key /run/munge /var/lib/munge /var/log/munge
+chmod 0400 /etc/munge/munge.key
+printf '%s' "$4" > /etc/slurm/slurm.conf
+pidof munged >/dev/null || runuser -u munge -- /usr/sbin/munged
+if [ "$2" = controller ]; then pidof slurmctld >/dev/null || setsid slurmctld </dev/null >/dev/null 2>&1; fi
+pgrep -x slurmd >/dev/null || setsid slurmd -N "$1" </dev/null >/dev/null 2>&1
+"""
+
+
+def slurm_conf(lab: Lab) -> str:
+    """The lab's slurm.conf: a node per server (its mgmt address, one CPU), one partition of all."""
+    ctl = lab.node(lab.slurm_controller)
+    nodes = "\n".join(f"NodeName={n.name} NodeAddr={n.mgmt_ip} CPUs=1 RealMemory=100 State=UNKNOWN"
+                      for n in lab.servers)
+    return SLURM_CONF.format(cluster=lab.name, controller=ctl.name, controller_ip=ctl.mgmt_ip, nodes=nodes)
+
+
+def slurm_argvs(lab: Lab, key: bytes) -> list[list[str]]:
+    """The controller first, then every other server: the same munge key and slurm.conf, the daemons started."""
+    import base64
+
+    text = base64.b64encode(key).decode("ascii")
+    conf = slurm_conf(lab)
+    order = sorted(lab.servers, key=lambda n: n.name != lab.slurm_controller)
+    return [["podman", "exec", n.container, "sh", "-c", SLURM_SCRIPT, "slurm", n.name,
+             "controller" if n.name == lab.slurm_controller else "node", text, conf] for n in order]
+
+
+def start_slurm(lab: Lab, pm: "Podman") -> None:
+    """Slurm in the lab: a munge key of its own made at every `up`, the daemons, then until every node is idle."""
+    for argv in slurm_argvs(lab, os.urandom(1024)):
+        pm.run(argv)
+    wait_slurm(lab, pm)
+
+
+def wait_slurm(lab: Lab, pm: "Podman", timeout: float = 60.0) -> None:
+    """Until slurmctld sees every server's slurmd (each node idle and responding), or LabError naming those it
+    does not."""
+    ctl = lab.node(lab.slurm_controller)
+    deadline = time.monotonic() + timeout
+    states: dict[str, str] = {}
+    while True:
+        proc = pm.run(["podman", "exec", ctl.container, "sinfo", "--noheader", "--Node", "--format=%N|%T"],
+                      check=False, quiet=True)
+        states = dict(line.split("|", 1) for line in proc.stdout.splitlines() if "|" in line)
+        if all(states.get(n.name) == "idle" for n in lab.servers):
+            return
+        if time.monotonic() > deadline:
+            raise LabError(f"slurm: after {timeout:.0f}s slurmctld on {ctl.name} sees {states or 'no node'}; "
+                           f"expected every server idle (logs: /var/log/slurm in the containers)")
+        time.sleep(1)
 
 
 def nvue_copy_argv(node: Node, nvue: Path) -> list[str]:
@@ -1015,6 +1102,9 @@ def up(lab: Lab, pm: Podman, sim: Path | None, keep_on_failure: bool = False,
         if lab.fabric:
             forward_lldp(lab, pm)
             _timed(f"nvued answers on {len(lab.leaves)} leaves", lambda: wait_nvued(lab, lab.leaves), timings)
+        if lab.slurm_controller:
+            _timed(f"slurmctld on {lab.slurm_controller}, slurmd on {len(lab.servers)} servers",
+                   lambda: start_slurm(lab, pm), timings)
     except BaseException:
         if not keep_on_failure:
             print("lab: up failed; removing what it made", file=sys.stderr)

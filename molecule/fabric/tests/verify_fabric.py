@@ -201,16 +201,25 @@ class Scenario:
         return lines
 
     # ------------------------------------------------------------------ 3. the faults
-    def site(self, *args, playbook="site.yml"):
+    def site(self, *args, playbook="site.yml", gate=False, during=None):
+        """One run of ``playbook``; ``during()`` is called every half second while it runs (until it returns
+        true)."""
         argv = [os.path.join(os.path.dirname(sys.executable), "ansible-playbook")]
         argv += ["--inventory=%s" % src for src in self.inventory]
         # a fault does not go away by waiting: the gate reads a leaf for 4 s, not the inventory's 20
         argv += [os.path.join(self.repo, "playbooks", playbook), "-e", "gpufabric_leaf_ready_timeout=4", *args]
-        if playbook == "site.yml":  # the switch faults' runs: the gate has its own part
+        if playbook == "site.yml" and not gate:  # the switch faults' runs: the gate has its own part
             argv += ["-e", "gpufabric_validate_enabled=false"]
         env = dict(os.environ, ANSIBLE_STDOUT_CALLBACK="ansible.posix.json", ANSIBLE_FORCE_COLOR="0",
                    ANSIBLE_NOCOLOR="1")
-        proc = subprocess.run(argv, capture_output=True, text=True, check=False, env=env, cwd=self.repo)
+        with subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env,
+                              cwd=self.repo) as run:
+            done = during is None
+            while not done and run.poll() is None:
+                done = during()
+                time.sleep(0.5)
+            stdout, stderr = run.communicate()
+        proc = subprocess.CompletedProcess(argv, run.returncode, stdout, stderr)
         try:
             data = json.loads(proc.stdout)
         except ValueError:
@@ -357,17 +366,122 @@ class Scenario:
         return lines
 
 
+class Slurm:
+    """The lab's Slurm (tests/lab/labs/fabric.yml: slurmctld on fab-r01-01, slurmd on every server)."""
+
+    CTL = PREFIX + "fab-r01-01"
+
+    def run(self, *argv, check=True):
+        return sh("podman", "exec", self.CTL, *argv, check=check).stdout
+
+    def node(self, name):
+        """(state, reason) as sinfo says them."""
+        line = self.run("sinfo", "--noheader", "--Node", "--nodes=" + name, "--format=%T|%E").splitlines()[0]
+        state, reason = line.split("|", 1)
+        return state, reason
+
+    def job(self, job):
+        """scontrol's fields of a job: JobState, EndTime, ..."""
+        text = self.run("scontrol", "show", "job", "--oneliner", job)
+        return dict(word.split("=", 1) for word in text.split() if "=" in word)
+
+    def submit(self, node, release):
+        """A job on ``node`` that runs until the file ``release`` exists in the node's container."""
+        out = self.run("sbatch", "--parsable", "--nodelist=" + node, "--output=/dev/null", "--job-name=lab-work",
+                       "--wrap", "while [ ! -e %s ]; do sleep 1; done" % release)
+        return out.strip().split(";")[0]
+
+
+def drain(scenario):
+    """site.yml with gpufabric_drain=slurm against the lab's real slurmctld, the gate on, one run:
+    fab-r01-01 runs a job when the rollout starts - drained, waited for (the job ends while its node is draining,
+    released by this test), then touched, then resumed; fab-r01-02 was drained by an administrator - touched, left
+    drained with the administrator's reason; fab-r02-01 quarantined by the gate (a bad card) - left drained, the
+    reason says why; fab-r02-02 runs a job that outlasts gpufabric_drain_timeout - held, never touched, the job
+    still running after the run, the node still draining."""
+    slurm, lines = Slurm(), []
+    release = "/tmp/lab-job-release"
+    for server in scenario.servers:
+        sh("podman", "exec", PREFIX + server, "rm", "-f", release)
+    slurm.run("scontrol", "update", "NodeName=fab-r01-02", "State=DRAIN", "Reason=admin: bad dimm, ticket 4711")
+    waited = slurm.submit("fab-r01-01", release)
+    kept = slurm.submit("fab-r02-02", release)
+    for _attempt in range(60):
+        if slurm.node("fab-r01-01")[0] == "allocated" and slurm.node("fab-r02-02")[0] == "allocated":
+            break
+        time.sleep(0.5)
+    sh("podman", "exec", PREFIX + "fab-r02-01", "mlxsim", "fault", "add", "bad_card", "--device", "mlx5_4")
+    seen = {}
+
+    def watch():
+        """fab-r01-01's job ends 5 s after the rollout drained its node; note when fab-r02-02 is drained."""
+        now = time.time()
+        if "r01" not in seen and slurm.node("fab-r01-01")[0] == "draining":
+            seen["r01"] = now
+        if "r01" in seen and "released" not in seen and now - seen["r01"] >= 5:
+            sh("podman", "exec", PREFIX + "fab-r01-01", "touch", release)
+            seen["released"] = now
+        if "r02" not in seen and slurm.node("fab-r02-02")[0] == "draining":
+            seen["r02"] = now
+        return "released" in seen and "r02" in seen
+    started = time.time()
+    try:
+        rc, data = scenario.site(
+            "-e", json.dumps({"gpufabric_drain": "slurm", "gpufabric_drain_slurm_host": "fab-r01-01",
+                              "gpufabric_drain_timeout": 20, "gpufabric_drain_poll": 2,
+                              "gpufabric_gate_retest": ["fab-r02-01"], "gpufabric_max_fail_percentage": 100}),
+            gate=True, during=watch)
+        states = {server: slurm.node(server) for server in scenario.servers}
+        jobs = {"waited": slurm.job(waited), "kept": slurm.job(kept)}
+    finally:
+        sh("podman", "exec", PREFIX + "fab-r02-01", "mlxsim", "fault", "clear", "bad_card")
+        slurm.run("scancel", kept, check=False)
+        for server in scenario.servers:
+            sh("podman", "exec", PREFIX + server, "touch", release)
+        slurm.run("scontrol", "update", "NodeName=fab-r01-02,fab-r02-01,fab-r02-02", "State=RESUME", check=False)
+    took = time.time() - started
+    expect(rc != 0, "drain: the run passed with a held server (rc 0)")
+    expect("released" in seen and "r02" in seen, "drain: the nodes were not seen draining: %s" % seen)
+    expect(jobs["waited"].get("JobState") == "COMPLETED", "drain: the waited-for job %s ended %s, not COMPLETED"
+           % (waited, jobs["waited"].get("JobState")))
+    expect(jobs["kept"].get("JobState") == "RUNNING", "drain: the long job %s is %s after the run, not RUNNING "
+           "(never cancelled)" % (kept, jobs["kept"].get("JobState")))
+    calls = [c["start"] for c in server_calls("fab-r01-01") if c["start"] >= seen["r01"]]
+    expect(calls and min(calls) > seen["released"],
+           "drain: fab-r01-01 was touched while its job ran (a call at %s, the job released at %.1f)"
+           % (min(calls) if calls else None, seen["released"]))
+    expect(not [c for c in server_calls("fab-r02-02") if c["start"] >= seen["r02"]],
+           "drain: fab-r02-02 (its job still running) was touched after its drain")
+    expect(states["fab-r01-01"] == ("idle", "none"), "drain: fab-r01-01 was not resumed: %s" % (states["fab-r01-01"],))
+    expect(states["fab-r01-02"] == ("drained", "admin: bad dimm, ticket 4711"),
+           "drain: the administrator's drain of fab-r01-02 was not kept: %s" % (states["fab-r01-02"],))
+    expect(states["fab-r02-01"][0] == "drained"
+           and states["fab-r02-01"][1].startswith("gpufabric: quarantined by the validation gate: "),
+           "drain: the quarantined fab-r02-01 is %s" % (states["fab-r02-01"],))
+    expect(states["fab-r02-02"][0] == "draining" and ("still runs job %s" % kept) in states["fab-r02-02"][1],
+           "drain: the held fab-r02-02 is %s" % (states["fab-r02-02"],))
+    held = {h: r["ansible_facts"]["gpufabric_held"] for h, r in scenario.results(
+        data, "Held - the workload did not leave the server in time (it stays out of service; nothing on it is "
+              "touched)").items() if r.get("ansible_facts")}
+    expect(list(held) == ["fab-r02-02"] and "still runs job %s after gpufabric_drain_timeout=20 s" % kept
+           in held["fab-r02-02"][0]["reason"], "drain: held %s" % held)
+    lines.append("drain (Slurm): fab-r01-01's job %s waited for, then the server touched and resumed; the "
+                 "administrator's drain of fab-r01-02 kept; quarantined fab-r02-01 left drained (%s); fab-r02-02 held, "
+                 "its job %s still running; run %.0f s" % (waited, states["fab-r02-01"][1][:60], kept, took))
+    return lines
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repo", required=True)
     parser.add_argument("--records", required=True)
     parser.add_argument("--inventory", action="append", required=True)
-    parser.add_argument("--only", choices=["first", "gate", "faults", "refusals"], action="append",
+    parser.add_argument("--only", choices=["first", "gate", "faults", "refusals", "drain"], action="append",
                         help="run only these parts (default: all, in order)")
     args = parser.parse_args()
     scenario = Scenario(args)
     parts = {"first": scenario.first_rollout, "gate": scenario.gate, "faults": scenario.faults,
-             "refusals": scenario.refusals}
+             "refusals": scenario.refusals, "drain": lambda: drain(scenario)}
     try:
         lines = []
         for part in args.only or list(parts):

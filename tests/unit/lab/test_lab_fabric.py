@@ -146,7 +146,7 @@ def test_servers_also_start_lldpd_on_their_rails(lab, t):
 
 
 @pytest.mark.parametrize("script", ["LEAF_PROVISION_SCRIPT", "NVUED_START_SCRIPT", "LLDPD_SCRIPT", "RENAME_SCRIPT",
-                                    "UNRENAME_SCRIPT"])
+                                    "UNRENAME_SCRIPT", "SLURM_SCRIPT"])
 def test_scripts_are_valid_sh(lab, script):
     subprocess.run(["sh", "-n", "-c", getattr(lab, script)], check=True)
 
@@ -193,3 +193,35 @@ def test_swap_argvs_cross_the_networks_and_keep_the_macs(lab):
 def test_swap_endpoints_are_checked(lab, t, end, message):
     with pytest.raises(lab.LabError, match=message.replace("(", "\\(").replace(")", "\\)").replace("$", "\\$")):
         lab.parse_endpoint(t, end)
+
+
+def test_the_fabric_lab_runs_slurm_on_its_first_server(lab, repo):
+    fab = lab.read_lab(repo / "tests/lab/labs/fabric.yml")
+    assert fab.slurm_controller == "fab-r01-01"
+    conf = lab.slurm_conf(fab).splitlines()
+    assert "SlurmctldHost=fab-r01-01(198.19.90.11)" in conf
+    assert [line for line in conf if line.startswith("NodeName=")] == [
+        "NodeName=fab-r01-01 NodeAddr=198.19.90.11 CPUs=1 RealMemory=100 State=UNKNOWN",
+        "NodeName=fab-r01-02 NodeAddr=198.19.90.12 CPUs=1 RealMemory=100 State=UNKNOWN",
+        "NodeName=fab-r02-01 NodeAddr=198.19.90.13 CPUs=1 RealMemory=100 State=UNKNOWN",
+        "NodeName=fab-r02-02 NodeAddr=198.19.90.14 CPUs=1 RealMemory=100 State=UNKNOWN"]
+    argvs = lab.slurm_argvs(fab, b"k" * 3)
+    assert [(a[2], a[7], a[8], a[9]) for a in argvs] == [
+        ("gffab-fab-r01-01", "fab-r01-01", "controller", "a2tr"), ("gffab-fab-r01-02", "fab-r01-02", "node", "a2tr"),
+        ("gffab-fab-r02-01", "fab-r02-01", "node", "a2tr"), ("gffab-fab-r02-02", "fab-r02-02", "node", "a2tr")]
+
+
+@pytest.mark.parametrize("value, message", [
+    ({"controller": "nobody"}, "slurm.controller: must name one of the servers"),
+    ({"controller": "a1", "port": 1}, "slurm: unknown key\\(s\\) port; allowed: controller"),
+    ("a1", "slurm"),
+])
+def test_slurm_errors_name_the_key(lab, value, message):
+    data = copy.deepcopy(FABRIC)
+    data["slurm"] = value
+    with pytest.raises(lab.LabError, match=message):
+        lab.load_lab(data)
+
+
+def test_a_lab_without_slurm_has_none(t):
+    assert t.slurm_controller is None
