@@ -220,7 +220,8 @@ def summary(result: dict, state: str, check_mode: bool = False) -> str:
             ("resumed", False): "resumed", ("resumed", True): "would resume"}[(state, bool(check_mode))]
     nodes = result["nodes"]
     moved = [n["node"] for n in nodes if n["action"] in ("drain", "resume")]
-    words = ["%s %s" % (verb, ", ".join(moved)) if moved else "no node to %s" % state[:-1]]
+    words = ["%s %s" % (verb, ", ".join(moved)) if moved
+             else "no node to %s" % {"drained": "drain", "resumed": "resume"}[state]]
     if state == "drained":
         kept = [n for n in nodes if n["action"] == "none" and not n["ours"]]
         if kept:

@@ -107,8 +107,11 @@ def test_an_administrators_drain_is_kept_waited_for_and_never_resumed():
     assert updates(ctld) == []
     assert [(n["action"], n["ours"]) for n in out["nodes"]] == [("none", False), ("none", False)]
     assert ctld.nodes["a"]["reason"] == "bad dimm, ticket 1234"
+    assert summary(out, "drained") == ("no node to drain; left as they are (out of service for another reason): "
+                                       "a (drained: bad dimm, ticket 1234), d (down*: Not responding)")
     back = resume(ctld.slurm(), ["a", "d"], "gpufabric")
     assert back["changed"] is False and updates(ctld) == []
+    assert summary(back, "resumed").startswith("no node to resume; ")
     assert "left drained by their own reason: a (bad dimm, ticket 1234), d (Not responding)" in summary(back, "resumed")
 
 
