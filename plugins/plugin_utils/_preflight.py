@@ -29,6 +29,7 @@ from ansible_collections.gpufabric.mlnx.plugins.module_utils._validate import ki
 from ansible_collections.gpufabric.mlnx.plugins.plugin_utils._bios import spec_problems
 from ansible_collections.gpufabric.mlnx.plugins.plugin_utils._leaf import (
     LEAF_MTU, host_qos, leaf_qos, leaf_qos_tree, qos_mismatches)
+from ansible_collections.gpufabric.mlnx.plugins.plugin_utils._drain import problems as drain_problems
 from ansible_collections.gpufabric.mlnx.plugins.plugin_utils._prerequisites import switch_problems
 from ansible_collections.gpufabric.mlnx.plugins.plugin_utils._rail_plan import plan_or_problems
 from ansible_collections.gpufabric.mlnx.plugins.plugin_utils._role_defaults import (
@@ -232,7 +233,8 @@ def inventory_problems(names: Iterable[str] | None, hostvars: Mapping[str, Any],
       roce_qos module's own checks, with the role's defaults for what a host does not set);
     - every distinct set of BIOS inputs (``spec_problems``);
     - every distinct set of the platform role's kernel parameters and power policy (``platform_problems``, the
-      role's argument spec and the kernel_cmdline and platform_power modules' own checks).
+      role's argument spec and the kernel_cmdline and platform_power modules' own checks);
+    - the drain settings of the servers (``_drain.problems``: a Slurm host, one value for every server, the hooks).
 
     A problem shared by several hosts is one sentence naming them all."""
     keys = HOST_VARS + RAIL_PLAN_VARS + LEAF_PLAN_VARS + LEAF_VARS
@@ -273,6 +275,7 @@ def inventory_problems(names: Iterable[str] | None, hostvars: Mapping[str, Any],
     for (settings, leave), hosts in distinct(qos):
         found.extend(settings_problems(settings, hosts_text(hosts), leave=leave))
     found.extend(switch_problems(leaf_hosts, hostvars, "leaf"))
+    found.extend(drain_problems(names, hostvars))
     everyone = list(dict.fromkeys(list(names) + rail_hosts + list(leaf_hosts or ()) + list(spine_hosts or ())))
     found.extend(unknown_variables(everyone, hostvars))
     found.extend(value_problems(everyone, hostvars, skip=CHECKED_HERE))

@@ -375,3 +375,13 @@ def test_a_rail_plan_passes_the_preflight_iff_rail_interfaces_takes_every_host_s
                                                                      sysctls=p["sysctls"]))
                        for host, rails in planned["hosts"].items())
     assert (not found) == accepted, (fields, found)
+
+
+# ------------------------------------------------------------------------------------------ the drain
+
+def test_the_drain_settings_are_checked_with_the_inventory():
+    """check_inventory and the preflight refuse a Slurm drain without its host, as site.yml's first play does."""
+    assert problems_of({"gpufabric_drain": "slurm"}, where="gpufabric_drain_slurm_host") == [
+        "gpufabric_drain=slurm needs gpufabric_drain_slurm_host: the host where sinfo and scontrol reach slurmctld "
+        "(the controller or a login node), as a user allowed to update nodes"]
+    assert problems_of({"gpufabric_drain": "slurm", "gpufabric_drain_slurm_host": "head1"}, where="drain") == []
