@@ -71,9 +71,10 @@ def param_problems(name: object, value: object) -> list[tuple[str, str]]:
         if low is not None and (int(low) > MAX_ARRAY_INDEX or bad_high):
             out.append(("name", "%s is not an index range of an NV array (allowed: indexes 0-%d, lo..hi with lo <= hi)"
                         % (quoted(name), MAX_ARRAY_INDEX)))
-    if not (is_whole(value) or isinstance(value, bool) or (isinstance(value, str) and VALUE_RE.fullmatch(value.strip()))):
+    if not (value is None or is_whole(value) or isinstance(value, bool)
+            or (isinstance(value, str) and VALUE_RE.fullmatch(value.strip()))):
         out.append(("value", "must be a value mlxconfig takes - a word such as ETH or force_relax, a number, "
-                             "or true/false - not %s" % kind_of(value)))
+                             "true/false, or null (the firmware's default) - not %s" % kind_of(value)))
     return out
 
 
@@ -190,6 +191,17 @@ def not_applicable(name: str, params: Mapping[str, dict], want: object) -> str |
     return ETH_ONLY_RULE if is_eth else None
 
 
+def default_of(device: str, name: str, entry: Mapping) -> str:
+    """The firmware's default of ``name`` (the ``-e q`` Default column): what a ``null`` value resets it to - how a
+    parameter taken out of a profile is given back. InvalidValue naming the device when it reports none."""
+    default = entry.get("default")
+    if not isinstance(default, (bool, int, str)) or values.is_unknown(default) or values.is_array_summary(default):
+        raise InvalidValue("%s: %s has no default value the device reports (%r), so null (reset to the default) "
+                           "cannot be set: name the value" % (device, name, default), device=device, parameter=name,
+                           allowed=[])
+    return default
+
+
 def plan(device: str, params: Mapping[str, dict], desired: Mapping[str, object]) -> dict:
     """Pure decision for one device.
 
@@ -213,6 +225,7 @@ def plan(device: str, params: Mapping[str, dict], desired: Mapping[str, object])
         if entry.get("read_only"):
             raise InvalidValue("%s: %s is read-only and cannot be set" % (device, name),
                                device=device, parameter=name, allowed=[])
+        want = default_of(device, name, entry) if want is None else want
         printed = entry.get("next", "")
         if values.is_unknown(printed) or values.is_array_summary(printed):
             raise InvalidValue("%s: %s cannot be compared: the device reports %r" % (device, name, printed),
@@ -352,7 +365,7 @@ def converge_each(runner: Runner, wanted: Mapping[str, tuple], *, check_mode: bo
             after_params = dict(params)
             after_params.update(fresh)
             out["after"] = {n: fresh.get(n, {}).get("next") for n in desired if n not in decision["not_applicable"]}
-            wrong = [n for n in decision["set"] if not values.equal(desired[n], out["after"][n] or "")]
+            wrong = [n for n, token in decision["set"].items() if not values.equal(token, out["after"][n] or "")]
             if wrong:
                 raise MlnxError("%s: %s reported success but next-boot values are still %s" % (
                     device, runner.name("config"), ", ".join("%s=%s" % (n, out["after"][n]) for n in wrong)),
@@ -392,6 +405,11 @@ def drift(params: Mapping[str, dict], desired: Mapping[str, object]) -> dict[str
             out[name] = {"desired": want, "next": None, "current": None, "state": "missing"}
             continue
         nxt, cur = (entry.get("next"), entry.get("current")) if isinstance(entry, Mapping) else (None, None)
+        if want is None:   # reset to the firmware's default
+            want = entry.get("default") if isinstance(entry, Mapping) else None
+            if not isinstance(want, (bool, int, str)) or values.is_unknown(want) or values.is_array_summary(want):
+                out[name] = {"desired": want, "next": nxt, "current": cur, "state": "unknown"}
+                continue
         cur = cur if isinstance(cur, (bool, int, str)) else None
         if not isinstance(nxt, (bool, int, str)) or values.is_unknown(nxt):
             state = "unknown"

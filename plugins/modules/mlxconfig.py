@@ -50,8 +50,10 @@ options:
         for one value on a range. Indexes are 0-255 (the largest NV array of the cards in the repository's real
         captures is C(Array[0..15])), so a range such as C(NUM_OF_VFS[0..999999999]) is refused before it is expanded.
       - Values as YAML booleans, numbers, names (any case) or the printed form C(NAME(n\)); one word of ASCII letters,
-        digits and the characters C(_.:+-/(\)). A list, a mapping or null is refused. Every name and value is checked before any
+        digits and the characters C(_.:+-/(\)). A list or a mapping is refused. Every name and value is checked before any
         tool runs, with the rule the matrix check uses for NV profiles.
+      - Null resets the parameter to the firmware's default (the C(-e q) Default column) - how a parameter taken out of
+        a profile is given back; a parameter whose default the device does not report is refused, naming it.
       - Required unless O(configs) is given.
     type: dict
   configs:

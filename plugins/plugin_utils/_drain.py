@@ -55,7 +55,8 @@ def _node_name(server: str, values: Mapping, kind: str) -> str:
 
 def _batch_of(server, batches):
     for batch in batches if isinstance(batches, (list, tuple)) else ():
-        if isinstance(batch, Mapping) and server in (batch.get("servers") or ()):
+        if isinstance(batch, Mapping) and isinstance(batch.get("servers"), (list, tuple)) \
+                and server in batch["servers"]:
             return batch
     return {}
 
@@ -77,7 +78,7 @@ def _short(text, limit=160):
 
 def batch_nodes(servers, hostvars, batches=None, in_play=None, kind="slurm") -> dict:
     """See the module text. ``servers``: the servers of the batch; ``kind``: V(slurm) or V(kubernetes)."""
-    if kind not in NODE_KEYS:
+    if not isinstance(kind, str) or kind not in NODE_KEYS:
         raise _err("drain: gpufabric_drain=%s has no nodes (allowed: %s)" % (json.dumps(kind, default=repr),
                                                                             ", ".join(NODE_KEYS)), "gpufabric_drain")
     names = host_names(servers, "drain", "servers")

@@ -22,8 +22,8 @@ def sim(tmp_path):
     return simulated(tmp_path, HOST, "mixed")
 
 
-def nic_config(tmp_path, sim, check=False, assignments=None):
-    ran = run(tmp_path, {HOST: sim_vars(sim, gpufabric_nic_config_profiles=PROFILES,
+def nic_config(tmp_path, sim, check=False, assignments=None, profiles=None):
+    ran = run(tmp_path, {HOST: sim_vars(sim, gpufabric_nic_config_profiles=profiles or PROFILES,
                                         gpufabric_nic_config_assignments=ASSIGNMENTS if assignments is None
                                         else assignments)}, play("nic_config"), check=check)
     assert ran.ok, ran
@@ -85,3 +85,23 @@ def test_no_assignment_that_matches_touches_nothing(tmp_path, sim):
     assert ran.task(APPLY, HOST, role="nic_config").get("skipped")
     assert recorded(ran) == (False, [])
     assert sets(sim) == [] and sim.argvs("mlxconfig") + sim.argvs("mstconfig") == []
+
+
+def test_a_parameter_taken_out_of_a_profile_is_given_back_by_naming_it_null(tmp_path, sim):
+    """The roll back of an NV parameter (docs/operations.md): NUM_OF_VFS out of the profile is left as it is; named
+    with null it returns to the firmware's default - predicted by --check, set once, then nothing."""
+    only_cx7 = [{"profile": "vfs16", "part_numbers": ["MCX75310AAS-NEAT"]}]
+    default = next_boot(sim)[CX7]
+    nic_config(tmp_path, sim, assignments=only_cx7)
+    assert next_boot(sim)[CX7] == (1, 16)
+    nic_config(tmp_path, sim, assignments=only_cx7, profiles={"vfs16": {"SRIOV_EN": True}})
+    assert next_boot(sim)[CX7] == (1, 16)              # out of the profile: not reset
+    back = {"vfs16": {"SRIOV_EN": True, "NUM_OF_VFS": None}}
+    sim.clear_calls()
+    ran = nic_config(tmp_path, sim, check=True, assignments=only_cx7, profiles=back)
+    assert ran.task(APPLY, HOST, role="nic_config")["changed"] and sets(sim) == []
+    ran = nic_config(tmp_path, sim, assignments=only_cx7, profiles=back)
+    assert next_boot(sim)[CX7] == (1, default[1]) and sets(sim) == [CX7]
+    sim.clear_calls()
+    ran = nic_config(tmp_path, sim, assignments=only_cx7, profiles=back)
+    assert not ran.task(APPLY, HOST, role="nic_config")["changed"] and sets(sim) == []

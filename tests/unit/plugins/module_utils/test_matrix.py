@@ -364,7 +364,7 @@ BAD = [
      path("nv_profiles", "storage", "LINK TYPE P1"), "not an mlxconfig parameter name"),
     ("param-list", mutated(("set", ("nv_profiles", "storage", "SRIOV_EN"), [0])),
      path("nv_profiles", "storage", "SRIOV_EN"), "a value mlxconfig takes"),
-    ("param-null", mutated(("set", ("nv_profiles", "storage", "SRIOV_EN"), None)),
+    ("param-float", mutated(("set", ("nv_profiles", "storage", "SRIOV_EN"), 1.5)),
      path("nv_profiles", "storage", "SRIOV_EN"), "a value mlxconfig takes"),
     ("assignments-map", mutated(("set", ("nv_profile_assignments",), {"profile": "storage"})),
      path("nv_profile_assignments"), "must be a list"),

@@ -98,3 +98,24 @@ def test_other_missing_parameters_still_fail(params, desired):
 
 def test_a_parameter_the_card_has_is_never_not_applicable():
     assert plan(DEV, PARAMS, normalize_desired({"LINK_TYPE_P1": "ETH"}))["not_applicable"] == {}
+
+
+def test_null_resets_a_parameter_to_the_firmware_default():
+    """A parameter taken out of a profile is given back by naming it with null (docs/operations.md, roll back)."""
+    decision = plan(DEV, PARAMS, normalize_desired({"SRIOV_EN": None, "LINK_TYPE_P1": None, "NUM_OF_VFS": None}))
+    assert decision["set"] == {"SRIOV_EN": "False", "LINK_TYPE_P1": "IB"}      # NUM_OF_VFS is at its default (8)
+    assert decision["after"] == {"SRIOV_EN": "False", "LINK_TYPE_P1": "IB", "NUM_OF_VFS": "8"}
+
+
+@pytest.mark.parametrize("name", ["MODULE_SPLIT_M0", "DEVICE_ID"])
+def test_null_without_a_reported_default_is_refused_naming_the_device(name):
+    with pytest.raises(InvalidValue) as err:
+        plan(DEV, PARAMS, {name: None})
+    assert err.value.device == DEV and err.value.parameter == name
+
+
+def test_the_drift_of_a_null_is_against_the_default():
+    from ansible_collections.gpufabric.mlnx.plugins.module_utils._mlxconfig import drift
+    out = drift(PARAMS, {"SRIOV_EN": None, "NUM_OF_VFS": None, "MODULE_SPLIT_M0": None})
+    assert {name: (entry["desired"], entry["state"]) for name, entry in out.items()} == {
+        "SRIOV_EN": ("False(0)", "drift"), "NUM_OF_VFS": ("8", "ok"), "MODULE_SPLIT_M0": ("Array[0..15]", "unknown")}
