@@ -64,7 +64,9 @@ def wait_up(switch, timeout=20):
 
 
 def test_fetch_install_boot_next_reboot_keeps_saved_config_and_loses_unsaved(make_switch, tmp_path, web):
-    sw = make_switch("leaf07", release="5.8.0")          # auto-save off before 5.9
+    # auto-save off before 5.9; a 3 s reboot, so the poll below sees it down also on a loaded machine (at 0.5 s a
+    # fresh clone's full run under load missed the window)
+    sw = make_switch("leaf07", release="5.8.0", reboot_seconds=3)
     sw.admin("mkimage", "--release", "5.11.0", "--build-id", "5.11.0.0026", "-o", str(tmp_path / "www" / NAME))
     act = fetch(sw, "%s/%s" % (web, NAME))
     assert act["state"] == "action_success", act
@@ -82,7 +84,7 @@ def test_fetch_install_boot_next_reboot_keeps_saved_config_and_loses_unsaved(mak
     mark = sw.mark()
     aid = sw.ok("POST", "/system", {"@reboot": {"state": "start", "parameters": {}}})
     assert isinstance(aid, int)
-    deadline = time.time() + 5
+    deadline = time.time() + 10
     while not refused(sw) and time.time() < deadline:
         time.sleep(0.02)
     assert refused(sw)
