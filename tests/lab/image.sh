@@ -70,12 +70,21 @@ trap cleanup EXIT
 if [ "$FORCE" -eq 1 ] || [ ! -s "$TARBALL" ]; then
     MIRROR="${GPUFABRIC_LAB_MIRROR:-$("$PY" "$HERE/hostprep.py" apt-mirror --suite "$SUITE")}"
     ROOTFS="$(mktemp -d "$BUILD/rootfs.XXXXXX")"
+    # mktemp makes it 0700: the root of the chroot, which a package's script run as its own user (munge's postinst:
+    # su munge -c mungekey) must be able to enter
+    chmod 0755 "$ROOTFS"
     echo "image.sh: debootstrap $SUITE from $MIRROR into $ROOTFS"
     start=$SECONDS
     debootstrap --variant=minbase --include="$PACKAGES" "$SUITE" "$ROOTFS" "$MIRROR" \
         >"$BUILD/debootstrap.log" 2>&1 || {
         echo "image.sh: debootstrap failed; last lines of $BUILD/debootstrap.log:" >&2
         tail -n 20 "$BUILD/debootstrap.log" >&2
+        # the packages' own words (a maintainer script that failed) are in the rootfs, removed on exit
+        if [ -f "$ROOTFS/debootstrap/debootstrap.log" ]; then
+            cp "$ROOTFS/debootstrap/debootstrap.log" "$BUILD/debootstrap-inside.log"
+            echo "image.sh: the packages' log: $BUILD/debootstrap-inside.log; its last lines:" >&2
+            tail -n 20 "$BUILD/debootstrap-inside.log" >&2
+        fi
         exit 1
     }
     # Smaller image: no downloaded .debs or package lists.
