@@ -210,12 +210,25 @@ def resume(slurm: Slurm, nodes, owner: str, *, check_mode: bool = False) -> dict
     return {"changed": bool(todo), "nodes": out}
 
 
+def query(slurm: Slurm, nodes, owner: str) -> dict:
+    """Read only: every node's state and reason, SlurmError for a node Slurm does not know - the preflight's proof,
+    before batch 1, that the drain host reaches slurmctld and that every server is a node of it."""
+    nodes, owner, _ = check_params(nodes, owner)
+    before = slurm.read(nodes)
+    return {"changed": False, "nodes": [{"node": n, "before": _public(before[n]), "action": "none",
+                                         "ours": is_ours(before[n]["reason"], owner)} for n in nodes]}
+
+
 def _public(entry: dict) -> dict:
     return {"state": entry["state"], "reason": entry["reason"]}
 
 
 def summary(result: dict, state: str, check_mode: bool = False) -> str:
     """One sentence: what was (would be) done to which node, and which still run jobs."""
+    if state == "query":
+        out = [n for n in result["nodes"] if parse_state(n["node"], n["before"]["state"])["out"]]
+        return "%d nodes known to Slurm%s" % (len(result["nodes"]), ("; out of service: %s" % ", ".join(
+            "%s (%s: %s)" % (n["node"], n["before"]["state"], n["before"]["reason"]) for n in out)) if out else "")
     verb = {("drained", False): "drained", ("drained", True): "would drain",
             ("resumed", False): "resumed", ("resumed", True): "would resume"}[(state, bool(check_mode))]
     nodes = result["nodes"]

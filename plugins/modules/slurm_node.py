@@ -21,6 +21,8 @@ description:
     its state and its reason - it is waited for like the others, but it is not this owner's to resume.
   - O(state=resumed) resumes only the nodes whose reason is this owner's (C(State=RESUME)); a node drained by anyone
     else, and a node in service, is left as it is.
+  - O(state=query) reads only - every node's state and reason; the preflight's proof before the first batch that the
+    host reaches slurmctld and that every server is one of its nodes.
   - A node Slurm does not know, and a node state this module does not know, fail the task naming the node (nothing
     is changed on any node).
 author:
@@ -40,9 +42,11 @@ options:
     elements: str
     required: true
   state:
-    description: V(drained) takes the nodes out of service and waits for their jobs; V(resumed) gives back this owner's.
+    description:
+      - V(drained) takes the nodes out of service and waits for their jobs; V(resumed) gives back this owner's;
+        V(query) reads them.
     type: str
-    choices: [drained, resumed]
+    choices: [drained, resumed, query]
     required: true
   owner:
     description:
@@ -113,7 +117,7 @@ nodes:
     action:
       description:
         - V(drain) taken out of service, V(reason) this owner's drain given the new reason, V(resume) given back,
-          V(none) left as it was.
+          V(none) left as it was (always with O(state=query)).
       type: str
       choices: [drain, reason, resume, none]
     ours:
@@ -141,11 +145,18 @@ from ansible.module_utils.basic import AnsibleModule
 from ansible_collections.gpufabric.mlnx.plugins.module_utils._errors import MlnxError, ToolNotFound
 from ansible_collections.gpufabric.mlnx.plugins.module_utils._host import Host
 from ansible_collections.gpufabric.mlnx.plugins.module_utils._module import ansible_module
-from ansible_collections.gpufabric.mlnx.plugins.module_utils._slurm import SLURM_CLIENT, Slurm, drain, resume, summary
+from ansible_collections.gpufabric.mlnx.plugins.module_utils._slurm import (
+    SLURM_CLIENT,
+    Slurm,
+    drain,
+    query,
+    resume,
+    summary,
+)
 
 ARGUMENT_SPEC = {
     "nodes": {"type": "list", "elements": "str", "required": True},
-    "state": {"type": "str", "choices": ["drained", "resumed"], "required": True},
+    "state": {"type": "str", "choices": ["drained", "resumed", "query"], "required": True},
     "owner": {"type": "str", "default": "gpufabric"},
     "reason": {"type": "str"},
     "wait_timeout": {"type": "int", "default": 0},
@@ -169,8 +180,10 @@ def main():
         if params["state"] == "drained":
             result = drain(slurm, params["nodes"], params["owner"], params["reason"],
                            wait_timeout=params["wait_timeout"], poll=params["poll"], check_mode=module.check_mode)
-        else:
+        elif params["state"] == "resumed":
             result = resume(slurm, params["nodes"], params["owner"], check_mode=module.check_mode)
+        else:
+            result = query(slurm, params["nodes"], params["owner"])
     except ToolNotFound as err:
         module.fail_json(msg="%s: it is provided by %s" % (err.msg, SLURM_CLIENT))
     except MlnxError as err:

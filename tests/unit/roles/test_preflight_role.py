@@ -177,3 +177,25 @@ def test_hosts_without_ansible_host_pass_without_an_ip_address_warning(tmp_path,
     assert "no problem" in ran.task(CHECK, "srv-r01-01", role="preflight")["msg"]
     printed = ran.proc.stdout + ran.proc.stderr
     assert "is not a valid IP address" not in printed and "[WARNING]" not in ran.proc.stderr, ran.proc.stderr[-2000:]
+
+
+@pytest.mark.parametrize("known, problem", [
+    (["srv-r01-01", "srv-r01-02"], None),
+    (["srv-r01-01"], "drain: Slurm on localhost: Slurm does not know node srv-r01-02 (sinfo --nodes printed nothing "
+                     "for it): set gpufabric_drain_slurm_node to the server's Slurm node name")])
+def test_a_slurm_drain_is_proven_before_any_batch(tmp_path, sims, ctl, known, problem):
+    """With gpufabric_drain=slurm the preflight asks Slurm, on the drain host, for every server's node (reads only):
+    a server Slurm does not know stops the rollout before batch 1, as one of the problems."""
+    from _fakeslurm import calls, fake_slurm
+    hosts = sims(**{"srv-r01-01": "cx6dx-roce", "srv-r01-02": "cx6dx-roce"})
+    environ, state = fake_slurm(tmp_path, {n: {"drain": False, "reason": None, "jobs": {}} for n in known},
+                                path=ctl.env.get("PATH"))
+    ctl.env.update(environ)
+    drain = {"gpufabric_drain": "slurm", "gpufabric_drain_slurm_host": "localhost"}
+    ran = preflight(tmp_path, hosts, ctl, group_vars=drain)
+    msg = ran.task(CHECK, "srv-r01-01", role="preflight")["msg"]
+    assert [c[0] for c in calls(state)] == ["sinfo"]            # read only
+    if problem is None:
+        assert ran.ok, ran
+    else:
+        assert not ran.ok and msg == ["preflight found 1 problem(s); no host was changed:", problem], msg

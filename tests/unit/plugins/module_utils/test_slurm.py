@@ -10,6 +10,7 @@ from ansible_collections.gpufabric.mlnx.plugins.module_utils._slurm import (
     SlurmError,
     drain,
     parse_state,
+    query,
     resume,
     summary,
 )
@@ -227,3 +228,13 @@ def test_limits_of_owner_and_reason_are_accepted():
     ctld = Ctld(a=node())
     drain(ctld.slurm(), ["a"], "g" * 32, "x" * 200)
     assert ctld.nodes["a"]["reason"] == "g" * 32 + ": " + "x" * 200
+
+
+def test_query_reads_only_and_names_the_nodes_out_of_service():
+    ctld = Ctld(a=node(), b=node("allocated", jobs=["3"]), c=node(drain=True, reason="admin: psu"))
+    out = query(ctld.slurm(), ["a", "b", "c"], "gpufabric")
+    assert ctld.calls == [["sinfo", "--noheader", "--Node", "--nodes=a,b,c", "--format=%N|%T|%E"]]
+    assert out["changed"] is False and [n["before"]["state"] for n in out["nodes"]] == ["idle", "allocated", "drained"]
+    assert summary(out, "query") == "3 nodes known to Slurm; out of service: c (drained: admin: psu)"
+    with pytest.raises(SlurmError, match="Slurm does not know node d"):
+        query(ctld.slurm(), ["a", "d"], "gpufabric")
