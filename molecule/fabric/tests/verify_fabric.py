@@ -395,22 +395,23 @@ class Slurm:
 def drain(scenario):
     """site.yml with gpufabric_drain=slurm against the lab's real slurmctld, the gate on, one run:
     fab-r01-01 runs a job when the rollout starts - drained, waited for (the job ends while its node is draining,
-    released by this test), then touched, then resumed; fab-r01-02 was drained by an administrator - touched, left
-    drained with the administrator's reason; fab-r02-01 quarantined by the gate (a bad card) - left drained, the
-    reason says why; fab-r02-02 runs a job that outlasts gpufabric_drain_timeout - held, never touched, the job
-    still running after the run, the node still draining."""
+    released by this test), then touched, then resumed; fab-r01-02 quarantined by the gate (a bad card; tested with
+    its rack's peer) - left drained, the reason says why; fab-r02-01 was drained by an administrator - touched, left
+    drained with the administrator's reason; fab-r02-02 runs a job that outlasts gpufabric_drain_timeout - held,
+    never touched, the job still running after the run, the node still draining. Then the causes fixed and the
+    rollout run again: both given back, the administrator's drain kept."""
     slurm, lines = Slurm(), []
     release = "/tmp/lab-job-release"
     for server in scenario.servers:
         sh("podman", "exec", PREFIX + server, "rm", "-f", release)
-    slurm.run("scontrol", "update", "NodeName=fab-r01-02", "State=DRAIN", "Reason=admin: bad dimm, ticket 4711")
+    slurm.run("scontrol", "update", "NodeName=fab-r02-01", "State=DRAIN", "Reason=admin: bad dimm, ticket 4711")
     waited = slurm.submit("fab-r01-01", release)
     kept = slurm.submit("fab-r02-02", release)
     for _attempt in range(60):
         if slurm.node("fab-r01-01")[0] == "allocated" and slurm.node("fab-r02-02")[0] == "allocated":
             break
         time.sleep(0.5)
-    sh("podman", "exec", PREFIX + "fab-r02-01", "mlxsim", "fault", "add", "bad_card", "--device", "mlx5_4")
+    sh("podman", "exec", PREFIX + "fab-r01-02", "mlxsim", "fault", "add", "bad_card", "--device", "mlx5_4")
     seen = {}
 
     def watch():
@@ -428,35 +429,35 @@ def drain(scenario):
                 "gpufabric_drain_poll": 2, "gpufabric_max_fail_percentage": 100}
     started = time.time()
     try:
-        rc, data = scenario.site("-e", json.dumps(dict(settings, gpufabric_gate_retest=["fab-r02-01"])), gate=True,
+        rc, data = scenario.site("-e", json.dumps(dict(settings, gpufabric_gate_retest=["fab-r01-02"])), gate=True,
                                  during=watch)
         states = {server: slurm.node(server) for server in scenario.servers}
         jobs = {"waited": slurm.job(waited), "kept": slurm.job(kept)}
         took = time.time() - started
         lines += drain_checks(scenario, data, rc, seen, states, jobs, waited, kept, took)
-        # the causes fixed - the card replaced, the long job ended on its own - and the rollout run again on rack r02
+        # the causes fixed - the card replaced, the long job ended on its own - and the rollout run again
         # (docs/operations.md, "Replace a quarantined card"): the quarantined server is retested and the held one
-        # worked on, and both are given back; the administrator's drain of fab-r01-02 is still kept
-        sh("podman", "exec", PREFIX + "fab-r02-01", "mlxsim", "fault", "clear", "bad_card")
+        # worked on, and both are given back; the administrator's drain of fab-r02-01 is still kept
+        sh("podman", "exec", PREFIX + "fab-r01-02", "mlxsim", "fault", "clear", "bad_card")
         sh("podman", "exec", PREFIX + "fab-r02-02", "touch", release)
         for _attempt in range(60):
             if slurm.job(kept).get("JobState") == "COMPLETED":
                 break
             time.sleep(0.5)
         started = time.time()
-        rc, data = scenario.site("--limit", "rack_r02:r02-leaf-*", "-e", json.dumps(settings), gate=True)
+        rc, data = scenario.site("-e", json.dumps(settings), gate=True)
         again = {server: slurm.node(server) for server in scenario.servers}
-        expect(rc == 0, "drain, the causes fixed: rack r02's run failed (rc %d): %s" % (rc, scenario.results(
+        expect(rc == 0, "drain, the causes fixed: the run failed (rc %d): %s" % (rc, scenario.results(
             data, "No server was held")))
-        expect(again["fab-r02-01"] == ("idle", "none") and again["fab-r02-02"] == ("idle", "none"),
-               "drain, the causes fixed: rack r02 was not given back: %s" % again)
-        expect(again["fab-r01-02"] == ("drained", "admin: bad dimm, ticket 4711"),
-               "drain, the causes fixed: the administrator's drain of fab-r01-02 was lost: %s" % (again["fab-r01-02"],))
-        lines.append("drain, the causes fixed (card replaced, job ended): rack r02 run again - fab-r02-01 retested "
-                     "and fab-r02-02 worked on, both given back; fab-r01-02's own drain kept; run %.0f s"
+        expect(again["fab-r01-02"] == ("idle", "none") and again["fab-r02-02"] == ("idle", "none"),
+               "drain, the causes fixed: the servers were not given back: %s" % again)
+        expect(again["fab-r02-01"] == ("drained", "admin: bad dimm, ticket 4711"),
+               "drain, the causes fixed: the administrator's drain of fab-r02-01 was lost: %s" % (again["fab-r02-01"],))
+        lines.append("drain, the causes fixed (card replaced, job ended): the rollout again - fab-r01-02 retested "
+                     "and fab-r02-02 worked on, both given back; fab-r02-01's own drain kept; run %.0f s"
                      % (time.time() - started))
     finally:
-        sh("podman", "exec", PREFIX + "fab-r02-01", "mlxsim", "fault", "clear", "bad_card")
+        sh("podman", "exec", PREFIX + "fab-r01-02", "mlxsim", "fault", "clear", "bad_card")
         slurm.run("scancel", kept, check=False)
         for server in scenario.servers:
             sh("podman", "exec", PREFIX + server, "touch", release)
@@ -480,11 +481,11 @@ def drain_checks(scenario, data, rc, seen, states, jobs, waited, kept, took):
     expect(not [c for c in server_calls("fab-r02-02") if c["start"] >= seen["r02"]],
            "drain: fab-r02-02 (its job still running) was touched after its drain")
     expect(states["fab-r01-01"] == ("idle", "none"), "drain: fab-r01-01 was not resumed: %s" % (states["fab-r01-01"],))
-    expect(states["fab-r01-02"] == ("drained", "admin: bad dimm, ticket 4711"),
-           "drain: the administrator's drain of fab-r01-02 was not kept: %s" % (states["fab-r01-02"],))
-    expect(states["fab-r02-01"][0] == "drained"
-           and states["fab-r02-01"][1].startswith("gpufabric: quarantined by the validation gate: "),
-           "drain: the quarantined fab-r02-01 is %s" % (states["fab-r02-01"],))
+    expect(states["fab-r02-01"] == ("drained", "admin: bad dimm, ticket 4711"),
+           "drain: the administrator's drain of fab-r02-01 was not kept: %s" % (states["fab-r02-01"],))
+    expect(states["fab-r01-02"][0] == "drained"
+           and states["fab-r01-02"][1].startswith("gpufabric: quarantined by the validation gate: "),
+           "drain: the quarantined fab-r01-02 is %s" % (states["fab-r01-02"],))
     expect(states["fab-r02-02"][0] == "draining" and ("still runs job %s" % kept) in states["fab-r02-02"][1],
            "drain: the held fab-r02-02 is %s" % (states["fab-r02-02"],))
     held = {h: r["ansible_facts"]["gpufabric_held"] for h, r in scenario.results(
@@ -492,9 +493,9 @@ def drain_checks(scenario, data, rc, seen, states, jobs, waited, kept, took):
               "touched)").items() if r.get("ansible_facts")}
     expect(list(held) == ["fab-r02-02"] and "still runs job %s after gpufabric_drain_timeout=20 s" % kept
            in held["fab-r02-02"][0]["reason"], "drain: held %s" % held)
-    lines.append("drain (Slurm): fab-r01-01's job %s waited for, then the server touched and resumed; the "
-                 "administrator's drain of fab-r01-02 kept; quarantined fab-r02-01 left drained (%s); fab-r02-02 held, "
-                 "its job %s still running; run %.0f s" % (waited, states["fab-r02-01"][1][:60], kept, took))
+    lines.append("drain (Slurm): fab-r01-01's job %s waited for, then the server touched and resumed; quarantined "
+                 "fab-r01-02 left drained (%s); the administrator's drain of fab-r02-01 kept; fab-r02-02 held, its "
+                 "job %s still running; run %.0f s" % (waited, states["fab-r01-02"][1][:60], kept, took))
     return lines
 
 
