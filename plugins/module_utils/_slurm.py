@@ -110,8 +110,8 @@ class Slurm:
         rc, out, err = self._run(list(argv))
         if rc != 0:
             words = (err or out or "").strip().splitlines()
-            raise ToolFailed("%s failed for %s (rc=%d): %s" % (" ".join(argv[:2]), ", ".join(nodes), rc,
-                                                                words[-1] if words else "no output"),
+            last = words[-1] if words else "no output"
+            raise ToolFailed("%s failed for %s (rc=%d): %s" % (" ".join(argv[:2]), ", ".join(nodes), rc, last),
                              device=list(nodes), cmd=list(argv), rc=rc, stdout=out, stderr=err)
         return out or ""
 
@@ -198,7 +198,7 @@ def drain(slurm: Slurm, nodes, owner: str, reason: str, *, wait_timeout: int = 0
 def resume(slurm: Slurm, nodes, owner: str, *, check_mode: bool = False) -> dict:
     """Resume the ``nodes`` this owner drained (their reason is the owner's); every other node is left as it is.
     Returns ``{"changed", "nodes": [{"node", "before", "action" (resume | none), "ours", "after"}]}``."""
-    nodes, owner, _ = check_params(nodes, owner)
+    nodes, owner = check_params(nodes, owner)[:2]
     before = slurm.read(nodes)
     todo = [n for n in nodes if before[n]["out"] and is_ours(before[n]["reason"], owner)]
     if todo and not check_mode:
@@ -213,7 +213,7 @@ def resume(slurm: Slurm, nodes, owner: str, *, check_mode: bool = False) -> dict
 def query(slurm: Slurm, nodes, owner: str) -> dict:
     """Read only: every node's state and reason, SlurmError for a node Slurm does not know - the preflight's proof,
     before batch 1, that the drain host reaches slurmctld and that every server is a node of it."""
-    nodes, owner, _ = check_params(nodes, owner)
+    nodes, owner = check_params(nodes, owner)[:2]
     before = slurm.read(nodes)
     return {"changed": False, "nodes": [{"node": n, "before": _public(before[n]), "action": "none",
                                          "ours": is_ours(before[n]["reason"], owner)} for n in nodes]}

@@ -79,8 +79,8 @@ def _short(text, limit=160):
 def batch_nodes(servers, hostvars, batches=None, in_play=None, kind="slurm") -> dict:
     """See the module text. ``servers``: the servers of the batch; ``kind``: V(slurm) or V(kubernetes)."""
     if not isinstance(kind, str) or kind not in NODE_KEYS:
-        raise _err("drain: gpufabric_drain=%s has no nodes (allowed: %s)" % (json.dumps(kind, default=repr),
-                                                                            ", ".join(NODE_KEYS)), "gpufabric_drain")
+        raise _err("drain: gpufabric_drain=%s has no nodes (allowed: %s)"
+                   % (json.dumps(kind, default=repr), ", ".join(NODE_KEYS)), "gpufabric_drain")
     names = host_names(servers, "drain", "servers")
     values = read_vars(names, hostvars, FACTS, what="drain", parameter="servers")
     play = None if in_play is None else set(host_names(in_play, "drain", "in_play"))

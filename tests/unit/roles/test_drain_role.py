@@ -14,6 +14,7 @@ STEPS = ["preflight", "leaf", "platform", "ofed", "firmware", "nic_config", "act
          "report"]
 OFF = {"gpufabric_%s_enabled" % step: False for step in STEPS}
 
+
 def hook(tmp_path, name):
     path = tmp_path / ("%s.yml" % name)
     path.write_text(
