@@ -71,7 +71,7 @@ def test_the_plan_says_which_batch_setting_wins_when_both_are_set(tmp_path):
     ran = site(tmp_path, ["--tags", "no-step"], gpufabric_batch_by="rack", gpufabric_batch_size=[1, 4, "10%"])
     assert ran.task("The batches", HOST)["msg"] == (
         '1 batches (gpufabric_batch_by=rack wins: gpufabric_batch_size=[1, 4, "10%"] is not used, it sizes only the '
-        "batches of gpufabric_batch_by=count): rack r01")
+        "batches of gpufabric_batch_by=count): 1. rack r01")
     (tmp_path / "count").mkdir()
     ran = site(tmp_path / "count", ["--tags", "no-step"], gpufabric_batch_by="count", gpufabric_batch_size=[1, 4, "10%"])
-    assert ran.task("The batches", HOST)["msg"] == "1 batches: servers 1-1"
+    assert ran.task("The batches", HOST)["msg"] == "1 batches: 1. servers 1-1"
