@@ -6,6 +6,7 @@ import json
 import re
 import subprocess
 
+import pytest
 import yaml
 from ansible.parsing.vault import VaultLib, VaultSecret
 
@@ -31,13 +32,17 @@ def documented_password():
     return match.group(1)
 
 
-def test_the_bmc_password_is_vaulted_and_the_readme_password_opens_it():
-    vaulted = load("group_vars/servers/vault.yml")["vault_gpufabric_platform_bmc_password"]
+@pytest.mark.parametrize("vault_file, name, secret, user_file, variable", [
+    ("group_vars/servers/vault.yml", "vault_gpufabric_platform_bmc_password", b"example-bmc-password",
+     "group_vars/servers/management.yml", "gpufabric_platform_bmc_password"),
+    ("group_vars/leaves/vault.yml", "vault_leaf_password", b"CumulusLinux!example",
+     "group_vars/leaves/connection.yml", "ansible_password")])
+def test_each_password_is_vaulted_and_the_readme_password_opens_it(vault_file, name, secret, user_file, variable):
+    vaulted = load(vault_file)[name]
     assert vaulted.startswith("$ANSIBLE_VAULT;1.1;AES256")
     vault = VaultLib([("default", VaultSecret(documented_password().encode()))])
-    assert vault.decrypt(vaulted.encode()) == b"example-bmc-password"
-    management = load("group_vars/servers/management.yml")
-    assert management["gpufabric_platform_bmc_password"] == "{{ vault_gpufabric_platform_bmc_password }}"
+    assert vault.decrypt(vaulted.encode()) == secret
+    assert load(user_file)[variable] == "{{ %s }}" % name
 
 
 def test_every_server_gets_a_distinct_management_and_bmc_address_in_the_management_network():
@@ -84,12 +89,7 @@ def test_ansible_reads_the_addresses_and_the_vaulted_password_of_the_example(tmp
     assert found == {"srv-r01-01": "example-bmc-password"}, proc.stdout + proc.stderr
 
 
-def test_the_leaves_password_is_vaulted_and_the_readme_password_opens_it():
-    vaulted = load("group_vars/leaves/vault.yml")["vault_leaf_password"]
-    assert vaulted.startswith("$ANSIBLE_VAULT;1.1;AES256")
-    vault = VaultLib([("default", VaultSecret(documented_password().encode()))])
-    assert vault.decrypt(vaulted.encode()) == b"CumulusLinux!example"
+def test_the_leaves_reach_nvue_over_httpapi():
     connection = load("group_vars/leaves/connection.yml")
-    assert connection["ansible_password"] == "{{ vault_leaf_password }}"
     assert (connection["ansible_connection"], connection["ansible_network_os"]) == (
         "ansible.netcommon.httpapi", "gpufabric.mlnx.nvue")
