@@ -19,8 +19,6 @@ import json
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from ansible.module_utils.common.arg_spec import ArgumentSpecValidator
-
 from ansible_collections.gpufabric.mlnx.plugins.module_utils import _bootloader, _platform, _rails
 from ansible_collections.gpufabric.mlnx.plugins.module_utils._errors import InvalidValue, MlnxError
 from ansible_collections.gpufabric.mlnx.plugins.module_utils._matrix import firmware_targets, matrix_problems
@@ -33,7 +31,7 @@ from ansible_collections.gpufabric.mlnx.plugins.plugin_utils._drain import probl
 from ansible_collections.gpufabric.mlnx.plugins.plugin_utils._prerequisites import switch_problems
 from ansible_collections.gpufabric.mlnx.plugins.plugin_utils._rail_plan import plan_or_problems
 from ansible_collections.gpufabric.mlnx.plugins.plugin_utils._role_defaults import (
-    QOS_VARS, role_options, roce_qos_settings, with_default as _with_default)
+    QOS_VARS, role_options, roce_qos_settings, spec_check, with_default as _with_default)
 from ansible_collections.gpufabric.mlnx.plugins.plugin_utils._roles import (
     LEAF_PLAN_VARS, MISSING, RAIL_PLAN_VARS, host_names, rail_plan_leaves, rail_plan_servers,
     rail_plan_spines, read_vars)
@@ -133,22 +131,8 @@ def _role_spec(inputs: Mapping, role: str, host: str) -> tuple[dict, list[str]]:
     ``(the values as the spec converts them, [problems])``."""
     keys = ("type", "elements", "choices", "default")
     spec = {var: {k: v for k, v in role_options(role)[var].items() if k in keys} for var in inputs}
-    try:
-        result = ArgumentSpecValidator(spec).validate(dict(inputs))
-    except (OverflowError, ValueError, TypeError) as err:   # ansible-core's int check of "INF": OverflowError
-        bad = [var for var in inputs if _spec_fails(spec[var], inputs[var])] or list(inputs)
-        return {}, ["%s: %s: %s is %s, not a value of type %s (%s)" % (
-            host, role, var, kind_of(inputs[var]), spec[var].get("type", "str"), err) for var in bad]
-    return result.validated_parameters, ["%s: %s: %s" % (host, role, message) for message in result.error_messages]
-
-
-def _spec_fails(spec: Mapping, value: Any) -> bool:
-    """Whether ansible-core's argument spec check of one variable raises instead of naming it."""
-    try:
-        ArgumentSpecValidator({"x": dict(spec)}).validate({"x": value})
-    except (OverflowError, ValueError, TypeError):
-        return True
-    return False
+    validated, problems = spec_check(spec, inputs)
+    return validated, ["%s: %s: %s" % (host, role, problem) for problem in problems]
 
 
 def _rails_inputs(host_vars: Mapping) -> dict | None:

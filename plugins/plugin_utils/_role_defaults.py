@@ -16,6 +16,9 @@ from collections.abc import Mapping
 from typing import Any
 
 import yaml
+from ansible.module_utils.common.arg_spec import ArgumentSpecValidator
+
+from ansible_collections.gpufabric.mlnx.plugins.module_utils._validate import kind_of
 
 # The collection's roles (this file is plugins/plugin_utils/_role_defaults.py).
 ROLES = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))), "roles")
@@ -41,6 +44,27 @@ def role_options(role: str) -> dict:
     variables when the role starts."""
     with open(os.path.join(ROLES, role, "meta", "argument_specs.yml"), encoding="utf-8") as stream:
         return (yaml.safe_load(stream) or {})["argument_specs"]["main"]["options"]
+
+
+def spec_check(spec: Mapping[str, Mapping], values: Mapping) -> tuple[dict, list[str]]:
+    """``values`` against an argument spec (``{name: option}``) as Ansible checks a role's variables when the role
+    starts: ``(the values as the spec converts them, [problems])``. A value ansible-core's own check raises on
+    instead of naming it (an ``int`` of ``"INF"``: OverflowError) is a problem naming that variable."""
+    try:
+        result = ArgumentSpecValidator({name: dict(option) for name, option in spec.items()}).validate(dict(values))
+    except (OverflowError, ValueError, TypeError) as err:
+        bad = [name for name in values if _raises(spec[name], values[name])] or list(values)
+        return {}, ["%s is %s, not a value of type %s (%s)" % (name, kind_of(values[name]),
+                                                               spec[name].get("type", "str"), err) for name in bad]
+    return result.validated_parameters, list(result.error_messages)
+
+
+def _raises(option: Mapping, value: Any) -> bool:
+    try:
+        ArgumentSpecValidator({"x": dict(option)}).validate({"x": value})
+    except (OverflowError, ValueError, TypeError):
+        return True
+    return False
 
 
 def with_default(variables: Mapping, name: str, role: str) -> Any:

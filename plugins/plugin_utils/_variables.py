@@ -29,10 +29,8 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 import yaml
-from ansible.module_utils.common.arg_spec import ArgumentSpecValidator
-
-from ansible_collections.gpufabric.mlnx.plugins.module_utils._validate import close_names, kind_of
-from ansible_collections.gpufabric.mlnx.plugins.plugin_utils._role_defaults import ROLES, role_defaults
+from ansible_collections.gpufabric.mlnx.plugins.module_utils._validate import close_names
+from ansible_collections.gpufabric.mlnx.plugins.plugin_utils._role_defaults import ROLES, role_defaults, spec_check
 from ansible_collections.gpufabric.mlnx.plugins.plugin_utils._roles import read_vars
 
 PREFIX = "gpufabric_"
@@ -203,10 +201,5 @@ def value_problems(names: Iterable[str], hostvars: Mapping[str, Any], skip: Iter
             distinct.setdefault(mark, (value, []))[1].append(host)
     found = []
     for (key, _mark), (value, where) in sorted(distinct.items()):
-        spec = specs[key]
-        try:
-            errors = ArgumentSpecValidator({key: dict(spec)}).validate({key: value}).error_messages
-        except (OverflowError, ValueError, TypeError) as err:   # ansible-core's int check of "INF" raises
-            errors = ["%s is %s, not a value of type %s (%s)" % (key, kind_of(value), spec.get("type", "str"), err)]
-        found.extend("%s: %s" % (hosts_text(where), error) for error in errors)
+        found.extend("%s: %s" % (hosts_text(where), error) for error in spec_check({key: specs[key]}, {key: value})[1])
     return found
