@@ -163,7 +163,26 @@ def batches(servers: Sequence[Mapping], plan: Mapping | None, by: str = "count",
         out.append({"number": number, "name": names[key], "leaves": batch_leaves, "servers": list(members)})
         order.extend(batch_leaves + list(members))
         sizes.append(len(batch_leaves) + len(members))
-    return {"batches": out, "order": order, "sizes": sizes, "skipped": skipped}
+    return {"batches": out, "order": order, "sizes": sizes, "skipped": skipped, "shared": _shared(out, plan)}
+
+
+def _shared(batches: list[dict], plan: Mapping) -> list[dict]:
+    """The batches whose leaves also serve servers of later batches: ``[{"number", "name", "leaves", "servers"}]``
+    (those leaves, those servers). An upgrade or a change of such a leaf reaches servers that are still in service -
+    with ``gpufabric_batch_by=rack`` and rail leaves shared by the racks of an SU, every SU's first rack."""
+    owner = {leaf: index for index, batch in enumerate(batches) for leaf in batch["leaves"]}
+    found: dict[int, dict] = {}
+    for index, batch in enumerate(batches):
+        for host in batch["servers"]:
+            for leaf, _port in _leaves_of(plan, host) or ():
+                first = owner.get(leaf)
+                if first is not None and first < index:
+                    entry = found.setdefault(first, {"leaves": set(), "servers": []})
+                    entry["leaves"].add(leaf)
+                    if host not in entry["servers"]:
+                        entry["servers"].append(host)
+    return [{"number": batches[i]["number"], "name": batches[i]["name"],
+             "leaves": sorted(found[i]["leaves"], key=_natural), "servers": found[i]["servers"]} for i in sorted(found)]
 
 
 def holds(host: str, plan: Mapping, leaves_state: Mapping, leaves: Sequence[str] | None = None,

@@ -7,7 +7,7 @@ import pytest
 import yaml
 
 from _paths import REPO
-from _roleplay import run
+from _roleplay import LOCAL, run
 
 SITE = REPO / "playbooks" / "site.yml"
 SPEC = yaml.safe_load((REPO / "roles/site_variables/meta/argument_specs.yml").read_text())["argument_specs"]["main"]
@@ -103,3 +103,20 @@ def test_the_batch_size_of_the_inventory_reaches_serial(tmp_path):
     assert ran.ok, ran
     batches = [sorted(p["tasks"][0]["hosts"]) for p in ran.data["plays"] if p["play"]["name"].startswith("The rollout, batch by batch")]
     assert batches == [["srv-r01-01", "srv-r01-02"], ["srv-r01-03", "srv-r01-04"]]
+
+
+def test_the_plan_names_the_leaves_that_serve_servers_of_later_batches(tmp_path):
+    """Rail leaves shared by the two racks of an SU, batches by rack: rack r01's batch changes the leaf rack r02's
+    server uses while it is still in service - the plan says so, and what keeps them together."""
+    fabric = {"rails": 1, "addressing": "su_subnet", "su_prefix": 26, "racks_per_su": 2,
+              "pools": {"rail0": "198.18.0.0/20"}, "nics": {"pci": ["0000:18:00.0"]},
+              "interface_names": ["enp24s0np0"]}
+    servers = dict(OFF, gpufabric_fabric=fabric, gpufabric_batch_by="rack", gpufabric_leaf_ready_enabled=False)
+    hosts = {"srv-r01-01": dict(servers, rack="r01", position=1), "srv-r02-01": dict(servers, rack="r02", position=1)}
+    leaf = dict(LOCAL, gpufabric_leaf_enabled=False, gpufabric_leaf_ready_enabled=False)
+    ran = run(tmp_path, hosts, SITE, groups={"leaves": {"su1-leaf-rail0": leaf}})
+    assert ran.ok, ran
+    assert ran.task("The batches", "srv-r01-01")["msg"] == (
+        "2 batches: 1. rack r01, 2. rack r02; note: the leaves of 1 batches also serve servers of later batches, still "
+        "in service when those leaves change (first: 1. rack r01 - su1-leaf-rail0 - 1 servers); gpufabric_batch_by=su "
+        "keeps a leaf and its servers in one batch")

@@ -44,6 +44,17 @@ def test_a_leaf_shared_by_two_batches_is_done_in_the_first():
     out = batches(SERVERS, plan, "rack", leaves=LEAVES)
     assert out["batches"][1]["leaves"] == ["r02-leaf-rail1"]
     assert out["sizes"] == [4, 3]
+    # rack r01's batch changes a leaf rack r02's servers use while they are still in service: the plan says so
+    assert out["shared"] == [{"number": 1, "name": "rack r01", "leaves": ["r01-leaf-rail0"],
+                              "servers": ["srv-r02-01", "srv-r02-02"]}]
+    # by SU the shared leaf's servers are one batch (rack r02 is on SU 1's leaf): nothing is shared
+    out = batches(SERVERS, plan, "su", leaves=LEAVES)
+    assert [b["name"] for b in out["batches"]] == ["SU 1"] and out["shared"] == []
+
+
+def test_leaves_of_their_own_batch_share_nothing():
+    assert batches(SERVERS, PLAN, "rack", leaves=LEAVES)["shared"] == []
+    assert batches(SERVERS, PLAN, "count", size="100%", leaves=LEAVES)["shared"] == []
 
 
 def test_by_su_and_by_count():
