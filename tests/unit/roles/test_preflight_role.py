@@ -7,6 +7,7 @@ controller's tools are simulated too (``controller``): the images are read there
 import hashlib
 import json
 import os
+import sys
 
 import pytest
 import yaml
@@ -199,3 +200,30 @@ def test_a_slurm_drain_is_proven_before_any_batch(tmp_path, sims, ctl, known, pr
         assert ran.ok, ran
     else:
         assert not ran.ok and msg == ["preflight found 1 problem(s); no host was changed:", problem], msg
+
+
+def test_each_bmc_is_proven_before_any_batch(tmp_path, sims, ctl):
+    """With the BIOS step on (a BMC address), the preflight reads each server's system over Redfish with the
+    inventory's credentials (reads only): a BMC that refuses them is one of the problems, with the module's own
+    words, and the password shows nowhere."""
+    pytest.importorskip("sushy_tools", reason="sushy-tools (requirements-dev.txt) runs the Redfish emulator")
+    sys.path.insert(0, str(REPO / "tests" / "redfish"))
+    from emulator import Emulator  # pylint: disable=import-outside-toplevel
+    hosts = sims(**{"srv-r01-01": "cx6dx-roce", "srv-r01-02": "cx6dx-roce"})
+    bmc = Emulator(tmp_path / "bmc", systems=[{"name": "srv-r01-01", "model": "DGX H100"}]).start()
+    try:
+        def creds(password):
+            return {"gpufabric_platform_bmc_address": bmc.baseuri, "gpufabric_platform_bmc_user": bmc.user,
+                    "gpufabric_platform_bmc_password": password, "gpufabric_platform_bmc_ca_path": str(bmc.ca_path)}
+        ran = preflight(tmp_path, hosts, ctl, **{"srv-r01-01": creds(bmc.password),
+                                                 "srv-r01-02": creds("not-" + bmc.password)})
+        writes = bmc.writes()
+    finally:
+        bmc.stop()
+    assert not ran.ok
+    assert bmc.password not in ran.proc.stdout + ran.proc.stderr
+    msg = ran.task(CHECK, "srv-r01-01", role="preflight")["msg"]
+    assert msg[0] == "preflight found 1 problem(s); no host was changed:", msg
+    assert msg[1].startswith("srv-r01-02: the BMC (gpufabric_platform_bmc_address) did not answer over Redfish with "
+                             "its credentials: ") and "401" in msg[1], msg
+    assert writes == []
