@@ -37,19 +37,15 @@ PLAY_SETTINGS = ("gpufabric_drain", "gpufabric_drain_slurm_host", "gpufabric_dra
                  "gpufabric_batch_pre_tasks", "gpufabric_batch_post_tasks")
 
 
-def _err(msg, parameter):
-    return InvalidValue(msg, parameter=parameter)
-
-
 def _node_name(server: str, values: Mapping, kind: str) -> str:
     key = NODE_KEYS[kind]
     value = values.get(key, server.split(".")[0])
     grammar = NODE if kind == "slurm" else K8S_NODE
     if not isinstance(value, str) or not grammar.fullmatch(value) or (kind == "kubernetes" and len(value) > 253):
-        raise _err("%s: %s=%s is not a %s node name (%s)" % (
+        raise InvalidValue("%s: %s=%s is not a %s node name (%s)" % (
             server, key, json.dumps(value, default=repr), "Slurm" if kind == "slurm" else "Kubernetes",
             "letters, digits, '.', '_', '-', one name, at most 64" if kind == "slurm"
-            else "an RFC 1123 name: lower-case letters, digits, '-', '.'"), key)
+            else "an RFC 1123 name: lower-case letters, digits, '-', '.'"), parameter=key)
     return value
 
 
@@ -79,8 +75,8 @@ def _short(text, limit=160):
 def batch_nodes(servers, hostvars, batches=None, in_play=None, kind="slurm") -> dict:
     """See the module text. ``servers``: the servers of the batch; ``kind``: V(slurm) or V(kubernetes)."""
     if not isinstance(kind, str) or kind not in NODE_KEYS:
-        raise _err("drain: gpufabric_drain=%s has no nodes (allowed: %s)"
-                   % (json.dumps(kind, default=repr), ", ".join(NODE_KEYS)), "gpufabric_drain")
+        raise InvalidValue("drain: gpufabric_drain=%s has no nodes (allowed: %s)"
+                           % (json.dumps(kind, default=repr), ", ".join(NODE_KEYS)), parameter="gpufabric_drain")
     names = host_names(servers, "drain", "servers")
     values = read_vars(names, hostvars, FACTS, what="drain", parameter="servers")
     play = None if in_play is None else set(host_names(in_play, "drain", "in_play"))
@@ -88,8 +84,8 @@ def batch_nodes(servers, hostvars, batches=None, in_play=None, kind="slurm") -> 
     seen: dict = {}
     for server, node in nodes.items():
         if node in seen:
-            raise _err("drain: %s and %s are both %s node %s (%s): each server is its own node"
-                       % (seen[node], server, kind, node, NODE_KEYS[kind]), NODE_KEYS[kind])
+            raise InvalidValue("drain: %s and %s are both %s node %s (%s): each server is its own node"
+                               % (seen[node], server, kind, node, NODE_KEYS[kind]), parameter=NODE_KEYS[kind])
         seen[node] = server
     batch = _batch_of(names[0], batches) if names else {}
     out = {"batch": batch.get("name"), "nodes": nodes, "resume": [], "keep": []}
