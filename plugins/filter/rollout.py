@@ -15,10 +15,11 @@ _rollout = lazy("plugin_utils._rollout")
 
 
 @filter_errors()
-def rollout_batches(names, hostvars, plan=None, by="count", size="100%", leaves=None, in_run=None, start=None):
+def rollout_batches(names, hostvars, plan=None, by="count", size=None, leaves=None, in_run=None, start=None,
+                    end=None):
     read = _roles.read_vars(names, hostvars, ("rack",), what="rollout_batches")
     servers = [{"name": name, "rack": values.get("rack")} for name, values in read.items()]
-    return _rollout.batches(servers, plan, by, size, leaves=leaves, in_run=in_run, start=start)
+    return _rollout.batches(servers, plan, by, size, leaves=leaves, in_run=in_run, start=start, end=end)
 
 
 LEAF_FACTS = ("gpufabric_leaf_status", "gpufabric_leaf_gate")

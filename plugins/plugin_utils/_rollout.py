@@ -84,35 +84,48 @@ def batch_sizes(size, total: int) -> list[int]:
     return out
 
 
-def _start_index(start, names: list[str]) -> int:
-    """``gpufabric_start_batch`` (None, a batch number from 1, or a batch's name) -> the index of the first batch to
-    run; RolloutError naming what is allowed."""
-    if start is None or start == "":
-        return 0
-    if isinstance(start, str) and start in names:
-        return names.index(start)
-    number = start if isinstance(start, int) and not isinstance(start, bool) else (
-        int(start) if isinstance(start, str) and re.fullmatch(r"[0-9]{1,9}", start, re.ASCII) else None)
+def _batch_index(value, names: list[str], parameter: str) -> int | None:
+    """``gpufabric_start_batch`` / ``gpufabric_end_batch`` (None, a batch number from 1, or a batch's name) -> the
+    index of that batch (None when not given); RolloutError naming what is allowed."""
+    if value is None or value == "":
+        return None
+    if isinstance(value, str) and value in names:
+        return names.index(value)
+    number = value if isinstance(value, int) and not isinstance(value, bool) else (
+        int(value) if isinstance(value, str) and re.fullmatch(r"[0-9]{1,9}", value, re.ASCII) else None)
     if number is not None and 1 <= number <= len(names):
         return number - 1
     shown = ", ".join(json.dumps(n) for n in names[:5]) + (", ..." if len(names) > 5 else "")
-    raise RolloutError("gpufabric_start_batch=%s is not a batch of this rollout: allowed is a batch number 1-%d or a "
-                       "batch's name (%s)" % (json.dumps(start, default=repr), len(names), shown),
-                       parameter="gpufabric_start_batch", allowed="1-%d or a batch name" % len(names))
+    raise RolloutError("%s=%s is not a batch of this rollout: allowed is a batch number 1-%d or a batch's name (%s)"
+                       % (parameter, json.dumps(value, default=repr), len(names), shown),
+                       parameter=parameter, allowed="1-%d or a batch name" % len(names))
 
 
-def batches(servers: Sequence[Mapping], plan: Mapping | None, by: str = "count", size: Any = "100%",
-            leaves: Sequence[str] | None = None, in_run: Sequence[str] | None = None, start: Any = None) -> dict:
+def _unit_name(by: str, keys: list) -> str:
+    """A batch's name: ``rack r07`` / ``SU 3`` for one rack or SU, ``racks r05-r08`` / ``SUs 3-6`` for several."""
+    word = "rack" if by == "rack" else "SU"
+    if len(keys) == 1:
+        return "%s %s" % (word, keys[0])
+    return "%ss %s-%s" % (word, keys[0], keys[-1])
+
+
+def batches(servers: Sequence[Mapping], plan: Mapping | None, by: str = "count", size: Any = None,
+            leaves: Sequence[str] | None = None, in_run: Sequence[str] | None = None, start: Any = None,
+            end: Any = None) -> dict:
     """``servers``: ``[{"name", "rack"}]`` in inventory order (the servers of this run); ``plan``: the rail plan (None:
-    no fabric - by count only, no leaf); ``by``: V(rack) (a rack a batch), V(su) (an SU of the plan a batch) or
-    V(count) (``size`` servers at a time, in inventory order - ``gpufabric_batch_size``, as ``serial`` takes it);
+    no fabric - by count only, no leaf); ``by``: V(rack) (racks), V(su) (SUs of the plan) or V(count) (servers, in
+    inventory order); ``size`` (``gpufabric_batch_size``, as ``serial`` takes it - a number, a percentage or a list
+    whose last repeats) counts the units of ``by`` in a batch: servers with V(count) (default all of them), racks
+    with V(rack) and SUs with V(su) (default one; in natural order of their names);
     ``leaves``: the inventory's leaves (None: no leaf is managed); ``in_run``: the hosts this run may touch (None: all
     - a leaf outside it is not put into a batch, and its servers are held). Returns ``{"batches": [{"name", "leaves",
     "servers"}], "order": [...], "sizes": [...]}``: the host order of the rollout play (per batch: its new leaves,
     then its servers) and its ``serial``. ``start`` (``gpufabric_start_batch``): the batch to begin with - its number
     (from 1) or its name; the batches before it are listed in ``skipped`` and not run, and the leaves they had that
     later batches need come with the first batch run (configured and gated again, which changes nothing on a leaf
-    that is done). Every batch carries its ``number`` in the whole rollout."""
+    that is done). ``end`` (``gpufabric_end_batch``): the last batch to run, the same way - the batches after it are
+    listed in ``after`` and not run (a wave of a pipeline: ``start`` and ``end`` its first and last batch). Every
+    batch carries its ``number`` in the whole rollout."""
     if by not in BATCH_BY:
         raise RolloutError("gpufabric_batch_by is %s (allowed: %s)" % (json.dumps(by, default=repr),
                                                                        ", ".join(BATCH_BY)),
@@ -133,6 +146,8 @@ def batches(servers: Sequence[Mapping], plan: Mapping | None, by: str = "count",
     reach = None if in_run is None else set(in_run)
     groups: dict[Any, list[str]] = {}
     names: dict[Any, str] = {}
+    if size is None:
+        size = "100%" if by == "count" else 1
     if by == "count":
         offset = 0
         for key, step in enumerate(batch_sizes(size, len(servers))):
@@ -140,18 +155,34 @@ def batches(servers: Sequence[Mapping], plan: Mapping | None, by: str = "count",
             names[key] = "servers %d-%d" % (offset + 1, offset + step)
             offset += step
     else:
+        units: dict[Any, list[str]] = {}
         for server in servers:
             key = server.get("rack") if by == "rack" else _su_of(plan, server["name"])
-            groups.setdefault(key, []).append(server["name"])
-            names.setdefault(key, "%s %s" % ("rack" if by == "rack" else "SU", key))
-        order_keys = sorted(groups, key=lambda k: _natural("" if k is None else k))
-        groups = {k: groups[k] for k in order_keys}
-    first = _start_index(start, [names[key] for key in groups])
+            units.setdefault(key, []).append(server["name"])
+        keys = sorted(units, key=lambda k: _natural("" if k is None else k))
+        offset = 0
+        for step in batch_sizes(size, len(keys)):
+            chunk = keys[offset:offset + step]
+            offset += step
+            groups[tuple(chunk)] = [name for key in chunk for name in units[key]]
+            names[tuple(chunk)] = _unit_name(by, chunk)
+    listed = [names[key] for key in groups]
+    first = _batch_index(start, listed, "gpufabric_start_batch") or 0
+    last = _batch_index(end, listed, "gpufabric_end_batch")
+    if last is not None and last < first:
+        raise RolloutError("gpufabric_end_batch=%s (batch %d, %s) comes before gpufabric_start_batch=%s (batch %d, %s): "
+                           "the last batch to run must be the first one or a later one"
+                           % (json.dumps(end, default=repr), last + 1, listed[last],
+                              json.dumps(start, default=repr), first + 1, listed[first]),
+                           parameter="gpufabric_end_batch", allowed="%d-%d" % (first + 1, len(listed)))
     done: set[str] = set()
-    out, order, sizes, skipped = [], [], [], []
+    out, order, sizes, skipped, after = [], [], [], [], []
     for number, (key, members) in enumerate(groups.items(), start=1):
         if number <= first:
             skipped.append({"number": number, "name": names[key], "servers": list(members)})
+            continue
+        if last is not None and number > last + 1:
+            after.append({"number": number, "name": names[key], "servers": list(members)})
             continue
         batch_leaves = []
         for host in members:
@@ -163,7 +194,8 @@ def batches(servers: Sequence[Mapping], plan: Mapping | None, by: str = "count",
         out.append({"number": number, "name": names[key], "leaves": batch_leaves, "servers": list(members)})
         order.extend(batch_leaves + list(members))
         sizes.append(len(batch_leaves) + len(members))
-    return {"batches": out, "order": order, "sizes": sizes, "skipped": skipped, "shared": _shared(out, plan)}
+    return {"batches": out, "order": order, "sizes": sizes, "skipped": skipped, "after": after,
+            "shared": _shared(out, plan)}
 
 
 def _shared(batches: list[dict], plan: Mapping) -> list[dict]:

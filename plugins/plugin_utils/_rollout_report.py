@@ -79,30 +79,38 @@ def rows(servers, values, batches=None, failed=None) -> dict:
             "activation": ("%s level %s" % (method, activation["level"]) if activation.get("level") is not None
                            else method),
             "gate": gate.get("status"), "why": "; ".join(why)})
-    out_batches = []
+    out_batches, after = [], None
     for batch in _l(batches):
         batch = _m(batch)
+        if batch.get("after_end"):  # a batch after gpufabric_end_batch: not this run's, only the next wave's start
+            after = after or batch
+            continue
         names = {h for h in _l(batch.get("servers")) if isinstance(h, str)}
         members = [h for h in hosts if h["host"] in names]
         count = {k: sum(1 for h in members if h["outcome"] == k or h["gate"] == k)
                  for k in ("held", "failed", "passed", "quarantined", "not_retested")}
         out_batches.append(dict({"number": batch.get("number"), "batch": batch.get("name"), "servers": len(members),
                                  "leaves": len(_l(batch.get("leaves")))}, **count))
-    return {"hosts": hosts, "batches": out_batches, "resume": _resume(out_batches, hosts)}
+    return {"hosts": hosts, "batches": out_batches, "resume": _resume(out_batches, hosts, after)}
 
 
-def _resume(batches, hosts):
+def _resume(batches, hosts, after=None):
     """The batch a stopped rollout resumes at: the first batch none of whose servers ran, after one that did -
-    ``{"number", "batch", "option"}``, or None when every batch ran (or none did)."""
+    ``{"number", "batch", "option", "why"}`` (``why``: V(stopped)) - or, when every batch of the run ran and the run
+    was a wave (``after``: the first batch after ``gpufabric_end_batch``), that batch (``why``: V(wave)); None when
+    every batch ran (or none did)."""
     ran = False
     for batch in batches:
         members = [h for h in hosts if h["batch"] == batch["batch"]]
         if members and all(h["outcome"] == "not run" for h in members):
             if ran and batch.get("number") is not None:
-                return {"number": batch["number"], "batch": batch["batch"],
+                return {"number": batch["number"], "batch": batch["batch"], "why": "stopped",
                         "option": "-e gpufabric_start_batch=%d" % batch["number"]}
         elif members:
             ran = True
+    if ran and after and isinstance(after.get("number"), int):
+        return {"number": after["number"], "batch": after.get("name"), "why": "wave",
+                "option": "-e gpufabric_start_batch=%d" % after["number"]}
     return None
 
 
@@ -114,9 +122,16 @@ def render(report, fmt="md") -> str:
         return csv_table(_l(report.get("hosts")), columns=HOST_COLUMNS)
     if fmt == "md":
         resume = _m(report.get("resume"))
-        stopped = ("The rollout stopped before batch %s (%s). When the cause is fixed, resume there: `ansible-playbook "
-                   "... playbooks/site.yml %s` (docs/operations.md, \"Resume a stopped rollout\").\n\n"
-                   % (resume["number"], resume["batch"], resume["option"])) if resume else ""
+        if not resume:
+            stopped = ""
+        elif resume.get("why") == "wave":
+            stopped = ("This run was a wave: it ended before batch %s (%s), as gpufabric_end_batch asked. The next wave "
+                       "begins there: `ansible-playbook ... playbooks/site.yml %s` (docs/gitops.md, \"Waves\").\n\n"
+                       % (resume["number"], resume["batch"], resume["option"]))
+        else:
+            stopped = ("The rollout stopped before batch %s (%s). When the cause is fixed, resume there: "
+                       "`ansible-playbook ... playbooks/site.yml %s` (docs/operations.md, \"Resume a stopped "
+                       "rollout\").\n\n" % (resume["number"], resume["batch"], resume["option"]))
         return ("# Rollout report\n\n%s## Batches\n\n%s\n\n## Servers\n\n%s\n" % (
             stopped, markdown_table(_l(report.get("batches")), columns=BATCH_COLUMNS),
             markdown_table(_l(report.get("hosts")), columns=HOST_COLUMNS)))

@@ -65,7 +65,7 @@ def test_every_server_gets_a_distinct_management_and_bmc_address_in_the_manageme
 def test_reboots_batches_and_gate_are_set():
     rollout = load("group_vars/all/rollout.yml")
     assert rollout["gpufabric_activate_allow_reboot"] is True
-    assert rollout["gpufabric_batch_size"] == [1, 4, "10%"]
+    assert (rollout["gpufabric_batch_by"], rollout["gpufabric_batch_size"]) == ("su", [1, 1, 4])
     assert 0 <= rollout["gpufabric_max_fail_percentage"] <= 100
 
 

@@ -65,13 +65,12 @@ def test_skip_tags_firmware_leaves_activate_deciding_on_the_cards_it_reads(tmp_p
     assert facts["gpufabric_activation"]["method"] == "fwreset"
 
 
-def test_the_plan_says_which_batch_setting_wins_when_both_are_set(tmp_path):
+def test_batch_size_counts_the_racks_of_batch_by_rack_and_end_batch_names_the_next_wave(tmp_path):
     """gpufabric_batch_by rack with gpufabric_batch_size set (a site's canary sizes and -e gpufabric_batch_by=rack):
-    the plan names the one it follows; with count, or without a size, it says nothing more."""
-    ran = site(tmp_path, ["--tags", "no-step"], gpufabric_batch_by="rack", gpufabric_batch_size=[1, 4, "10%"])
-    assert ran.task("The batches", HOST)["msg"] == (
-        '1 batches (gpufabric_batch_by=rack wins: gpufabric_batch_size=[1, 4, "10%"] is not used, it sizes only the '
-        "batches of gpufabric_batch_by=count): 1. rack r01")
+    the sizes count racks - no setting is thrown away; a wave (gpufabric_end_batch) says where the next one begins."""
+    ran = site(tmp_path, ["--tags", "no-step"], gpufabric_batch_by="rack", gpufabric_batch_size=[1, 4, "10%"],
+               gpufabric_end_batch=1)
+    assert ran.task("The batches", HOST)["msg"] == "1 batches: 1. rack r01", ran
     (tmp_path / "count").mkdir()
     ran = site(tmp_path / "count", ["--tags", "no-step"], gpufabric_batch_by="count", gpufabric_batch_size=[1, 4, "10%"])
     assert ran.task("The batches", HOST)["msg"] == "1 batches: 1. servers 1-1"

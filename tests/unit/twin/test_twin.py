@@ -80,9 +80,24 @@ def test_a_rollout_resumed_at_batch_2_runs_only_rack_r02_and_its_leaves(twin):
     assert ran.ok, ran
     plan = ran.task("The batches", "srv-r01-01")["msg"]
     assert plan == ("1 batches: 2. rack r02; gpufabric_start_batch=2 - not run: batches 1-1 (rack r01)"), plan
-    in_rollout = {host for p in ran.data["plays"] if p["play"]["name"].startswith("The rollout, batch by batch")
-                  for t in p["tasks"] for host in t["hosts"]}
-    assert in_rollout == {"srv-r02-01", "r02-leaf-rail0", "r02-leaf-rail1"}
+    assert _in_rollout(ran) == {"srv-r02-01", "r02-leaf-rail0", "r02-leaf-rail1"}
+
+
+def _in_rollout(ran):
+    return {host for p in ran.data["plays"] if p["play"]["name"].startswith("The rollout, batch by batch")
+            for t in p["tasks"] for host in t["hosts"]}
+
+
+@pytest.mark.heavy(40)
+def test_a_wave_ends_at_its_end_batch_and_names_the_next(twin):
+    """gpufabric_end_batch (docs/gitops.md, "Waves"): the first wave is batch 1 - rack r01's leaves and server only;
+    the plan names where the next wave begins."""
+    ran = rehearse(twin, "-e", "gpufabric_end_batch=1")
+    assert ran.ok, ran
+    assert ran.task("The batches", "srv-r01-01")["msg"] == (
+        "1 batches: 1. rack r01; gpufabric_end_batch=1 - not run: batches 2-2 (the next wave: -e "
+        "gpufabric_start_batch=2)")
+    assert _in_rollout(ran) == {"srv-r01-01", "r01-leaf-rail0", "r01-leaf-rail1"}
 
 
 def test_a_card_whose_serial_or_mac_is_another_machines_is_made_again_with_another_identity(tmp_path):

@@ -600,6 +600,23 @@ def test_the_example_inventory_plans_10000_ports():
     assert len(rp.cabling(result)) == 10000
 
 
+def test_the_examples_batches_follow_its_sus():
+    """inventory/example-1250's rollout.yml: batches by SU, [1, 1, 4] - each batch the SUs whose rail leaves serve
+    only its servers (no leaf changes under a server still in service), as its comments say."""
+    from ansible_collections.gpufabric.mlnx.plugins.plugin_utils._rollout import batches
+    rollout = yaml.safe_load((EXAMPLE / "group_vars" / "all" / "rollout.yml").read_text())
+    hosts = example_hosts()
+    plan = rp.plan(hosts, example_fabric())
+    out = batches([{"name": h["name"], "rack": h["rack"]} for h in hosts], plan, rollout["gpufabric_batch_by"],
+                  rollout["gpufabric_batch_size"], leaves=sorted(plan["leaves"]))
+    assert [b["name"] for b in out["batches"]] == ["SU 1", "SU 2"] + ["SUs %d-%d" % (s, s + 3) for s in range(3, 39, 4)] \
+        + ["SUs 39-40"]
+    assert [len(b["servers"]) for b in out["batches"]] == [32, 32] + [128] * 9 + [34]
+    assert [len(b["leaves"]) for b in out["batches"]] == [8, 8] + [32] * 9 + [16]
+    assert out["shared"] == []
+    assert out["batches"][0]["servers"][-1] == "srv-r08-04" and out["batches"][-1]["servers"][-1] == "srv-r313-02"
+
+
 DOCS = REPO / "docs" / "rails.md"
 
 

@@ -129,6 +129,86 @@ def test_start_batch_outside_the_batches_is_refused_naming_the_range(start):
     assert 'allowed is a batch number 1-3 or a batch\'s name ("rack r01", "rack r02", "rack r03")' in err.value.msg
 
 
+def _racks(count, per_su=2):
+    """``count`` racks of one server, one rail: rack rNN's leaf is the SU's (``per_su`` racks an SU)."""
+    hosts, leaves = {}, {}
+    for index in range(1, count + 1):
+        su = (index - 1) // per_su + 1
+        leaf = "su%d-leaf" % su
+        hosts["srv-r%02d-01" % index] = [{"rail": 0, "leaf": leaf, "leaf_port": "swp%d" % index}]
+        leaves.setdefault(leaf, {"su": su})
+    return {"hosts": hosts, "leaves": leaves}, [{"name": h, "rack": h.split("-")[1]} for h in hosts]
+
+
+def test_batch_size_counts_racks_with_batch_by_rack():
+    plan, servers = _racks(7)
+    out = batches(servers, plan, "rack", [1, 2, 3], leaves=sorted(plan["leaves"]))
+    assert [(b["number"], b["name"], b["servers"]) for b in out["batches"]] == [
+        (1, "rack r01", ["srv-r01-01"]),
+        (2, "racks r02-r03", ["srv-r02-01", "srv-r03-01"]),
+        (3, "racks r04-r06", ["srv-r04-01", "srv-r05-01", "srv-r06-01"]),
+        (4, "rack r07", ["srv-r07-01"])]          # the last size repeats: 3, cut at the 7th rack
+    # each batch's new leaves on top of its servers: su1; su2 (r03); su3 (r05-r06, r04 is su2's); su4
+    assert out["sizes"] == [1 + 1, 1 + 2, 1 + 3, 1 + 1]
+
+
+@pytest.mark.parametrize("size, names", [
+    (None, ["SU 1", "SU 2", "SU 3"]),             # unset: one SU a batch
+    (1, ["SU 1", "SU 2", "SU 3"]),
+    ([1, 2], ["SU 1", "SUs 2-3"]),
+    ("50%", ["SU 1", "SU 2", "SU 3"]),            # 50% of 3 SUs: 1 (serial's rounding down, at least 1)
+    ("67%", ["SUs 1-2", "SU 3"]),                 # 2.01 -> 2
+    ("100%", ["SUs 1-3"]),
+    (3, ["SUs 1-3"]),
+    (4, ["SUs 1-3"]),                             # more than there are: one batch of all
+])
+def test_batch_size_counts_sus_with_batch_by_su(size, names):
+    plan, servers = _racks(6)
+    out = batches(servers, plan, "su", size, leaves=sorted(plan["leaves"]))
+    assert [b["name"] for b in out["batches"]] == names
+    assert [s for b in out["batches"] for s in b["servers"]] == [s["name"] for s in servers]
+
+
+def test_batch_size_unset_is_all_servers_by_count():
+    assert [b["name"] for b in batches(SERVERS, PLAN)["batches"]] == ["servers 1-4"]
+
+
+@pytest.mark.parametrize("end, last, after", [(None, 4, []), (4, 4, []), ("racks r04-r06", 3, [4]), (2, 2, [3, 4]),
+                                              ("2", 2, [3, 4]), ("racks r02-r03", 2, [3, 4])])
+def test_end_batch_runs_the_batches_up_to_it_and_lists_the_rest_as_after(end, last, after):
+    plan, servers = _racks(7)
+    out = batches(servers, plan, "rack", [1, 2, 3], leaves=sorted(plan["leaves"]), end=end)
+    assert [b["number"] for b in out["batches"]] == list(range(1, last + 1))
+    assert [b["number"] for b in out["after"]] == after
+
+
+def test_a_wave_is_its_start_to_its_end():
+    plan, servers = _racks(7)
+    out = batches(servers, plan, "rack", [1, 2, 3], leaves=sorted(plan["leaves"]), start=2, end=3)
+    assert [b["name"] for b in out["batches"]] == ["racks r02-r03", "racks r04-r06"]
+    assert [b["number"] for b in out["skipped"]] == [1] and [b["number"] for b in out["after"]] == [4]
+    # rack r01's SU leaf serves rack r02: it comes along with the wave's first batch
+    assert out["batches"][0]["leaves"] == ["su1-leaf", "su2-leaf"]
+    # a one-batch wave: start and end the same batch
+    assert [b["number"] for b in batches(servers, plan, "rack", [1, 2, 3], start=4, end=4)["batches"]] == [4]
+
+
+@pytest.mark.parametrize("start, end, words", [
+    (3, 2, "gpufabric_end_batch=2 (batch 2, racks r02-r03) comes before gpufabric_start_batch=3 (batch 3, racks "
+           "r04-r06): the last batch to run must be the first one or a later one"),
+    (None, 5, "gpufabric_end_batch=5 is not a batch of this rollout: allowed is a batch number 1-4 or a batch's name "
+              "(\"rack r01\", \"racks r02-r03\", \"racks r04-r06\", \"rack r07\")"),
+    (None, 0, "gpufabric_end_batch=0 is not a batch of this rollout"),
+    (None, "rack r02", 'gpufabric_end_batch="rack r02" is not a batch of this rollout'),  # inside a batch of two
+    (None, True, "gpufabric_end_batch=true is not a batch of this rollout"),
+])
+def test_a_bad_end_batch_is_refused_naming_what_is_allowed(start, end, words):
+    plan, servers = _racks(7)
+    with pytest.raises(RolloutError) as err:
+        batches(servers, plan, "rack", [1, 2, 3], start=start, end=end)
+    assert err.value.parameter == "gpufabric_end_batch" and words in err.value.msg
+
+
 @pytest.mark.parametrize("kwargs, words", [
     ({"by": "row"}, 'gpufabric_batch_by is "row" (allowed: rack, su, count)'),
     ({"by": "count", "size": 0}, "gpufabric_batch_size=0 is not a batch size: allowed is a whole number of at least 1"),

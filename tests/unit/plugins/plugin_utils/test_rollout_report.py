@@ -56,7 +56,7 @@ def test_a_rollout_stopped_by_a_gate_names_the_batch_to_resume_at():
     batches = BATCHES + [{"number": 3, "name": "rack r03", "servers": ["s6"]},
                          {"number": 4, "name": "rack r04", "servers": ["s7"]}]
     out = rr.rows(["s1", "s2", "s3", "s4", "s5", "s6", "s7"], VALUES, batches, failed=["s4"])
-    assert out["resume"] == {"number": 3, "batch": "rack r03", "option": "-e gpufabric_start_batch=3"}
+    assert out["resume"] == {"number": 3, "batch": "rack r03", "option": "-e gpufabric_start_batch=3", "why": "stopped"}
     assert ("The rollout stopped before batch 3 (rack r03). When the cause is fixed, resume there: "
             "`ansible-playbook ... playbooks/site.yml -e gpufabric_start_batch=3`") in rr.render(out, "md")
 
@@ -65,7 +65,27 @@ def test_resume_needs_a_batch_that_ran_before_it():
     assert rr.rows(["s6"], {}, [{"number": 5, "name": "rack r05", "servers": ["s6"]}])["resume"] is None
     assert rr.rows(["s1", "s6"], VALUES, [{"number": 5, "name": "a", "servers": ["s1"]},
                                           {"number": 6, "name": "b", "servers": ["s6"]}])["resume"] == {
-        "number": 6, "batch": "b", "option": "-e gpufabric_start_batch=6"}
+        "number": 6, "batch": "b", "option": "-e gpufabric_start_batch=6", "why": "stopped"}
+
+
+def test_a_wave_that_ran_to_its_end_batch_names_the_next_wave_and_lists_only_its_own_batches():
+    """gpufabric_end_batch=2: batches 3 and 4 are after the wave's end (site.yml marks them after_end)."""
+    batches = BATCHES + [{"number": 3, "name": "rack r03", "servers": ["s6"], "after_end": True},
+                         {"number": 4, "name": "rack r04", "servers": ["s7"], "after_end": True}]
+    out = rr.rows(["s1", "s2", "s3", "s4", "s5", "s6", "s7"], VALUES, batches, failed=["s4"])
+    assert [b["batch"] for b in out["batches"]] == ["rack r01", "rack r02"]
+    assert out["resume"] == {"number": 3, "batch": "rack r03", "option": "-e gpufabric_start_batch=3", "why": "wave"}
+    md = rr.render(out, "md")
+    assert ("This run was a wave: it ended before batch 3 (rack r03), as gpufabric_end_batch asked. The next wave "
+            "begins there: `ansible-playbook ... playbooks/site.yml -e gpufabric_start_batch=3`") in md
+    assert "stopped" not in md
+
+
+def test_a_wave_stopped_by_its_gate_says_stopped_not_wave():
+    batches = BATCHES + [{"number": 3, "name": "rack r03", "servers": ["s6"]},
+                         {"number": 4, "name": "rack r04", "servers": ["s7"], "after_end": True}]
+    out = rr.rows(["s1", "s2", "s3", "s4", "s5", "s6", "s7"], VALUES, batches, failed=["s4"])
+    assert out["resume"]["why"] == "stopped" and out["resume"]["number"] == 3
 
 
 def test_formats():
