@@ -51,12 +51,19 @@ def _release_of(version: Any) -> str | None:
     return value.strip() if isinstance(value, str) and value.strip() else None
 
 
-def check_request(release: Any, url: Any, sha256: Any) -> tuple[str, str, str, str]:
-    """``(release, url, image file name, sha256)`` of a well-formed request, or NvueError naming the parameter."""
+def check_request(release: Any, url: Any, sha256: Any) -> tuple[str, str | None, str | None, str]:
+    """``(release, url, image file name, sha256)`` of a well-formed request, or NvueError naming the parameter.
+    ``url`` None: not given (the image then must already be in the other partition; url and name are None)."""
     if not isinstance(release, str) or not SWITCH_RELEASE_RE.fullmatch(release.strip()):
         raise NvueError("release: %r is not a Cumulus Linux release (allowed: N.N.N as nv show system version prints "
                         "product-release, e.g. 5.11.0)" % (release,), parameter="release")
     release = release.strip()
+    digest = normal_sha256(sha256) if isinstance(sha256, str) else ""
+    if not SHA256_RE.match(digest):
+        raise NvueError("sha256: %r is not a sha256 (allowed: 64 hex digits as sha256sum prints them, a sha256: prefix "
+                        "is accepted)" % (sha256,), parameter="sha256")
+    if url is None:
+        return release, None, None, digest
     text = url.strip() if isinstance(url, str) else None
     if text is None or not (SWITCH_URL_RE.fullmatch(text) or FILE_URL_RE.fullmatch(text)):
         raise NvueError("url: %r is not an image URL (allowed: http:// or https://, a host, an optional port and a "
@@ -66,10 +73,6 @@ def check_request(release: Any, url: Any, sha256: Any) -> tuple[str, str, str, s
     if not SWITCH_IMAGE_RE.fullmatch(image):
         raise NvueError("url: %r does not end in an image file name (letters, digits and . _ + -, ending in .bin, e.g. "
                         "cumulus-linux-5.11.0-mlx-amd64.bin)" % text, parameter="url")
-    digest = normal_sha256(sha256) if isinstance(sha256, str) else ""
-    if not SHA256_RE.match(digest):
-        raise NvueError("sha256: %r is not a sha256 (allowed: 64 hex digits as sha256sum prints them, a sha256: prefix "
-                        "is accepted)" % (sha256,), parameter="sha256")
     return release, text, image, digest
 
 
@@ -198,6 +201,10 @@ def upgrade(switch: Switch, release: Any, url: Any, sha256: Any, *, allow_downgr
     image = switch.image()
     other = other_partition(image)
     ready = partition_release(image, other) == release
+    if not ready and url is None:
+        raise NvueError("%s: %s needs the image of %s fetched and installed (partition %s holds %s), but no url was "
+                        "given; nothing was changed" % (switch.name, before, release, other,
+                                                        partition_release(image, other) or "nothing"), parameter="url")
     actions = ([] if ready else [FETCH, INSTALL]) + [BOOT_NEXT, REBOOT]
     result.update(changed=True, actions=actions, reboots=1, partition=other)
     if check_mode:

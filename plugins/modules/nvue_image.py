@@ -57,8 +57,10 @@ options:
       - Where the switch fetches the image, V(http://) or V(https://) with a path ending in the image file name
         (V(http://mirror.example/cumulus/cumulus-linux-5.11.0-mlx-amd64.bin)), or V(file:///path/IMAGE.bin) for an
         image already on the switch. No query, fragment or credentials.
+      - Not needed when the switch's other partition already holds O(release) (a roll back to the release it ran
+        before - boot-next and one reboot); without it any other change fails naming the partition, before anything
+        changes.
     type: str
-    required: true
   sha256:
     description: The sha256 of the image file, 64 hex digits (a V(sha256:) prefix is accepted).
     type: str
@@ -159,7 +161,7 @@ from ansible_collections.gpufabric.mlnx.plugins.module_utils._nvue_image import 
 
 ARGUMENT_SPEC = dict(
     release=dict(type="str", required=True),
-    url=dict(type="str", required=True),
+    url=dict(type="str"),
     sha256=dict(type="str", required=True, no_log=False),
     allow_downgrade=dict(type="bool", default=False),
     save_before_reboot=dict(type="bool", default=True),

@@ -80,6 +80,27 @@ def test_the_other_partition_already_holding_the_pin_is_booted_without_a_fetch(s
     assert running(switch) == PIN
 
 
+def test_a_partition_holding_the_pin_needs_no_url_and_without_one_a_fetch_is_refused(switch, pinned):
+    """A roll back to the release the switch ran before: the other partition holds it, so the leaf role gives no URL
+    (switch_os_target's boot action) - boot-next and one reboot. A switch that would need the image fetched is
+    refused without a URL, naming the partition, before anything changes."""
+    url, digest = pinned
+    mark = switch.mark()
+    with pytest.raises(NvueError) as err:
+        upgrade(rest(switch), PIN, None, digest, **FAST)
+    assert err.value.parameter == "url" and err.value.msg == (
+        "leaf01: 5.9.1 needs the image of 5.11.0 fetched and installed (partition 2 holds nothing), but no url was "
+        "given; nothing was changed")
+    assert changes(switch, mark) == []     # read only
+    aid = switch.ok("POST", "/system/image", {"@fetch": {"state": "start", "parameters": {"remote-url": url}}})
+    switch.wait_action(aid)
+    aid = switch.ok("POST", "/system/image/files/" + NAME, {"@install": {"state": "start", "parameters": {}}})
+    assert switch.wait_action(aid)["state"] == "action_success"
+    switch.ok("PATCH", "/system/image", {"next": "1"})
+    done = upgrade(rest(switch), PIN, None, digest, **FAST)
+    assert done["actions"] == ["boot-next", "reboot"] and running(switch) == PIN
+
+
 def test_a_downgrade_is_refused_before_anything_changes(make_switch, pinned):
     url, digest = pinned
     sw = make_switch("leaf02", release="5.12.0")
