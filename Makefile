@@ -107,6 +107,7 @@ bench: venv collection image
 	$(BIN)/python tests/bench/check_inventory.py
 	$(BIN)/python tests/bench/leaves.py
 	$(BIN)/python tests/bench/twin.py
+	$(BIN)/python tests/bench/site_forks.py
 
 # `make test`: what every target needs once (venv, collection, tools, the lab image), then three streams at once,
 # each in its own order: the unit suite (2 workers, its heavy tests first), the static checks (sanity, lint, docs,

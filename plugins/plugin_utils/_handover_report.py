@@ -12,7 +12,8 @@ Pure, on the controller:
 - ``write(results, directory, formats=FORMATS)``: the same written to ``FILENAMES`` in ``directory``;
   returns ``{format: path}``.
 
-Only the HTML needs matplotlib (imported when a plot is drawn; ``MATPLOTLIB_MISSING`` otherwise). The document
+Only the HTML page's plots need matplotlib, an optional package (imported when a plot is drawn): without it the page
+is rendered all the same, every table and text in it, each plot replaced by a note (``MATPLOTLIB_MISSING``). The document
 is the gate's (schema 1); what each part of the report shows, and two keys it reads that are optional, are in
 docs/validation.md: ``run.thresholds.write_lat_usec`` (the absolute latency limit the gate applied) and
 ``hosts.*.delivery[].{serial,part_number,psid}_expected`` (what the asset list or the matrix expected of a NIC).
@@ -31,7 +32,7 @@ import xml.etree.ElementTree as ET
 from datetime import datetime
 from typing import Any, Sequence
 
-from ansible_collections.gpufabric.mlnx.plugins.module_utils._errors import InvalidValue, MlnxError
+from ansible_collections.gpufabric.mlnx.plugins.module_utils._errors import InvalidValue
 from ansible_collections.gpufabric.mlnx.plugins.module_utils._validate import kind_of
 from ansible_collections.gpufabric.mlnx.plugins.plugin_utils._report import csv_table, markdown_table
 
@@ -42,9 +43,10 @@ FILENAMES = {
     "junit": "handover-junit.xml",
 }
 STATUSES = ("passed", "quarantined", "not_retested")
-MATPLOTLIB_MISSING = ("the hand-over report's HTML page draws its plots with the python matplotlib library, which is "
-                      "not installed on the controller: pip install -r requirements.txt -c constraints.txt "
-                      "(requirements.txt of gpufabric.mlnx names matplotlib)")
+# What the page says in place of each plot when matplotlib is not installed (after the plot's name).
+MATPLOTLIB_MISSING = ("not drawn: the python library matplotlib, which draws the plots, is not installed on the controller "
+                      "(an optional package of gpufabric.mlnx: pip install matplotlib, the version constraints.txt pins, "
+                      "then render the report again); the tables hold the numbers")
 
 # The CSV (and the rails table of the other formats): one row per host x rail.
 RAIL_COLUMNS = (
@@ -550,13 +552,14 @@ def render_junit(results) -> str:
 # ---------------------------------------------------------------- plots (matplotlib, SVG)
 
 def _matplotlib():
-    """matplotlib, imported now (only the HTML page needs it); a clear error when it is not installed."""
+    """``(matplotlib, Figure, FigureCanvasAgg)``, imported now (only the HTML page's plots need it); None when
+    matplotlib is not installed (an optional package: the page then has a note in place of each plot)."""
     try:
         import matplotlib  # pylint: disable=import-outside-toplevel
         from matplotlib.figure import Figure  # pylint: disable=import-outside-toplevel
         from matplotlib.backends.backend_agg import FigureCanvasAgg  # pylint: disable=import-outside-toplevel
-    except ImportError as err:
-        raise MlnxError("%s (%s)" % (MATPLOTLIB_MISSING, err)) from err
+    except ImportError:
+        return None
     return matplotlib, Figure, FigureCanvasAgg
 
 
@@ -573,8 +576,8 @@ _RC = {
 _SVG_METADATA = {"Date": None, "Creator": None, "Format": None, "Type": None}
 
 
-def _figure(width, height):
-    _mpl, figure_class, canvas_class = _matplotlib()
+def _figure(width, height, loaded):
+    _mpl, figure_class, canvas_class = loaded
     figure = figure_class(figsize=(width, height), layout="constrained")
     canvas_class(figure)     # the Agg canvas: no display, no pyplot, no global figure manager
     return figure
@@ -606,9 +609,13 @@ def _label(name):
 
 
 def _plot(draw, results, width, height, prefix, label):
-    mpl, _figure_class, _canvas = _matplotlib()
-    with mpl.rc_context(_RC):
-        figure = _figure(width, height)
+    """The plot as an ``<svg>`` element; without matplotlib a note naming the plot and how to get it drawn."""
+    loaded = _matplotlib()
+    if loaded is None:
+        return '<p class="plot-missing" id="%s-missing">%s %s</p>' % (
+            prefix, html.escape(label[:1].upper() + label[1:] + ":"), html.escape(MATPLOTLIB_MISSING))
+    with loaded[0].rc_context(_RC):
+        figure = _figure(width, height, loaded)
         draw(figure, results)
         return _svg(figure, prefix, label)
 
@@ -749,7 +756,8 @@ def _draw_nccl(figure, results):
 
 
 def plots(results) -> dict:
-    """``{"heatmap", "latency", "nccl": <svg>...</svg>}``: the report's three plots as inline SVG."""
+    """``{"heatmap", "latency", "nccl": <svg>...</svg>}``: the report's three plots as inline SVG (each a
+    ``<p class="plot-missing">`` note instead when matplotlib is not installed)."""
     results = _document(results)
     hosts = len(results["hosts"])
     return {
@@ -781,6 +789,7 @@ tr.bad td { background: #fde2e1; }
 section.quarantine { border: 2px solid #d62728; border-radius: 6px; padding: 4px 12px 8px 12px; }
 section.quarantine h2 { border-bottom-color: #d62728; color: #b01c1c; }
 svg.plot { max-width: 100%; height: auto; display: block; }
+p.plot-missing { border: 1px dashed #999999; padding: 8px 12px; color: #444444; background: #fafafa; }
 details summary { cursor: pointer; margin: 6px 0; }
 """
 

@@ -1,6 +1,8 @@
 """inventory/example-1250 is a complete reference site: management and BMC addresses for every server, the BMC
 password as an Ansible Vault value that the example's documented password decrypts (and that is not readable
-without it), reboots allowed, batches and the batch gate valid for playbooks/site.yml."""
+without it), reboots allowed, batches and the batch gate valid for playbooks/site.yml, and the site's ansible.cfg
+(inventory/example-1250-files/ansible.cfg) valid for ansible-core with the forks measured on the fleet twin."""
+import configparser
 import ipaddress
 import json
 import re
@@ -14,6 +16,9 @@ from _ansible import env, tool
 from _paths import REPO
 
 SITE = REPO / "inventory" / "example-1250"
+SITE_CFG = REPO / "inventory" / "example-1250-files" / "ansible.cfg"
+# tests/bench/site_forks.py on the fleet twin; inventory/example-1250/README.md, "ansible.cfg", has the figures
+MEASURED_FORKS = 50
 
 
 class _Loader(yaml.SafeLoader):
@@ -93,3 +98,29 @@ def test_the_leaves_reach_nvue_over_httpapi():
     connection = load("group_vars/leaves/connection.yml")
     assert (connection["ansible_connection"], connection["ansible_network_os"]) == (
         "ansible.netcommon.httpapi", "gpufabric.mlnx.nvue")
+
+
+def test_the_site_ansible_cfg_is_valid_and_holds_the_measured_forks(tmp_path):
+    parser = configparser.ConfigParser(interpolation=None, inline_comment_prefixes=("#",))
+    parser.read_string(SITE_CFG.read_text())
+    assert parser.getint("defaults", "forks") == MEASURED_FORKS
+    assert "forks = %d" % MEASURED_FORKS in (SITE / "README.md").read_text()   # the measurement says the same
+    # as ansible-core reads it in a site: no ANSIBLE_* of this test run, the file as the configuration
+    environ = {key: value for key, value in env(tmp_path).items() if not key.startswith("ANSIBLE_")}
+    environ.update(ANSIBLE_CONFIG=str(SITE_CFG), ANSIBLE_HOME=str(tmp_path / "home"),
+                   ANSIBLE_LOCAL_TEMP=str(tmp_path / "tmp"))
+    valid = subprocess.run([str(tool("ansible-config")), "validate", "-t", "all"], env=environ, capture_output=True,
+                           text=True, timeout=300, check=False, cwd=str(tmp_path))
+    assert valid.returncode == 0, valid.stdout + valid.stderr
+    dump = subprocess.run([str(tool("ansible-config")), "dump", "--only-changed", "-t", "all"], env=environ,
+                          capture_output=True, text=True, timeout=300, check=False, cwd=str(tmp_path))
+    lines = {line.strip() for line in dump.stdout.splitlines()}
+    expected = {"CONFIG_FILE() = %s" % SITE_CFG, "DEFAULT_FORKS(%s) = %d" % (SITE_CFG, MEASURED_FORKS),
+                "COLLECTIONS_PATHS(%s) = ['%s']" % (SITE_CFG, SITE_CFG.parent / "collections"),
+                "CALLBACKS_ENABLED(%s) = ['gpufabric.mlnx.progress']" % SITE_CFG,
+                "DEFAULT_GATHERING(%s) = explicit" % SITE_CFG, "INTERPRETER_PYTHON(%s) = auto_silent" % SITE_CFG,
+                "RETRY_FILES_ENABLED(%s) = False" % SITE_CFG, "DEFAULT_TIMEOUT(%s) = 30" % SITE_CFG,
+                "PERSISTENT_CONNECT_TIMEOUT(%s) = 30" % SITE_CFG, "PERSISTENT_COMMAND_TIMEOUT(%s) = 60" % SITE_CFG,
+                "pipelining(%s) = True" % SITE_CFG}
+    assert expected <= lines, (sorted(expected - lines), dump.stdout + dump.stderr)
+    assert not [line for line in lines if line.startswith("HOST_KEY_CHECKING(")], "host key checking stays on"

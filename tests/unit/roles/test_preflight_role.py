@@ -104,12 +104,17 @@ def test_every_image_checked_once_on_the_controller_every_bad_one_listed(tmp_pat
     assert not ran.ok
     msg = ran.task(CHECK, "srv-r01-01", role="preflight")["msg"]
     where = "controller (gpufabric_firmware_source_dir %s): " % ctl.tmp
-    assert msg[0] == "preflight found 2 problem(s); no host was changed:", msg
+    assert msg[0] == "preflight found 3 problem(s); no host was changed:", msg
     assert msg[1:] == [
         where + "images[1] (PSID MT_0000000838, version 28.43.2566, %s) is refused: sha256 of %s is %s, the task "
                 "expects %s" % (other["path"], other["path"], other["sha256"], WRONG),
         where + "images[2] (PSID MT_0000000884, version 32.43.1014, %s/fw-bf3-not-downloaded.bin): %s/fw-bf3-not-"
-                "downloaded.bin is not a file on this host" % (ctl.tmp, ctl.tmp)], msg
+                "downloaded.bin is not a file on this host" % (ctl.tmp, ctl.tmp),
+        where + "1 image(s) of the matrix are not in this folder: download them into it (or point "
+                "gpufabric_firmware_source_dir at them), or leave the images out of this check with -e "
+                "gpufabric_preflight_images=false - then nothing checks on the controller that each image is there, "
+                "its sha256, and the PSID and version inside it (the firmware step still takes the images from this "
+                "folder: a missing one fails the servers that need it, in their batch)"], msg
     reads = [call["argv"] for call in ctl.calls() if call["tool"] == "flint"]
     assert reads == [["flint", "-i", ctl.image["path"], "q"]], reads      # once, on the controller, the good one only
     assert not [c for c in hosts["srv-r01-01"].calls() if "-i" in c["argv"]]   # no host read an image
