@@ -38,7 +38,7 @@ from ansible_collections.gpufabric.mlnx.plugins.module_utils._parsers.mlnx_qos i
 from ansible_collections.gpufabric.mlnx.plugins.module_utils._parsers.nccl_tests import parse_nccl_tests
 from ansible_collections.gpufabric.mlnx.plugins.module_utils._parsers.perftest import parse_perftest
 
-ACTIONS = ("facts", "serve", "measure", "collect", "nccl_start", "nccl_collect")
+ACTIONS = ("facts", "serve", "measure", "collect", "nccl_start", "nccl_collect", "tools")
 PERFTESTS = ("ib_write_bw", "ib_write_lat", "ib_read_bw", "ib_read_lat", "ib_send_bw", "ib_send_lat")
 NCCL_TESTS = ("all_reduce_perf", "all_gather_perf", "sendrecv_perf")
 WORD_RE = re.compile(r"[A-Za-z0-9_.-]{1,64}", re.ASCII)
@@ -56,6 +56,12 @@ WRAPPER = ("import subprocess,sys\n"
            "    rc=subprocess.call(sys.argv[4:],stdout=fo,stderr=fe)\n"
            "open(r+'.tmp','w').write(str(rc))\n"
            "import os; os.replace(r+'.tmp',r)\n")
+
+
+# What the gate runs on every server, with where it comes from (action "tools": the preflight proves them before
+# batch 1). The NCCL test is added when the gate runs NCCL.
+GATE_TOOLS = {"ib_write_bw": "perftest", "ib_write_lat": "perftest", "ping": "iputils-ping"}
+NCCL_PACKAGE = "nccl-tests (built with MPI=1, on the PATH a non-interactive login gets)"
 
 
 class FabricTestError(MlnxError):
@@ -476,6 +482,19 @@ def nccl_collect(jobs, path, timeout):
     return out
 
 
+def tools(host, nccl_test: str | None = None) -> dict:
+    """The gate's tools on this host's PATH (the module's, as the gate's own steps will see it): ``{"tools": {name:
+    path or None}, "missing": ["NAME (PACKAGE)"]}``. ``nccl_test``: the NCCL test the gate runs (None: no NCCL)."""
+    wanted = dict(GATE_TOOLS)
+    if nccl_test is not None:
+        if nccl_test not in NCCL_TESTS:
+            raise FabricTestError("nccl.test: %r is not one of %s" % (nccl_test, ", ".join(NCCL_TESTS)),
+                                  parameter="nccl")
+        wanted[nccl_test] = NCCL_PACKAGE
+    found = {name: host.which(name) or None for name in wanted}
+    return {"tools": found, "missing": ["%s (%s)" % (name, wanted[name]) for name in wanted if not found[name]]}
+
+
 def run(host, params: Mapping, check_mode: bool = False) -> dict:
     """One step of the gate on this host; ``params``: action, jobs, options, run_id, run_dir, timeout, nccl."""
     action = params.get("action")
@@ -485,6 +504,8 @@ def run(host, params: Mapping, check_mode: bool = False) -> dict:
     if action == "facts":
         return {"changed": False, "rails": rail_facts(host, [job["interface"] for job in jobs]),
                 "mgmt": mgmt_facts(host, params.get("mgmt_interface"))}
+    if action == "tools":
+        return dict(tools(host, (params.get("nccl") or {}).get("test")), changed=False)
     if check_mode:
         return {"changed": False, "skipped": True, "msg": "check mode: the gate measures nothing"}
     path = run_path(params.get("run_dir") or "/run/gpufabric/gate", params.get("run_id"))

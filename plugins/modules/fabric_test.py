@@ -26,7 +26,10 @@ description:
     environment an MPI launcher gives a rank).
   - Every value reaches a tool as one argv element, never through a shell; a job that is not allowed fails the task
     before anything starts, naming the job and the parameter.
-  - In check mode only V(facts) runs; the other steps measure nothing and say so.
+  - V(tools) reads which of the gate's tools are on this host's PATH - C(ib_write_bw) and C(ib_write_lat)
+    (perftest), C(ping), and with O(nccl) C(test) the NCCL test (nccl-tests) - each named with where it comes from
+    when missing; the preflight runs it before batch 1.
+  - In check mode only V(facts) and V(tools) run; the other steps measure nothing and say so.
 author:
   - gpufabric.mlnx contributors (@gpufabric)
 extends_documentation_fragment:
@@ -37,7 +40,7 @@ options:
     description: The step.
     type: str
     required: true
-    choices: [facts, serve, measure, collect, nccl_start, nccl_collect]
+    choices: [facts, serve, measure, collect, nccl_start, nccl_collect, tools]
   jobs:
     description:
       - V(facts), V(serve), V(measure), V(collect) - one per rail, C(interface) (the rail's netdev), C(rail), C(port)
@@ -128,6 +131,18 @@ ranks:
   returned: action is nccl_start or nccl_collect
   type: list
   elements: dict
+tools:
+  description: V(tools) - each tool of the gate and its path on this host (null when it is not on the PATH).
+  returned: action is tools
+  type: dict
+  sample: {"ib_write_bw": "/usr/bin/ib_write_bw", "ib_write_lat": "/usr/bin/ib_write_lat", "ping": "/usr/bin/ping",
+           "all_reduce_perf": null}
+missing:
+  description: V(tools) - the tools not found, each with where it comes from.
+  returned: action is tools
+  type: list
+  elements: str
+  sample: ["all_reduce_perf (nccl-tests (built with MPI=1, on the PATH a non-interactive login gets))"]
 """
 
 from ansible.module_utils.basic import AnsibleModule

@@ -1,7 +1,8 @@
 # -*- coding: utf-8 -*-
 # Copyright: gpufabric.mlnx contributors
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
-"""Controller side: what a rollout needs of each switch before batch 1, read from the inventory alone.
+"""Controller side: what a rollout needs of each switch before batch 1 - from the inventory alone
+(:func:`switch_problems`), then from a read-only login to each leaf (:func:`leaf_reads`).
 
 A leaf or spine of the rollout is reached over NVUE's REST API (``ansible.netcommon.httpapi``) or the ``nv`` CLI over
 SSH (``ansible.netcommon.network_cli``), with ``ansible_network_os: gpufabric.mlnx.nvue``, a user and a credential
@@ -19,7 +20,10 @@ from typing import Any
 
 from jinja2 import Undefined
 
-from ansible_collections.gpufabric.mlnx.plugins.plugin_utils._roles import MISSING
+from ansible_collections.gpufabric.mlnx.plugins.module_utils._errors import MlnxError
+from ansible_collections.gpufabric.mlnx.plugins.module_utils._matrix import switch_os_target
+from ansible_collections.gpufabric.mlnx.plugins.module_utils._validate import kind_of
+from ansible_collections.gpufabric.mlnx.plugins.plugin_utils._roles import MISSING, read_vars
 from ansible_collections.gpufabric.mlnx.plugins.plugin_utils._variables import hosts_text
 
 CONNECTIONS = ("ansible.netcommon.httpapi", "ansible.netcommon.network_cli")
@@ -90,3 +94,45 @@ def switch_problems(names: Iterable[str] | None, hostvars: Mapping[str, Any], wh
         for problem in _switch_problems(values, unreadable, what):
             grouped.setdefault(problem, []).append(name)
     return ["%s: %s" % (hosts_text(hosts, PLURAL.get(what, what + "s")), problem) for problem, hosts in grouped.items()]
+
+
+# What the preflight of the leaves (roles/preflight/tasks/leaf.yml) leaves on each leaf, and what it needs to decide.
+LEAF_READ = "__gpufabric_preflight_leaf_info"
+LEAF_READ_VARS = (LEAF_READ, "gpufabric_matrix", "gpufabric_switch_image_base_url")
+
+
+def leaf_reads(names: Iterable[str] | None, hostvars: Mapping[str, Any]) -> dict:
+    """The preflight of the leaves, judged: ``{"unreachable": {leaf: why}, "problems": [sentence]}``.
+
+    Each leaf of ``names`` that the preflight read (``__gpufabric_preflight_leaf_info``, the result of
+    ``nvue_info gather=[system, image]``; a leaf without it was not in this run or its leaf step is off, and is not
+    judged): one that could not be read - unreachable, refused the login, answered an error - is ``unreachable`` with
+    the connection's own message (its servers will be held, and it counts as an unreachable host); one that was read but
+    whose pinned switch OS it would refuse (a downgrade without ``allow_downgrade``, no URL to fetch from, below the
+    matrix's minimum with nothing to upgrade to) is a problem naming the leaf, both releases and the setting."""
+    read = read_vars(names, hostvars, LEAF_READ_VARS, what="leaf_reads")
+    unreachable, problems = {}, []
+    for leaf in sorted(read):
+        values = read[leaf]
+        result = values.get(LEAF_READ)
+        if not isinstance(result, Mapping) or result.get("skipped"):
+            continue
+        system = result.get("system")
+        if result.get("unreachable") or result.get("failed") or not isinstance(system, Mapping):
+            why = str(result.get("msg") or "").strip() or (
+                "nvue_info returned no system and no message" if system is None
+                else "nvue_info returned system as %s, not a mapping" % kind_of(system))
+            unreachable[leaf] = why
+            continue
+        matrix = values.get("gpufabric_matrix")
+        if matrix is None:
+            continue
+        try:
+            target = switch_os_target(system.get("release"), result.get("image"), matrix,
+                                      values.get("gpufabric_switch_image_base_url"))
+        except MlnxError as err:   # the matrix itself: the inventory check lists it
+            problems.append("%s: its pinned switch OS cannot be decided: %s" % (leaf, err.msg))
+            continue
+        if target.get("action") == "refused":
+            problems.append("%s: %s" % (leaf, target.get("reason")))
+    return {"unreachable": unreachable, "problems": problems}

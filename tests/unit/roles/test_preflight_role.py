@@ -122,8 +122,9 @@ def test_every_image_checked_once_on_the_controller_every_bad_one_listed(tmp_pat
 
 def test_the_rail_plan_takes_the_devices_the_preflight_read(tmp_path, sims, ctl):
     hosts = sims(**{"srv-r01-01": "cx6dx-roce", "srv-r01-02": "cx6dx-roce"})
-    placed = {name: {"rack": "r01", "position": index + 1, "gpufabric_fabric": FABRIC}
-              for index, name in enumerate(sorted(hosts))}
+    # the validation gate off: its tools are another test's (below)
+    placed = {name: {"rack": "r01", "position": index + 1, "gpufabric_fabric": FABRIC,
+                     "gpufabric_validate_enabled": False} for index, name in enumerate(sorted(hosts))}
     ran = preflight(tmp_path, hosts, ctl, **placed)            # nics by part number: no interface_names needed
     assert ran.ok, ran
 
@@ -233,3 +234,40 @@ def test_each_bmc_is_proven_before_any_batch(tmp_path, sims, ctl):
     assert msg[1].startswith("srv-r01-02: the BMC (gpufabric_platform_bmc_address) did not answer over Redfish with "
                              "its credentials: ") and "401" in msg[1], msg
     assert writes == []
+
+
+def _bin(tmp_path, name, without=(), stubs=()):
+    """A PATH directory: the simulated tools (tests/sim/bin) but ``without``, their python3, and ``stubs`` (scripts
+    that exit 0)."""
+    folder = tmp_path / name
+    folder.mkdir()
+    (folder / "python3").symlink_to(sys.executable)
+    for tool in (REPO / "tests" / "sim" / "bin").iterdir():
+        if tool.name not in without:
+            (folder / tool.name).symlink_to(tool)
+    for stub in stubs:
+        (folder / stub).write_text("#!/bin/sh\nexit 0\n")
+        (folder / stub).chmod(0o755)
+    return str(folder)
+
+
+def test_the_validation_gates_tools_are_proven_on_each_servers_path_before_any_batch(tmp_path, sims, ctl):
+    """With the gate on (a rail plan, gpufabric_validate_enabled), each server's PATH - the one the gate's own steps
+    get - must hold perftest's ib_write_bw and ib_write_lat, ping and nccl-tests' all_reduce_perf: a server missing
+    any is one problem naming each tool and where it comes from. The PATH holds no system directory, so what the
+    machine running the test has installed does not count."""
+    hosts = sims(**{"srv-r01-01": "cx6dx-roce", "srv-r01-02": "cx6dx-roce"})
+    hosts["srv-r01-01"].env["PATH"] = _bin(tmp_path, "full", stubs=["ping"])
+    hosts["srv-r01-02"].env["PATH"] = _bin(tmp_path, "short", without=["ib_write_lat", "all_reduce_perf"])
+    placed = {name: {"rack": "r01", "position": index + 1, "gpufabric_fabric": FABRIC}
+              for index, name in enumerate(sorted(hosts))}
+    ran = preflight(tmp_path, hosts, ctl, **placed)
+    assert not ran.ok
+    assert ran.task(CHECK, "srv-r01-01", role="preflight")["msg"] == [
+        "preflight found 1 problem(s); no host was changed:",
+        "srv-r01-02: the validation gate (gpufabric_validate_enabled) needs tools not on its PATH: ib_write_lat "
+        "(perftest), ping (iputils-ping), all_reduce_perf (nccl-tests (built with MPI=1, on the PATH a non-interactive "
+        "login gets))"]
+    # the gate off, or without NCCL: nothing of it is asked for
+    placed = {name: dict(where, gpufabric_validate_enabled=False) for name, where in placed.items()}
+    assert preflight(tmp_path, hosts, ctl, **placed).ok

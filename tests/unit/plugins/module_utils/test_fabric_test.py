@@ -133,3 +133,30 @@ def test_check_mode_measures_nothing():
     out = ft.run(host, {"action": "serve", "jobs": [{"interface": "eth1", "port": 18515}], "run_id": "t"},
                  check_mode=True)
     assert out["skipped"] is True and "measures nothing" in out["msg"]
+
+
+# ------------------------------------------------------------------------------------------------ the gate's tools
+def _with(*present):
+    return Host(which=lambda name: "/usr/bin/" + name if name in present else None)
+
+
+def test_tools_names_each_missing_tool_with_where_it_comes_from():
+    out = ft.run(_with("ping", "ib_write_bw"), {"action": "tools", "nccl": {"test": "all_reduce_perf"}})
+    assert out == {"changed": False,
+                   "tools": {"ib_write_bw": "/usr/bin/ib_write_bw", "ib_write_lat": None, "ping": "/usr/bin/ping",
+                             "all_reduce_perf": None},
+                   "missing": ["ib_write_lat (perftest)",
+                               "all_reduce_perf (nccl-tests (built with MPI=1, on the PATH a non-interactive login "
+                               "gets))"]}
+
+
+def test_tools_without_nccl_asks_for_no_nccl_test_and_runs_in_check_mode():
+    out = ft.run(_with("ping", "ib_write_bw", "ib_write_lat"), {"action": "tools"}, check_mode=True)
+    assert out["missing"] == [] and sorted(out["tools"]) == ["ib_write_bw", "ib_write_lat", "ping"]
+
+
+def test_tools_refuses_an_nccl_test_the_gate_does_not_run():
+    with pytest.raises(MlnxError) as err:
+        ft.run(_with(), {"action": "tools", "nccl": {"test": "alltoall_perf; reboot"}})
+    assert err.value.parameter == "nccl" and "is not one of all_reduce_perf, all_gather_perf, sendrecv_perf" in \
+        err.value.msg
