@@ -49,7 +49,9 @@ def preflight(tmp_path, sims, ctl, text=None, extra_hosts=None, firmware=None, g
     """The play (default: the preflight role) on every simulated host of ``sims``; ``host_vars``: {host: vars};
     ``extra_hosts``: more hosts as they are ({name: variables}); ``group_vars``: the group servers' variables."""
     common = {"gpufabric_matrix": pinned(ctl, **(firmware or {})),
-              "gpufabric_firmware_source_dir": str(ctl.tmp)}
+              "gpufabric_firmware_source_dir": str(ctl.tmp),
+              # the validation gate off unless a test turns it on: its tools (ping) are not this machine's to have
+              "gpufabric_validate_enabled": False}
     hosts = {host: sim_vars(sim, **dict(common, **host_vars.get(host, {}))) for host, sim in sims.items()}
     hosts.update({name: dict(common, **variables) for name, variables in (extra_hosts or {}).items()})
     return run(tmp_path, hosts, text or play("preflight"), environ=ctl.env, group_vars=group_vars, args=args)
@@ -122,9 +124,8 @@ def test_every_image_checked_once_on_the_controller_every_bad_one_listed(tmp_pat
 
 def test_the_rail_plan_takes_the_devices_the_preflight_read(tmp_path, sims, ctl):
     hosts = sims(**{"srv-r01-01": "cx6dx-roce", "srv-r01-02": "cx6dx-roce"})
-    # the validation gate off: its tools are another test's (below)
-    placed = {name: {"rack": "r01", "position": index + 1, "gpufabric_fabric": FABRIC,
-                     "gpufabric_validate_enabled": False} for index, name in enumerate(sorted(hosts))}
+    placed = {name: {"rack": "r01", "position": index + 1, "gpufabric_fabric": FABRIC}
+              for index, name in enumerate(sorted(hosts))}
     ran = preflight(tmp_path, hosts, ctl, **placed)            # nics by part number: no interface_names needed
     assert ran.ok, ran
 
@@ -259,8 +260,8 @@ def test_the_validation_gates_tools_are_proven_on_each_servers_path_before_any_b
     hosts = sims(**{"srv-r01-01": "cx6dx-roce", "srv-r01-02": "cx6dx-roce"})
     hosts["srv-r01-01"].env["PATH"] = _bin(tmp_path, "full", stubs=["ping"])
     hosts["srv-r01-02"].env["PATH"] = _bin(tmp_path, "short", without=["ib_write_lat", "all_reduce_perf"])
-    placed = {name: {"rack": "r01", "position": index + 1, "gpufabric_fabric": FABRIC}
-              for index, name in enumerate(sorted(hosts))}
+    placed = {name: {"rack": "r01", "position": index + 1, "gpufabric_fabric": FABRIC,
+                     "gpufabric_validate_enabled": True} for index, name in enumerate(sorted(hosts))}
     ran = preflight(tmp_path, hosts, ctl, **placed)
     assert not ran.ok
     assert ran.task(CHECK, "srv-r01-01", role="preflight")["msg"] == [
