@@ -25,6 +25,9 @@
 #    --offline, and the file list before and after).
 # 5. The hand-over report's HTML page rendered by the installed collection in that venv without matplotlib: every
 #    plot a note naming matplotlib, no <svg>.
+# 6. A first server that lacks lspci (this machine, reached with the local connection, on a PATH without lspci):
+#    site.yml --check --tags preflight refuses it with the cause - "lspci not found on PATH: it is provided by
+#    pciutils" - not "mlx_info did not run there", before any host changes.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 repo=$PWD
@@ -244,6 +247,23 @@ notes = page.count('<p class="plot-missing"')
 assert notes == 3 and "<svg" not in page and "pip install matplotlib" in page, (notes, page[:300])
 PY
 say "hand-over report without matplotlib: the HTML page rendered, its 3 plots each a note naming matplotlib"
+
+# 6. a first server without lspci: the preflight names the cause
+mkdir -p "$work/no-lspci-bin" inventory/first-server/group_vars/all
+for tool in /usr/bin/* /usr/sbin/*; do
+  [ "$(basename "$tool")" = lspci ] || ln -sf "$tool" "$work/no-lspci-bin/$(basename "$tool")"
+done
+cp inventory/example-1250/group_vars/all/matrix.yml inventory/first-server/group_vars/all/
+printf 'all:\n  children:\n    servers:\n      hosts:\n        srv-first:\n          ansible_connection: local\n          ansible_python_interpreter: %s\n' \
+  "$out/venv/bin/python" > inventory/first-server/hosts.yml
+env -i PATH="$out/venv/bin:$work/no-lspci-bin" HOME="$work/home" LANG=C.UTF-8 PYTHONDONTWRITEBYTECODE=1 \
+  ANSIBLE_LOCAL_TEMP="$work/home/tmp" ansible-playbook -i inventory/first-server gpufabric.mlnx.site --check \
+  --tags preflight -e gpufabric_preflight_images=false >"$out/preflight-no-lspci.log" 2>&1 \
+  && fail "the preflight passed a server without lspci"
+grep -q "srv-first: its NVIDIA devices could not be read: lspci not found on PATH: it is provided by pciutils" \
+  "$out/preflight-no-lspci.log" || { tail -30 "$out/preflight-no-lspci.log" >&2
+  fail "the preflight did not name the missing lspci as the cause"; }
+say "a server without lspci: the preflight names the cause (lspci not found on PATH: it is provided by pciutils)"
 cd "$repo"
 
 after=$(snapshot)
