@@ -351,6 +351,9 @@ class Scenario:
         lines.append(self.case(
             "403 persona, nvued down, a slow apply, two clients", "--limit", "rack_r01:r01-leaf-*",
             "-e", "gpufabric_leaf_apply_timeout=5", "-e", "gpufabric_max_fail_percentage=100",
+            # the two leaves that cannot be read are named by the preflight before batch 1 and counted as unreachable
+            # hosts: allowed here, so the rollout goes on and holds their servers with each leaf's own words
+            "-e", "gpufabric_max_unreachable=2",
             faults=[("r01-leaf-rail3", "default_password"), ("r01-leaf-rail2", "nvued_down"),
                     ("r01-leaf-rail1", "roce_lossy"), ("r01-leaf-rail1", "slow_apply", "15"),
                     ("r01-leaf-rail0", "roce_lossy"), ("r01-leaf-rail0", "slow_apply", "30")],
