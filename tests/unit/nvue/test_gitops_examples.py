@@ -123,6 +123,10 @@ def test_the_merge_jobs_have_a_timeout_one_at_a_time_on_the_fabric_and_the_first
     assert lab[".wave"]["resource_group"] == lab["drift"]["resource_group"] == "fabric"
     assert "waves.yml" in lab["plan"]["artifacts"]["paths"] and "reports/plan.json" in lab["plan"]["artifacts"]["paths"]
     assert lab["rollout"]["trigger"] == {"include": [{"artifact": "waves.yml", "job": "plan"}], "strategy": "depend"}
+    # the child pipeline includes this file: every job of it has rules, none for a child pipeline (parent_pipeline)
+    for name, job in lab.items():
+        if isinstance(job, dict) and not name.startswith(".") and name not in ("default", "variables"):
+            assert job["rules"] and all("parent_pipeline" not in rule["if"] for rule in job["rules"]), name
     # GitHub: every job of the merge with a timeout; the wave on the fabric one at a time; its first wave of a run in
     # the environment whose required reviewers approve it; the next wave dispatched only when this one passed
     jobs, events = hub["jobs"], github_events(hub)
@@ -143,17 +147,36 @@ def plan_script(doc):
     return line
 
 
+# the GitLab project and commit of the site repository (predefined variables of the plan job)
+PROJECT = {"CI_PROJECT_PATH": "infra/site", "CI_COMMIT_SHA": "c0ffee" * 6 + "c0ff"}
+
+
 def gitlab_child(site, environ, start=None):
-    """Run the GitLab plan job's generator in ``site`` (its .gitlab-ci.yml, reports/plan.json) -> (rc, output, the
-    child pipeline or None)."""
+    """Run the GitLab plan job's generator in ``site`` (its reports/plan.json) -> (rc, output, the child pipeline or
+    None)."""
     lab = yaml.safe_load((site / ".gitlab-ci.yml").read_text())
-    environ = {key: value for key, value in environ.items() if key != "START"}
+    environ = dict({key: value for key, value in environ.items() if key != "START"}, **PROJECT)
     if start:
         environ["START"] = str(start)
     proc = subprocess.run(["bash", "-ec", plan_script(lab)], cwd=str(site), env=environ, capture_output=True,
                           text=True, timeout=60, check=False)
     child = yaml.safe_load((site / "waves.yml").read_text()) if proc.returncode == 0 else None
     return proc.returncode, proc.stdout + proc.stderr, child
+
+
+def child_jobs(site, child):
+    """The child pipeline's jobs as GitLab makes them: its include is the site's .gitlab-ci.yml of the same project
+    and commit - its default, variables and .wave, which every job extends; none of its jobs comes along (their rules
+    match no child pipeline) -> ({job: its keys}, the pipeline's variables)."""
+    assert child["include"] == [{"project": PROJECT["CI_PROJECT_PATH"], "ref": PROJECT["CI_COMMIT_SHA"],
+                                 "file": ".gitlab-ci.yml"}], child["include"]
+    lab = yaml.safe_load((site / ".gitlab-ci.yml").read_text())
+    jobs = {}
+    for name, job in child.items():
+        if name not in ("include", "stages"):
+            assert job["extends"] == ".wave", job
+            jobs[name] = dict(lab[".wave"], **{key: value for key, value in job.items() if key != "extends"})
+    return jobs, lab["variables"]
 
 
 def github_wave(site, environ, start=None):
@@ -201,10 +224,9 @@ def test_the_wave_generators_on_a_plan_the_first_wave_manual_and_start_n(tmp_pat
 
     rc, out, child = gitlab_child(site, environ)
     assert rc == 0, out
-    assert child["stages"] == ["wave-1", "wave-2", "wave-3"] and child["default"] == lab["default"]
-    assert child["variables"] == lab["variables"]
-    jobs = {name: job for name, job in child.items() if name not in ("default", "variables", "stages")}
-    assert list(jobs) == ["wave-1 SU 1", "wave-2 SU 2", "wave-3 SUs 3-6"]
+    assert child["stages"] == ["wave-1", "wave-2", "wave-3"]
+    jobs, variables = child_jobs(site, child)
+    assert variables == lab["variables"] and list(jobs) == ["wave-1 SU 1", "wave-2 SU 2", "wave-3 SUs 3-6"]
     for number, job in enumerate(jobs.values(), start=1):
         assert job["stage"] == "wave-%d" % number and job["variables"] == {"WAVE": str(number)}
         assert job["script"] == [WAVE] and job["timeout"] == "3h" and job["resource_group"] == "fabric"
@@ -215,7 +237,8 @@ def test_the_wave_generators_on_a_plan_the_first_wave_manual_and_start_n(tmp_pat
 
     rc, out, child = gitlab_child(site, environ, start=2)              # resume: START=2
     assert rc == 0 and child["stages"] == ["wave-2", "wave-3"], out
-    assert child["wave-2 SU 2"]["when"] == "manual" and "when" not in child["wave-3 SUs 3-6"]
+    jobs, _variables = child_jobs(site, child)
+    assert jobs["wave-2 SU 2"]["when"] == "manual" and "when" not in jobs["wave-3 SUs 3-6"]
     rc, out, _child = gitlab_child(site, environ, start=4)
     assert rc != 0 and "START=4: the plan has batches 1-3" in out
 
@@ -285,12 +308,11 @@ def pipeline(site, environ, child, retry=None):
     (here: at once) -, each with the pipeline's and its own variables; the first failing job ends it. ``retry``: the
     failed job to begin with, as GitLab's Retry does (the jobs after it follow). Yields (job, rc, output) after each
     job."""
-    jobs = sorted(((name, job) for name, job in child.items() if isinstance(job, dict) and "script" in job),
-                  key=lambda item: child["stages"].index(item[1]["stage"]))
+    resolved, variables = child_jobs(site, child)
+    jobs = sorted(resolved.items(), key=lambda item: child["stages"].index(item[1]["stage"]))
     names = [name for name, _job in jobs]
     for name, job in jobs[names.index(retry) if retry else 0:]:
-        (*_before, (_line, rc, out)) = script(site, dict(environ, **child["variables"], **job["variables"]),
-                                               job["script"])
+        (*_before, (_line, rc, out)) = script(site, dict(environ, **variables, **job["variables"]), job["script"])
         yield name, rc, out
         if rc:
             return
@@ -324,14 +346,14 @@ def test_the_examples_pipeline_on_a_simulated_fleet(tmp_path, make_switch):
     # a batch - and makes the child pipeline of the waves from it
     lab = yaml.safe_load((site / ".gitlab-ci.yml").read_text())
     environ = runner(tmp_path, lab["variables"])
-    ran = script(site, environ, lab["plan"]["script"])
+    ran = script(site, dict(environ, **PROJECT), lab["plan"]["script"])
     assert [rc for _c, rc, _o in ran] == [0, 0], ran[-1][2][-3000:]
     plan = json.loads((site / "reports" / "plan.json").read_text())
     assert [(b["number"], b["name"], b["servers"], b["leaves"]) for b in plan["batches"]] == [
         (1, "rack r01", ["srv-r01-01"], ["r01-leaf-rail0", "r01-leaf-rail1"]),
         (2, "rack r02", ["srv-r02-01"], ["r02-leaf-rail0", "r02-leaf-rail1"])], plan
     child = yaml.safe_load((site / "waves.yml").read_text())
-    assert child["stages"] == ["wave-1", "wave-2"] and child["wave-1 rack r01"]["when"] == "manual"
+    assert child["stages"] == ["wave-1", "wave-2"] and child_jobs(site, child)[0]["wave-1 rack r01"]["when"] == "manual"
 
     # wave 1, the canary rack, once approved: a card of srv-r01-01 keeps its old NV value (a fault), the wave fails
     # after its leaves were configured - and the wave after it does not run: rack r02 is untouched
