@@ -198,7 +198,7 @@ def test_a_clean_inventory_writes_the_rollouts_plan_and_a_failing_check_removes_
     hosts = {name: dict(NOWHERE, ansible_host="127.0.0.%d" % index, rack=name[4:7], position=int(name[-2:]))
              for index, name in enumerate(["srv-r01-01", "srv-r01-02", "srv-r02-01", "srv-r03-01"], start=1)}
     leaves = {"su%d-leaf-rail%d" % (su, rail): dict(LEAF, ansible_host="127.0.1.%d" % (2 * su + rail),
-                                                      vault_leaf_password="x")
+                                                    vault_leaf_password="x")
               for su in (1, 2, 3) for rail in (0, 1)}
     ran = run(tmp_path, hosts, "- import_playbook: gpufabric.mlnx.check_inventory\n", group_vars=group_vars,
               environ=ctl.env, groups={"leaves": leaves})
