@@ -1,9 +1,11 @@
 """The playbooks that contact no host, called by their FQCN as an installed collection is (tests/_roleplay.py):
 gpufabric.mlnx.check_inventory lists one known problem of every surface (matrix, rail plan, RoCE QoS, BIOS inputs,
-a firmware image on the controller) at once and fails, and passes a clean inventory; gpufabric.mlnx.cabling_plan
-refuses a rail pool over the management addresses as the preflight does. Every host is unreachable (ssh to a
-closed port): the playbooks pass or fail without contacting one."""
+a firmware image on the controller) at once and fails, and passes a clean inventory, writing the rollout's plan
+(reports/plan.json: site.yml's batches); gpufabric.mlnx.cabling_plan refuses a rail pool over the management
+addresses as the preflight does. Every host is unreachable (ssh to a closed port): the playbooks pass or fail without
+contacting one."""
 import hashlib
+import json
 import os
 import subprocess
 import sys
@@ -192,3 +194,36 @@ def test_a_leaf_without_connection_settings_or_its_vault_secret_is_refused_befor
               args=["-e", "@%s" % vaulted, "--vault-password-file", str(secret)])
     assert ran.ok, ran
     assert "s3cret-leaf-password" not in ran.proc.stdout + ran.proc.stderr
+
+
+def test_a_clean_inventory_writes_the_rollouts_plan_and_a_failing_check_removes_it(tmp_path):
+    """The plan a pipeline's waves follow (docs/gitops.md, "Waves"): site.yml's batches - by the site's own
+    gpufabric_batch_by and gpufabric_batch_size, each batch's leaves the ones no earlier batch had - in
+    reports/plan.json and one line, without contacting a host; a check that fails leaves no plan behind."""
+    ctl, group_vars = site(tmp_path)
+    group_vars.update(gpufabric_batch_by="rack", gpufabric_batch_size=[1, 2])   # the canary rack, then 2 at a time
+    hosts = {name: dict(NOWHERE, ansible_host="127.0.0.%d" % index, rack=name[4:7], position=int(name[-2:]))
+             for index, name in enumerate(["srv-r01-01", "srv-r01-02", "srv-r02-01", "srv-r03-01"], start=1)}
+    leaves = {"su%d-leaf-rail%d" % (su, rail): dict(LEAF, ansible_host="127.0.1.%d" % (2 * su + rail),
+                                                    vault_leaf_password="x")
+              for su in (1, 2, 3) for rail in (0, 1)}
+    ran = run(tmp_path, hosts, "- import_playbook: gpufabric.mlnx.check_inventory\n", group_vars=group_vars,
+              environ=ctl.env, groups={"leaves": leaves})
+    assert ran.ok, ran
+    plan = json.loads((tmp_path / "reports" / "plan.json").read_text())
+    assert plan == {"schema": 1, "batch_by": "rack", "batch_size": [1, 2], "batches": [
+        {"number": 1, "name": "rack r01", "servers": ["srv-r01-01", "srv-r01-02"],
+         "leaves": ["su1-leaf-rail0", "su1-leaf-rail1"]},
+        {"number": 2, "name": "racks r02-r03", "servers": ["srv-r02-01", "srv-r03-01"],
+         "leaves": ["su2-leaf-rail0", "su2-leaf-rail1", "su3-leaf-rail0", "su3-leaf-rail1"]}]}, plan
+    assert ran.task("The rollout's plan", "srv-r01-01")["msg"] == (
+        "%s/reports/plan.json: 2 batches (gpufabric_batch_by=rack, gpufabric_batch_size=[1, 2]) - first 1. rack r01 "
+        "(2 servers, 2 leaves), last 2. racks r02-r03 (2 servers, 4 leaves), largest 1. rack r01 (2 servers, 2 "
+        "leaves); a pipeline runs one wave per batch" % tmp_path)
+    assert all(stats["unreachable"] == 0 for stats in ran.data["stats"].values())
+
+    hosts["srv-r03-01"]["gpufabric_roce_qos_cnp_dscp"] = 64
+    ran = run(tmp_path, hosts, "- import_playbook: gpufabric.mlnx.check_inventory\n", group_vars=group_vars,
+              environ=ctl.env, groups={"leaves": leaves})
+    assert not ran.ok
+    assert not (tmp_path / "reports" / "plan.json").exists()
