@@ -221,6 +221,8 @@ def test_a_clean_inventory_writes_the_rollouts_plan_and_a_failing_check_removes_
         "(2 servers, 2 leaves), last 2. racks r02-r03 (2 servers, 4 leaves), largest 1. rack r01 (2 servers, 2 "
         "leaves); a pipeline runs one wave per batch" % tmp_path)
     assert all(stats["unreachable"] == 0 for stats in ran.data["stats"].values())
+    # a check changes nothing, also where it made its report directory (reports/ did not exist)
+    assert {host: stats["changed"] for host, stats in ran.data["stats"].items()} == {"srv-r01-01": 0}, ran.data["stats"]
 
     hosts["srv-r03-01"]["gpufabric_roce_qos_cnp_dscp"] = 64
     ran = run(tmp_path, hosts, "- import_playbook: gpufabric.mlnx.check_inventory\n", group_vars=group_vars,
