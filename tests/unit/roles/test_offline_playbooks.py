@@ -228,4 +228,6 @@ def test_a_clean_inventory_writes_the_rollouts_plan_and_a_failing_check_removes_
     ran = run(tmp_path, hosts, "- import_playbook: gpufabric.mlnx.check_inventory\n", group_vars=group_vars,
               environ=ctl.env, groups={"leaves": leaves})
     assert not ran.ok
+    # removing the earlier plan is no change either
+    assert {host: stats["changed"] for host, stats in ran.data["stats"].items()} == {"srv-r01-01": 0}, ran.data["stats"]
     assert not (tmp_path / "reports" / "plan.json").exists()
