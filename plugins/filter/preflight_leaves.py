@@ -39,9 +39,11 @@ EXAMPLES = r"""
 
 RETURN = r"""
 _value:
-  description: C(unreachable) (leaf - why) and C(problems) (sentences, one per leaf).
+  description: C(read) (the leaves judged - those the preflight read), C(unreachable) (leaf - why) and C(problems)
+    (sentences, one per leaf).
   type: dict
   sample:
+    read: ["r01-leaf-rail0", "r01-leaf-rail1", "r02-leaf-rail0"]
     unreachable: {"r01-leaf-rail1": "the switch could not be reached over the NVUE REST API (...): Connection refused"}
     problems: ["r02-leaf-rail0: downgrade from 5.12.0 to 5.11.0 refused: the switch runs a newer release than the pin;
                set gpufabric_matrix.switch_os.cumulus-linux.allow_downgrade: true to allow it"]

@@ -102,7 +102,8 @@ LEAF_READ_VARS = (LEAF_READ, "gpufabric_matrix", "gpufabric_switch_image_base_ur
 
 
 def leaf_reads(names: Iterable[str] | None, hostvars: Mapping[str, Any]) -> dict:
-    """The preflight of the leaves, judged: ``{"unreachable": {leaf: why}, "problems": [sentence]}``.
+    """The preflight of the leaves, judged: ``{"read": [leaf], "unreachable": {leaf: why}, "problems": [sentence]}``
+    (``read``: the leaves judged, in name order).
 
     Each leaf of ``names`` that the preflight read (``__gpufabric_preflight_leaf_info``, the result of
     ``nvue_info gather=[system, image]``; a leaf without it was not in this run or its leaf step is off, and is not
@@ -111,12 +112,13 @@ def leaf_reads(names: Iterable[str] | None, hostvars: Mapping[str, Any]) -> dict
     whose pinned switch OS it would refuse (a downgrade without ``allow_downgrade``, no URL to fetch from, below the
     matrix's minimum with nothing to upgrade to) is a problem naming the leaf, both releases and the setting."""
     read = read_vars(names, hostvars, LEAF_READ_VARS, what="leaf_reads")
-    unreachable, problems = {}, []
+    judged, unreachable, problems = [], {}, []
     for leaf in sorted(read):
         values = read[leaf]
         result = values.get(LEAF_READ)
         if not isinstance(result, Mapping) or result.get("skipped"):
             continue
+        judged.append(leaf)
         system = result.get("system")
         if result.get("unreachable") or result.get("failed") or not isinstance(system, Mapping):
             why = str(result.get("msg") or "").strip() or (
@@ -135,4 +137,4 @@ def leaf_reads(names: Iterable[str] | None, hostvars: Mapping[str, Any]) -> dict
             continue
         if target.get("action") == "refused":
             problems.append("%s: %s" % (leaf, target.get("reason")))
-    return {"unreachable": unreachable, "problems": problems}
+    return {"read": judged, "unreachable": unreachable, "problems": problems}

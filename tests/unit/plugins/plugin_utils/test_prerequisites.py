@@ -28,12 +28,12 @@ def leaf(result, matrix=MATRIX, **more):
 
 def test_leaves_that_run_the_pin_or_can_go_to_it_are_no_problem():
     hostvars = {"a": leaf(read("5.11.0")), "b": leaf(read("5.9.1")), "c": leaf(read("5.9.1", other="5.11.0"))}
-    assert leaf_reads(["a", "b", "c"], hostvars) == {"unreachable": {}, "problems": []}
+    assert leaf_reads(["a", "b", "c"], hostvars) == {"read": ["a", "b", "c"], "unreachable": {}, "problems": []}
 
 
 def test_a_newer_release_without_allow_downgrade_is_a_problem_naming_both_releases_and_the_setting():
     hostvars = {"a": leaf(read("5.12.0", other="5.11.0")), "b": leaf(read("5.11.0"))}
-    assert leaf_reads(["a", "b"], hostvars) == {"unreachable": {}, "problems": [
+    assert leaf_reads(["a", "b"], hostvars) == {"read": ["a", "b"], "unreachable": {}, "problems": [
         "a: downgrade from 5.12.0 to 5.11.0 refused: the switch runs a newer release than the pin; set "
         "gpufabric_matrix.switch_os.cumulus-linux.allow_downgrade: true to allow it"]}
     allowed = copy.deepcopy(MATRIX)
@@ -63,13 +63,15 @@ def test_an_upgrade_without_a_url_is_a_problem_unless_the_other_partition_holds_
     ({"changed": False, "system": "5.11.0"}, 'nvue_info returned system as the string "5.11.0", not a mapping'),
 ])
 def test_a_leaf_that_could_not_be_read_is_unreachable_with_the_connections_words(result, why):
-    assert leaf_reads(["r17"], {"r17": leaf(result)}) == {"unreachable": {"r17": why}, "problems": []}
+    assert leaf_reads(["r17"], {"r17": leaf(result)}) == {"read": ["r17"], "unreachable": {"r17": why},
+                                                          "problems": []}
 
 
 def test_a_leaf_not_read_or_skipped_or_without_a_matrix_is_not_judged():
     hostvars = {"out": {"gpufabric_matrix": MATRIX}, "off": leaf({"skipped": True, "changed": False}),
                 "bare": leaf(read("5.12.0"), None), "none": leaf(None)}
-    assert leaf_reads(["out", "off", "bare", "none"], hostvars) == {"unreachable": {}, "problems": []}
+    assert leaf_reads(["out", "off", "bare", "none"], hostvars) == {"read": ["bare"], "unreachable": {},
+                                                                    "problems": []}
 
 
 def test_a_leaf_whose_release_is_unreadable_is_a_problem():
