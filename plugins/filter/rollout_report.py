@@ -1,7 +1,7 @@
 # -*- coding: utf-8 -*-
 # Copyright: gpufabric.mlnx contributors
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
-"""The rollout report filter rollout_report (docs in the .yml file beside; logic in
+"""The rollout report filters rollout_report and rollout_failure (docs in the .yml files beside; logic in
 plugins/plugin_utils/_rollout_report.py)."""
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ from ansible_collections.gpufabric.mlnx.plugins.plugin_utils._filters import fil
 
 _report = lazy("plugin_utils._rollout_report")
 FACTS = ("gpufabric_ofed_result", "gpufabric_firmware_pending_devices", "gpufabric_nv_pending_devices",
-         "gpufabric_activation", "gpufabric_held", "gpufabric_gate_results")
+         "gpufabric_activation", "gpufabric_held", "gpufabric_gate_results", "gpufabric_failure")
 
 
 @filter_errors()
@@ -25,6 +25,11 @@ def rollout_report(servers, hostvars, batches=None, failed=None, fmt="md"):
     return _report.render(_report.rows(servers, values, batches, failed), fmt)
 
 
+@filter_errors()
+def rollout_failure(task, result):
+    return _report.failure(task, result)
+
+
 class FilterModule:
     def filters(self):
-        return {"rollout_report": rollout_report}
+        return {"rollout_report": rollout_report, "rollout_failure": rollout_failure}

@@ -6,7 +6,8 @@
 - ``rows(servers, values, batches)``: ``{"hosts": [...], "batches": [...]}`` from each server's facts of the run
   (``values``: per server the ``gpufabric_*`` facts the roles set - ``gpufabric_ofed_result``,
   ``gpufabric_firmware_pending_devices``, ``gpufabric_nv_pending_devices``, ``gpufabric_activation``,
-  ``gpufabric_held``, ``gpufabric_gate_results``) and the rollout's batches (``gpufabric_rollout.batches``).
+  ``gpufabric_held``, ``gpufabric_gate_results``, ``gpufabric_failure`` - what the rescue of site.yml's rollout
+  recorded of a failed host: its step, task and message) and the rollout's batches (``gpufabric_rollout.batches``).
 - ``render(report, fmt)``: ``md``, ``csv`` or ``json``.
 
 A server with no facts at all in its batch's steps did not get there: it failed earlier (``failed``) or was not in
@@ -37,6 +38,50 @@ def _l(value):
     return list(value) if isinstance(value, (list, tuple)) else []
 
 
+MESSAGE_LIMIT = 600  # characters of a failure's message kept in the record (a module's stdout can be megabytes)
+
+
+def failure(task, result) -> dict:
+    """The record of a failed task for the report - ``{"step", "task", "message"}`` - from ``ansible_failed_task``
+    (its name and tags: the step is the site.yml tag that is not ``always``) and ``ansible_failed_result`` (``msg``;
+    of a loop, the first failed item's ``msg`` after it; a task hidden by ``no_log`` only the words that say so;
+    without ``msg``, the last line of ``stderr``, else of ``stdout``, with ``rc``). The message is cut at
+    MESSAGE_LIMIT characters."""
+    task, result = _m(task), _m(result)
+    tags = [t for t in _l(task.get("tags")) if isinstance(t, str) and t != "always"]
+
+    def words(res):
+        res = _m(res)
+        if res.get("censored"):
+            return str(res["censored"])
+        if res.get("msg"):
+            return str(res["msg"]).strip()
+        for stream in ("stderr", "stdout"):
+            lines = [ln.strip() for ln in str(res.get(stream) or "").splitlines() if ln.strip()]
+            if lines:
+                return ("%s (rc %s)" % (lines[-1], res["rc"])) if res.get("rc") is not None else lines[-1]
+        return ("rc %s" % res["rc"]) if res.get("rc") is not None else ""
+
+    message = words(result)
+    items = [words(r) for r in _l(result.get("results")) if _m(r).get("failed")]
+    items = [w for w in items if w]
+    if items and not result.get("censored"):
+        message = "%s: %s" % (message, items[0]) if message else items[0]
+    if len(message) > MESSAGE_LIMIT:
+        message = message[:MESSAGE_LIMIT - 3] + "..."
+    return {"step": tags[0] if tags else "", "task": str(task.get("name") or ""), "message": message or "no message"}
+
+
+def _failure(record):
+    """Why a server failed, from the record the rollout's rescue left (``gpufabric_failure``: step, task, message)."""
+    record = _m(record)
+    if not record.get("message") and not record.get("task"):
+        return ("no cause recorded: unreachable, or failed outside the rollout's steps (the run's output has the "
+                "message)")
+    where = ("step %s, " % record["step"]) if record.get("step") else ""
+    return "%s'%s': %s" % (where, record.get("task") or "?", record.get("message") or "no message")
+
+
 def rows(servers, values, batches=None, failed=None) -> dict:
     """The report; ``failed``: the servers Ansible counted as failed or unreachable."""
     if not isinstance(servers, (list, tuple)) or not all(isinstance(s, str) for s in servers):
@@ -61,6 +106,7 @@ def rows(servers, values, batches=None, failed=None) -> dict:
                    else str(h.get("reason")) for h in held]
         elif host in failed:
             outcome = "failed"
+            why = [_failure(facts.get("gpufabric_failure"))]
         elif gate.get("status") == "quarantined":
             outcome = "quarantined"
             why = [str(_m(f).get("message")) for f in _l(gate.get("failures"))]

@@ -31,6 +31,11 @@ def site_entries():
             out.append((play.get("tags", []), play.get("when")))
         for role in play.get("roles", []):
             out.append((role.get("tags", []), role.get("when")))
+        # the rollout's steps: roles imported in one block (its rescue records why a host failed)
+        for task in play.get("tasks", []):
+            for step in task.get("block", []):
+                if "ansible.builtin.import_role" in step:
+                    out.append((step.get("tags", []), step.get("when")))
     return out
 
 

@@ -82,6 +82,8 @@ def test_twenty_faults_each_stay_on_their_machine_and_the_rerun_converges_with_n
     assert "left out of the rollout (unreachable): r08-leaf-rail0, r17-leaf-rail0" in checked, checked
     for server, words in FAILED.items():
         assert rows[server]["outcome"] == "failed" and words in failures[server], (server, failures.get(server))
+        # the rollout report says why, with the step it failed in (the rollout play's rescue recorded it)
+        assert words in rows[server]["why"] and rows[server]["why"].startswith("step "), (server, rows[server])
     for server, words in HELD.items():
         assert rows[server]["outcome"] == "held" and words in rows[server]["why"], (server, rows[server])
     isolated = [s for s in servers if s not in FAILED and s not in HELD]

@@ -43,6 +43,22 @@ def test_a_hold_without_a_leaf_is_its_reason_alone():
     assert rr.rows(["s9"], values)["hosts"][0]["why"] == "Slurm node s9 still runs job 42"
 
 
+def test_a_failed_server_says_where_and_why():
+    values = {"s4": {"gpufabric_failure": {"step": "firmware", "task": "Burn the pinned firmware",
+                                           "message": "s4 0000:17:00.0: flint burn failed: -E- Burning FS4 image failed"}},
+              "s5": {"gpufabric_failure": {"step": "", "task": "Drain the batch's servers", "message": ""}},
+              "s6": {}}
+    hosts = {h["host"]: h for h in rr.rows(["s4", "s5", "s6"], values, failed=["s4", "s5", "s6"])["hosts"]}
+    assert hosts["s4"]["why"] == ("step firmware, 'Burn the pinned firmware': "
+                                  "s4 0000:17:00.0: flint burn failed: -E- Burning FS4 image failed")
+    # a task of a step run whatever the tags (drain, leaf gate) has no step; a record without its message says so
+    assert hosts["s5"]["why"] == "'Drain the batch's servers': no message"
+    # unreachable (a rescue does not catch it) or failed before the rollout play: nothing recorded
+    assert hosts["s6"]["outcome"] == "failed" and hosts["s6"]["why"].startswith("no cause recorded: unreachable")
+    # the record is a failed server's only: a server that did not fail keeps its own outcome
+    assert rr.rows(["s4"], values)["hosts"][0]["outcome"] == "done"
+
+
 def test_batches_count_the_gate():
     assert report()["batches"] == [
         {"number": 1, "batch": "rack r01", "servers": 2, "leaves": 2, "held": 0, "failed": 0, "passed": 1,
@@ -98,3 +114,29 @@ def test_formats():
         rr.render(report(), "pdf")
     with pytest.raises(MlnxError, match="servers must be a list of host names"):
         rr.rows("s1", {})
+
+
+def test_the_record_of_a_failed_task():
+    task = {"name": "Burn the pinned firmware", "tags": ["always", "firmware"]}
+    assert rr.failure(task, {"failed": True, "msg": " s4 0000:17:00.0: Burning FS4 image failed \n"}) == {
+        "step": "firmware", "task": "Burn the pinned firmware", "message": "s4 0000:17:00.0: Burning FS4 image failed"}
+    # a loop: its summary, then the first failed item's words
+    loop = {"msg": "One or more items failed", "results": [{"failed": False, "msg": "ok"},
+                                                         {"failed": True, "msg": "rail 1: MTU 1500"},
+                                                         {"failed": True, "msg": "rail 2: MTU 1500"}]}
+    assert rr.failure(task, loop)["message"] == "One or more items failed: rail 1: MTU 1500"
+    # no_log: only the words that say the output was hidden, never an item's
+    hidden = {"censored": "the output has been hidden due to the fact that 'no_log: true' was specified for this result",
+              "results": [{"failed": True, "msg": "password s3cret refused"}]}
+    assert "s3cret" not in rr.failure(task, hidden)["message"]
+    assert rr.failure(task, hidden)["message"].startswith("the output has been hidden")
+    # failed_when on a command: no msg - the last line of stderr, else stdout, with the return code
+    assert rr.failure({"name": "t"}, {"rc": 2, "stderr": "warn\n-E- Device not found\n\n", "stdout": "x"})[
+        "message"] == "-E- Device not found (rc 2)"
+    assert rr.failure({"name": "t"}, {"rc": 0, "stdout": "line1\nline2"})["message"] == "line2 (rc 0)"
+    assert rr.failure({"name": "t"}, {"rc": 3})["message"] == "rc 3"
+    assert rr.failure({"name": "t"}, {}) == {"step": "", "task": "t", "message": "no message"}
+    assert rr.failure(None, None) == {"step": "", "task": "", "message": "no message"}
+    # cut at the limit: exactly at it kept whole, one more cut to it with "..."
+    assert rr.failure({}, {"msg": "x" * 600})["message"] == "x" * 600
+    assert rr.failure({}, {"msg": "x" * 601})["message"] == "x" * 597 + "..."
