@@ -31,7 +31,7 @@ NODE_KEYS = {"slurm": "gpufabric_drain_slurm_node", "kubernetes": "gpufabric_dra
 # A Kubernetes node name: an RFC 1123 subdomain.
 K8S_NODE = re.compile(r"[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?(\.[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?)*", re.ASCII)
 FACTS = ("gpufabric_drain", "gpufabric_drain_slurm_node", "gpufabric_drain_k8s_node", "gpufabric_held",
-         "gpufabric_gate_results")
+         "gpufabric_gate_results", "gpufabric_failure")
 # The settings that must be the same for every server: read once per batch.
 PLAY_SETTINGS = ("gpufabric_drain", "gpufabric_drain_slurm_host", "gpufabric_drain_timeout",
                  "gpufabric_batch_pre_tasks", "gpufabric_batch_post_tasks")
@@ -97,7 +97,11 @@ def batch_nodes(servers, hostvars, batches=None, in_play=None, kind="slurm") -> 
         if held:
             why = "held: " + "; ".join(str(h.get("reason")) for h in held)
         elif server not in play:
-            why = "failed in the rollout (see the rollout report)"
+            failure = values[server].get("gpufabric_failure")
+            failure = failure if isinstance(failure, Mapping) else {}
+            why = "failed in the rollout%s%s (see the rollout report)" % (
+                (" in step %s" % failure["step"]) if failure.get("step") else "",
+                (": %s" % failure["message"]) if failure.get("message") else "")
         elif quarantine:
             why = "quarantined by the validation gate: " + quarantine
         else:

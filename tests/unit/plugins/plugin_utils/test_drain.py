@@ -44,6 +44,11 @@ def test_a_failed_server_stays_out():
     assert out["resume"] == ["gpu-r02-02"]
     assert out["keep"] == [{"server": "gpu-r02-01", "node": "gpu-r02-01",
                             "reason": "failed in the rollout (see the rollout report)"}]
+    # with the cause the rollout's rescue recorded: the step and the message, cut to Slurm's reason
+    failure = {"step": "firmware", "task": "Burn", "message": "0000:17:00.0: -E- Burning FS4 image failed"}
+    out = batch_nodes(["gpu-r02-01"], hostvars(gpu_r02_01={"gpufabric_failure": failure}), BATCHES, in_play=[])
+    assert out["keep"][0]["reason"] == ("failed in the rollout in step firmware: 0000:17:00.0: -E- Burning FS4 image "
+                                        "failed (see the rollout report)")
 
 
 def test_a_long_reason_is_cut_to_160_printable_characters():
