@@ -65,6 +65,7 @@ FACTS = {
     "gpufabric_activation": "activate: how this run activated the host's changes",
     "gpufabric_batch_hosts": "site.yml: the servers of the current batch",
     "gpufabric_delivery_check_result": "delivery_check: the host's delivery findings",
+    "gpufabric_failure": "site.yml: why a host failed in the rollout (step, task, message)",
     "gpufabric_firmware_image_problems": "firmware: the image problems found on the controller",
     "gpufabric_firmware_pending_devices": "firmware: cards burned but not yet running the new firmware",
     "gpufabric_firmware_pending_reset": "firmware: whether a reset is pending",
