@@ -72,6 +72,15 @@ options:
         P(gpufabric.mlnx.rail_plan_spines#filter)).
     type: list
     elements: str
+  with_plan:
+    description:
+      - V(true) returns a mapping instead of the list - C(problems) (the list) and C(plan) (the rail plan made on the
+        way, in the shape of P(gpufabric.mlnx.rail_plan#filter)'s but reduced to what
+        P(gpufabric.mlnx.rollout_batches#filter) reads - each server's C(leaf) and C(leaf_port) per rail, each leaf's
+        C(su); null without O(fabric) or when the plan has problems) - for the rollout's batches without making the
+        plan a second time (the whole plan handed through Ansible's facts costs about as much as making it).
+    type: bool
+    default: false
 seealso:
   - role: gpufabric.mlnx.preflight
 """
@@ -87,9 +96,10 @@ EXAMPLES = r"""
 
 RETURN = r"""
 _value:
-  description: Sentences, one per problem; empty when the inventory has none.
-  type: list
-  elements: str
+  description:
+    - Sentences, one per problem; empty when the inventory has none.
+    - With O(with_plan), a mapping of C(problems) (those sentences) and C(plan).
+  type: raw
   sample:
     - "2 hosts (srv-r01-01, srv-r01-02): roce_qos: cnp_dscp=64 is outside 0-63 (allowed: an integer 0-63)."
 """
@@ -100,9 +110,10 @@ _preflight = lazy("plugin_utils._preflight")
 
 
 @filter_errors()
-def inventory_problems(names, hostvars, fabric=None, rail_hosts=None, leaf_hosts=None, spine_hosts=None):
+def inventory_problems(names, hostvars, fabric=None, rail_hosts=None, leaf_hosts=None, spine_hosts=None,
+                       with_plan=False):
     return _preflight.inventory_problems(names, hostvars, fabric=fabric, rail_hosts=rail_hosts, leaf_hosts=leaf_hosts,
-                                         spine_hosts=spine_hosts)
+                                         spine_hosts=spine_hosts, with_plan=with_plan)
 
 
 class FilterModule:

@@ -33,6 +33,31 @@ def test_a_clean_inventory_has_no_problem():
     assert inventory_problems(list(hostvars), hostvars, fabric=FABRIC, rail_hosts=list(hostvars)) == []
 
 
+def test_with_plan_the_check_hands_back_what_the_rollouts_batches_read_of_its_rail_plan():
+    from ansible_collections.gpufabric.mlnx.plugins.plugin_utils._rail_plan import plan
+    from ansible_collections.gpufabric.mlnx.plugins.plugin_utils._roles import rail_plan_servers
+    from ansible_collections.gpufabric.mlnx.plugins.plugin_utils._rollout import batches
+    hostvars = {"srv-r%02d-01" % r: host(r, 1) for r in (1, 2, 3)}
+    names = list(hostvars)
+    out = inventory_problems(names, hostvars, fabric=FABRIC, rail_hosts=names, with_plan=True)
+    assert out["problems"] == []
+    # one rack an SU, two rails: each server's leaf and port per rail, each leaf's SU - nothing else of the plan
+    assert out["plan"]["hosts"]["srv-r02-01"] == [{"leaf": "su2-leaf-rail0", "leaf_port": "swp1"},
+                                                  {"leaf": "su2-leaf-rail1", "leaf_port": "swp1"}]
+    assert out["plan"]["leaves"]["su3-leaf-rail1"] == {"su": 3}
+    # the batches from it are those from the whole plan
+    full = plan(rail_plan_servers(names, hostvars), FABRIC)
+    servers = [{"name": n, "rack": hostvars[n]["rack"]} for n in names]
+    assert batches(servers, out["plan"], "su", 2) == batches(servers, full, "su", 2)
+    # no fabric, or a plan with problems: no plan
+    assert inventory_problems(names, hostvars, with_plan=True)["plan"] is None
+    broken = dict(FABRIC, rails=3)
+    found = inventory_problems(names, hostvars, fabric=broken, rail_hosts=names, with_plan=True)
+    assert found["problems"] and found["plan"] is None
+    with pytest.raises(Exception, match='with_plan must be true or false, not the string "yes"'):
+        inventory_problems(names, hostvars, with_plan="yes")
+
+
 def test_each_surface_named_once_with_the_hosts_that_share_it():
     bios = {"models": {"PowerEdge XE9680": {"ProcCStates": None}}}
     hostvars = {
