@@ -121,9 +121,9 @@ def test_the_record_of_a_failed_task():
     assert rr.failure(task, {"failed": True, "msg": " s4 0000:17:00.0: Burning FS4 image failed \n"}) == {
         "step": "firmware", "task": "Burn the pinned firmware", "message": "s4 0000:17:00.0: Burning FS4 image failed"}
     # a loop: its summary, then the first failed item's words
-    loop = {"msg": "One or more items failed", "results": [{"failed": False, "msg": "ok"},
-                                                         {"failed": True, "msg": "rail 1: MTU 1500"},
-                                                         {"failed": True, "msg": "rail 2: MTU 1500"}]}
+    loop = {"msg": "One or more items failed",
+            "results": [{"failed": False, "msg": "ok"}, {"failed": True, "msg": "rail 1: MTU 1500"},
+                        {"failed": True, "msg": "rail 2: MTU 1500"}]}
     assert rr.failure(task, loop)["message"] == "One or more items failed: rail 1: MTU 1500"
     # no_log: only the words that say the output was hidden, never an item's
     hidden = {"censored": "the output has been hidden due to the fact that 'no_log: true' was specified for this result",
