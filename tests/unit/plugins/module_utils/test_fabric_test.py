@@ -189,8 +189,8 @@ OPTS = ft.check_options({"tos": 106})
 
 @pytest.mark.parametrize("test,layer,argv", [
     # RoCE: the GID index (RoCE v2 over IPv4) and the ToS
-    ("ib_write_bw", "Ethernet", ["ib_write_bw", "-d", "mlx5_0", "-x", "3", "-s", "65536", "-p", "18515", "-F", "-q", "4",
-                                 "-D", "10", "--report_gbits", "-T", "106", "198.18.0.1"]),
+    ("ib_write_bw", "Ethernet", ["ib_write_bw", "-d", "mlx5_0", "-x", "3", "-s", "65536", "-p", "18515", "-F",
+                                 "-q", "4", "-D", "10", "--report_gbits", "-T", "106", "198.18.0.1"]),
     ("ib_write_lat", "Ethernet", ["ib_write_lat", "-d", "mlx5_0", "-x", "3", "-s", "2", "-p", "18515", "-F", "-D", "5",
                                   "-T", "106", "198.18.0.1"]),
     # InfiniBand: perftest addresses by LID - no -x, no -T even when the options name them
