@@ -31,6 +31,7 @@ import json
 import os
 import re
 import signal
+import socket
 import sys
 import time
 from collections.abc import Mapping, Sequence
@@ -297,7 +298,6 @@ def link_layer_error(job, rdma, layer):
 
 
 def _hostname():
-    import socket
     return socket.gethostname()
 
 
@@ -350,10 +350,11 @@ def serve(host, jobs, opts, path):
         for i, test in enumerate(job["tests"]):
             entry = {"rail": job.get("rail"), "interface": job["interface"], "test": test, "port": job["port"] + i,
                      "link_layer": layer}
+            unknown = link_layer_error(job, rdma, layer) if rdma else None
             if not rdma:
                 entry["error"] = "%s: no RDMA device (ibdev2netdev names none for it)" % job["interface"]
-            elif link_layer_error(job, rdma, layer):
-                entry["error"] = link_layer_error(job, rdma, layer)
+            elif unknown:
+                entry["error"] = unknown
             else:
                 base = os.path.join(path, "server-%s-%s" % (job["interface"], test))
                 argv = perftest_argv(test, rdma, opts, job["port"] + i, link_layer=layer)
