@@ -176,8 +176,11 @@ _value:
       C(version), C(firmware_version), C(bus_info), ...), plus C(psid) from the parentheses after the
       firmware version (null without them).
     - >-
-      B(perftest) - C({test, device, link_type, mtu, unit, results, warnings, errors}): C(test) the title
-      (C(RDMA_Write BW Test)), C(mtu) in bytes (an int), C(unit) as printed (C(Gb/sec), C(MiB/sec), C(MB/sec),
+      B(perftest) - C({test, device, link_type, mtu, gid_index, unit, results, addresses, warnings, errors}):
+      C(test) the title (C(RDMA_Write BW Test)), C(mtu) in bytes (an int), C(gid_index) the banner's C(GID index)
+      (null when it names none - InfiniBand addresses by LID), C(addresses) C({local, remote}) one
+      C({lid, qpn, psn, gid}) per queue pair (plus C(rkey), C(vaddr), C(out_reads) when printed; C(gid) the
+      C(GID:) line as printed, null without one; empty from JSON), C(unit) as printed (C(Gb/sec), C(MiB/sec), C(MB/sec),
       C(usec); null from JSON, which does not say), C(results) one dict per row - bandwidth
       C({bytes, iterations, bw_peak, bw_average, msg_rate}), latency
       C({bytes, iterations, t_min, t_max, t_typical, t_avg, t_stdev, p99, p99_9}) (numbers; null for a column not

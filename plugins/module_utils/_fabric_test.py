@@ -11,6 +11,11 @@ A measurement spans two hosts, so it is done in steps the gate role runs on ever
   (``ip -j link``), IPv4 address (``ip -j addr``), carrier changes.
 - ``serve``: start the perftest servers of this host's pairs (one per test and rail, each on its own port) in the
   background, detached, each through a small Python wrapper that records its exit code; return their files.
+
+perftest's options follow the rail's link layer (ibstat's ``Link layer``): on InfiniBand perftest addresses by LID,
+so the RoCE-only options (``-x`` GID index, ``-T`` ToS) are left out; on Ethernet (RoCE) they are given. A rail
+whose link layer is neither (unknown, not read) is not measured: its tests carry an error naming the host, the rail,
+the device and the value.
 - ``measure``: per rail at once (threads): ping the peer from the rail's address, then each test's client against
   the peer's server (retried while the server is not listening yet: ``Couldn't connect to``), parsed.
 - ``collect``: the servers' outputs and exit codes (waiting for them up to a timeout), then stop what still runs.
@@ -26,6 +31,7 @@ import json
 import os
 import re
 import signal
+import socket
 import sys
 import time
 from collections.abc import Mapping, Sequence
@@ -165,6 +171,20 @@ def _ipv4(host, name):
     return next((a.get("local") for a in addr.get("addr_info", []) if a.get("family") == "inet"), None)
 
 
+def ibstat_port(host, rdma, port):
+    """(rate in Gb/s, link layer) of one port as ``ibstat <rdma>`` shows it; (None, None) when it cannot say."""
+    rc, text, _err = _try(host, ["ibstat", rdma])
+    try:
+        cas = parse_ibstat(text) if rc == 0 else []
+    except ParseError:
+        cas = []
+    for ca in cas:
+        for p in ca.get("ports", []):
+            if p.get("port") == (port or 1):
+                return _number(p.get("rate")), p.get("link_layer")
+    return None, None
+
+
 def rail_facts(host, interfaces: Sequence[str]) -> dict:
     """``{interface: {rdma, port, rate_gbps, link_layer, state, mtu, address, carrier_changes}}``."""
     ports = host.rdma_ports()
@@ -173,18 +193,7 @@ def rail_facts(host, interfaces: Sequence[str]) -> dict:
         rdma, port = ports.get(name, (None, None))
         link = (_ip_json(host, ["ip", "-j", "-s", "link", "show", "dev", name]) or [{}])[0]
         address = _ipv4(host, name)
-        rate, layer = None, None
-        if rdma:
-            rc, text, _err = _try(host, ["ibstat", rdma])
-            try:
-                cas = parse_ibstat(text) if rc == 0 else []
-            except ParseError:
-                cas = []
-            for ca in cas:
-                for p in ca.get("ports", []):
-                    if p.get("port") == (port or 1):
-                        rate = _number(p.get("rate"))
-                        layer = p.get("link_layer")
+        rate, layer = ibstat_port(host, rdma, port) if rdma else (None, None)
         out[name] = {"rdma": rdma, "port": port, "rate_gbps": rate, "link_layer": layer,
                      "state": (link.get("operstate") or "").lower() or None, "mtu": link.get("mtu"),
                      "address": address, "carrier_changes": link.get("carrier_changes"),
@@ -275,14 +284,39 @@ def run_path(run_dir: str, run_id: str) -> str:
     return path
 
 
-def perftest_argv(test, rdma, opts, port, server=None):
+LINK_LAYERS = ("InfiniBand", "Ethernet")
+
+
+def link_layer_error(job, rdma, layer):
+    """None when perftest's options are known for ``layer``; else the error of the rail (fail closed: an unknown
+    link layer is not guessed)."""
+    if layer in LINK_LAYERS:
+        return None
+    return ("%s: rail %s (%s, %s): link layer %r is not one of %s (ibstat's \"Link layer\"), so perftest's options "
+            "are not known and the rail is not measured" % (_hostname(), job.get("rail"), job["interface"], rdma,
+                                                             layer, " or ".join(LINK_LAYERS)))
+
+
+def _hostname():
+    return socket.gethostname()
+
+
+def perftest_argv(test, rdma, opts, port, server=None, link_layer="Ethernet"):
+    """perftest's argv for a rail of ``link_layer``: RoCE (Ethernet) with the GID index (``-x``) and, when set, the
+    ToS (``-T``); InfiniBand without either (perftest addresses by LID). Any other link layer: FabricTestError."""
+    if link_layer not in LINK_LAYERS:
+        raise FabricTestError("link_layer: %r is not one of %s" % (link_layer, " or ".join(LINK_LAYERS)),
+                              parameter="link_layer")
     size = opts["lat_size"] if test.endswith("_lat") else opts["size"]
-    argv = [test, "-d", rdma, "-x", str(opts["gid_index"]), "-s", str(size), "-p", str(port), "-F"]
+    argv = [test, "-d", rdma]
+    if link_layer == "Ethernet":
+        argv += ["-x", str(opts["gid_index"])]
+    argv += ["-s", str(size), "-p", str(port), "-F"]
     if test.endswith("_bw"):
         argv += ["-q", str(opts["qps"]), "-D", str(opts["duration"]), "--report_gbits"]
     else:
         argv += ["-D", str(max(1, opts["duration"] // 2))]
-    if opts.get("tos") is not None:
+    if link_layer == "Ethernet" and opts.get("tos") is not None:
         argv += ["-T", str(opts["tos"])]
     if server:
         argv.append(server)
@@ -311,21 +345,27 @@ def serve(host, jobs, opts, path):
     ports = host.rdma_ports()
     started = []
     for job in jobs:
-        rdma = ports.get(job["interface"], (None, None))[0]
+        rdma, port = ports.get(job["interface"], (None, None))
+        layer = ibstat_port(host, rdma, port)[1] if rdma else None
         for i, test in enumerate(job["tests"]):
-            entry = {"rail": job.get("rail"), "interface": job["interface"], "test": test, "port": job["port"] + i}
+            entry = {"rail": job.get("rail"), "interface": job["interface"], "test": test, "port": job["port"] + i,
+                     "link_layer": layer}
+            unknown = link_layer_error(job, rdma, layer) if rdma else None
             if not rdma:
                 entry["error"] = "%s: no RDMA device (ibdev2netdev names none for it)" % job["interface"]
+            elif unknown:
+                entry["error"] = unknown
             else:
                 base = os.path.join(path, "server-%s-%s" % (job["interface"], test))
-                entry.update(_start(host, base, perftest_argv(test, rdma, opts, job["port"] + i)))
-                entry["argv"] = perftest_argv(test, rdma, opts, job["port"] + i)
+                argv = perftest_argv(test, rdma, opts, job["port"] + i, link_layer=layer)
+                entry.update(_start(host, base, argv))
+                entry["argv"] = argv
             started.append(entry)
     return started
 
 
-def _client(host, test, rdma, opts, port, peer):
-    argv = perftest_argv(test, rdma, opts, port, peer)
+def _client(host, test, rdma, opts, port, peer, link_layer):
+    argv = perftest_argv(test, rdma, opts, port, peer, link_layer)
     timeout = opts["duration"] * 3 + 60
     rc, out, err = 1, "", ""
     for attempt in range(opts["retries"] + 1):
@@ -365,8 +405,16 @@ def measure(host, jobs, opts):
         if not rdma:
             out["error"] = "%s: no RDMA device (ibdev2netdev names none for it)" % job["interface"]
             return out
+        error = link_layer_error(job, rdma, fact["link_layer"])
+        if error:
+            # fail closed: every test of the rail is a failed test with this error (the gate quarantines on it)
+            out["error"] = error
+            out["tests"] = [{"test": test, "argv": None, "rc": None, "attempts": 0, "stderr": error,
+                             "report": {"results": [], "errors": [error], "warnings": []}} for test in job["tests"]]
+            return out
         for i, test in enumerate(job["tests"]):
-            out["tests"].append(_client(host, test, rdma, opts, job["port"] + i, job["peer_address"]))
+            out["tests"].append(_client(host, test, rdma, opts, job["port"] + i, job["peer_address"],
+                                        fact["link_layer"]))
         return out
 
     with ThreadPoolExecutor(max_workers=max(1, min(16, len(jobs)))) as pool:

@@ -24,6 +24,10 @@ description:
   - V(collect) waits for this host's servers (up to O(timeout)), returns their parsed reports and stops what still
     runs. V(nccl_start) and V(nccl_collect) do the same for NCCL ranks (nccl-tests, one process per GPU, with the
     environment an MPI launcher gives a rank).
+  - perftest's options follow the rail's link layer (C(ibstat)'s C(Link layer)) - on C(Ethernet) (RoCE) with the GID
+    index (C(-x)) and the ToS (C(-T), when set), on C(InfiniBand) without them (perftest addresses by LID). A rail
+    whose link layer is neither is not measured; its tests fail with an error naming the host, the rail, the device
+    and the value.
   - Every value reaches a tool as one argv element, never through a shell; a job that is not allowed fails the task
     before anything starts, naming the job and the parameter.
   - V(tools) reads which of the gate's tools are on this host's PATH - C(ib_write_bw) and C(ib_write_lat)
@@ -54,8 +58,8 @@ options:
   options:
     description:
       - perftest settings, each optional - C(duration) (s, default 10), C(qps) (4), C(size) (65536), C(lat_size) (2),
-        C(gid_index) (3, RoCE v2 over IPv4), C(tos) (none), C(retries) (20) and C(delay) (0.5 s) of a client whose
-        server does not listen yet, C(ping_count) (3).
+        C(gid_index) (3, RoCE v2 over IPv4; RoCE only), C(tos) (none; RoCE only), C(retries) (20) and C(delay)
+        (0.5 s) of a client whose server does not listen yet, C(ping_count) (3).
     type: dict
     default: {}
   nccl:

@@ -47,7 +47,9 @@ DEFAULTS = {
     "link_flaps": 0,                   # link_down_events_phy during the run
     "symbol_errors": 0,                # rx_symbol_err_phy during the run
 }
-FACT_MEASURES = ("link", "mtu", "rate", "pcie", "link_flaps", "symbol_errors", "lldp", "qos")
+FACT_MEASURES = ("link", "link_layer", "mtu", "rate", "pcie", "link_flaps", "symbol_errors", "lldp", "qos")
+# the link layers whose perftest options the gate knows (fabric_test: -x/-T on Ethernet, none on InfiniBand)
+LINK_LAYERS = ("InfiniBand", "Ethernet")
 PORT_BASE = 18515
 NCCL_PORT = 29500
 
@@ -246,6 +248,11 @@ def rail_fact_failures(host, entry, before, after, leaves, wanted_mtu, limits) -
     if f.get("state") != "up":
         out.append(_fail("link", "%s rail %d (%s): link %s" % (host, rail, iface, f.get("state") or "missing"), rail,
                          f.get("state"), "up"))
+    if f.get("link_layer") not in LINK_LAYERS:
+        # fail closed: perftest's options depend on it (fabric_test measures no rail of an unknown link layer)
+        out.append(_fail("link_layer", "%s rail %d (%s, %s): link layer %r is not one of %s (ibstat's \"Link layer\")"
+                         % (host, rail, iface, f.get("rdma"), f.get("link_layer"), " or ".join(LINK_LAYERS)), rail,
+                         f.get("link_layer"), " or ".join(LINK_LAYERS)))
     if wanted_mtu and f.get("mtu") != wanted_mtu:
         text = "%s rail %d (%s): MTU %s, the rails want %s" % (host, rail, iface, f.get("mtu"), wanted_mtu)
         out.append(_fail("mtu", text, rail, f.get("mtu"), wanted_mtu, "B"))

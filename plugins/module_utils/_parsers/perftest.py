@@ -13,6 +13,11 @@ is the one printed in the header (``Gb/sec`` with ``--report_gbits``, else ``MiB
 builds; ``usec`` for latency). A run that died leaves its reason (``Couldn't connect to ...``, ``Unable to init the
 socket connection``, ...) in ``errors``.
 
+The connection lines (``ctx_print_pingpong_data``, BASIC_ADDR_FMT / READ_FMT / RDMA_FMT / PERF_GID_FMT) are kept per
+side and queue pair: ``local address: LID 0x1af QPN 0x00c6 PSN 0x2986aa RKey 0x1fff23 VAddr 0x007f00e1501c24`` on
+InfiniBand (the port's LID), ``LID 0000`` and a ``GID: 00:00:...:255:255:10:06:145:33`` line (bytes in decimal) on
+RoCE.
+
 The JSON (``--out_json``): ``{"test_info": {"test": "RDMA_Write_BW_Test", "Device": ..., "Mtu": 4096, ...},
 "results": {"MsgSize": ..., "n_iterations": ..., "BW_peak": ..., ...}}`` - one message size, no unit (the JSON does
 not say it: ``unit`` is None).
@@ -65,20 +70,33 @@ _TITLE_RE = re.compile(r"^\s{2,}(?P<title>(?:%s)\b[\w ]*? Test)\s*$" % "|".join(
 _PARAM_RE = re.compile(r"(?P<key>[A-Za-z][^:\t]*?)\s*:\s*(?P<value>[^\t]*?)\s*(?=\t|$)")
 _NUMBER_RE = re.compile(r"^[-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?$")
 _WARNING_RE = re.compile(r"(?i)^\s*warning\b|Requested mtu is higher than active mtu|Changing to active mtu"
-                         r"|Conflicting CPU frequency|inline size set to|CPU is not PCIe relaxed ordering")
+                         r"|Conflicting CPU frequency|inline size set to|CPU is not PCIe relaxed ordering"
+                         # set_mtu: an -m that is no IB MTU - the run goes on at the port's active MTU
+                         r"|Invalid MTU - |Please choose mtu from|Will run with the port active mtu")
 _ERROR_RE = re.compile(r"Couldn't|Unable to|Failed to|No IB devices found|IB device \S+ not found|Error:|error:"
                        r"|\bERROR\b|Segmentation fault|Connection refused"
                        # NOTIFY_COMP_ERROR_SEND / _RECV (src/perftest_resources.h): a work completion with an error
                        r"|Completion with error|Failed status|Parser function exited with Error")
 _MTU_RE = re.compile(r"^(?P<bytes>\d+)\s*\[B\]$")
+# BASIC_ADDR_FMT " %s address: LID %#04x QPN %#06x PSN %#06x" [+ READ_FMT " OUT %#04x"] [+ RDMA_FMT " RKey %#08x
+# VAddr %#016llx"] [+ " SRQn %#08x"]; PERF_GID_FMT " %s: %02d:...:%02d" (16 bytes; "MGID" for multicast)
+_HEX = r"(?:0x[0-9a-fA-F]+|[0-9a-fA-F]+)"
+_ADDRESS_RE = re.compile(r"^\s*(?P<side>local|remote) address: LID (?P<lid>%s) QPN (?P<qpn>%s) PSN (?P<psn>%s)"
+                         r"(?: OUT (?P<out>%s))?(?: RKey (?P<rkey>%s) VAddr (?P<vaddr>%s))?(?: SRQn (?P<srqn>%s))?\s*$"
+                         % ((_HEX,) * 7))
+_GID_RE = re.compile(r"^\s*M?GID: (?P<gid>\d{1,3}(?::\d{1,3}){15})\s*$")
 
 
 def parse_perftest(text: str | bytes | Sequence[str] | Mapping, *, tool: str = "perftest") -> dict:
     """A perftest report (text, or the ``--out_json`` file's text or data).
 
     Returns ``{"test": "RDMA_Write BW Test", "device": "mlx5_1", "link_type": "Ethernet", "mtu": 1024,
-    "unit": "Gb/sec", "results": [{"bytes": 65536, "iterations": 10384867, "bw_peak": 0.0, "bw_average": 181.46,
-    "msg_rate": 0.3461}], "warnings": [...], "errors": [...]}``; latency rows hold ``t_min``, ``t_max``,
+    "gid_index": 3, "unit": "Gb/sec", "results": [{"bytes": 65536, "iterations": 10384867, "bw_peak": 0.0,
+    "bw_average": 181.46, "msg_rate": 0.3461}], "addresses": {"local": [{"lid": 0, "qpn": 198, "psn": 2721450,
+    "gid": "00:00:00:00:00:00:00:00:00:00:255:255:10:06:145:33"}, ...], "remote": [...]}, "warnings": [...],
+    "errors": [...]}``; an address also holds ``out_reads``, ``rkey``, ``vaddr`` and ``srqn`` when printed
+    (``gid`` None without a GID line; ``gid_index`` None when the banner names none - InfiniBand by LID); latency
+    rows hold ``t_min``, ``t_max``,
     ``t_typical``, ``t_avg``, ``t_stdev``, ``p99``, ``p99_9`` (None for a column the build did not print). Other
     columns perftest may print (``sl``, ``tps_average``, ``bw_port1`` ..., ``cpu_util``) are kept when printed.
     ParseError when the text is no perftest report at all.
@@ -94,12 +112,22 @@ def parse_perftest(text: str | bytes | Sequence[str] | Mapping, *, tool: str = "
 # ---------------------------------------------------------------- text
 
 def _from_text(lines, tool):
-    out = {"test": None, "device": None, "link_type": None, "mtu": None, "unit": None, "results": [],
-           "warnings": [], "errors": []}
+    out = {"test": None, "device": None, "link_type": None, "mtu": None, "gid_index": None, "unit": None,
+           "results": [], "addresses": {"local": [], "remote": []}, "warnings": [], "errors": []}
     columns, in_params, in_results, seen = None, False, False, False
+    last = None
     for line in lines:
         text = line.text
         if not text.strip() or is_prompt(text):
+            continue
+        address = _ADDRESS_RE.match(text)
+        if address:
+            last = _address(address)
+            out["addresses"][address.group("side")].append(last)
+            continue
+        gid = _GID_RE.match(text)
+        if gid and last is not None and last["gid"] is None:
+            last["gid"] = gid.group("gid")
             continue
         if _RULE_RE.match(text.strip()):
             seen, in_params = True, False  # a rule ends the parameters, and the result rows once there are some
@@ -148,6 +176,18 @@ def _params(text, out):
         elif key == "Mtu":
             mtu = _MTU_RE.match(value)
             out["mtu"] = int(mtu.group("bytes")) if mtu else None
+        elif key == "GID index" and value.isdigit():
+            out["gid_index"] = int(value)
+
+
+def _address(match):
+    """One connection line: numbers from perftest's %#x fields (``0000``/``0x00c6``), the GID after it."""
+    entry = {"lid": int(match.group("lid"), 16), "qpn": int(match.group("qpn"), 16),
+             "psn": int(match.group("psn"), 16), "gid": None}
+    for key, group in (("out_reads", "out"), ("rkey", "rkey"), ("vaddr", "vaddr"), ("srqn", "srqn")):
+        if match.group(group) is not None:
+            entry[key] = int(match.group(group), 16)
+    return entry
 
 
 def _columns(text):
@@ -206,10 +246,14 @@ def _from_json(data, tool):
         if name is not None and isinstance(value, (int, float)) and not isinstance(value, bool):
             row[name] = int(value) if name in ("bytes", "iterations", "sl") else float(value)
     latency = any(name.startswith("t_") for name in row)
-    mtu = info.get("Mtu")
+    mtu, gid_index = info.get("Mtu"), info.get("GID_index")
     return {"test": _json_title(info.get("test")), "device": info.get("Device"), "link_type": info.get("Link_type"),
-            "mtu": mtu if isinstance(mtu, int) and not isinstance(mtu, bool) else None, "unit": None,
+            "mtu": mtu if isinstance(mtu, int) and not isinstance(mtu, bool) else None,
+            "gid_index": gid_index if isinstance(gid_index, int) and not isinstance(gid_index, bool) else None,
+            "unit": None,
             "results": [dict({key: None for key in (LAT_KEYS if latency else BW_KEYS)}, **row)] if row else [],
+            # the file has no connection lines
+            "addresses": {"local": [], "remote": []},
             "warnings": [str(value) for key, value in sorted(info.items()) if str(key).startswith("WARNING")],
             "errors": []}
 

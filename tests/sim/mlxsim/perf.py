@@ -22,9 +22,17 @@ from . import faults, model, sysfs
 from . import state as st
 
 IB_MTUS = (4096, 2048, 1024, 512, 256)
-# mlx5/ib_core (iboe_get_mtu): the netdev MTU minus the RoCE headers (GRH 40, UDP 8, BTH 12, the largest
-# extended header 28, ICRC 4), rounded down to an IB MTU.
-ROCE_OVERHEAD = 40 + 8 + 12 + 28 + 4
+# RoCE (include/rdma/ib_addr.h iboe_get_mtu, include/rdma/ib_pack.h sizes): the netdev MTU minus the headers
+# (IB_GRH_BYTES 40 + IB_UDP_BYTES 8 + IB_BTH_BYTES 12 + IB_EXT_XRC_BYTES 4 + IB_EXT_ATOMICETH_BYTES 28 +
+# IB_ICRC_BYTES 4 = 96), rounded down to an IB MTU; mlx5 (drivers/infiniband/hw/mlx5/main.c mlx5_query_port_roce)
+# reports min(max_mtu 4096, that) as the port's active MTU: 1500 -> 1024, 9000 -> 4096.
+ROCE_OVERHEAD = 40 + 8 + 12 + 4 + 28 + 4
+# InfiniBand: the port's active MTU is the link's, not the IPoIB netdev's - 4096 on HDR/NDR (ibv_devinfo
+# `active_mtu: 4096 (5)` of the ConnectX-7 NDR ports in fixtures/real/ibv_devinfo_azure_h200_cx7vf_1.txt). The
+# simulator gives every InfiniBand port 4096 (no subnet manager limits it).
+IB_ACTIVE_MTU = 4096
+# ibv_mtu enum (IBV_MTU_256 = 1 ... IBV_MTU_4096 = 5), what ibv_devinfo and perftest print in "(N)" / "- N"
+MTU_ENUM = {256: 1, 512: 2, 1024: 3, 2048: 4, 4096: 5}
 # PCIe usable bit rate per lane (Gb/s) after line encoding: 8b/10b up to 5 GT/s, 128b/130b from 8 GT/s,
 # FLIT (242/256) at 64 GT/s.
 PCIE_LANE_GBPS = {"2.5GT/s": 2.0, "5GT/s": 4.0, "8GT/s": 7.877, "16GT/s": 15.754, "32GT/s": 31.508,
@@ -91,12 +99,22 @@ def ipv4_of(netdev):
         sock.close()
 
 
-def active_mtu(netdev_mtu):
+def roce_mtu(netdev_mtu):
+    """The active MTU of a RoCE port whose netdev has ``netdev_mtu`` (iboe_get_mtu). Below 352 (256 + 96) the
+    kernel gives 0 (no valid MTU); the simulator then gives 256 [invented]."""
     usable = (netdev_mtu or 1500) - ROCE_OVERHEAD
     for mtu in IB_MTUS:
         if usable >= mtu:
             return mtu
     return 256
+
+
+def port_active_mtu(link_layer, netdev_mtu):
+    """The port's active MTU as ibv_query_port gives it (what ibv_devinfo prints and perftest takes): on
+    InfiniBand the link's (IB_ACTIVE_MTU), on Ethernet (RoCE) the netdev's MTU turned into an IB MTU (roce_mtu)."""
+    if link_layer == "InfiniBand":
+        return IB_ACTIVE_MTU
+    return roce_mtu(netdev_mtu)
 
 
 def pcie_gbps(speed, width):
@@ -130,17 +148,23 @@ def endpoint(state, name, tos=0):
     port = card["ports"][model.port_index(card, fidx)]
     speed, width = faults.pcie_status(state, card)
     mtu = kernel_mtu(netdev) or 1500
+    layer = model.link_layer(card, model.port_index(card, fidx))
+    from .tools.netinfo import port_info       # the port as ibstat / ibv_devinfo show it (LID, port GUID)
+    view = port_info(card, fidx, state)
     return {
         "hostname": state.get("hostname"),
         "device": card["functions"][fidx]["rdma"],
         "netdev": netdev,
-        "link_layer": model.link_layer(card, model.port_index(card, fidx)),
+        "link_layer": layer,
+        # InfiniBand addresses by LID (the subnet manager's, ibstat's "Base lid"); a RoCE port has none (0)
+        "lid": int(view["lid"] or 0),
+        "port_guid": view["port_guid"],
         "rate": float(port.get("rate") or 0),
         "up": faults.link_up(state, card),
         "pcie": [speed, width],
         "pcie_gbps": round(pcie_gbps(speed, width), 3),
         "netdev_mtu": mtu,
-        "active_mtu": active_mtu(mtu),
+        "active_mtu": port_active_mtu(layer, mtu),
         "lossless": lossless(state, netdev, tos),
         "bad": bool(faults.find(state, "bad_card", card)),
         "flapping": bool(faults.find(state, "link_flap", card)),

@@ -124,6 +124,130 @@ def test_mtu_1500_gives_active_mtu_1024_and_a_quarter_of_line_rate(pair):
     assert 90 < report["results"][0]["bw_average"] < 110
 
 
+@pytest.fixture
+def ib_pair(tmp_path, pycache):
+    """Two DGX H100 hosts: ConnectX-7 NDR InfiniBand on the compute rails (mlx5_0 is ibp24s0)."""
+    a = Sim(tmp_path / "a", pycache).init("dgx-h100", "fab-r01-01")
+    b = Sim(tmp_path / "b", pycache).init("dgx-h100", "fab-r01-02")
+    return a, b
+
+
+def test_an_infiniband_pair_takes_the_ports_mtu_and_addresses_by_lid(ib_pair):
+    a, b = ib_pair
+    for sim in ib_pair:        # the IPoIB netdev's MTU is not the link's: perftest does not look at it
+        set_mtu(sim, "ibp24s0", 2044)
+    cli, (src, sout, serr) = run_pair(a, b, "ib_write_bw", "-d", "mlx5_0", "-q", "2", "-F", "--report_gbits")
+    assert cli.returncode == 0 and src == 0, (cli.stderr, serr)
+    client, server = parse_perftest(cli.stdout), parse_perftest(sout)
+    # ibv_devinfo's active_mtu of an NDR port (fixtures/real/ibv_devinfo_azure_h200_cx7vf_1.txt): 4096
+    assert (client["link_type"], client["mtu"], client["gid_index"]) == ("IB", 4096, None)
+    assert (server["link_type"], server["mtu"], server["gid_index"]) == ("IB", 4096, None)
+    # the LIDs ibstat shows: b (the client) 164 = 0xa4, a 931 = 0x3a3; no GID line on InfiniBand
+    assert "\t\tBase lid: 164" in b.out("ibstat", "mlx5_0").split("\n")
+    assert "\t\tBase lid: 931" in a.out("ibstat", "mlx5_0").split("\n")
+    assert [x["lid"] for x in client["addresses"]["local"]] == [164, 164]
+    assert [x["lid"] for x in client["addresses"]["remote"]] == [931, 931]
+    assert [x["lid"] for x in server["addresses"]["local"]] == [931, 931]
+    assert all(x["gid"] is None and "rkey" in x for side in ("local", "remote") for x in client["addresses"][side])
+    lines = cli.stdout.split("\n")
+    assert lines.count(" local address: LID 0xa4 QPN 0x016a PSN 0xc4f855 RKey 0x1fff23 VAddr 0x007f00e1501c24") == 1
+    assert not any(line.startswith((" GID", " GID index")) for line in lines)
+    # the modelled line rate: 400 Gb/s x 0.98 (nccl#2409: 392 of 400) x 65536/(65536+1024) [invented]: 385.64
+    bw = client["results"][0]["bw_average"]
+    assert bw == 385.64 and 380 <= bw <= 392
+    assert server["results"][0]["bw_average"] == bw
+
+
+def test_an_infiniband_gid_index_prints_the_port_gid(ib_pair):
+    a, b = ib_pair
+    cli, _server = run_pair(a, b, "ib_write_bw", "-d", "mlx5_0", "-x", "0", "--report_gbits")
+    report = parse_perftest(cli.stdout)
+    # fe80::/64 + ibstat's Port GUID 0x5c257303002675c0, each byte %02d (PERF_GID_FMT)
+    assert report["gid_index"] == 0
+    assert report["addresses"]["local"][0]["gid"] == "254:128:00:00:00:00:00:00:92:37:115:03:00:38:117:192"
+
+
+@pytest.mark.parametrize("client_mtu,server_mtu,mtu,client_out,client_err", [
+    # -m as set_mtu takes it, then the smaller of both ends (check_mtu)
+    ("1024", None, 1024, [], []),
+    ("2048", "4096", 2048, [], []),
+    ("256", None, 256, [], []),
+    ("9000", None, 4096, [], [" Invalid MTU - 9000 ", " Please choose mtu from {256,512,1024,2048,4096}",
+                              " Will run with the port active mtu - 5"]),
+    ("4095", "512", 512, [], [" Invalid MTU - 4095 ", " Please choose mtu from {256,512,1024,2048,4096}",
+                              " Will run with the port active mtu - 5"]),
+])
+def test_mtu_requests_on_infiniband(ib_pair, client_mtu, server_mtu, mtu, client_out, client_err):
+    a, b = ib_pair
+    cli, (src, sout, _serr) = run_pair(a, b, "ib_write_bw", "-d", "mlx5_0", "--report_gbits",
+                                       *(("-m", server_mtu) if server_mtu else ()),
+                                       client_args=("-m", client_mtu))
+    assert cli.returncode == 0 and src == 0
+    assert parse_perftest(cli.stdout)["mtu"] == parse_perftest(sout)["mtu"] == mtu
+    assert [line for line in cli.stderr.split("\n") if line] == client_err
+    assert "Requested mtu is higher" not in cli.stdout + sout
+
+
+def test_a_request_above_the_active_mtu_is_lowered_on_that_end_only(pair):
+    a, b = pair          # RoCE, both netdevs at 1500 (active 1024); the server asks 2048, the client nothing
+    cli, (src, sout, _serr) = run_pair(a, b, "ib_write_bw", "-d", "mlx5_0", "-m", "2048", "--report_gbits",
+                                       client_args=("-m", "1024"))
+    assert cli.returncode == 0 and src == 0
+    assert sout.split("\n")[4:6] == ["Requested mtu is higher than active mtu ", "Changing to active mtu - 3"]
+    assert "Requested mtu" not in cli.stdout and parse_perftest(cli.stdout)["mtu"] == 1024
+
+
+@pytest.mark.parametrize("netdev_mtu,active", [
+    # iboe_get_mtu: netdev MTU - 96 (GRH 40, UDP 8, BTH 12, XRC 4, AtomicETH 28, ICRC 4), rounded down
+    (1500, 1024), (9000, 4096), (4192, 4096), (4191, 2048), (2144, 2048), (2143, 1024), (1120, 1024),
+    (1119, 512), (352, 256), (576, 256),
+])
+def test_roce_active_mtu_from_the_netdev_mtu(sim, netdev_mtu, active):
+    from mlxsim import perf
+    assert perf.port_active_mtu("Ethernet", netdev_mtu) == active
+    assert perf.port_active_mtu("InfiniBand", netdev_mtu) == 4096
+    sim.init("gpu4-cx7-eth")
+    set_mtu(sim, "enp24s0np0", netdev_mtu)
+    port = sim.out("ibv_devinfo", "-d", "mlx5_0").split("\n")
+    assert "\t\t\tactive_mtu:\t\t%d (%d)" % (active, perf.MTU_ENUM[active]) in port
+
+
+def test_roce_without_x_uses_the_best_gid_index(pair):
+    a, b = pair
+    cli, (_src, sout, _err) = run_pair(a, b, "ib_write_bw", "-d", "mlx5_0", "--report_gbits")
+    client, server = parse_perftest(cli.stdout), parse_perftest(sout)
+    # check_link sets 0, get_best_gid_index picks the RoCE v2 IPv4 GID: index 3 of an mlx5 port with one address
+    assert client["gid_index"] == server["gid_index"] == 3
+    assert " GID index       : 3" in cli.stdout.split("\n")
+    gid = "00:00:00:00:00:00:00:00:00:00:255:255:127:00:00:01"
+    assert [x["gid"] for x in client["addresses"]["local"]] == [gid] and client["addresses"]["local"][0]["lid"] == 0
+
+
+CAPTURE_ARGS = ("-R", "-T", "41", "-s", "65536", "-F", "-x", "3", "-m", "4096", "--report_gbits", "-q", "16", "-D",
+                "60", "-d", "mlx5_0", "--use_cuda=0", "--use_cuda_dmabuf")
+
+
+def _banner(text):
+    """From the first rule to the rule after the parameters (the CUDA lines before it are the GPU's)."""
+    lines = text.split("\n") if isinstance(text, str) else list(text)
+    start = lines.index("-" * 87)
+    end = lines.index("-" * 87, start + 1)
+    return [line.replace("mlx5_0", "mlx5_1") for line in lines[start:end + 1]]
+
+
+def test_the_banner_is_the_real_releases_on_both_ends(pair):
+    """The real CUDA run (perftest 25.01: 'Using DDP', no 'CQE Poll Batch'): the same argv (-d mlx5_1 there, the
+    simulated card's mlx5_0 here), the netdev at 1500 as there (Mtu 1024 after -m 4096)."""
+    a, b = pair
+    cli, (src, sout, _err) = run_pair(a, b, "ib_write_bw", *CAPTURE_ARGS)
+    assert cli.returncode == 0 and src == 0
+    assert _banner(cli.stdout) == _banner(real("ib_write_bw_client_roce_cuda_1.txt"))
+    assert _banner(sout) == _banner(real("ib_write_bw_server_roce_cuda_1.txt"))
+    head = [line for line in sout.split("\n") if "GPU buffer" in line and "cuMemAlloc" not in line]
+    assert head == ["allocated GPU buffer address at 00007f8bca600000 pointer=0x7f8bca600000",
+                    "deallocating GPU buffer 00007f8bca600000"]         # the server's buffer, as captured
+
+
 @pytest.mark.parametrize("fault,low,high", [
     (["pcie_degraded", "--device", "mlx5_0"], 80, 120),        # Gen4 x8: ~108 Gb/s through the slot
     (["bad_card", "--device", "mlx5_0"], 100, 150),

@@ -1,8 +1,17 @@
 """perftest: ib_write_bw, ib_read_bw, ib_send_bw, ib_write_lat, ib_read_lat, ib_send_lat.
 
-Layouts from linux-rdma/perftest (src/perftest_parameters.[ch]: ctx_print_test_info, RESULT_FMT*, REPORT_FMT*,
-the --out_json writer; src/perftest_communication.[ch]: BASIC_ADDR_FMT, RDMA_FMT, PERF_GID_FMT) and the real
-captures (tests/fixtures/real/ib_write_bw_*): the "ibv_wr* API / Using DDP" line and the TAB layout as captured.
+The release simulated is perftest 25.01.0-0.80 (version 6.24), the one the real CUDA captures
+(tests/fixtures/real/ib_write_bw_{client,server}_roce_cuda_1.txt) were printed by: its banner has the
+"ibv_wr* API : ON\t\tUsing DDP : OFF" line (added in 25.01, renamed "Using Enhanced Reorder" in 25.10) and no
+"CQE Poll Batch" line (added in 25.04). Layouts from linux-rdma/perftest at that tag (src/perftest_parameters.[ch]:
+ctx_print_test_info, RESULT_FMT*, REPORT_FMT*, write_test_info_to_file; src/perftest_communication.[ch]:
+BASIC_ADDR_FMT, RDMA_FMT, PERF_GID_FMT, ctx_print_pingpong_data) and the TAB layout as captured.
+
+The MTU as perftest takes it (set_mtu, check_mtu): the port's active MTU (perf.port_active_mtu: InfiniBand 4096,
+RoCE the netdev MTU minus the RoCE headers), or the ``-m`` request when it is one of 256..4096 and not above the
+active MTU; then the smaller of both ends. InfiniBand addresses by LID, RoCE by GID (check_link: an Ethernet port
+without ``-x`` uses GID index 0, then get_best_gid_index picks the RoCE v2 IPv4 GID - index 3 on an mlx5 port
+with one IPv4 address, as show_gids lists it).
 
 Without a server name the tool is the server: it prints the banner, listens on the port (-p, default 18515) of
 the device's netdev and waits for one client. With a name it is the client: it connects from the device's netdev
@@ -32,6 +41,10 @@ RESULT_FMT_LAT = (" #bytes #iterations    t_min[usec]    t_max[usec]  t_typical[
                   "   99% percentile[usec]   99.9% percentile[usec] ")
 RESULT_FMT_LAT_DUR = " #bytes        #iterations       t_avg[usec]    tps average"
 DEF_PORT = 18515
+# the GPU buffer of the client and of the server, as the CUDA captures print them
+CUDA_BUFFER = {False: "00007f3dfa600000", True: "00007f8bca600000"}
+INVALID_MTU = [" Invalid MTU - %d ", " Please choose mtu from {256,512,1024,2048,4096}",
+               " Will run with the port active mtu - %d"]
 ACCEPT_TIMEOUT = float(os.environ.get("MLXSIM_PERFTEST_TIMEOUT", "300"))   # [invented] a real server waits forever
 
 SHORT = {"-d": "ib_dev", "-i": "ib_port", "-x": "gid_index", "-q": "qps", "-D": "duration", "-s": "size",
@@ -140,8 +153,8 @@ def banner(tool, verb, kind, opts, me, mtu, server):
         lines.append(" CQ Moderation   : %d" % cq_mod(opts))
     lines.append(" Mtu             : %d[B]" % mtu)
     lines.append(" Link type       : %s" % ("Ethernet" if me["link_layer"] == "Ethernet" else "IB"))
-    if opts["gid_index"] != -1:
-        lines.append(" GID index       : %d" % opts["gid_index"])
+    if gid_index(opts, me) != -1:
+        lines.append(" GID index       : %d" % gid_index(opts, me))
     if verb == "READ":
         lines.append(" Outstand reads  : 16")
     else:
@@ -179,43 +192,68 @@ def inline_size(verb, kind, opts):
     return 0
 
 
-def gid_text(address):
-    if not address:
-        return "00:" * 15 + "00"
-    octets = [int(x) for x in address.split(".")]
-    return ":".join("%02d" % b for b in [0] * 10 + [255, 255] + octets)
+def c_hex(value, width):
+    """C's ``%#0<width>x``: 0x and zero padding to ``width`` - except for 0, which gets no 0x (``LID 0000``)."""
+    return "%0*x" % (width, 0) if value == 0 else "%#0*x" % (width, value)
 
 
-def addr_lines(side, verb, opts, seed, address):
+def gid_index(opts, me):
+    """The GID index perftest uses: ``-x``; on an Ethernet port without it the best one (check_link sets 0,
+    get_best_gid_index prefers an IPv4-mapped RoCE v2 GID: index 3 of the mlx5 table in
+    fixtures/real/mlnx_qos_pcp_and_show_gids_1.txt); on InfiniBand none (-1: addressed by LID)."""
+    if opts["gid_index"] != -1:
+        return opts["gid_index"]
+    return 3 if me["link_layer"] == "Ethernet" else -1
+
+
+def gid_text(end, address):
+    """PERF_GID_FMT (%02d of each byte): RoCE the IPv4-mapped GID of the address; InfiniBand the port GID
+    (fe80::/64 + the port GUID)."""
+    if end.get("link_layer") == "InfiniBand" and end.get("port_guid"):
+        raw = [0xfe, 0x80, 0, 0, 0, 0, 0, 0] + list(bytes.fromhex(end["port_guid"]))
+    elif not address:
+        raw = [0] * 16
+    else:
+        raw = [0] * 10 + [255, 255] + [int(x) for x in address.split(".")]
+    return ":".join("%02d" % b for b in raw)
+
+
+def addr_lines(side, verb, opts, end, address, gid_idx):
+    """ctx_print_pingpong_data: BASIC_ADDR_FMT (the LID - 0000 on RoCE), READ_FMT, RDMA_FMT, then PERF_GID_FMT when
+    a GID index is in use."""
     lines = []
+    seed = end["hostname"], end["device"]
     base_qpn = 0xc6 + int(perf.jitter(seed, "qpn") * 0x100)
     for q in range(opts["qps"]):
         psn = int(perf.jitter(seed, "psn", q) * 0xffffff)
-        text = " %s address: LID 0000 QPN %#06x PSN %#06x" % (side, base_qpn + q, psn)
+        text = " %s address: LID %s QPN %s PSN %s" % (side, c_hex(end.get("lid") or 0, 4), c_hex(base_qpn + q, 6),
+                                                      c_hex(psn, 6))
         if not opts.get("rdma_cm"):
             if verb == "READ":
                 text += " OUT 0x10"
             if verb in ("READ", "WRITE"):
                 rkey = 0x1fff00 + int(perf.jitter(seed, "rkey", q) * 0xff)
-                text += " RKey %#08x VAddr %#016x" % (rkey, 0x7f0000000000 + int(perf.jitter(seed, "va") * 0xffffffff))
+                text += " RKey %s VAddr %s" % (c_hex(rkey, 8),
+                                               c_hex(0x7f0000000000 + int(perf.jitter(seed, "va") * 0xffffffff), 16))
         lines.append(text)
-        if opts["gid_index"] != -1 or opts.get("rdma_cm"):
-            lines.append(" GID: " + gid_text(address))
+        if gid_idx != -1 or opts.get("rdma_cm"):
+            lines.append(" GID: " + gid_text(end, address))
     return lines
 
 
-def cuda_lines(opts, me):
+def cuda_lines(opts, me, server=False):
     dev = opts.get("use_cuda")
     if dev is None:
         return []
     bus = (int(me["pci"].split(":")[1], 16) + 0x10) & 0xff   # the GPU beside the NIC [invented]
+    buffer = CUDA_BUFFER[bool(server)]
     return ["initializing CUDA", "Listing all CUDA devices in system:",
             "CUDA device %d: PCIe address is %02X:00" % (dev, bus), "",
             "Picking device No. %d" % dev,
             "[pid = %d, dev = %d] device name = [NVIDIA H100 80GB HBM3]" % (os.getpid(), dev),
             "creating CUDA Ctx", "making it the current CUDA Ctx", "CUDA device integrated: 0",
             "cuMemAlloc() of a 2097152 bytes GPU buffer",
-            "allocated GPU buffer address at 00007f3dfa600000 pointer=0x7f3dfa600000"]
+            "allocated GPU buffer address at %s pointer=0x%s" % (buffer, buffer.lstrip("0"))]
 
 
 def bw_result(opts, me, peer, mtu):
@@ -275,18 +313,20 @@ def write_json(path, verb, kind, opts, me, mtu, result, server):
     info = ['"test": "%s_Test"' % "_".join(words), '"Dual_port": "OFF"', '"Device": "%s"' % me["device"],
             '"Number_of_qps": %d' % opts["qps"], '"Transport_type": "IB"', '"Connection_type": "RC"',
             '"Using_SRQ": "OFF"', '"PCIe_relax_order": "ON"', '"ibv_wr_API": "ON"']
-    if not server:
+    if not server or opts.get("bidirectional"):
         info.append('"TX_depth": %d' % tx_depth(kind, opts))
+    if verb == "SEND" and (server or opts.get("bidirectional")):
+        info.append('"RX_depth": %d' % (512 if kind == "BW" else 1))
     if kind == "BW":
         info.append('"CQ_Moderation": %d' % cq_mod(opts))
     info += ['"Mtu": %d' % mtu, '"Link_type": "%s"' % ("Ethernet" if me["link_layer"] == "Ethernet" else "IB")]
-    if opts["gid_index"] != -1:
-        info.append('"GID_index": %d' % opts["gid_index"])
+    if gid_index(opts, me) != -1:
+        info.append('"GID_index": %d' % gid_index(opts, me))
     info.append('"Max_inline_data": %d' % inline_size(verb, kind, opts) if verb != "READ" else '"Outstand_reads": 16')
     info.append('"rdma_cm_QPs": "%s"' % ("ON" if opts.get("rdma_cm") else "OFF"))
     if opts.get("use_cuda") is not None:
         info.append('"cuda_device": %d' % opts["use_cuda"])
-    info += ['"Use_ROCm_memory": "OFF"', '"Use_MUSA_memory": "OFF"',
+    info += ['"Use_ROCm_memory": "OFF"',
              '"Data_ex_method": "%s"' % ("rdma_cm" if opts.get("rdma_cm") else "Ethernet")]
     if kind == "BW":
         res = ('"MsgSize": %d,\n"n_iterations": %d,\n"BW_peak": %.2f,\n"BW_average": %.2f,\n"MsgRate": %.6f'
@@ -341,15 +381,18 @@ def run_server(tool, verb, kind, opts, state, me):
             try:
                 hello = chan.recv()
                 peer = hello["endpoint"]
-                chan.send({"endpoint": me})
-                mtu = min(me["active_mtu"], peer["active_mtu"])
-                head = requested_mtu(opts, mtu) + cuda_lines(opts, me) + banner(tool, verb, kind, opts, me, mtu, True)
+                mine, notes, refused = own_mtu(opts, me)
+                chan.send({"endpoint": me, "mtu": mine})
+                mtu = pair_mtu(mine, hello.get("mtu"))
+                for line in refused:
+                    errln(line)
+                head = notes + cuda_lines(opts, me, True) + banner(tool, verb, kind, opts, me, mtu, True)
                 for line in head:
                     outln(line)
-                seed = me["hostname"], me["device"]
-                for line in addr_lines("local", verb, opts, seed, hello.get("server_address")):
+                gid_idx = gid_index(opts, me)
+                for line in addr_lines("local", verb, opts, me, hello.get("server_address"), gid_idx):
                     outln(line)
-                for line in addr_lines("remote", verb, opts, (peer["hostname"], peer["device"]), hello.get("address")):
+                for line in addr_lines("remote", verb, opts, peer, hello.get("address"), gid_idx):
                     outln(line)
                 verdict = chan.recv()
                 perf.account(me, received=0 if verdict.get("error") else modelled_bytes(kind, opts, me, peer, mtu))
@@ -381,7 +424,7 @@ def report(verb, kind, opts, me, mtu, result, server):
     if opts.get("out_json"):
         write_json(opts["out_json_file"] or "perftest_out.json", verb, kind, opts, me, mtu, result, server)
     if opts.get("use_cuda") is not None:
-        outln("deallocating GPU buffer %s" % ("00007f8bca600000" if server else "00007f3dfa600000"))
+        outln("deallocating GPU buffer %s" % CUDA_BUFFER[bool(server)])
         if not server:
             outln("destroying current CUDA Ctx")
 
@@ -392,10 +435,29 @@ def debug(exc):
         traceback.print_exception(exc)
 
 
-def requested_mtu(opts, mtu):
-    if opts["mtu"] and opts["mtu"] > mtu:
-        return ["Requested mtu is higher than active mtu ", "Changing to active mtu - %d" % (perf.IB_MTUS[::-1].index(mtu) + 1)]
-    return []
+def own_mtu(opts, me):
+    """set_mtu: (the MTU this end asks for, its stdout lines, its stderr lines). Without ``-m`` the port's active
+    MTU; ``-m`` one of 256..4096 is taken unless it is above the active MTU (then the active one, with perftest's two
+    lines); any other value is refused on stderr and the active MTU taken."""
+    active = me["active_mtu"]
+    requested = opts["mtu"]
+    if not requested:
+        return active, [], []
+    out, err = [], []
+    if requested in perf.MTU_ENUM:
+        mtu = requested
+    else:
+        err = [INVALID_MTU[0] % requested, INVALID_MTU[1], INVALID_MTU[2] % perf.MTU_ENUM[active]]
+        mtu = active
+    if mtu > active:
+        out = ["Requested mtu is higher than active mtu ", "Changing to active mtu - %d" % perf.MTU_ENUM[active]]
+        mtu = active
+    return mtu, out, err
+
+
+def pair_mtu(mine, theirs):
+    """check_mtu: both ends exchange what set_mtu gave them and take the smaller."""
+    return min(mine, theirs) if theirs in perf.MTU_ENUM else mine
 
 
 def run_client(tool, verb, kind, opts, state, me):
@@ -424,14 +486,19 @@ def run_client(tool, verb, kind, opts, state, me):
         sock.settimeout(max(60.0, perf.scaled(opts["duration"] or 5) + 60))
         local_addr = sock.getsockname()[0]
         chan = perf.Channel(sock)
-        chan.send({"endpoint": me, "address": local_addr, "server_address": target})
-        peer = chan.recv()["endpoint"]
-        mtu = min(me["active_mtu"], peer["active_mtu"])
-        for line in requested_mtu(opts, mtu) + cuda_lines(opts, me) + banner(tool, verb, kind, opts, me, mtu, False):
+        mine, notes, refused = own_mtu(opts, me)
+        chan.send({"endpoint": me, "address": local_addr, "server_address": target, "mtu": mine})
+        answer = chan.recv()
+        peer = answer["endpoint"]
+        mtu = pair_mtu(mine, answer.get("mtu"))
+        for line in refused:
+            errln(line)
+        for line in notes + cuda_lines(opts, me) + banner(tool, verb, kind, opts, me, mtu, False):
             outln(line)
-        for line in addr_lines("local", verb, opts, (me["hostname"], me["device"]), local_addr):
+        gid_idx = gid_index(opts, me)
+        for line in addr_lines("local", verb, opts, me, local_addr, gid_idx):
             outln(line)
-        for line in addr_lines("remote", verb, opts, (peer["hostname"], peer["device"]), target):
+        for line in addr_lines("remote", verb, opts, peer, target, gid_idx):
             outln(line)
         error = failure(me, peer, mtu, opts, target)
         perf.account(me, sent=0 if error else modelled_bytes(kind, opts, me, peer, mtu))
@@ -474,7 +541,10 @@ def failure(me, peer, mtu, opts, target):
              " scnt=%d, ccnt=0" % tx_depth("BW", opts)]
     if me["flapping"] or peer["flapping"]:
         return retry
-    if perf.kernel_has(me["netdev"]) and not perf.mtu_probe(me["netdev"], target, opts["port"], mtu):
+    # the path takes frames of the MTU (a RoCE frame over the rail's netdev); an InfiniBand path's MTU is the
+    # subnet's, not the IPoIB netdev's, and is not simulated: no probe there [invented]
+    if me["link_layer"] == "Ethernet" and perf.kernel_has(me["netdev"]) and \
+            not perf.mtu_probe(me["netdev"], target, opts["port"], mtu):
         return retry
     return []
 

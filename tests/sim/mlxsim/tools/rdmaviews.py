@@ -211,9 +211,7 @@ def _devinfo_usage():
 
 
 def _active_mtu(p):
-    if p["ib"]:
-        return 4096
-    return perf.active_mtu(perf.kernel_mtu(p["netdev"]) or 1500)
+    return perf.port_active_mtu(p["link_layer"], perf.kernel_mtu(p["netdev"]) or 1500)
 
 
 def _hca(host, name, card, fidx, port, verbose):

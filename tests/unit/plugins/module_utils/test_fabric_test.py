@@ -69,10 +69,27 @@ def fake_tool(tmp_path, name, body):
     return str(path)
 
 
+def ibstat_text(layer, lid=0):
+    """``ibstat mlx5_0`` of one port (the layout of fixtures/real/ibstat_h100_cx7_cx6dx_1.txt)."""
+    return ("CA 'mlx5_0'\n\tCA type: MT4129\n\tNumber of ports: 1\n\tFirmware version: 28.39.1002\n"
+            "\tHardware version: 0\n\tNode GUID: 0xa088c20300e3142a\n\tSystem image GUID: 0xa088c20300e3142a\n"
+            "\tPort 1:\n\t\tState: Active\n\t\tPhysical state: LinkUp\n\t\tRate: 400\n\t\tBase lid: %d\n"
+            "\t\tLMC: 0\n\t\tSM lid: %d\n\t\tCapability mask: 0x00010000\n\t\tPort GUID: 0xa088c20300e3142a\n"
+            "\t\tLink layer: %s\n" % (lid, 1 if lid else 0, layer))
+
+
+def tools_in(tmp_path, **tools):
+    """``which`` over stand-in tools: name -> the text it prints (exit 0)."""
+    paths = {name: fake_tool(tmp_path, name, "import sys\nsys.stdout.write(%r)\n" % text)
+             for name, text in tools.items()}
+    return lambda name: paths.get(name)
+
+
 def test_servers_run_detached_and_their_exit_code_and_report_are_collected(tmp_path):
     tool = fake_tool(tmp_path, "ib_write_bw", "import sys\nsys.stdout.write(%r)\nprint(' '.join(sys.argv[1:]), "
                                               "file=sys.stderr)\nsys.exit(0)\n" % REPORT)
-    host = Host(which=lambda name: tool if name == "ib_write_bw" else None)
+    ibstat = tools_in(tmp_path, ibstat=ibstat_text("Ethernet"))
+    host = Host(which=lambda name: tool if name == "ib_write_bw" else ibstat(name))
     host.rdma_ports = lambda: {"enp24s0np0": ("mlx5_0", 1)}
     job = {"rail": 0, "interface": "enp24s0np0", "port": 18515, "tests": ["ib_write_bw"]}
     out = ft.run(host, {"action": "serve", "jobs": [job], "run_id": "r1", "run_dir": str(tmp_path / "run"),
@@ -88,7 +105,8 @@ def test_servers_run_detached_and_their_exit_code_and_report_are_collected(tmp_p
 
 def test_a_server_that_never_ends_is_stopped(tmp_path):
     tool = fake_tool(tmp_path, "ib_write_lat", "import time\nprint('waiting', flush=True)\ntime.sleep(60)\n")
-    host = Host(which=lambda name: tool if name == "ib_write_lat" else None)
+    ibstat = tools_in(tmp_path, ibstat=ibstat_text("Ethernet"))
+    host = Host(which=lambda name: tool if name == "ib_write_lat" else ibstat(name))
     host.rdma_ports = lambda: {"enp24s0np0": ("mlx5_0", 1)}
     job = {"rail": 0, "interface": "enp24s0np0", "port": 18515, "tests": ["ib_write_lat"]}
     ft.run(host, {"action": "serve", "jobs": [job], "run_id": "r2", "run_dir": str(tmp_path)})
@@ -113,10 +131,12 @@ def test_a_client_is_retried_while_the_server_is_not_up_and_pings_from_the_rail_
             return 0, json.dumps([{"operstate": "UP", "mtu": 9000}]), ""
         if name == "ib_write_bw":
             return answers.pop(0)
+        if name == "ibstat":
+            return 0, ibstat_text("Ethernet"), ""
         return 1, "", "no such tool"
 
-    host = Host(execute=execute, which=lambda name: "/usr/bin/" + name if name in ("ping", "ip", "ib_write_bw")
-                else None)
+    host = Host(execute=execute, which=lambda name: "/usr/bin/" + name if name in ("ping", "ip", "ib_write_bw",
+                                                                                   "ibstat") else None)
     host.rdma_ports = lambda: {"enp24s0np0": ("mlx5_0", 1)}
     out = ft.run(host, {"action": "measure", "run_id": "r3", "jobs": [
         {"rail": 0, "interface": "enp24s0np0", "port": 18515, "tests": ["ib_write_bw"], "peer": "s1",
@@ -126,6 +146,7 @@ def test_a_client_is_retried_while_the_server_is_not_up_and_pings_from_the_rail_
     test = out["tests"][0]
     assert test["attempts"] == 3 and test["rc"] == 0 and test["report"]["results"][0]["bw_average"] == 385.64
     assert test["argv"][-1] == "198.18.0.1" and out["facts"]["state"] == "up" and out["facts"]["mtu"] == 9000
+    assert out["facts"]["link_layer"] == "Ethernet" and test["argv"][3:5] == ["-x", "3"]
 
 
 def test_check_mode_measures_nothing():
@@ -160,3 +181,74 @@ def test_tools_refuses_an_nccl_test_the_gate_does_not_run():
         ft.run(_with(), {"action": "tools", "nccl": {"test": "alltoall_perf; reboot"}})
     assert err.value.parameter == "nccl" and "is not one of all_reduce_perf, all_gather_perf, sendrecv_perf" in \
         err.value.msg
+
+
+# ------------------------------------------------------------------------------------------------ the link layer
+OPTS = ft.check_options({"tos": 106})
+
+
+@pytest.mark.parametrize("test,layer,argv", [
+    # RoCE: the GID index (RoCE v2 over IPv4) and the ToS
+    ("ib_write_bw", "Ethernet", ["ib_write_bw", "-d", "mlx5_0", "-x", "3", "-s", "65536", "-p", "18515", "-F",
+                                 "-q", "4", "-D", "10", "--report_gbits", "-T", "106", "198.18.0.1"]),
+    ("ib_write_lat", "Ethernet", ["ib_write_lat", "-d", "mlx5_0", "-x", "3", "-s", "2", "-p", "18515", "-F", "-D", "5",
+                                  "-T", "106", "198.18.0.1"]),
+    # InfiniBand: perftest addresses by LID - no -x, no -T even when the options name them
+    ("ib_write_bw", "InfiniBand", ["ib_write_bw", "-d", "mlx5_0", "-s", "65536", "-p", "18515", "-F", "-q", "4", "-D",
+                                   "10", "--report_gbits", "198.18.0.1"]),
+    ("ib_write_lat", "InfiniBand", ["ib_write_lat", "-d", "mlx5_0", "-s", "2", "-p", "18515", "-F", "-D", "5",
+                                    "198.18.0.1"]),
+])
+def test_perftest_options_follow_the_link_layer(test, layer, argv):
+    assert ft.perftest_argv(test, "mlx5_0", OPTS, 18515, "198.18.0.1", layer) == argv
+
+
+@pytest.mark.parametrize("layer", [None, "", "IB", "ethernet", "Unknown"])
+def test_perftest_argv_refuses_a_link_layer_it_does_not_know(layer):
+    with pytest.raises(MlnxError) as err:
+        ft.perftest_argv("ib_write_bw", "mlx5_0", OPTS, 18515, None, layer)
+    assert err.value.parameter == "link_layer"
+    assert "link_layer: %r is not one of InfiniBand or Ethernet" % (layer,) in err.value.msg
+
+
+def test_an_infiniband_server_runs_without_roce_options(tmp_path):
+    started = []
+    host = Host(which=tools_in(tmp_path, ibstat=ibstat_text("InfiniBand", lid=431), ib_write_bw=""),
+                spawn=lambda argv, env: started.append(argv) or 4242)
+    host.rdma_ports = lambda: {"ibp24s0": ("mlx5_0", 1)}
+    out = ft.run(host, {"action": "serve", "run_id": "ib", "run_dir": str(tmp_path / "run"), "jobs": [
+        {"rail": 2, "interface": "ibp24s0", "port": 18515, "tests": ["ib_write_bw"]}]})["servers"][0]
+    assert out["link_layer"] == "InfiniBand" and out["pid"] == 4242
+    assert out["argv"] == ["ib_write_bw", "-d", "mlx5_0", "-s", "65536", "-p", "18515", "-F", "-q", "4", "-D", "10",
+                           "--report_gbits"]
+    assert started[0][-len(out["argv"]) + 1:] == out["argv"][1:]
+
+
+@pytest.mark.parametrize("ibstat,value", [
+    (None, None),                                   # ibstat missing: the link layer is not known
+    (ibstat_text("Unknown"), "Unknown"),            # a value the gate has no perftest options for
+])
+def test_a_rail_of_an_unknown_link_layer_is_not_measured_and_its_tests_fail(tmp_path, ibstat, value):
+    ran = []
+    tools = {"ping": "3 packets transmitted, 3 received, 0% packet loss\n", "ib_write_bw": "", "ib_write_lat": ""}
+    if ibstat is not None:
+        tools["ibstat"] = ibstat
+    which = tools_in(tmp_path, **tools)
+
+    def execute(argv, env, timeout, data):
+        ran.append(os.path.basename(argv[0]))
+        from ansible_collections.gpufabric.mlnx.plugins.module_utils._host import default_execute
+        return default_execute(argv, env, timeout, data)
+
+    host = Host(which=which, execute=execute, spawn=lambda argv, env: pytest.fail("started %s" % argv))
+    host.rdma_ports = lambda: {"ibp24s0": ("mlx5_0", 1)}
+    job = {"rail": 2, "interface": "ibp24s0", "port": 18515, "peer": "s1", "peer_address": "198.18.0.1"}
+    served = ft.run(host, {"action": "serve", "run_id": "u", "run_dir": str(tmp_path / "run"), "jobs": [job]})
+    measured = ft.run(host, {"action": "measure", "run_id": "u", "jobs": [job]})["rails"][0]
+    why = ("%s: rail 2 (ibp24s0, mlx5_0): link layer %r is not one of InfiniBand or Ethernet (ibstat's \"Link layer\"),"
+           " so perftest's options are not known and the rail is not measured" % (ft._hostname(), value))
+    assert [s["error"] for s in served["servers"]] == [why, why]
+    assert measured["error"] == why
+    assert [(t["test"], t["rc"], t["report"]["errors"]) for t in measured["tests"]] == [
+        ("ib_write_bw", None, [why]), ("ib_write_lat", None, [why])]
+    assert "ib_write_bw" not in ran and "ib_write_lat" not in ran

@@ -130,6 +130,8 @@ def test_the_leaf_s_roce_is_read_in_the_spelling_of_either_release(plan, roce_on
     ({0: {"counters": {"link_down_events_phy": 2, "rx_symbol_err_phy": 0}}}, "link_flaps"),
     ({0: {"counters": {"link_down_events_phy": 0, "rx_symbol_err_phy": 1200}}}, "symbol_errors"),
     ({0: {"qos": {"trust": "dscp", "pfc": []}}}, "qos"),
+    ({0: {"link_layer": None}}, "link_layer"),              # ibstat could not say: perftest's options are unknown
+    ({0: {"link_layer": "Unknown"}}, "link_layer"),
 ])
 def test_a_fault_on_one_host_quarantines_that_host_alone_with_the_measure(plan, fault, measure):
     gate = new_gate(plan)
@@ -143,6 +145,19 @@ def test_a_fault_on_one_host_quarantines_that_host_alone_with_the_measure(plan, 
     assert (measure, 0) in got and ("ib_write_bw", 0) in got      # the low bandwidth goes with the host's own fact
     assert failures(result, "a1") == [] and "a1" in result["handover"]
     assert all("could not be split" not in f["message"] for f in result["hosts"]["a2"]["failures"])
+
+
+@pytest.mark.parametrize("layer,passes", [("InfiniBand", True), ("Ethernet", True), ("IB", False), (None, False)])
+def test_the_link_layer_must_be_one_the_gate_has_perftest_options_for(plan, layer, passes):
+    gate = new_gate(plan)
+    facts = {h: facts_of(plan, h, {1: {"link_layer": layer}} if h == "b1" else None) for h in HOSTS}
+    result = verdict(plan, gate, before=facts)
+    assert (result["quarantine"] == []) is passes
+    if not passes:
+        assert failures(result, "b1") == [("link_layer", 1)] and "b2" in result["handover"]
+        assert result["hosts"]["b1"]["failures"][0]["message"] == (
+            "b1 rail 1 (enp64s0np0, mlx5_1): link layer %r is not one of InfiniBand or Ethernet (ibstat's "
+            "\"Link layer\")" % (layer,))
 
 
 def test_a_swapped_cable_shows_in_lldp_on_the_host_whose_cables_they_are(plan):

@@ -16,13 +16,28 @@ CUDA_WARNINGS = ["WARNING: BW peak won't be measured in this run.",
                  "Requested mtu is higher than active mtu", "Changing to active mtu - 3"]
 
 
+GID_33 = "00:00:00:00:00:00:00:00:00:00:255:255:10:06:145:33"     # the client's GID (10.6.145.33)
+GID_32 = "00:00:00:00:00:00:00:00:00:00:255:255:10:06:145:32"     # the server's
+
+
 @check("ib_write_bw_client_roce_cuda_1.txt")
 def _client(text):
-    assert parse("perftest", text) == {
-        "test": "RDMA_Write BW Test", "device": "mlx5_1", "link_type": "Ethernet", "mtu": 1024, "unit": "Gb/sec",
+    out = parse("perftest", text)
+    addresses = out.pop("addresses")
+    assert out == {
+        "test": "RDMA_Write BW Test", "device": "mlx5_1", "link_type": "Ethernet", "mtu": 1024, "gid_index": 3,
+        "unit": "Gb/sec",
         "results": [{"bytes": 65536, "iterations": 10384867, "bw_peak": 0.0, "bw_average": 181.46,
                      "msg_rate": 0.3461}],
         "warnings": CUDA_WARNINGS, "errors": []}
+    # -q 16 over rdma_cm: 16 queue pairs a side, RoCE's LID 0000 and a GID line each, no RKey/VAddr
+    local, remote = addresses["local"], addresses["remote"]
+    assert (len(local), len(remote)) == (16, 16)
+    assert local[0] == {"lid": 0, "qpn": 0xc6, "psn": 0x2986aa, "gid": GID_33}
+    assert local[-1] == {"lid": 0, "qpn": 0xd5, "psn": 0xbc4d64, "gid": GID_33}
+    assert remote[0] == {"lid": 0, "qpn": 0xc6, "psn": 0xb1023e, "gid": GID_32}
+    assert remote[-1] == {"lid": 0, "qpn": 0xd6, "psn": 0x722bc8, "gid": GID_32}
+    assert {a["gid"] for a in local} == {GID_33} and {a["gid"] for a in remote} == {GID_32}
 
 
 @check("ib_write_bw_server_roce_cuda_1.txt")
@@ -30,15 +45,32 @@ def _server(text):
     out = parse("perftest", text)
     assert out["results"] == [{"bytes": 65536, "iterations": 10384867, "bw_peak": 0.0, "bw_average": 181.46,
                                "msg_rate": 0.3461}]
-    assert (out["device"], out["mtu"], out["warnings"], out["errors"]) == ("mlx5_1", 1024, CUDA_WARNINGS, [])
+    assert (out["device"], out["mtu"], out["gid_index"], out["warnings"], out["errors"]) == (
+        "mlx5_1", 1024, 3, CUDA_WARNINGS, [])
+    local, remote = out["addresses"]["local"], out["addresses"]["remote"]
+    assert local[0] == {"lid": 0, "qpn": 0xc6, "psn": 0xb1023e, "gid": GID_32}     # the client's remote[0]
+    assert remote[0] == {"lid": 0, "qpn": 0xc6, "psn": 0x2986aa, "gid": GID_33}    # the client's local[0]
+    assert (len(local), len(remote)) == (16, 16)
 
 
 @check("ib_write_bw_roce_oci_1.txt")
 def _oci(text):  # an older build: no "ibv_wr* API" line; the report inside a Markdown code fence
+    gid_a = "00:00:00:00:00:00:00:00:00:00:255:255:10:224:04:233"
+    gid_b = "00:00:00:00:00:00:00:00:00:00:255:255:10:224:05:57"
     assert parse("perftest", text) == {
-        "test": "RDMA_Write BW Test", "device": "mlx5_5", "link_type": "Ethernet", "mtu": 4096, "unit": "Gb/sec",
+        "test": "RDMA_Write BW Test", "device": "mlx5_5", "link_type": "Ethernet", "mtu": 4096, "gid_index": 3,
+        "unit": "Gb/sec",
         "results": [{"bytes": 65536, "iterations": 20000, "bw_peak": 98.01, "bw_average": 98.01,
                      "msg_rate": 0.186932}],
+        "addresses": {
+            "local": [{"lid": 0, "qpn": 0x93, "psn": 0xbf9bfe, "gid": gid_a},
+                      {"lid": 0, "qpn": 0x94, "psn": 0xab0910, "gid": gid_a},
+                      {"lid": 0, "qpn": 0x95, "psn": 0x28bd1a, "gid": gid_a},
+                      {"lid": 0, "qpn": 0x96, "psn": 0x5c7f61, "gid": gid_a}],
+            "remote": [{"lid": 0, "qpn": 0x93, "psn": 0x62655e, "gid": gid_b},
+                       {"lid": 0, "qpn": 0x94, "psn": 0x6706f0, "gid": gid_b},
+                       {"lid": 0, "qpn": 0x95, "psn": 0xcb157a, "gid": gid_b},
+                       {"lid": 0, "qpn": 0x96, "psn": 0x626041, "gid": gid_b}]},
         "warnings": [], "errors": []}
 
 
@@ -129,8 +161,10 @@ def test_out_json_bandwidth_latency_and_the_qos_file_perftest_writes_unquoted():
                       "MsgRate": 0.362434}}
     assert parse("perftest", json.dumps(bw, indent=0)) == {
         "test": "RDMA_Write Bidirectional BW Test", "device": "mlx5_1", "link_type": "Ethernet", "mtu": 4096,
-        "unit": None, "results": [{"bytes": 65536, "iterations": 5000, "bw_peak": 190.11, "bw_average": 190.02,
-                                   "msg_rate": 0.362434}],
+        "gid_index": None, "unit": None,
+        "results": [{"bytes": 65536, "iterations": 5000, "bw_peak": 190.11, "bw_average": 190.02,
+                     "msg_rate": 0.362434}],
+        "addresses": {"local": [], "remote": []},
         "warnings": ["CPU is not PCIe relaxed ordering compliant"], "errors": []}
     lat = {"test_info": {"test": "Atomic_FETCH_AND_ADD_Latency_Test", "Device": "mlx5_0", "Mtu": 1024},
            "results": {"MsgSize": 8, "n_iterations": 1000, "t_min": 1.1, "t_max": 3.2, "t_typical": 1.2,
@@ -142,3 +176,39 @@ def test_out_json_bandwidth_latency_and_the_qos_file_perftest_writes_unquoted():
     assert parse("perftest", qos_file)["results"][0]["sl"] == 3
     with pytest.raises(ParseError, match="has test_info and results"):
         parse("perftest", {"results": []})
+
+
+def test_infiniband_connection_lines_name_the_lids_and_no_gid():
+    # no InfiniBand capture exists: the lines as perftest 25.01 prints them (BASIC_ADDR_FMT "LID %#04x", RDMA_FMT),
+    # ib_write_bw -d mlx5_0 -q 2 over NDR - no "GID index" in the banner, no GID lines (addressed by LID)
+    params = [p for p in PARAMS if "Number of qps" not in p] + [" Number of qps   : 2\t\tTransport type : IB"]
+    text = report("RDMA_Write BW Test", params,
+                  " #bytes     #iterations    BW peak[Gb/sec]    BW average[Gb/sec]   MsgRate[Mpps]",
+                  [" 65536      5000             386.79             385.64 \t\t     0.735541"], before=())
+    rows = text.split("\n")
+    cut = rows.index(RULE, 1) + 1
+    rows[cut:cut] = [" local address: LID 0xa4 QPN 0x016a PSN 0xc4f855 RKey 0x1fff23 VAddr 0x007f00e1501c24",
+                     " local address: LID 0xa4 QPN 0x016b PSN 0xa76bed RKey 0x1fff76 VAddr 0x007f00e1501c24",
+                     " remote address: LID 0x3a3 QPN 0x01b6 PSN 0xd6fe71 RKey 0x1fff68 VAddr 0x007f004d7929cf",
+                     " remote address: LID 0x3a3 QPN 0x01b7 PSN 0x8787b2 RKey 0x1fff42 VAddr 0x007f004d7929cf", RULE]
+    out = parse("perftest", "\n".join(rows))
+    assert (out["link_type"], out["mtu"], out["gid_index"]) == ("IB", 4096, None)
+    assert out["addresses"] == {
+        "local": [{"lid": 164, "qpn": 362, "psn": 0xc4f855, "rkey": 0x1fff23, "vaddr": 0x7f00e1501c24, "gid": None},
+                  {"lid": 164, "qpn": 363, "psn": 0xa76bed, "rkey": 0x1fff76, "vaddr": 0x7f00e1501c24, "gid": None}],
+        "remote": [{"lid": 931, "qpn": 438, "psn": 0xd6fe71, "rkey": 0x1fff68, "vaddr": 0x7f004d7929cf, "gid": None},
+                   {"lid": 931, "qpn": 439, "psn": 0x8787b2, "rkey": 0x1fff42, "vaddr": 0x7f004d7929cf, "gid": None}]}
+    assert out["results"][0]["bw_average"] == 385.64
+
+
+def test_an_mtu_that_is_no_ib_mtu_is_a_warning_and_the_run_goes_on():
+    # set_mtu (src/perftest_parameters.c): stderr, then the port's active MTU (its ibv_mtu number, 5 = 4096)
+    before = [" Invalid MTU - 9000 ", " Please choose mtu from {256,512,1024,2048,4096}",
+              " Will run with the port active mtu - 5"]
+    out = parse("perftest", report("RDMA_Write BW Test", PARAMS,
+                                   " #bytes     #iterations    BW peak[Gb/sec]    BW average[Gb/sec]   MsgRate[Mpps]",
+                                   [" 65536      5000             386.79             385.64 \t\t     0.735541"],
+                                   before=before))
+    assert out["warnings"] == ["Invalid MTU - 9000", "Please choose mtu from {256,512,1024,2048,4096}",
+                               "Will run with the port active mtu - 5"]
+    assert out["errors"] == [] and out["mtu"] == 4096
