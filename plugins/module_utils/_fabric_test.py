@@ -11,15 +11,15 @@ A measurement spans two hosts, so it is done in steps the gate role runs on ever
   (``ip -j link``), IPv4 address (``ip -j addr``), carrier changes.
 - ``serve``: start the perftest servers of this host's pairs (one per test and rail, each on its own port) in the
   background, detached, each through a small Python wrapper that records its exit code; return their files.
+- ``measure``: per rail at once (threads): ping the peer from the rail's address, then each test's client against
+  the peer's server (retried while the server is not listening yet: ``Couldn't connect to``), parsed.
+- ``collect``: the servers' outputs and exit codes (waiting for them up to a timeout), then stop what still runs.
+- ``nccl_start`` / ``nccl_collect``: the same for NCCL ranks (one process per GPU).
 
 perftest's options follow the rail's link layer (ibstat's ``Link layer``): on InfiniBand perftest addresses by LID,
 so the RoCE-only options (``-x`` GID index, ``-T`` ToS) are left out; on Ethernet (RoCE) they are given. A rail
 whose link layer is neither (unknown, not read) is not measured: its tests carry an error naming the host, the rail,
 the device and the value.
-- ``measure``: per rail at once (threads): ping the peer from the rail's address, then each test's client against
-  the peer's server (retried while the server is not listening yet: ``Couldn't connect to``), parsed.
-- ``collect``: the servers' outputs and exit codes (waiting for them up to a timeout), then stop what still runs.
-- ``nccl_start`` / ``nccl_collect``: the same for NCCL ranks (one process per GPU).
 
 Everything a step starts lives under ``run_dir/<run_id>`` (0700); ``run_id`` is a strict word (``[A-Za-z0-9_.-]``)
 and every value reaches a tool as one argv element, never through a shell.
