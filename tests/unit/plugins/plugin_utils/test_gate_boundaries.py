@@ -231,6 +231,7 @@ def test_an_su_below_its_floor_fails_its_row_and_quarantines_none_of_its_hosts(p
     assert (result["su"]["2"]["avg_busbw_gbs"], result["su"]["2"]["ok"]) == (45.0, True)
     assert quarantined(result) == [] and result["handover"] == HOSTS
     assert [result["hosts"][h]["status"] for h in ("a1", "a2")] == ["passed", "passed"]
+    assert [result["hosts"][h]["failures"] for h in ("a1", "a2")] == [[], []]
 
 
 def test_an_su_of_200g_hosts_is_held_to_the_200g_floor(plan):
@@ -246,6 +247,27 @@ def test_a_failed_su_run_fails_its_row_whatever_its_bandwidth(plan):
     result = verdict(plan, su=su)
     assert result["su"]["1"]["ok"] is False and result["su"]["1"]["errors"] == ["rank 3 did not finish and was stopped"]
     assert quarantined(result) == []
+
+
+# ------------------------------------------------------------------------------------------------ ping
+def test_an_unanswered_ping_counts_against_both_ends_unless_one_s_facts_explain_it(plan):
+    def pinged(after=None):
+        pairs = _gate.plan_run(plan, HOSTS, {}, matrix={"name": "m"})["pairs"]
+        done = measured()
+        done["a2"][0]["ping"] = {"ok": False, "sent": 3, "received": 1}                 # a2 -> a1 on rail 0
+        return _gate.evaluate(plan, pairs, HOSTS, [], done, facts(), after or facts(), {},
+                              {"hosts": nccl_pairs()}, {}, dict(_gate.DEFAULTS), {}, 9000)
+
+    result = pinged()
+    assert quarantined(result) == ["a1", "a2"]
+    assert failures(result, "a1") == failures(result, "a2") == [("ping", 0, 1, 3, None)]
+    assert result["hosts"]["a1"]["failures"][0]["message"] == (
+        "ping a2 -> a1 on rail 0 (enp24s0np0): 1 of 3 answered (the pair could not be split: neither end's own facts "
+        "explain it)")
+    assert (result["hosts"]["a2"]["rails"][0]["ping"], result["hosts"]["a1"]["rails"][0]["ping"]) == (False, True)
+    result = pinged(after=facts(change={("a1", 0): {"mtu": 1500}}))                   # a1's own fact explains it
+    assert quarantined(result) == ["a1"]
+    assert failures(result, "a1") == [("mtu", 0, 1500, 9000, "B"), ("ping", 0, 1, 3, None)]
 
 
 # ------------------------------------------------------------------------------------------------ counters
@@ -372,8 +394,8 @@ def test_the_nccl_version_against_the_matrix_s_2_23_4_1(plan, code, passes):
 
 
 @pytest.mark.parametrize("pin, code, passes", [("2.8.4-1", 2804, True), ("2.8.4-1", 2803, False),
-                                               ("2.8.4-1", 20804, False), ("2.9.0-1", 20900, True),
-                                               ("2.23.4", 22304, True)])
+                                               ("2.8.4-1", 2805, False), ("2.9.0-1", 20900, True),
+                                               ("2.8.4-1", 20900, False), ("2.23.4", 22304, True)])
 def test_an_old_scheme_library_and_a_pin_without_its_package_revision(plan, pin, code, passes):
     versions = {h: {"nccl": version_of(code)} for h in HOSTS}
     result = verdict(plan, versions=versions, nccl_expected=pin)
