@@ -620,10 +620,13 @@ def _rank0(collected):
 
 def nccl_reports(gate, raw) -> dict:
     """``{"hosts": {host: rank-0 report + peers}, "su": {su: report + hosts}}`` from the hosts' collect results
-    (``raw``: ``{"pairs": {host: result}, "su": {host: result}}``)."""
+    (``raw``: ``{"pairs": {host: result}, "su": {host: result}}``; a stage that is None was not run: its worlds have
+    no report, while a world of a stage that ran whose rank 0 registered nothing is a failed run)."""
     gate, raw = _mapping(gate, "gate"), _mapping(raw, "nccl")
     out = {"hosts": {}, "su": {}}
     for stage, key in (("pairs", "nccl_pairs"), ("su", "nccl_su")):
+        if raw.get(stage) is None:
+            continue        # the stage was not run (gpufabric_validate_nccl, _nccl_su off): no report, no failure
         results = _mapping(raw.get(stage), "nccl." + stage)
         for world in (gate.get(key) or {}).get("worlds") or []:
             members = world["hosts"]

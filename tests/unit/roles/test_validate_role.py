@@ -13,11 +13,12 @@ its own ib_write_bw there is 359.9 Gb/s (below 0.9 x 400 = 360.0); a1 runs NCCL 
 import csv
 import io
 import json
+from pathlib import Path
 
 import pytest
 import yaml
 
-from _roleplay import run
+from _roleplay import play, run, sim_root, sim_vars, simulated
 
 from ansible_collections.gpufabric.mlnx.plugins.plugin_utils._rail_plan import plan as rail_plan
 
@@ -169,3 +170,86 @@ def test_the_verdict_tasks_write_the_results_the_state_and_the_report(tmp_path):
         "gate-state.json", "gate.json", "handover-junit.xml", "handover.csv", "handover.html", "handover.json",
         "handover.md"]
     assert yaml.safe_load((reports / "handover.json").read_text())["handover"] == ["a2", "b1"]
+
+
+# ------------------------------------------------------------------------------------------------ one round
+# Two simulated servers (tests/sim, ConnectX-6 Dx at 100G) and the whole role (tasks/main.yml): facts, plan, round 1
+# forward and reverse (perftest servers started, the peers measure, the servers collected), the verdict. This machine
+# has no rail netdevs: the rail plan is written by hand with loopback addresses (a real plan refuses them), and the
+# two kernel tools the gate reads beside the simulator's - ip and ping - are stand-ins answering for the rail's
+# netdev as a host with its link up, MTU 9000 and that address would. No NCCL (its worlds are the pairs' again).
+NETDEV = "enp59s0f0np0"          # mlx5_0 of the cx6dx-roce profile
+ROUND_PLAN = {
+    "hosts": {"s1": [{"rail": 0, "pci": "0000:3b:00.0", "interface": NETDEV, "address": "127.0.0.1",
+                      "leaf": "su1-leaf-rail0", "leaf_port": "swp1"}],
+              "s2": [{"rail": 0, "pci": "0000:3b:00.0", "interface": NETDEV, "address": "127.0.0.2",
+                      "leaf": "su1-leaf-rail0", "leaf_port": "swp2"}]},
+    "leaves": {"su1-leaf-rail0": {"rail": 0, "su": 1, "cables": {}}}}
+IP = r'''#!/bin/sh
+# ip (iproute2) as a host whose rail netdev is up: -j link and addr of that netdev, nothing else
+case "$*" in
+  *"link show dev %(netdev)s") echo '[{"ifname": "%(netdev)s", "operstate": "UP", "mtu": 9000, "carrier_changes": 2}]';;
+  *"addr show dev %(netdev)s") echo '[{"ifname": "%(netdev)s", "addr_info": [{"family": "inet", "local": "%(address)s", "prefixlen": 31}]}]';;
+  *) echo '[]';;
+esac
+'''
+PING = r'''#!/bin/sh
+# ping (iputils) with every packet answered: its summary line, as the gate parses it
+echo "3 packets transmitted, 3 received, 0% packet loss, time 401ms"
+'''
+
+
+def stand_ins(sim, address):
+    """ip and ping stand-ins first on the simulated host's PATH; the netdev's MTU 9000 in the simulated tree (what
+    perftest's active MTU follows on a machine without the netdev)."""
+    bin_dir = Path(sim_root(sim)).parent / "kernel-tools"
+    bin_dir.mkdir(exist_ok=True)
+    for name, text in (("ip", IP % {"netdev": NETDEV, "address": address}), ("ping", PING)):
+        (bin_dir / name).write_text(text)
+        (bin_dir / name).chmod(0o755)
+    sim.env["PATH"] = "%s:%s" % (bin_dir, sim.env["PATH"])
+    mtu = Path(sim_root(sim)) / "sys" / "class" / "net" / NETDEV / "mtu"
+    mtu.parent.mkdir(parents=True, exist_ok=True)
+    mtu.write_text("9000\n")
+
+
+@pytest.mark.heavy(40)
+def test_one_round_forward_then_reverse_on_simulated_servers(tmp_path):
+    reports = tmp_path / "reports"
+    hosts = {}
+    for name, address in (("s1", "127.0.0.1"), ("s2", "127.0.0.2")):
+        sim = simulated(tmp_path, name, "cx6dx-roce")
+        stand_ins(sim, address)
+        hosts[name] = sim_vars(sim, gpufabric_rail_plan=ROUND_PLAN, gpufabric_report_dir=str(reports),
+                               gpufabric_validate_nccl=False, gpufabric_validate_duration=1,
+                               gpufabric_validate_run_dir=str(tmp_path / name / "gate"), rack="r01")
+    ran = run(tmp_path, hosts, play("validate"))
+    assert ran.ok, ran
+    gate = ran.task("Plan the run - who is tested and why, the pairs, the NCCL worlds", "s1",
+                    role="validate")["ansible_facts"]["gpufabric_gate"]
+    assert gate["tested"] == ["s1", "s2"] and gate["rounds"] == [1]
+    pair = gate["pairs"]["rounds"][0]["pairs"][0]
+    assert (pair["server"], pair["client"]) == ("s1", "s2")
+    # forward: s1 serves, s2 measures against 127.0.0.1; reverse: s2 serves, s1 measures against 127.0.0.2
+    steps = [t for p in ran.data["plays"] for t in p["tasks"] if t["task"]["name"].startswith(
+        ("gpufabric.mlnx.validate : Start the perftest servers", "gpufabric.mlnx.validate : Ping, ib_write_bw"))]
+    done = [(t["task"]["name"].split(" - round ")[0].split(" : ")[1][:9], t["task"]["name"].split(" - round ")[1],
+             sorted(h for h, r in t["hosts"].items() if not r.get("skipped"))) for t in steps]
+    assert done == [("Start the", "1 forward", ["s1"]), ("Ping, ib_", "1 forward", ["s2"]),
+                    ("Start the", "1 reverse", ["s2"]), ("Ping, ib_", "1 reverse", ["s1"])]
+    forward = [t for t in steps if t["task"]["name"].endswith("1 forward") and "Ping" in t["task"]["name"]][0]
+    reverse = [t for t in steps if t["task"]["name"].endswith("1 reverse") and "Ping" in t["task"]["name"]][0]
+    assert [(r["peer"], r["peer_address"], r["interface"]) for r in forward["hosts"]["s2"]["rails"]] == [
+        ("s1", "127.0.0.1", NETDEV)]
+    assert [(r["peer"], r["peer_address"], r["interface"]) for r in reverse["hosts"]["s1"]["rails"]] == [
+        ("s2", "127.0.0.2", NETDEV)]
+
+    result = json.loads((reports / "gate.json").read_text())
+    # gpufabric_validate_nccl off: no NCCL report and no NCCL failure (every server was quarantined for it)
+    assert result["quarantine"] == [] and result["handover"] == ["s1", "s2"], result["quarantine"]
+    assert (result["hosts"]["s1"]["nccl"], result["su"]) == (None, {})
+    row = result["hosts"]["s1"]["rails"][0]
+    assert (row["peer"], row["port_rate_gbps"], row["ping"]) == ("s2", 100.0, True)
+    # the simulator's 100G line at MTU 4096: 0.98 x 100 x 65536/(65536 + 1024) = 96.5 Gb/s, above 0.9 x 100 = 90
+    assert 90.0 <= row["write_bw_gbps"] <= 100.0 and 90.0 <= row["write_bw_reverse_gbps"] <= 100.0
+    assert result["run"]["thresholds"]["nccl_busbw_per_rail_gbs"] == 10.575        # 0.9 x 47 x 100/400

@@ -211,6 +211,25 @@ def test_nccl_busbw_at_a_200g_port_is_21_15(plan, value, passes):
             result["hosts"]["a2"]["failures"][0]["message"]
 
 
+def test_an_nccl_stage_that_was_not_run_fails_nobody_and_a_silent_rank_0_fails_its_world(plan):
+    """gpufabric_validate_nccl off: the role passes the stage as None - no report, no failure (it quarantined every
+    paired server as "rank 0 reported nothing"). A stage that ran whose rank 0 registered nothing still fails."""
+    gate = _gate.plan_run(plan, HOSTS, {}, matrix={"name": "m"})
+    assert _gate.nccl_reports(gate, {"pairs": None, "su": None}) == {"hosts": {}, "su": {}}
+    ran = _gate.nccl_reports(gate, {"pairs": {}, "su": None})
+    assert sorted(ran["hosts"]) == HOSTS and ran["su"] == {}
+    assert (ran["hosts"]["a2"]["errors"], ran["hosts"]["a2"]["peers"]) == (["rank 0 of a1 reported nothing"],
+                                                                          ["a1", "a2"])
+    pairs = gate["pairs"]
+    result = _gate.evaluate(plan, pairs, HOSTS, [], measured(), facts(), facts(), {}, {"hosts": {}, "su": {}}, {},
+                            dict(_gate.DEFAULTS), {}, 9000)
+    assert quarantined(result) == [] and [result["hosts"][h]["nccl"] for h in HOSTS] == [None] * 4
+    result = _gate.evaluate(plan, pairs, HOSTS, [], measured(), facts(), facts(), {}, ran, {}, dict(_gate.DEFAULTS),
+                            {}, 9000)
+    assert quarantined(result) == HOSTS
+    assert failures(result, "b2") == [("nccl_busbw", None, None, None, None)]
+
+
 # ------------------------------------------------------------------------------------------------ NCCL, SU
 def test_the_su_average_takes_the_rows_of_1_gib_and_up_and_passes_at_its_floor(plan):
     """Rows 512 MiB (50.0, left out), 1 GiB (40.0) and 2 GiB (44.6): (40.0 + 44.6) / 2 = 42.3 GB/s, the floor."""
