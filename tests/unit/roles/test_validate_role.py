@@ -116,7 +116,7 @@ def host_vars(plan, reports):
     return out
 
 
-@pytest.mark.heavy(25)
+@pytest.mark.heavy(15)
 def test_the_verdict_tasks_write_the_results_the_state_and_the_report(tmp_path):
     plan = rail_plan([{"name": n, "rack": "r0" + n[0], "position": int(n[1])} for n in HOSTS], FABRIC)
     reports = tmp_path / "reports"
@@ -213,7 +213,7 @@ def stand_ins(sim, address):
     mtu.write_text("9000\n")
 
 
-@pytest.mark.heavy(40)
+@pytest.mark.heavy(25)
 def test_one_round_forward_then_reverse_on_simulated_servers(tmp_path):
     reports = tmp_path / "reports"
     hosts = {}
