@@ -83,7 +83,7 @@ def thresholds(matrix=None, overrides=None) -> dict:
 
 def nccl_per_rail(rate_gbps, limits) -> float:
     """The per-rail NCCL bus bandwidth floor (GB/s) for a port rate: 0.9 x 47 x rate / 400."""
-    return round(limits["nccl_fraction"] * limits["nccl_gbs_per_400g"] * float(rate_gbps or 400) / 400.0, 2)
+    return _limit(limits["nccl_fraction"] * limits["nccl_gbs_per_400g"] * float(rate_gbps or 400) / 400.0)
 
 
 # ------------------------------------------------------------------------------------------------ who is tested
@@ -185,6 +185,22 @@ def nccl_worlds(plan, groups, facts, min_bw=None, tos=None, port=NCCL_PORT, args
 
 
 # ------------------------------------------------------------------------------------------------ evaluation
+def _limit(value):
+    """A limit to compare with: the product of a fraction or factor and a rate or median, to 6 decimals (0.9 x 400 is
+    360.00000000000006 in floating point; rounding to the 0.1 a message shows would move the limit itself)."""
+    return round(value, 6)
+
+
+def _num(value, decimals=1):
+    """A number for a message: at least ``decimals`` decimals, every further one it has (up to 6)."""
+    if not isinstance(value, (int, float)) or isinstance(value, bool):
+        return str(value)
+    text = "%.6f" % value
+    whole, _dot, frac = text.partition(".")
+    frac = frac.rstrip("0").ljust(decimals, "0")
+    return whole + ("." + frac if frac else "")
+
+
 def _fail(measure, message, rail=None, value=None, threshold=None, unit=None):
     return {"measure": measure, "rail": rail, "value": value, "threshold": threshold, "unit": unit, "message": message}
 
@@ -257,12 +273,18 @@ def rail_fact_failures(host, entry, before, after, leaves, wanted_mtu, limits) -
         text = "%s rail %d (%s): MTU %s, the rails want %s" % (host, rail, iface, f.get("mtu"), wanted_mtu)
         out.append(_fail("mtu", text, rail, f.get("mtu"), wanted_mtu, "B"))
     pcie = f.get("pcie") or {}
-    slow = pcie.get("speed") and pcie.get("max_speed") and pcie["speed"] < pcie["max_speed"]
-    narrow = pcie.get("speed") and (pcie.get("width") or 0) < (pcie.get("max_width") or 0)
+    speed, max_speed, width, max_width = (pcie.get(k) for k in ("speed", "max_speed", "width", "max_width"))
+    # each checked alone, where both of its ends are known: a link that trained narrower at full speed is as slow
+    slow = bool(speed and max_speed and speed < max_speed)
+    narrow = bool(width and max_width and width < max_width)
     if slow or narrow:
-        out.append(_fail("pcie", "%s rail %d (%s): PCIe %s link at %g GT/s x%s, the device can %g GT/s x%s" % (
-            host, rail, iface, pcie.get("pci"), pcie["speed"], pcie.get("width"), pcie["max_speed"],
-            pcie.get("max_width")), rail, pcie["speed"], pcie["max_speed"], "GT/s"))
+        text = "%s rail %d (%s): PCIe %s link at %s GT/s x%s, the device can %s GT/s x%s (%s)" % (
+            host, rail, iface, pcie.get("pci"), _num(speed, 0), width, _num(max_speed, 0), max_width,
+            " and ".join(w for w, bad in (("slower", slow), ("narrower", narrow)) if bad))
+        if slow:
+            out.append(_fail("pcie", text, rail, speed, max_speed, "GT/s"))
+        else:
+            out.append(_fail("pcie", text, rail, width, max_width, "lanes"))
     flaps = _delta(before, after, "link_down_events_phy")
     if flaps is not None and flaps > limits["link_flaps"]:
         out.append(_fail("link_flaps", "%s rail %d (%s): %d link-down events during the run (link_down_events_phy)"
@@ -332,7 +354,9 @@ def evaluate(plan, pairs, tested, not_retested, measured, facts_before, facts_af
     lats = [v for item in by_client.values() for t in item.get("tests") or [] if t.get("test") == "ib_write_lat"
             for v in [_lat(t)] if v is not None]
     median = statistics.median(lats) if lats else None
-    lat_limit = limits["write_lat_usec"] or (round(limits["write_lat_factor"] * median, 2) if median else None)
+    lat_limit = limits["write_lat_usec"] or (_limit(limits["write_lat_factor"] * median) if median else None)
+    lat_why = ("write_lat_usec" if limits["write_lat_usec"] else
+               "%g x the fleet median %s us" % (limits["write_lat_factor"], _num(median or 0, 2)))
     fact_failures = {}
     for host in tested:
         for entry in plan_hosts.get(host) or []:
@@ -358,7 +382,7 @@ def evaluate(plan, pairs, tested, not_retested, measured, facts_before, facts_af
             fwd, rev = by_client.get((host, rail)), by_server.get((host, rail))
             peer = (fwd or {}).get("peer") or (rev or {}).get("client")
             rate = after.get("rate_gbps")
-            bw_limit = round(limits["write_bw_fraction"] * rate, 1) if rate else None
+            bw_limit = _limit(limits["write_bw_fraction"] * rate) if rate else None
             leaf_port = _leaf_port(leaves, entry.get("leaf"), entry.get("leaf_port")) or {}
             row = {"rail": rail, "interface": entry["interface"], "device": after.get("rdma"),
                    "address": entry.get("address"), "leaf": entry.get("leaf"), "leaf_port": entry.get("leaf_port"),
@@ -376,12 +400,14 @@ def evaluate(plan, pairs, tested, not_retested, measured, facts_before, facts_af
                     continue
                 src, dst = (host, item.get("peer")) if item is fwd else (item.get("client"), host)
                 ping = item.get("ping") or {}
+                # every measure of the pair's two directions is judged in both hosts' rows (its row shows the
+                # host's own direction): it counts against the host whose facts explain it, else against both
                 if item is fwd:
                     row["ping"] = bool(ping.get("ok"))
-                    if not ping.get("ok"):
-                        blame(host, peer, rail, _fail("ping", "ping %s -> %s on rail %d (%s): %s of %s answered" % (
-                            src, dst, rail, entry["interface"], ping.get("received"), ping.get("sent")), rail,
-                            ping.get("received"), ping.get("sent")))
+                if not ping.get("ok"):
+                    blame(host, peer, rail, _fail("ping", "ping %s -> %s on rail %d (%s): %s of %s answered" % (
+                        src, dst, rail, entry["interface"], ping.get("received"), ping.get("sent")), rail,
+                        ping.get("received"), ping.get("sent")))
                 for test in item.get("tests") or []:
                     error = _error(test)
                     name = test.get("test")
@@ -397,20 +423,22 @@ def evaluate(plan, pairs, tested, not_retested, measured, facts_before, facts_af
                                                           rail))
                         elif bw_limit and value is not None and value < bw_limit:
                             blame(host, peer, rail, _fail(
-                                "ib_write_bw", "ib_write_bw %s on rail %d (%s): %.1f Gb/s < %.1f Gb/s (%g x %g Gb/s "
-                                "port rate)" % (direction % (src, dst), rail, entry["interface"], value, bw_limit,
-                                                limits["write_bw_fraction"], rate), rail, value, bw_limit, "Gb/s"))
-                    elif name == "ib_write_lat" and item is fwd:
+                                "ib_write_bw", "ib_write_bw %s on rail %d (%s): %s Gb/s < %s Gb/s (%g x %g Gb/s "
+                                "port rate)" % (direction % (src, dst), rail, entry["interface"], _num(value),
+                                                _num(bw_limit), limits["write_bw_fraction"], rate), rail, value,
+                                bw_limit, "Gb/s"))
+                    elif name == "ib_write_lat":
                         value = _lat(test)
-                        row["write_lat_usec"] = value
+                        if item is fwd:
+                            row["write_lat_usec"] = value
                         if error:
                             blame(host, peer, rail, _fail("ib_write_lat", "ib_write_lat %s on rail %d failed: %s" % (
                                 direction % (src, dst), rail, error), rail))
                         elif lat_limit and value is not None and value > lat_limit:
                             blame(host, peer, rail, _fail(
-                                "ib_write_lat", "ib_write_lat %s on rail %d (%s): %.2f us > %.2f us (%g x the fleet "
-                                "median %.2f us)" % (direction % (src, dst), rail, entry["interface"], value, lat_limit,
-                                                     limits["write_lat_factor"], median or 0), rail, value, lat_limit,
+                                "ib_write_lat", "ib_write_lat %s on rail %d (%s): %s us > %s us (%s)" % (
+                                    direction % (src, dst), rail, entry["interface"], _num(value, 2),
+                                    _num(lat_limit, 2), lat_why), rail, value, lat_limit,
                                 "us"))
             rails.append(row)
         info = dict(hosts_info.get(host) or {})
@@ -437,10 +465,11 @@ def evaluate(plan, pairs, tested, not_retested, measured, facts_before, facts_af
                 failure = _fail("nccl_busbw", "NCCL all_reduce_perf of %s failed: %s" % (
                     host, "; ".join((report.get("errors") or ["no result"])[:2])))
             elif report.get("avg_busbw") is not None and report["avg_busbw"] < floor:
-                failure = _fail("nccl_busbw", "NCCL all_reduce_perf of %s with %s: average bus bandwidth %.1f GB/s < "
-                                "%.1f GB/s per rail (%g x %g GB/s per 400G rail)" % (
-                                    host, ", ".join(peers) or "itself", report["avg_busbw"], floor,
-                                    limits["nccl_fraction"], limits["nccl_gbs_per_400g"]), None,
+                failure = _fail("nccl_busbw", "NCCL all_reduce_perf of %s with %s: average bus bandwidth %s GB/s < "
+                                "%s GB/s per rail (%g x %g GB/s per 400G rail%s)" % (
+                                    host, ", ".join(peers) or "itself", _num(report["avg_busbw"]), _num(floor),
+                                    limits["nccl_fraction"], limits["nccl_gbs_per_400g"],
+                                    "" if rate == 400 else " x %g/400 Gb/s" % rate), None,
                                 report["avg_busbw"], floor, "GB/s")
             else:
                 failure = None
@@ -485,12 +514,20 @@ def evaluate(plan, pairs, tested, not_retested, measured, facts_before, facts_af
                                earlier_run=last.get("run"))
         for key, default in (("rails", []), ("versions", {}), ("delivery", []), ("nccl", None)):
             doc_hosts[host].setdefault(key, default)
+    def slowest(hosts):
+        """The slowest port rate of the hosts' rails (400 when none is known): what NCCL's floor scales with."""
+        rates = [r.get("port_rate_gbps") for h in hosts for r in (doc_hosts.get(h) or {}).get("rails") or []
+                 if isinstance(r, Mapping) and r.get("port_rate_gbps")]
+        return min(rates) if rates else 400
+
+    # an SU's world is its row's verdict alone: it names no host (its members' own pairs attribute), so a slow SU
+    # quarantines nobody - the report shows the row failed beside hosts that passed
     su = {}
     for key, value in (nccl.get("su") or {}).items():
         rows = [r for r in value.get("rows") or [] if r.get("out_of_place")]
         big = [r["out_of_place"]["busbw"] for r in rows if r["size"] >= limits["nccl_min_size"]]
-        floor = nccl_per_rail(400, limits)
-        avg = round(sum(big) / len(big), 2) if big else None
+        floor = nccl_per_rail(slowest(value.get("hosts") or []), limits)
+        avg = _limit(sum(big) / len(big)) if big else None
         su[str(key)] = {"hosts": value.get("hosts") or [], "avg_busbw_gbs": avg, "threshold_gbs": floor,
                         "ok": bool(avg is not None and avg >= floor and not value.get("errors")),
                         "errors": value.get("errors") or [],
@@ -502,8 +539,8 @@ def evaluate(plan, pairs, tested, not_retested, measured, facts_before, facts_af
     handover = sorted(h for h in doc_hosts if doc_hosts[h]["status"] in ("passed", "not_retested"))
     rails = max([len(plan_hosts.get(h) or []) for h in tested] or [0])
     thresholds_doc = {"write_bw_fraction": limits["write_bw_fraction"], "write_lat_factor": limits["write_lat_factor"],
-                      "write_lat_usec": lat_limit, "nccl_busbw_per_rail_gbs": nccl_per_rail(400, limits),
-                      "nccl_busbw_host_gbs": round(rails * nccl_per_rail(400, limits), 2) if rails else None,
+                      "write_lat_usec": lat_limit, "nccl_busbw_per_rail_gbs": nccl_per_rail(slowest(tested), limits),
+                      "nccl_busbw_host_gbs": _limit(rails * nccl_per_rail(slowest(tested), limits)) if rails else None,
                       "link_flaps": limits["link_flaps"], "symbol_errors": limits["symbol_errors"]}
     return {"schema": SCHEMA,
             "run": dict(run, thresholds=thresholds_doc, lat_median_usec=median),
@@ -590,10 +627,13 @@ def _rank0(collected):
 
 def nccl_reports(gate, raw) -> dict:
     """``{"hosts": {host: rank-0 report + peers}, "su": {su: report + hosts}}`` from the hosts' collect results
-    (``raw``: ``{"pairs": {host: result}, "su": {host: result}}``)."""
+    (``raw``: ``{"pairs": {host: result}, "su": {host: result}}``; a stage that is None was not run: its worlds have
+    no report, while a world of a stage that ran whose rank 0 registered nothing is a failed run)."""
     gate, raw = _mapping(gate, "gate"), _mapping(raw, "nccl")
     out = {"hosts": {}, "su": {}}
     for stage, key in (("pairs", "nccl_pairs"), ("su", "nccl_su")):
+        if raw.get(stage) is None:
+            continue        # the stage was not run (gpufabric_validate_nccl, _nccl_su off): no report, no failure
         results = _mapping(raw.get(stage), "nccl." + stage)
         for world in (gate.get(key) or {}).get("worlds") or []:
             members = world["hosts"]

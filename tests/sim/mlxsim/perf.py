@@ -179,9 +179,12 @@ def nccl_version(state):
 
 
 def nccl_code(version):
-    """NCCL_VERSION_CODE: major*10000 + minor*100 + patch (NCCL >= 2.9)."""
-    parts = [int(p) for p in (version.split(".") + ["0", "0"])[:3]]
-    return parts[0] * 10000 + parts[1] * 100 + parts[2]
+    """NCCL_VERSION_CODE as NVIDIA/nccl's src/nccl.h.in defines NCCL_VERSION(X,Y,Z) (021e804): X*1000 + Y*100 + Z
+    while X <= 2 and Y <= 8 (before 2.9: 2.8.4 is 2804), X*10000 + Y*100 + Z from 2.9 on (2.23.4 is 22304)."""
+    major, minor, patch = [int(p) for p in (version.split(".") + ["0", "0"])[:3]]
+    if major <= 2 and minor <= 8:
+        return major * 1000 + minor * 100 + patch
+    return major * 10000 + minor * 100 + patch
 
 
 # ------------------------------------------------------------------------------------------------ the model

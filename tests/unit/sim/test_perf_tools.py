@@ -355,6 +355,17 @@ def test_nccl_split_per_rail_and_busbw_formula(pair):
     assert all(o == "" for _rc, o, _e in out[1:])   # only rank 0 reports
 
 
+@pytest.mark.parametrize("version, code", [("2.8.4", 2804), ("2.9.0", 20900), ("2.23.4", 22304)])
+def test_nccl_prints_the_library_s_version_code_in_nccl_h_s_scheme(pair, version, code):
+    """NVIDIA/nccl src/nccl.h.in: NCCL_VERSION(X,Y,Z) is X*1000 + Y*100 + Z while X <= 2 and Y <= 8, X*10000 + Y*100 +
+    Z after; the parser reads the code back to the version."""
+    out = nccl_world([(pair[0], 0)], "all_reduce_perf", ["-b", "8", "-e", "8", "-g", "1"],
+                     {"MLXSIM_NCCL_VERSION": version})
+    assert out[0][0] == 0, out
+    assert out[0][1].splitlines()[0] == "# nccl-tests version 2.17.6 nccl-headers=%d nccl-library=%d" % (code, code)
+    assert parse_nccl_tests(out[0][1])["nccl_version"] == version
+
+
 def test_nccl_min_bw_fails_and_slowest_rail_counts(pair):
     a, b = pair
     for sim in pair:
