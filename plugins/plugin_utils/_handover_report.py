@@ -988,6 +988,7 @@ def _size_axis(axes, sizes, nothing):
         axes.xaxis.set_minor_formatter(NullFormatter())
     axes.set_xlabel("message size (log2)")
     axes.set_ylabel("bus bandwidth per rail (GB/s)")
+    axes.set_ylim(bottom=0)           # from zero: a run beside its limit as it is, no offset axis
     axes.grid(True, which="major", color="#e5e5e5", linewidth=0.6)
     if axes.get_legend_handles_labels()[0]:
         axes.legend(loc="upper left", frameon=False, fontsize=8)
