@@ -855,7 +855,7 @@ def _figure(width, height, loaded):
 
 def _svg(figure, prefix, label):
     """The figure as an ``<svg>`` element for an HTML page: no XML prolog or DOCTYPE, no namespace URLs (the
-    HTML parser knows SVG's), ids prefixed with ``prefix`` (three plots on one page), an accessible label."""
+    HTML parser knows SVG's), ids prefixed with ``prefix`` (four plots on one page), an accessible label."""
     buffer = io.StringIO()
     figure.savefig(buffer, format="svg", metadata=_SVG_METADATA)
     svg = buffer.getvalue()
