@@ -27,6 +27,10 @@ description:
 notes:
   - Only the last play's result is C(ansible-playbook)'s exit code; an earlier play's failure reaches the last play
     as failed hosts (2).
+  - ansible-core 2.19 deprecates strategy plugins outside ansible.builtin (a deprecation warning on every run that
+    uses one, no removal version, "no alternative ... planned"); no other way lets a playbook end
+    C(ansible-playbook) with exit code 1. When ansible-core removes them, C(gate.json)'s C(status) remains the
+    verdict (docs/validation.md, "For a pipeline").
 """
 
 from ansible.plugins.strategy.linear import StrategyModule as LinearStrategyModule
