@@ -490,7 +490,7 @@ def _threshold_rows(results):
          "limit": _at_rates(lambda rate: _nccl_floor(thresholds, rate), rates, ">="), "unit": "GB/s per rail",
          "consequence": "quarantines the host whose own facts explain it (both when neither's do)"},
         {"measure": "nccl_busbw (SU run)", "run": "each SU's world (its hosts tested in this run): the average bus "
-         "bandwidth per rail of the sizes%s" % ("" if min_size is None else " >= %s" % _size(int(min_size))),
+         "bandwidth per rail of %s" % ("its large sizes" if min_size is None else "the sizes >= %s" % _size(int(min_size))),
          "rule": ">= " + nccl_rule + " (the slowest port of the world)",
          "limit": _at_rates(lambda rate: _nccl_floor(thresholds, rate), rates, ">="), "unit": "GB/s per rail",
          "consequence": "the SU verdict only: quarantines no host"},
