@@ -493,8 +493,8 @@ def evaluate(plan, pairs, tested, not_retested, measured, facts_before, facts_af
         rows = [r for r in value.get("rows") or [] if r.get("out_of_place")]
         big = [r["out_of_place"]["busbw"] for r in rows if r["size"] >= limits["nccl_min_size"]]
         # per rail, at the slowest port rate of the world's hosts (as each pair's floor is at its host's)
-        rates = [r.get("port_rate_gbps") for h in value.get("hosts") or [] for r in (doc_hosts.get(h) or {}).get("rails")
-                 or [] if r.get("port_rate_gbps")]
+        rates = [r.get("port_rate_gbps") for h in value.get("hosts") or []
+                 for r in (doc_hosts.get(h) or {}).get("rails") or [] if r.get("port_rate_gbps")]
         floor = nccl_per_rail(min(rates or [400]), limits)
         avg = round(sum(big) / len(big), 2) if big else None
         su[str(key)] = {"hosts": value.get("hosts") or [], "avg_busbw_gbs": avg, "threshold_gbs": floor,
@@ -564,8 +564,8 @@ def plan_run(plan, hosts, facts, previous=None, retest=None, matrix=None, overri
                         parameter="gpufabric_gate_retest")
     strangers = [h for h in retest or [] if h not in plan_hosts]
     if strangers:
-        raise GateError("gpufabric_gate_retest: %s not a server of the rail plan (allowed: the plan's servers)" % ", ".join(
-            map(str, strangers)), parameter="gpufabric_gate_retest")
+        raise GateError("gpufabric_gate_retest: %s not a server of the rail plan (allowed: the plan's servers)"
+                        % ", ".join(map(str, strangers)), parameter="gpufabric_gate_retest")
     matrix = _mapping(matrix, "matrix")
     limits = thresholds(matrix, overrides)
     prints = {h: fingerprint(plan_hosts[h], facts.get(h), matrix.get("name")) for h in hosts}

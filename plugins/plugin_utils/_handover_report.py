@@ -490,7 +490,8 @@ def _threshold_rows(results):
          "limit": _at_rates(lambda rate: _nccl_floor(thresholds, rate), rates, ">="), "unit": "GB/s per rail",
          "consequence": "quarantines the host whose own facts explain it (both when neither's do)"},
         {"measure": "nccl_busbw (SU run)", "run": "each SU's world (its hosts tested in this run): the average bus "
-         "bandwidth per rail of %s" % ("its large sizes" if min_size is None else "the sizes >= %s" % _size(int(min_size))),
+         "bandwidth per rail of %s" % ("its large sizes" if min_size is None
+                                       else "the sizes >= %s" % _size(int(min_size))),
          "rule": ">= " + nccl_rule + " (the slowest port of the world)",
          "limit": _at_rates(lambda rate: _nccl_floor(thresholds, rate), rates, ">="), "unit": "GB/s per rail",
          "consequence": "the SU verdict only: quarantines no host"},
@@ -683,8 +684,8 @@ def _cabling_rows(results):
 
 
 THRESHOLDS_INTRO = ("Every limit as the gate applied it, in the unit of the value it was applied to. Every bus "
-                    "bandwidth in this report is per rail (NCCL_TESTS_SPLIT: one communicator per rail, whose bandwidth "
-                    "nccl-tests reports), never per host.")
+                    "bandwidth in this report is per rail (NCCL_TESTS_SPLIT: one communicator per rail, whose "
+                    "bandwidth nccl-tests reports), never per host.")
 PAIRS_INTRO = ("Each host's pair run: the world of the host and its peer, one communicator per rail, sizes 1 GiB to 8 "
                "GiB; its verdict compares the run's average bus bandwidth per rail with the limit (dashed) - the "
                "hosts table has each value, limit and verdict.")
@@ -965,8 +966,8 @@ def _draw_latency(figure, results):
 
 
 def _curve(rows, sizes):
-    points = sorted((row["size"], row["busbw"]) for row in rows
-                    if _number(row.get("size")) is not None and row["size"] > 0 and _number(row.get("busbw")) is not None)
+    points = sorted((row["size"], row["busbw"]) for row in rows if _number(row.get("size")) is not None
+                    and row["size"] > 0 and _number(row.get("busbw")) is not None)
     sizes.extend(size for size, _bw in points)
     return [size for size, _bw in points], [bw for _size, bw in points]
 
