@@ -201,8 +201,11 @@ def _num(value, decimals=1):
     return whole + ("." + frac if frac else "")
 
 
-def _fail(measure, message, rail=None, value=None, threshold=None, unit=None):
-    return {"measure": measure, "rail": rail, "value": value, "threshold": threshold, "unit": unit, "message": message}
+def _fail(measure, message, rail=None, value=None, threshold=None, unit=None, pass_if=None):
+    """A failure; ``pass_if``: how the value passes against the threshold (``>=``, ``<=``, ``==``), None when the
+    measure has no value to compare (a run that failed, a port that is down on the leaf)."""
+    return {"measure": measure, "rail": rail, "value": value, "threshold": threshold, "unit": unit,
+            "pass_if": pass_if, "message": message}
 
 
 def _bw(test_result):
@@ -263,7 +266,7 @@ def rail_fact_failures(host, entry, before, after, leaves, wanted_mtu, limits) -
         return [_fail("link", "%s rail %d (%s): no facts read" % (host, rail, iface), rail)]
     if f.get("state") != "up":
         out.append(_fail("link", "%s rail %d (%s): link %s" % (host, rail, iface, f.get("state") or "missing"), rail,
-                         f.get("state"), "up"))
+                         f.get("state"), "up", pass_if="=="))
     if f.get("link_layer") not in LINK_LAYERS:
         # fail closed: perftest's options depend on it (fabric_test measures no rail of an unknown link layer)
         out.append(_fail("link_layer", "%s rail %d (%s, %s): link layer %r is not one of %s (ibstat's \"Link layer\")"
@@ -271,7 +274,7 @@ def rail_fact_failures(host, entry, before, after, leaves, wanted_mtu, limits) -
                          f.get("link_layer"), " or ".join(LINK_LAYERS)))
     if wanted_mtu and f.get("mtu") != wanted_mtu:
         text = "%s rail %d (%s): MTU %s, the rails want %s" % (host, rail, iface, f.get("mtu"), wanted_mtu)
-        out.append(_fail("mtu", text, rail, f.get("mtu"), wanted_mtu, "B"))
+        out.append(_fail("mtu", text, rail, f.get("mtu"), wanted_mtu, "B", "=="))
     pcie = f.get("pcie") or {}
     speed, max_speed, width, max_width = (pcie.get(k) for k in ("speed", "max_speed", "width", "max_width"))
     # each checked alone, where both of its ends are known: a link that trained narrower at full speed is as slow
@@ -282,18 +285,18 @@ def rail_fact_failures(host, entry, before, after, leaves, wanted_mtu, limits) -
             host, rail, iface, pcie.get("pci"), _num(speed, 0), width, _num(max_speed, 0), max_width,
             " and ".join(w for w, bad in (("slower", slow), ("narrower", narrow)) if bad))
         if slow:
-            out.append(_fail("pcie", text, rail, speed, max_speed, "GT/s"))
+            out.append(_fail("pcie", text, rail, speed, max_speed, "GT/s", ">="))
         else:
-            out.append(_fail("pcie", text, rail, width, max_width, "lanes"))
+            out.append(_fail("pcie", text, rail, width, max_width, "lanes", ">="))
     flaps = _delta(before, after, "link_down_events_phy")
     if flaps is not None and flaps > limits["link_flaps"]:
         out.append(_fail("link_flaps", "%s rail %d (%s): %d link-down events during the run (link_down_events_phy)"
-                         % (host, rail, iface, flaps), rail, flaps, limits["link_flaps"]))
+                         % (host, rail, iface, flaps), rail, flaps, limits["link_flaps"], pass_if="<="))
     symbols = _delta(before, after, "rx_symbol_err_phy")
     if symbols is not None and symbols > limits["symbol_errors"]:
         out.append(_fail("symbol_errors", "%s rail %d (%s): %d symbol errors during the run (rx_symbol_err_phy): a bad"
                          " card, cable or transceiver" % (host, rail, iface, symbols), rail, symbols,
-                         limits["symbol_errors"]))
+                         limits["symbol_errors"], pass_if="<="))
     port = _leaf_port(leaves, entry.get("leaf"), entry.get("leaf_port"))
     if port is not None:
         if port.get("oper_status") not in ("up", None):
@@ -302,13 +305,14 @@ def rail_fact_failures(host, entry, before, after, leaves, wanted_mtu, limits) -
             out.append(_fail("link", text, rail))
         if port.get("mtu") and f.get("mtu") and port["mtu"] < f["mtu"]:
             out.append(_fail("mtu", "%s rail %d: leaf %s %s MTU %s is below the host's %s" % (
-                host, rail, entry["leaf"], entry["leaf_port"], port["mtu"], f["mtu"]), rail, port["mtu"], f["mtu"], "B"))
+                host, rail, entry["leaf"], entry["leaf_port"], port["mtu"], f["mtu"]), rail, port["mtu"], f["mtu"], "B",
+                ">="))
         seen = ["%s:%s" % (n.get("system_name"), n.get("port")) for n in port.get("lldp") or []]
         want = "%s:%s" % (host, iface)
         if seen and want not in seen:
             out.append(_fail("lldp", "%s rail %d: leaf %s %s sees %s over LLDP, the plan cables %s there (%s)" % (
                 host, rail, entry["leaf"], entry["leaf_port"], ", ".join(seen), want, entry.get("cable_label")), rail,
-                ", ".join(seen), want))
+                ", ".join(seen), want, pass_if="=="))
     host_qos = f.get("qos")
     if host_qos is not None and (leaves or {}).get(entry.get("leaf")):
         leaf_pfc = _leaf_pfc(leaves, entry.get("leaf"))
@@ -316,7 +320,7 @@ def rail_fact_failures(host, entry, before, after, leaves, wanted_mtu, limits) -
             out.append(_fail("qos", "%s rail %d (%s): PFC on priorities %s, leaf %s on %s (host and leaf must match "
                              "for lossless RoCE)" % (host, rail, iface, host_qos.get("pfc") or "none",
                                                      entry["leaf"], leaf_pfc or "none"), rail,
-                             host_qos.get("pfc"), leaf_pfc))
+                             host_qos.get("pfc"), leaf_pfc, pass_if="=="))
     return out
 
 
@@ -388,6 +392,8 @@ def evaluate(plan, pairs, tested, not_retested, measured, facts_before, facts_af
                    "address": entry.get("address"), "leaf": entry.get("leaf"), "leaf_port": entry.get("leaf_port"),
                    "peer": peer, "port_rate_gbps": rate, "ping": None, "write_bw_gbps": None,
                    "write_bw_reverse_gbps": None, "write_lat_usec": None, "active_mtu": None,
+                   # the limits this rail's values were compared against (pass: bw >= its limit, lat <= its limit)
+                   "write_bw_limit_gbps": bw_limit, "write_lat_limit_usec": lat_limit,
                    "link": {"host_state": after.get("state"), "host_speed_gbps": rate, "host_mtu": after.get("mtu"),
                             "leaf_state": leaf_port.get("oper_status"), "leaf_speed": leaf_port.get("speed"),
                             "leaf_mtu": leaf_port.get("mtu")},
@@ -407,7 +413,7 @@ def evaluate(plan, pairs, tested, not_retested, measured, facts_before, facts_af
                 if not ping.get("ok"):
                     blame(host, peer, rail, _fail("ping", "ping %s -> %s on rail %d (%s): %s of %s answered" % (
                         src, dst, rail, entry["interface"], ping.get("received"), ping.get("sent")), rail,
-                        ping.get("received"), ping.get("sent")))
+                        ping.get("received"), ping.get("sent"), pass_if=">="))
                 for test in item.get("tests") or []:
                     error = _error(test)
                     name = test.get("test")
@@ -426,7 +432,7 @@ def evaluate(plan, pairs, tested, not_retested, measured, facts_before, facts_af
                                 "ib_write_bw", "ib_write_bw %s on rail %d (%s): %s Gb/s < %s Gb/s (%g x %g Gb/s "
                                 "port rate)" % (direction % (src, dst), rail, entry["interface"], _num(value),
                                                 _num(bw_limit), limits["write_bw_fraction"], rate), rail, value,
-                                bw_limit, "Gb/s"))
+                                bw_limit, "Gb/s", ">="))
                     elif name == "ib_write_lat":
                         value = _lat(test)
                         if item is fwd:
@@ -439,7 +445,7 @@ def evaluate(plan, pairs, tested, not_retested, measured, facts_before, facts_af
                                 "ib_write_lat", "ib_write_lat %s on rail %d (%s): %s us > %s us (%s)" % (
                                     direction % (src, dst), rail, entry["interface"], _num(value, 2),
                                     _num(lat_limit, 2), lat_why), rail, value, lat_limit,
-                                "us"))
+                                "us", "<="))
             rails.append(row)
         info = dict(hosts_info.get(host) or {})
         doc_hosts[host] = {"status": None, "rack": info.get("rack"), "su": info.get("su"),
@@ -470,7 +476,7 @@ def evaluate(plan, pairs, tested, not_retested, measured, facts_before, facts_af
                                     host, ", ".join(peers) or "itself", _num(report["avg_busbw"]), _num(floor),
                                     limits["nccl_fraction"], limits["nccl_gbs_per_400g"],
                                     "" if rate == 400 else " x %g/400 Gb/s" % rate), None,
-                                report["avg_busbw"], floor, "GB/s")
+                                report["avg_busbw"], floor, "GB/s", ">=")
             else:
                 failure = None
             if failure:
@@ -484,7 +490,7 @@ def evaluate(plan, pairs, tested, not_retested, measured, facts_before, facts_af
         # the matrix pins the package (2.23.4-1), nccl-tests prints the library (2.23.4)
         if expected_nccl and version and str(version) != str(expected_nccl).split("-", 1)[0]:
             failures_of[host].append(_fail("nccl_version", "%s: NCCL %s, the matrix %s pins %s" % (
-                host, version, run.get("matrix"), expected_nccl), None, version, expected_nccl))
+                host, version, run.get("matrix"), expected_nccl), None, version, expected_nccl, pass_if="=="))
         # the driver and the firmware are their steps' to enforce (ofed_info and the burn against the matrix, with
         # their own refusals); the report shows both against the matrix and flags a difference. The delivery
         # check's own verdict (serial, part number, PSID against the asset list) is the gate's.
@@ -537,14 +543,28 @@ def evaluate(plan, pairs, tested, not_retested, measured, facts_before, facts_af
     quarantine = [{"host": h, "failures": doc_hosts[h]["failures"]} for h in sorted(doc_hosts)
                   if doc_hosts[h]["status"] == "quarantined"]
     handover = sorted(h for h in doc_hosts if doc_hosts[h]["status"] in ("passed", "not_retested"))
-    rails = max([len(plan_hosts.get(h) or []) for h in tested] or [0])
+    # every limit as the verdict applied it: NCCL bus bandwidth is per rail (NCCL_TESTS_SPLIT, one communicator per
+    # rail), nccl_busbw_per_rail_gbs at the slowest port rate tested (each host's own floor, at its port rate, is
+    # hosts.*.nccl.threshold_gbs)
     thresholds_doc = {"write_bw_fraction": limits["write_bw_fraction"], "write_lat_factor": limits["write_lat_factor"],
                       "write_lat_usec": lat_limit, "nccl_busbw_per_rail_gbs": nccl_per_rail(slowest(tested), limits),
-                      "nccl_busbw_host_gbs": _limit(rails * nccl_per_rail(slowest(tested), limits)) if rails else None,
+                      "nccl_fraction": limits["nccl_fraction"], "nccl_gbs_per_400g": limits["nccl_gbs_per_400g"],
+                      "nccl_min_size": limits["nccl_min_size"],
                       "link_flaps": limits["link_flaps"], "symbol_errors": limits["symbol_errors"]}
-    return {"schema": SCHEMA,
+    return {"schema": SCHEMA, "status": "quarantined" if quarantine else "handed_over",
             "run": dict(run, thresholds=thresholds_doc, lat_median_usec=median),
-            "hosts": doc_hosts, "su": su, "quarantine": quarantine, "handover": handover}
+            "hosts": doc_hosts, "su": su, "quarantine": quarantine, "handover": handover,
+            "failures": failure_list(quarantine)}
+
+
+def failure_list(quarantine) -> list:
+    """Every failure of every quarantined host, flat, for a pipeline: ``host``, ``rail``, ``measure``, ``value``,
+    ``limit``, ``unit``, ``pass_if`` (how the value passes against the limit: ``>=``, ``<=``, ``==``; null when
+    there is no value to compare) and ``message``."""
+    return [{"host": entry["host"], "rail": f.get("rail"), "measure": f.get("measure"), "value": f.get("value"),
+             "limit": f.get("threshold"), "unit": f.get("unit"), "pass_if": f.get("pass_if"),
+             "message": f.get("message")}
+            for entry in quarantine for f in entry.get("failures") or [] if isinstance(f, Mapping)]
 
 
 def state(results, previous=None) -> dict:
@@ -577,6 +597,13 @@ def plan_run(plan, hosts, facts, previous=None, retest=None, matrix=None, overri
     if unknown:
         raise GateError("hosts: %s not in the rail plan (the gate tests the plan's servers)" % ", ".join(
             map(str, unknown)), parameter="hosts")
+    if retest is not None and not isinstance(retest, (list, tuple)):
+        raise GateError("gpufabric_gate_retest: must be a list of server names, got %s" % type(retest).__name__,
+                        parameter="gpufabric_gate_retest")
+    strangers = [h for h in retest or [] if h not in plan_hosts]
+    if strangers:
+        raise GateError("gpufabric_gate_retest: %s not a server of the rail plan (allowed: the plan's servers)"
+                        % ", ".join(map(str, strangers)), parameter="gpufabric_gate_retest")
     matrix = _mapping(matrix, "matrix")
     limits = thresholds(matrix, overrides)
     prints = {h: fingerprint(plan_hosts[h], facts.get(h), matrix.get("name")) for h in hosts}

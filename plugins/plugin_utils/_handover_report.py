@@ -25,6 +25,7 @@ import html
 import io
 import json
 import math
+import operator
 import os
 import re
 import statistics
@@ -48,27 +49,58 @@ MATPLOTLIB_MISSING = ("not drawn: the python library matplotlib, which draws the
                       "(an optional package of gpufabric.mlnx: pip install matplotlib, the version constraints.txt pins, "
                       "then render the report again); the tables hold the numbers")
 
-# The CSV (and the rails table of the other formats): one row per host x rail.
+# How a value passes against its limit (the gate's ``pass_if``) and the sign the report prints before the limit.
+RULES = {">=": ("≥", operator.ge), "<=": ("≤", operator.le), "==": ("=", operator.eq)}
+# The rule of a failure in a document from before ``pass_if``: the gate's own comparison of each measure.
+MEASURE_RULES = {"ib_write_bw": ">=", "ib_write_lat": "<=", "nccl_busbw": ">=", "pcie": ">=", "link_flaps": "<=",
+                 "symbol_errors": "<=", "ping": ">="}
+PASS = "pass"                  # the verdict of a value that met its limit; every other verdict begins otherwise
+
+# The CSV: one row per host x rail, the numbers as the document has them.
 RAIL_COLUMNS = (
     ("host", "host"), ("rack", "rack"), ("rail", "rail"), ("interface", "interface"), ("leaf", "leaf"),
     ("peer", "peer"), ("write_bw_gbps", "write BW Gb/s"), ("write_bw_reverse_gbps", "reverse BW Gb/s"),
-    ("port_rate_gbps", "port rate Gb/s"), ("write_lat_usec", "write latency µs"), ("status", "status"),
-    ("failures", "failures"),
+    ("port_rate_gbps", "port rate Gb/s"), ("write_bw_limit_gbps", "write BW limit Gb/s"),
+    ("write_bw_verdict", "write BW verdict"), ("write_lat_usec", "write latency µs"),
+    ("write_lat_limit_usec", "write latency limit µs"), ("write_lat_verdict", "write latency verdict"),
+    ("status", "status"), ("failures", "failures"),
+)
+# The same rows in the page and the Markdown: each value beside the limit applied to it and its verdict.
+RAIL_TABLE_COLUMNS = (
+    ("host", "host"), ("rack", "rack"), ("rail", "rail"), ("interface", "interface"), ("leaf", "leaf"),
+    ("peer", "peer"), ("port_rate_gbps", "port rate Gb/s"), ("bw_value", "write BW Gb/s"),
+    ("bw_reverse_value", "reverse BW Gb/s"), ("bw_limit", "BW limit Gb/s"), ("bw_verdict", "BW verdict"),
+    ("lat_value", "write latency µs"), ("lat_limit", "latency limit µs"), ("lat_verdict", "latency verdict"),
+    ("status", "host status"), ("failures", "failures"),
 )
 SUMMARY_COLUMNS = (("item", "item"), ("value", "value"))
-THRESHOLD_COLUMNS = (("measure", "measure"), ("threshold", "threshold"), ("meaning", "meaning"))
+THRESHOLD_COLUMNS = (("measure", "measure"), ("run", "value compared"), ("rule", "passes when"),
+                     ("limit", "limit"), ("unit", "unit"), ("consequence", "a failure"))
 QUARANTINE_COLUMNS = (
-    ("host", "host"), ("rack", "rack"), ("measure", "measure"), ("rail", "rail"), ("value", "value"),
-    ("threshold", "threshold"), ("unit", "unit"), ("message", "reason"),
+    ("host", "host"), ("rack", "rack"), ("measure", "measure"), ("rail", "rail"), ("q_value", "value"),
+    ("q_limit", "limit"), ("unit", "unit"), ("q_verdict", "verdict"), ("message", "reason"),
 )
 HOST_COLUMNS = (
     ("host", "host"), ("rack", "rack"), ("su", "SU"), ("status", "status"), ("rails", "rails"),
-    ("avg_busbw_gbs", "NCCL avg bus BW GB/s"), ("failures", "failing measures"),
+    ("nccl_value", "NCCL pair run GB/s per rail"), ("nccl_limit", "limit GB/s per rail"),
+    ("nccl_verdict", "NCCL verdict"), ("failures", "failing measures"),
 )
 LATENCY_COLUMNS = (("count", "measures"), ("min", "min µs"), ("median", "median µs"), ("max", "max µs"),
-                   ("threshold", "threshold µs"), ("above", "above threshold"))
-SU_COLUMNS = (("su", "SU"), ("hosts", "hosts"), ("avg_busbw_gbs", "avg bus BW GB/s"),
-              ("threshold_gbs", "threshold GB/s"), ("ok", "ok"))
+                   ("threshold", "limit µs"), ("above", "above the limit"))
+SU_COLUMNS = (("su", "SU"), ("hosts", "hosts (status)"), ("handed_over", "handed over"),
+              ("su_value", "all-reduce GB/s per rail"), ("su_limit", "limit GB/s per rail"),
+              ("su_verdict", "SU verdict"))
+# The cells a reader checks against each other, by column key: (role, group). In the page each is a
+# <td class="value|limit|verdict" data-check="group">; per row and group, the values pass against the limit (its sign
+# says how) exactly when the verdict is "pass".
+CHECKS = {
+    "bw_value": ("value", "bw"), "bw_reverse_value": ("value", "bw"), "bw_limit": ("limit", "bw"),
+    "bw_verdict": ("verdict", "bw"), "lat_value": ("value", "lat"), "lat_limit": ("limit", "lat"),
+    "lat_verdict": ("verdict", "lat"), "nccl_value": ("value", "nccl"), "nccl_limit": ("limit", "nccl"),
+    "nccl_verdict": ("verdict", "nccl"), "su_value": ("value", "su"), "su_limit": ("limit", "su"),
+    "su_verdict": ("verdict", "su"), "q_value": ("value", "failure"), "q_limit": ("limit", "failure"),
+    "q_verdict": ("verdict", "failure"),
+}
 DELIVERY_COLUMNS = (
     ("host", "host"), ("pci", "PCI"), ("serial", "SN"), ("serial_expected", "SN expected"),
     ("part_number", "PN"), ("part_number_expected", "PN expected"), ("psid", "PSID"),
@@ -182,7 +214,7 @@ def _latency_limit(results):
     factor, values = _number(thresholds.get("write_lat_factor")), _latencies(results)
     if factor is None or not values:
         return None, "no write_lat_factor or no latency measured"
-    return factor * statistics.median(values), "from this run's median"
+    return round(factor * statistics.median(values), 2), "from this run's median"     # as the gate rounds it
 
 
 def _quarantine(results):
@@ -248,11 +280,113 @@ def _measures(failures):
     return names
 
 
+def _exact(value):
+    """A limit as the gate holds it, every digit of it: ``42.3``, ``360``, ``2.345``."""
+    if isinstance(value, float) and math.isfinite(value):
+        return str(int(value)) if value.is_integer() else repr(value)
+    return _text(value)
+
+
+def _limit(limit, rule):
+    """The limit as the page shows it: its sign (how a value passes) and the limit, ``≥ 42.3``."""
+    if limit is None:
+        return ""
+    if rule not in RULES:
+        return _text(limit)
+    return "%s %s" % (RULES[rule][0], _exact(limit) if _number(limit) is not None else _text(limit))
+
+
+def _passes(value, limit, rule):
+    """True/False: the value against the limit by the rule; None when they cannot be compared."""
+    if value is None or limit is None or rule not in RULES:
+        return None
+    if (_number(value) is None) != (_number(limit) is None):
+        return None
+    try:
+        return bool(RULES[rule][1](value, limit))
+    except TypeError:
+        return None
+
+
+def _shown(value, limit=None, rule=None):
+    """A measured value with the decimals it needs for the value shown to compare with the limit shown as the value
+    itself does: 42.2999 against 42.3 is shown 42.2999, never 42.3 (two decimals when that is enough)."""
+    if _number(value) is None or isinstance(value, int):
+        return _text(value)
+    truth = _passes(value, limit, rule) if _number(limit) is not None else None
+    for digits in range(2, 13):
+        text = ("%.*f" % (digits, value)).rstrip("0").rstrip(".")
+        if truth is None or RULES[rule][1](float(text), limit) == truth:
+            return text
+    return repr(value)
+
+
+def _status(results, name):
+    return _get(results["hosts"], name).get("status")
+
+
+def _handed_over(status):
+    return status in ("passed", "not_retested")
+
+
+def _rail_failures(host, measure=None, rail=None):
+    return [f for f in _items(host, "failures") if (measure is None or f.get("measure") == measure)
+            and (rail is None or (f.get("rail") is not None and str(f.get("rail")) == str(rail)))]
+
+
+def _against(results, name, measure, others, rail=None):
+    """The verdict of a pair measure of host ``name`` that missed its limit: whom the gate counted it against - the
+    host itself when it has that failure, else the other host(s) of the run whose own failures explain it (the
+    gate's attribution, docs/validation.md)."""
+    host = _get(results["hosts"], name)
+    if _rail_failures(host, measure, rail):
+        return "fail"
+    explained = [str(o) for o in others if o != name and _rail_failures(_get(results["hosts"], o), None, rail)]
+    if explained:
+        return "fail, counted against %s (%s own facts explain it)" % (
+            ", ".join(explained), "its" if len(explained) == 1 else "their")
+    return "fail, not counted against %s" % name
+
+
+def _verdict(results, name, measure, values, limit, rule, others, rail=None):
+    """The verdict of a group of values (a rail's two directions, one NCCL run) against one limit: ``pass`` when
+    each value passes; else whom the gate counted it against."""
+    host = _get(results["hosts"], name)
+    failed_run = any(f.get("value") is None for f in _rail_failures(host, measure, rail))
+    values = [v for v in values if v is not None]
+    if failed_run and not values:
+        return "fail: the run failed, no value"
+    if not values:
+        return "not measured"
+    if limit is None or rule not in RULES:
+        return "no limit applied"
+    if failed_run:
+        return "fail: a run failed, no value"
+    if all(_passes(v, limit, rule) for v in values):
+        return PASS
+    return _against(results, name, measure, others, rail)
+
+
 # ---------------------------------------------------------------- the rows (one set for every format)
+
+def _bw_limit(results, rail):
+    """The ib_write_bw limit the gate applied to a rail (Gb/s): the rail's own, else fraction x its port rate."""
+    limit = _number(rail.get("write_bw_limit_gbps"))
+    if limit is not None:
+        return limit
+    fraction, rate = _number(_thresholds(results).get("write_bw_fraction")), _number(rail.get("port_rate_gbps"))
+    return round(fraction * rate, 1) if fraction is not None and rate else None
+
+
+def _lat_limit(results, rail):
+    limit = _number(rail.get("write_lat_limit_usec"))
+    return limit if limit is not None else _latency_limit(results)[0]
+
 
 def rail_rows(results) -> list[dict]:
     """One row per host x rail (``RAIL_COLUMNS``; a host without rails has one row without a rail). ``failures``:
-    the messages of the failures on that rail, then those of the host that name no rail, joined by ``; ``."""
+    the messages of the failures on that rail, then those of the host that name no rail, joined by ``; ``. Each
+    measure has the limit the gate applied to it and its verdict (``PASS``, or whom the gate counted it against)."""
     results = _document(results)
     rows = []
     for name, host in _hosts(results):
@@ -261,14 +395,28 @@ def rail_rows(results) -> list[dict]:
         for rail in _rails(host) or [{}]:
             on_rail = [_failure_text(f) for f in failures if rail and f.get("rail") is not None
                        and str(f.get("rail")) == str(rail.get("rail"))]
+            bw_limit, lat_limit = _bw_limit(results, rail), _lat_limit(results, rail)
+            bw = [_number(rail.get("write_bw_gbps")), _number(rail.get("write_bw_reverse_gbps"))]
+            lat = _number(rail.get("write_lat_usec"))
+            others = [rail.get("peer")]
             rows.append({
                 "host": name, "rack": host.get("rack"), "rail": rail.get("rail"), "interface": rail.get("interface"),
                 "leaf": rail.get("leaf"), "peer": rail.get("peer"), "write_bw_gbps": rail.get("write_bw_gbps"),
                 "write_bw_reverse_gbps": rail.get("write_bw_reverse_gbps"), "port_rate_gbps": rail.get("port_rate_gbps"),
-                "write_lat_usec": rail.get("write_lat_usec"), "status": host.get("status"),
-                "failures": "; ".join(on_rail + host_wide),
+                "write_bw_limit_gbps": bw_limit,
+                "write_bw_verdict": _verdict(results, name, "ib_write_bw", bw, bw_limit, ">=", others,
+                                             rail.get("rail")) if rail else "",
+                "write_lat_usec": rail.get("write_lat_usec"), "write_lat_limit_usec": lat_limit,
+                "write_lat_verdict": _verdict(results, name, "ib_write_lat", [lat], lat_limit, "<=", others,
+                                              rail.get("rail")) if rail else "",
+                "status": host.get("status"), "failures": "; ".join(on_rail + host_wide),
                 "_bad": bool(on_rail or host_wide),
             })
+            rows[-1].update({
+                "bw_value": _shown(bw[0], bw_limit, ">="), "bw_reverse_value": _shown(bw[1], bw_limit, ">="),
+                "bw_limit": _limit(bw_limit, ">="), "bw_verdict": rows[-1]["write_bw_verdict"],
+                "lat_value": _shown(lat, lat_limit, "<="), "lat_limit": _limit(lat_limit, "<="),
+                "lat_verdict": rows[-1]["write_lat_verdict"]})
     return rows
 
 
@@ -280,6 +428,10 @@ def _summary_rows(results):
         {"item": "NCCL expected", "value": run.get("nccl_expected")},
         {"item": "run started", "value": run.get("started")},
         {"item": "run finished", "value": run.get("finished")},
+        {"item": "verdict", "value": {"handed_over": "every host handed over",
+                                      "quarantined": "some hosts quarantined"}.get(results.get("status"),
+                                                                                   results.get("status")),
+         "_bad": results.get("status") == "quarantined"},
         {"item": "hosts", "value": len(results["hosts"])},
         {"item": "passed", "value": counts.get("passed", 0)},
         {"item": "quarantined", "value": counts.get("quarantined", 0), "_bad": counts.get("quarantined", 0) > 0},
@@ -291,25 +443,83 @@ def _summary_rows(results):
     return rows
 
 
+def _rates(results):
+    """The port rates (Gb/s) of the document's rails, slowest first."""
+    return sorted({rail["port_rate_gbps"] for _n, host in _hosts(results) for rail in _rails(host)
+                   if _number(rail.get("port_rate_gbps")) is not None})
+
+
+def _nccl_floor(thresholds, rate):
+    """The gate's per-rail NCCL floor at a port rate (``_gate.nccl_per_rail``): fraction x GB/s per 400G x rate/400."""
+    fraction, per_400g = _number(thresholds.get("nccl_fraction")), _number(thresholds.get("nccl_gbs_per_400g"))
+    if fraction is None or per_400g is None:
+        return _number(thresholds.get("nccl_busbw_per_rail_gbs")) if rate == 400 else None
+    return round(fraction * per_400g * float(rate) / 400.0, 2)
+
+
+def _at_rates(limit_of, rates, rule):
+    """``≥ 360 (400G)``, one per port rate of the document (``≥ 360`` alone for 400G only)."""
+    parts = [(rate, limit_of(rate)) for rate in rates or [400]]
+    parts = [(rate, limit) for rate, limit in parts if limit is not None]
+    if len(parts) == 1 and parts[0][0] == 400:
+        return _limit(parts[0][1], rule)
+    return "; ".join("%s (%sG)" % (_limit(limit, rule), _exact(float(rate))) for rate, limit in parts)
+
+
 def _threshold_rows(results):
+    """Every limit as the gate applied it (``run.thresholds``), in the unit of the value it was applied to."""
     thresholds = _thresholds(results)
     limit, how = _latency_limit(results)
-    fraction = thresholds.get("write_bw_fraction")
+    fraction = _number(thresholds.get("write_bw_fraction"))
+    rates = _rates(results)
+    min_size = _number(thresholds.get("nccl_min_size"))
+    nccl_rule = "%s x %s GB/s x port rate / 400G" % (_text(thresholds.get("nccl_fraction")),
+                                                      _text(thresholds.get("nccl_gbs_per_400g"))) \
+        if thresholds.get("nccl_fraction") is not None else "the per-rail floor"
     rows = [
-        {"measure": "ib_write_bw", "threshold": "%s x port rate" % _text(fraction) if fraction is not None else "",
-         "meaning": "write bandwidth (each direction) >= fraction x the port rate"},
-        {"measure": "ib_write_lat", "threshold": "%s x fleet median" % _text(thresholds.get("write_lat_factor"))
-         + ("" if limit is None else " (%s µs, %s)" % (_text(float(limit)), how)),
-         "meaning": "write latency <= factor x the fleet median"},
-        {"measure": "nccl_busbw (per rail)", "threshold": "%s GB/s" % _text(thresholds.get("nccl_busbw_per_rail_gbs")),
-         "meaning": "NCCL all-reduce bus bandwidth per rail"},
-        {"measure": "nccl_busbw (host)", "threshold": "%s GB/s" % _text(thresholds.get("nccl_busbw_host_gbs")),
-         "meaning": "NCCL all-reduce average bus bandwidth of the whole host"},
+        {"measure": "ib_write_bw", "run": "each rail, each direction: BW average (its pair's perftest)",
+         "rule": ">= %s x port rate" % _text(fraction) if fraction is not None else "",
+         "limit": _at_rates(lambda rate: round(fraction * rate, 1), rates, ">=") if fraction is not None else "",
+         "unit": "Gb/s", "consequence": "quarantines the host whose own facts explain it (both when neither's do)"},
+        {"measure": "ib_write_lat", "run": "each rail: t_avg",
+         "rule": _latency_rule(results),
+         "limit": "" if limit is None else "%s (%s)" % (_limit(limit, "<="), how), "unit": "µs",
+         "consequence": "quarantines the host whose own facts explain it (both when neither's do)"},
+        {"measure": "nccl_busbw (pair run)", "run": "each host's pair world, sizes 1 GiB to 8 GiB: the average bus "
+         "bandwidth per rail", "rule": ">= " + nccl_rule,
+         "limit": _at_rates(lambda rate: _nccl_floor(thresholds, rate), rates, ">="), "unit": "GB/s per rail",
+         "consequence": "quarantines the host whose own facts explain it (both when neither's do)"},
+        {"measure": "nccl_busbw (SU run)", "run": "each SU's world (its hosts tested in this run): the average bus "
+         "bandwidth per rail of %s" % ("its large sizes" if min_size is None
+                                       else "the sizes >= %s" % _size(int(min_size))),
+         "rule": ">= " + nccl_rule + " (the slowest port of the world)",
+         "limit": _at_rates(lambda rate: _nccl_floor(thresholds, rate), rates, ">="), "unit": "GB/s per rail",
+         "consequence": "the SU verdict only: quarantines no host"},
     ]
-    known = {"write_bw_fraction", "write_lat_factor", "write_lat_usec", "nccl_busbw_per_rail_gbs", "nccl_busbw_host_gbs"}
-    for key in sorted(set(thresholds) - known, key=str):
-        rows.append({"measure": str(key), "threshold": _text(thresholds[key]), "meaning": ""})
+    for key, unit in (("link_flaps", "link-down events during the run"),
+                      ("symbol_errors", "symbol errors during the run")):
+        if thresholds.get(key) is not None:
+            rows.append({"measure": key, "run": "each rail: the growth of its PHY counter", "rule": "<= the limit",
+                         "limit": _limit(thresholds[key], "<="), "unit": unit,
+                         "consequence": "quarantines the host"})
     return rows
+
+
+def _latency_rule(results):
+    """How the latency limit came about: factor x the run's median, or an absolute limit the inventory set."""
+    thresholds, run = _thresholds(results), _get(results, "run")
+    factor, median = _number(thresholds.get("write_lat_factor")), _number(run.get("lat_median_usec"))
+    limit = _number(thresholds.get("write_lat_usec"))
+    if limit is not None and factor is not None and median is not None and limit != round(factor * median, 2):
+        return "<= the absolute limit (write_lat_usec)"
+    if factor is None:
+        return "<= the limit"
+    return "<= %s x the run's median%s" % (_text(factor), "" if median is None else " (%s µs)" % _text(float(median)))
+
+
+def _failure_rule(failure):
+    rule = failure.get("pass_if")
+    return rule if rule in RULES else MEASURE_RULES.get(str(failure.get("measure")))
 
 
 def _quarantine_rows(results):
@@ -317,19 +527,36 @@ def _quarantine_rows(results):
     for name, failures in _quarantine(results):
         host = _get(results["hosts"], name)
         for failure in failures or [{"measure": "", "message": "quarantined (no failure recorded)"}]:
+            rule, limit = _failure_rule(failure), failure.get("threshold")
             rows.append({"host": name, "rack": host.get("rack"), "measure": failure.get("measure"),
                          "rail": failure.get("rail"), "value": failure.get("value"),
-                         "threshold": failure.get("threshold"), "unit": failure.get("unit"),
+                         "threshold": limit, "unit": failure.get("unit"),
+                         "q_value": _shown(failure.get("value"), limit, rule), "q_limit": _limit(limit, rule),
+                         "q_verdict": "fail" if failure.get("value") is not None else "fail: no value",
                          "message": _failure_text(failure), "_bad": True})
     return rows
 
 
+def _nccl_verdict(results, name, nccl):
+    value, limit = _number(nccl.get("avg_busbw_gbs")), _number(nccl.get("threshold_gbs"))
+    peers = [p for p in _list(nccl.get("peers"), "results.hosts.%s.nccl.peers" % name) if p != name]
+    if nccl.get("errors"):
+        return "fail: the run failed"
+    return _verdict(results, name, "nccl_busbw", [value], limit, ">=", peers)
+
+
 def _host_rows(results):
-    return [{"host": name, "rack": host.get("rack"), "su": host.get("su"), "status": host.get("status"),
-             "rails": len(_rails(host)), "avg_busbw_gbs": _get(host, "nccl").get("avg_busbw_gbs"),
-             "failures": ", ".join(_measures(_items(host, "failures"))),
-             "_bad": host.get("status") not in ("passed", "not_retested")}
-            for name, host in _hosts(results)]
+    rows = []
+    for name, host in _hosts(results):
+        nccl = _get(host, "nccl")
+        value, limit = _number(nccl.get("avg_busbw_gbs")), _number(nccl.get("threshold_gbs"))
+        rows.append({"host": name, "rack": host.get("rack"), "su": host.get("su"), "status": host.get("status"),
+                     "rails": len(_rails(host)), "avg_busbw_gbs": nccl.get("avg_busbw_gbs"),
+                     "nccl_value": _shown(value, limit, ">="), "nccl_limit": _limit(limit, ">="),
+                     "nccl_verdict": _nccl_verdict(results, name, nccl) if nccl else "",
+                     "failures": ", ".join(_measures(_items(host, "failures"))),
+                     "_bad": host.get("status") not in ("passed", "not_retested")})
+    return rows
 
 
 def _latency_rows(results):
@@ -348,12 +575,43 @@ def _sus(results):
                   key=lambda item: _natural(item[0]))
 
 
+def _su_verdict(results, entry, members):
+    """What an SU verdict means: whether the SU's own all-reduce world (its hosts tested in this run, together) met
+    the limit - ``PASS``, or why not. It is a verdict on the world: it hands over and quarantines no host (each host
+    is judged by its pair runs and its own facts); a world runs at its slowest member's pace, so a quarantined
+    member explains a low result and the verdict names it."""
+    value, limit = _number(entry.get("avg_busbw_gbs")), _number(entry.get("threshold_gbs"))
+    errors = _list(entry.get("errors"), "results.su.errors")
+    quarantined = [h for h in members if _status(results, h) == "quarantined"]
+    if errors:
+        return "fail: the run failed (%s)" % "; ".join(_text(e) for e in errors[:2])
+    if value is None:
+        return "not measured"
+    if limit is None:
+        return "no limit applied"
+    if _passes(value, limit, ">="):
+        return PASS
+    if quarantined:
+        return "below the limit, explained by its quarantined host%s %s (the world runs at its slowest member's " \
+               "pace)" % ("" if len(quarantined) == 1 else "s", ", ".join(quarantined))
+    return "below the limit, and no host of the world is quarantined: each passed its own pair runs and facts " \
+           "(an SU run quarantines no host)"
+
+
 def _su_rows(results):
-    return [{"su": su, "hosts": ", ".join(str(h) for h in _list(entry.get("hosts"), "results.su.%s.hosts" % su)),
-             "avg_busbw_gbs": entry.get("avg_busbw_gbs"), "threshold_gbs": entry.get("threshold_gbs"),
-             "ok": {True: "ok", False: "below threshold"}.get(entry.get("ok"), _text(entry.get("ok"))),
-             "_bad": entry.get("ok") is False}
-            for su, entry in _sus(results)]
+    rows = []
+    for su, entry in _sus(results):
+        members = [str(h) for h in _list(entry.get("hosts"), "results.su.%s.hosts" % su)]
+        value, limit = _number(entry.get("avg_busbw_gbs")), _number(entry.get("threshold_gbs"))
+        handed = [h for h in members if _handed_over(_status(results, h))]
+        verdict = _su_verdict(results, entry, members)
+        rows.append({"su": su, "hosts": ", ".join("%s (%s)" % (h, _text(_status(results, h) or "not in the report")
+                                                                  .replace("_", " ")) for h in members),
+                     "handed_over": "%d of %d" % (len(handed), len(members)),
+                     "avg_busbw_gbs": entry.get("avg_busbw_gbs"), "threshold_gbs": entry.get("threshold_gbs"),
+                     "su_value": _shown(value, limit, ">="), "su_limit": _limit(limit, ">="), "su_verdict": verdict,
+                     "_bad": verdict != PASS})
+    return rows
 
 
 def _nccl_size_rows(results):
@@ -365,7 +623,7 @@ def _nccl_size_rows(results):
             if _number(row.get("size")) is not None:
                 table.setdefault(row["size"], {})["su:%s" % su] = row.get("busbw")
     rows = [dict({"size": _size(size)}, **by_su) for size, by_su in sorted(table.items())]
-    return rows, [("size", "size")] + [("su:%s" % su, "SU %s bus BW GB/s" % su) for su, _e in sus]
+    return rows, [("size", "size")] + [("su:%s" % su, "SU %s bus BW GB/s per rail" % su) for su, _e in sus]
 
 
 def _present(columns, rows, optional):
@@ -425,24 +683,37 @@ def _cabling_rows(results):
     return rows
 
 
+THRESHOLDS_INTRO = ("Every limit as the gate applied it, in the unit of the value it was applied to. Every bus "
+                    "bandwidth in this report is per rail (NCCL_TESTS_SPLIT: one communicator per rail, whose "
+                    "bandwidth nccl-tests reports), never per host.")
+PAIRS_INTRO = ("Each host's pair run: the world of the host and its peer, one communicator per rail, sizes 1 GiB to 8 "
+               "GiB; its verdict compares the run's average bus bandwidth per rail with the limit (dashed) - the "
+               "hosts table has each value, limit and verdict.")
+SU_INTRO = ("Each scalable unit's own all-reduce world: its hosts tested in this run together, one communicator per "
+            "rail. The SU verdict says whether that world met the limit per rail; it hands over and quarantines no "
+            "host - each host is judged by its pair runs and its own facts - and a world runs at its slowest "
+            "member's pace, so a quarantined member explains a low result (the verdict names it).")
+
+
 def _sections(results):
     """``[(anchor, title, intro, columns, rows)]``: the tables of the report, in their order."""
     nccl_rows, nccl_columns = _nccl_size_rows(results)
     delivery = _delivery_rows(results)
     return [
         ("summary", "Summary", "", SUMMARY_COLUMNS, _summary_rows(results)),
-        ("thresholds", "Thresholds", "What each measure was compared against.", THRESHOLD_COLUMNS,
-         _threshold_rows(results)),
-        ("quarantine", "Quarantine", "Hosts NOT handed over, with every failing measure.", QUARANTINE_COLUMNS,
-         _quarantine_rows(results)),
-        ("hosts", "Hosts", "", HOST_COLUMNS, _host_rows(results)),
-        ("bandwidth", "Bandwidth per host x rail", "ib_write_bw of each host as client to its peer; the heat map's "
-         "colour is write BW / port rate.", RAIL_COLUMNS, rail_rows(results)),
+        ("thresholds", "Thresholds", THRESHOLDS_INTRO, THRESHOLD_COLUMNS, _threshold_rows(results)),
+        ("quarantine", "Quarantine", "Hosts NOT handed over, with every failing measure: its value beside the limit "
+         "the gate applied to it (the sign says how a value passes).", QUARANTINE_COLUMNS, _quarantine_rows(results)),
+        ("hosts", "Hosts", "Each host's status and its NCCL pair run (the world of the host and its peer, one "
+         "communicator per rail): the average bus bandwidth per rail against the limit per rail at its port rate. A "
+         "verdict other than pass names the host the gate counted it against.", HOST_COLUMNS, _host_rows(results)),
+        ("bandwidth", "Bandwidth per host x rail", "ib_write_bw of each host as client to its peer (write BW) and of "
+         "the peer to it (reverse BW), and ib_write_lat, each beside the limit the gate applied to it; the heat "
+         "map's colour is write BW / port rate.", RAIL_TABLE_COLUMNS, rail_rows(results)),
         ("latency", "Latency", "ib_write_lat of every host x rail.", LATENCY_COLUMNS, _latency_rows(results)),
-        ("nccl", "NCCL bus bandwidth", "NCCL all-reduce per scalable unit (all its hosts together).", SU_COLUMNS,
-         _su_rows(results)),
-        ("nccl-sizes", "NCCL bus bandwidth by message size", "Out-of-place bus bandwidth of each SU.", nccl_columns,
-         nccl_rows),
+        ("nccl", "NCCL SU runs", SU_INTRO, SU_COLUMNS, _su_rows(results)),
+        ("nccl-sizes", "NCCL SU runs by message size", "Out-of-place bus bandwidth per rail of each SU's world.",
+         nccl_columns, nccl_rows),
         ("delivery", "Delivery check", "Each NIC against what was expected (SN/PN/PSID/firmware).",
          _present(DELIVERY_COLUMNS, delivery, OPTIONAL_DELIVERY), delivery),
         ("versions", "Driver and firmware against the matrix", "", VERSION_COLUMNS, _version_rows(results)),
@@ -463,8 +734,8 @@ def render_markdown(results) -> str:
     results = _document(results)
     run = _get(results, "run")
     out = ["# Hand-over report%s" % (" - matrix %s" % _md_text(run.get("matrix")) if run.get("matrix") else ""), "",
-           "The plots (bandwidth heat map, latency histogram, NCCL bus bandwidth by message size) are in "
-           "handover.html; the same numbers are in the tables below.", ""]
+           "The plots (bandwidth heat map, latency histogram, NCCL pair runs and SU runs by message size) are in "
+           "handover.html; the same numbers are in the tables below. Every bus bandwidth is per rail.", ""]
     for _anchor, title, intro, columns, rows in _sections(results):
         out += ["## %s" % title, ""]
         if intro:
@@ -585,7 +856,7 @@ def _figure(width, height, loaded):
 
 def _svg(figure, prefix, label):
     """The figure as an ``<svg>`` element for an HTML page: no XML prolog or DOCTYPE, no namespace URLs (the
-    HTML parser knows SVG's), ids prefixed with ``prefix`` (three plots on one page), an accessible label."""
+    HTML parser knows SVG's), ids prefixed with ``prefix`` (four plots on one page), an accessible label."""
     buffer = io.StringIO()
     figure.savefig(buffer, format="svg", metadata=_SVG_METADATA)
     svg = buffer.getvalue()
@@ -694,22 +965,43 @@ def _draw_latency(figure, results):
     axes.legend(loc="upper right", frameon=False)
 
 
-def _draw_nccl(figure, results):
+def _curve(rows, sizes):
+    points = sorted((row["size"], row["busbw"]) for row in rows if _number(row.get("size")) is not None
+                    and row["size"] > 0 and _number(row.get("busbw")) is not None)
+    sizes.extend(size for size, _bw in points)
+    return [size for size, _bw in points], [bw for _size, bw in points]
+
+
+def _size_axis(axes, sizes, nothing):
+    """The message-size axis (log2, sizes as ``8 B``, ``1 GiB``), the bus bandwidth axis, the legend."""
     from matplotlib.ticker import FuncFormatter, NullFormatter  # pylint: disable=import-outside-toplevel
-    axes = figure.add_subplot()
-    drawn, sizes = 0, []
+    if not sizes:
+        axes.text(0.5, 0.5, nothing, ha="center", va="center", transform=axes.transAxes)
+    else:
+        axes.set_xscale("log", base=2)
+        low, high = int(math.floor(math.log2(min(sizes)))), int(math.ceil(math.log2(max(sizes))))
+        if low == high:
+            low, high = low - 1, high + 1
+            axes.set_xlim(2.0 ** low, 2.0 ** high)
+        step = max(1, int(math.ceil((high - low + 1) / 12.0)))
+        axes.set_xticks([2.0 ** k for k in range(low, high + 1, step)])
+        axes.xaxis.set_major_formatter(FuncFormatter(lambda value, _pos: _size(int(round(value)))))
+        axes.xaxis.set_minor_formatter(NullFormatter())
+    axes.set_xlabel("message size (log2)")
+    axes.set_ylabel("bus bandwidth per rail (GB/s)")
+    axes.set_ylim(bottom=0)           # from zero: a run beside its limit as it is, no offset axis
+    axes.grid(True, which="major", color="#e5e5e5", linewidth=0.6)
+    if axes.get_legend_handles_labels()[0]:
+        axes.legend(loc="upper left", frameon=False, fontsize=8)
 
-    def curve(rows):
-        points = sorted((row["size"], row["busbw"]) for row in rows
-                        if _number(row.get("size")) is not None and row["size"] > 0
-                        and _number(row.get("busbw")) is not None)
-        sizes.extend(size for size, _bw in points)
-        return [size for size, _bw in points], [bw for _size, bw in points]
 
+def _draw_nccl_pairs(figure, results):
+    """The pair runs alone: one line per host (its pair's world), and the limit of each host's run (per rail)."""
+    axes, sizes = figure.add_subplot(), []
     hosts = [(name, host) for name, host in _hosts(results) if _items(_get(host, "nccl"), "rows")]
     many, grey_labelled = len(hosts) > LEGEND_MAX_HOSTS, False
     for name, host in hosts:
-        x, y = curve(_items(_get(host, "nccl"), "rows"))
+        x, y = _curve(_items(_get(host, "nccl"), "rows"), sizes)
         if not x:
             continue
         bad = host.get("status") == "quarantined"
@@ -720,51 +1012,55 @@ def _draw_nccl(figure, results):
         axes.plot(x, y, linewidth=1.0, linestyle="--" if bad else "-", alpha=0.9 if not many else 0.4,
                   color=THRESHOLD_COLOUR if bad else ("#9a9a9a" if many else None), label=label, marker=".",
                   markersize=3)
-        drawn += 1
+    limits = sorted({_get(host, "nccl")["threshold_gbs"] for _n, host in hosts
+                     if _number(_get(host, "nccl").get("threshold_gbs")) is not None})
+    for value in limits:
+        axes.axhline(value, color=THRESHOLD_COLOUR, linestyle="--", linewidth=1.3,
+                     label="limit %s GB/s per rail (on the run's average)" % _exact(float(value)))
+    axes.set_title("NCCL pair runs: bus bandwidth per rail against message size")
+    _size_axis(axes, sizes, "no NCCL pair run measured")
+
+
+def _draw_nccl_su(figure, results):
+    """The SU worlds alone: one line per SU, each SU's limit (per rail) over the sizes its verdict averages."""
+    axes, sizes = figure.add_subplot(), []
+    drawn = []
     for index, (su, entry) in enumerate(_sus(results)):
-        x, y = curve(_items(entry, "rows"))
+        x, y = _curve(_items(entry, "rows"), sizes)
         if x:
-            axes.plot(x, y, linewidth=2.6, color=SU_COLOURS[index % len(SU_COLOURS)],
+            colour = SU_COLOURS[index % len(SU_COLOURS)]
+            axes.plot(x, y, linewidth=2.2, color=colour, marker=".", markersize=3,
                       label=_label("SU %s (%d hosts)" % (su, len(_list(entry.get("hosts"), "su.hosts")))))
-            drawn += 1
-    thresholds = _thresholds(results)
-    floors = {}
-    host_floor = _number(thresholds.get("nccl_busbw_host_gbs"))
-    if host_floor is not None:
-        floors[host_floor] = "host floor %s GB/s (average bus BW)" % _text(float(host_floor))
-    for su, entry in _sus(results):
+            drawn.append((su, entry, x))
+    min_size = _number(_thresholds(results).get("nccl_min_size"))
+    seen = set()
+    for su, entry, x in drawn:
         value = _number(entry.get("threshold_gbs"))
-        if value is not None and value not in floors:
-            floors[value] = "SU %s threshold %s GB/s" % (su, _text(float(value)))
-    for value, text in floors.items():
-        axes.axhline(value, color=THRESHOLD_COLOUR, linestyle="--", linewidth=1.3, label=text)
-    if not drawn:
-        axes.text(0.5, 0.5, "no NCCL measured", ha="center", va="center", transform=axes.transAxes)
-    if sizes:
-        axes.set_xscale("log", base=2)
-        low, high = int(math.floor(math.log2(min(sizes)))), int(math.ceil(math.log2(max(sizes))))
-        step = max(1, int(math.ceil((high - low + 1) / 12.0)))
-        axes.set_xticks([2.0 ** k for k in range(low, high + 1, step)])
-        axes.xaxis.set_major_formatter(FuncFormatter(lambda value, _pos: _size(int(round(value)))))
-        axes.xaxis.set_minor_formatter(NullFormatter())
-    axes.set_xlabel("message size (log2)")
-    axes.set_ylabel("bus bandwidth (GB/s)")
-    axes.set_title("NCCL all-reduce bus bandwidth against message size")
-    axes.grid(True, which="major", color="#e5e5e5", linewidth=0.6)
-    if axes.get_legend_handles_labels()[0]:
-        axes.legend(loc="upper left", frameon=False, fontsize=8)
+        if value is None:
+            continue
+        start = min_size if min_size is not None else min(x)
+        first = value not in seen
+        seen.add(value)
+        axes.hlines(value, start, max(max(x), start), color=THRESHOLD_COLOUR, linestyle="--", linewidth=1.3,
+                    label=("SU limit %s GB/s per rail (on the average of the sizes >= %s)"
+                           % (_exact(float(value)), _size(int(start)))) if first else "_nolegend_")
+    axes.set_title("NCCL SU runs: bus bandwidth per rail against message size")
+    _size_axis(axes, sizes, "no NCCL SU run measured")
 
 
 def plots(results) -> dict:
-    """``{"heatmap", "latency", "nccl": <svg>...</svg>}``: the report's three plots as inline SVG (each a
-    ``<p class="plot-missing">`` note instead when matplotlib is not installed)."""
+    """``{"heatmap", "latency", "nccl_pairs", "nccl_su": <svg>...</svg>}``: the report's four plots as inline SVG
+    (each a ``<p class="plot-missing">`` note instead when matplotlib is not installed)."""
     results = _document(results)
     hosts = len(results["hosts"])
     return {
         "heatmap": _plot(_draw_heatmap, results, 9.0, min(2.0 + 0.32 * max(hosts, 1), 60.0), "heatmap",
                          "bandwidth heat map per host and rail"),
         "latency": _plot(_draw_latency, results, 9.0, 3.6, "latency", "latency histogram"),
-        "nccl": _plot(_draw_nccl, results, 9.0, 4.6, "nccl", "NCCL bus bandwidth against message size"),
+        "nccl_pairs": _plot(_draw_nccl_pairs, results, 9.0, 4.2, "nccl-pairs",
+                            "NCCL pair runs: bus bandwidth per rail against message size"),
+        "nccl_su": _plot(_draw_nccl_su, results, 9.0, 4.2, "nccl-su",
+                         "NCCL SU runs: bus bandwidth per rail against message size"),
     }
 
 
@@ -804,8 +1100,11 @@ def _html_table(columns, rows):
     out = ["<table>", "<thead><tr>" + "".join("<th>%s</th>" % _esc(title) for _key, title in columns) + "</tr></thead>",
            "<tbody>"]
     for row in rows:
-        out.append('<tr%s>' % (' class="bad"' if row.get("_bad") else "")
-                   + "".join("<td>%s</td>" % _esc(row.get(key)) for key, _title in columns) + "</tr>")
+        cells = []
+        for key, _title in columns:
+            check = CHECKS.get(key)
+            cells.append("<td%s>%s</td>" % (' class="%s" data-check="%s"' % check if check else "", _esc(row.get(key))))
+        out.append('<tr%s>' % (' class="bad"' if row.get("_bad") else "") + "".join(cells) + "</tr>")
     out.append("</tbody></table>")
     return "\n".join(out)
 
@@ -841,8 +1140,10 @@ def render_html(results) -> str:
                % (html.escape(sections["bandwidth"][0]), html.escape(sections["bandwidth"][1]), svgs["heatmap"]))
     out.append('<section id="plots-latency"><h2>Latency distribution</h2>%s</section>' % svgs["latency"])
     section("latency")
-    section("nccl", svgs["nccl"])
+    out.append('<section id="plots-nccl-pairs"><h2>NCCL pair runs</h2><p class="intro">%s</p>%s</section>' % (
+        html.escape(PAIRS_INTRO), svgs["nccl_pairs"]))
     section("hosts")
+    section("nccl", svgs["nccl_su"])
     section("delivery")
     section("versions")
     section("cabling")

@@ -244,9 +244,9 @@ from ansible_collections.gpufabric.mlnx.plugins.plugin_utils import _handover_re
 assert importlib.util.find_spec("matplotlib") is None, "matplotlib is installed in the user's venv"
 page = report.render({"schema": 1, "hosts": {}}, ["html"])["html"]
 notes = page.count('<p class="plot-missing"')
-assert notes == 3 and "<svg" not in page and "pip install matplotlib" in page, (notes, page[:300])
+assert notes == 4 and "<svg" not in page and "pip install matplotlib" in page, (notes, page[:300])
 PY
-say "hand-over report without matplotlib: the HTML page rendered, its 3 plots each a note naming matplotlib"
+say "hand-over report without matplotlib: the HTML page rendered, its 4 plots each a note naming matplotlib"
 
 # 6. a first server without lspci: the preflight names the cause
 mkdir -p "$work/no-lspci-bin" inventory/first-server/group_vars/all

@@ -287,3 +287,70 @@ def test_nics_for_the_delivery_section_and_firmware_against_the_matrix(plan):
     result = evaluate(checked)
     assert failures(result, "b1") == [("delivery", None)] and failures(result, "a1") == []
     assert "NIC 0000:18:00.0 serial MT2245X01234" in result["hosts"]["b1"]["failures"][0]["message"]
+
+
+def test_failures_for_a_pipeline_each_with_its_value_limit_and_rule(plan):
+    """gate.json's status and failures[]: one entry per failure of a quarantined host, value beside its limit."""
+    gate = new_gate(plan)
+    after = {h: facts_of(plan, h) for h in HOSTS}
+    after["b2"] = facts_of(plan, "b2", {0: {"pcie": {"pci": "0000:18:00.0", "speed": 16.0, "max_speed": 32.0,
+                                                      "width": 16, "max_width": 16}}})
+    result = verdict(plan, gate, after=after, measured=measured_for(gate, bw={("b2", 0): bw_test(359.9)}))
+    assert result["status"] == "quarantined" and result["handover"] == ["a1", "a2", "b1"]
+    assert result["failures"] == [
+        {"host": "b2", "rail": 0, "measure": "pcie", "value": 16.0, "limit": 32.0, "unit": "GT/s", "pass_if": ">=",
+         "message": "b2 rail 0 (enp24s0np0): PCIe 0000:18:00.0 link at 16 GT/s x16, the device can 32 GT/s x16"},
+        {"host": "b2", "rail": 0, "measure": "ib_write_bw", "value": 359.9, "limit": 360.0, "unit": "Gb/s",
+         "pass_if": ">=", "message": "ib_write_bw b2 -> b1 on rail 0 (enp24s0np0): 359.9 Gb/s < 360.0 Gb/s "
+                                     "(0.9 x 400 Gb/s port rate)"}]
+    # the limits each rail was compared against, beside its values
+    rail = result["hosts"]["b1"]["rails"][0]
+    assert (rail["write_bw_limit_gbps"], rail["write_lat_limit_usec"]) == (360.0, 2.55)
+    assert (rail["write_bw_gbps"], rail["write_bw_reverse_gbps"]) == (385.6, 359.9)     # b2's fault, b2's failure
+    # no host bandwidth floor that nothing applies: NCCL limits are per rail
+    assert "nccl_busbw_host_gbs" not in result["run"]["thresholds"]
+    assert result["run"]["thresholds"]["nccl_busbw_per_rail_gbs"] == 42.3
+    healthy = verdict(plan, gate)
+    assert healthy["status"] == "handed_over" and healthy["failures"] == []
+
+
+@pytest.mark.parametrize("value, passes", [(360.0, True), (359.9, False)])
+def test_ib_write_bw_at_the_limit_passes_and_below_it_fails(plan, value, passes):
+    gate = new_gate(plan)
+    after = {h: facts_of(plan, h) for h in HOSTS}
+    after["b2"] = facts_of(plan, "b2", {0: {"mtu": 1500}})        # b2's own fact: the pair's traffic is b2's
+    result = verdict(plan, gate, after=after, measured=measured_for(gate, bw={("b2", 0): bw_test(value)}))
+    assert (("ib_write_bw", 0) not in failures(result, "b2")) is passes
+
+
+def test_a_narrow_pcie_link_is_compared_in_lanes(plan):
+    gate = new_gate(plan)
+    after = {h: facts_of(plan, h) for h in HOSTS}
+    after["a1"] = facts_of(plan, "a1", {1: {"pcie": {"pci": "0000:40:00.0", "speed": 32.0, "max_speed": 32.0,
+                                                      "width": 8, "max_width": 16}}})
+    result = verdict(plan, gate, after=after)
+    pcie = [f for f in result["failures"] if f["measure"] == "pcie"]
+    assert [(f["host"], f["value"], f["limit"], f["unit"], f["pass_if"]) for f in pcie] == [
+        ("a1", 8, 16, "lanes", ">=")]
+
+
+def test_the_su_floor_is_per_rail_at_the_world_s_port_rate(plan):
+    gate = new_gate(plan)
+    facts = {h: facts_of(plan, h, {0: {"rate_gbps": 200.0}, 1: {"rate_gbps": 200.0}}) for h in HOSTS}
+    rows = [{"size": 1 << 30, "out_of_place": {"busbw": 21.15, "algbw": 20.0, "time": 1.0}},
+            {"size": 1 << 20, "out_of_place": {"busbw": 2.0, "algbw": 2.0, "time": 1.0}}]    # below nccl_min_size
+    nccl = nccl_ok(gate, busbw=21.15)
+    nccl["su"] = {"r0a": {"rows": rows, "avg_busbw": 11.6, "errors": [], "hosts": ["a1", "a2"]}}
+    result = verdict(plan, gate, before=facts, nccl=nccl)
+    assert result["su"]["r0a"]["threshold_gbs"] == 21.15          # 0.9 x 47 x 200 / 400
+    assert (result["su"]["r0a"]["avg_busbw_gbs"], result["su"]["r0a"]["ok"]) == (21.15, True)
+    assert result["hosts"]["a1"]["nccl"]["threshold_gbs"] == 21.15 and result["quarantine"] == []
+
+
+def test_retest_names_only_servers_of_the_plan(plan):
+    assert new_gate(plan, retest=["a1"])["why"]["a1"] == "named in gpufabric_gate_retest"
+    with pytest.raises(MlnxError, match=r"gpufabric_gate_retest: zz not a server of the rail plan \(allowed: the "
+                                        r"plan's servers\)"):
+        new_gate(plan, retest=["a1", "zz"])
+    with pytest.raises(MlnxError, match=r"gpufabric_gate_retest: must be a list of server names, got str"):
+        new_gate(plan, retest="a1")

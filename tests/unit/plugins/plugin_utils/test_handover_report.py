@@ -1,6 +1,6 @@
 """The validation gate's hand-over report (plugin_utils/_handover_report.py) from a realistic results document:
 4 hosts x 4 rails in 2 SUs, one host quarantined with two failures; HTML (and a real browser's screenshot of it),
-Markdown, CSV, JSON and JUnit."""
+Markdown, CSV, JSON and JUnit. Every bus bandwidth is per rail, as the gate measures and judges it."""
 import builtins
 import copy
 import csv
@@ -21,12 +21,13 @@ from ansible_collections.gpufabric.mlnx.plugins.plugin_utils import _handover_re
 HOSTS = ("srv-r01-01", "srv-r01-02", "srv-r02-01", "srv-r02-02")
 PEERS = {"srv-r01-01": "srv-r01-02", "srv-r01-02": "srv-r01-01", "srv-r02-01": "srv-r02-02", "srv-r02-02": "srv-r02-01"}
 BAD = "srv-r02-02"
-SIZES = [8 << k for k in range(0, 31)]          # nccl-tests -b 8 -e 8G -f 2
+SIZES = [8 << k for k in range(0, 31)]          # nccl-tests -b 8 -e 8G -f 2 (an SU run)
+PAIR_SIZES = [1 << 30, 2 << 30, 4 << 30, 8 << 30]     # -b 1G -e 8G -f 2 (a pair run)
 
 
-def _nccl_rows(peak, half=1 << 22):
+def _nccl_rows(peak, half=1 << 22, sizes=SIZES):
     rows = []
-    for size in SIZES:
+    for size in sizes:
         busbw = round(peak * size / (size + half), 2)
         rows.append({"size": size, "busbw": busbw, "algbw": round(busbw / 1.5, 2),
                      "time_us": round(size / max(busbw, 1e-3) / 1e3 + 30.0, 1)})
@@ -35,11 +36,12 @@ def _nccl_rows(peak, half=1 << 22):
 
 def _failures():
     return [
-        {"measure": "ib_write_bw", "rail": 2, "value": 96.2, "threshold": 360.0, "unit": "Gb/s",
+        {"measure": "ib_write_bw", "rail": 2, "value": 96.2, "threshold": 360.0, "unit": "Gb/s", "pass_if": ">=",
          "message": "ib_write_bw srv-r02-02 -> srv-r02-01 on rail 2 (enp152s0np0): 96.2 Gb/s < 360.0 Gb/s "
                     "(0.9 x 400 Gb/s port rate)"},
-        {"measure": "nccl_busbw", "rail": None, "value": 121.4, "threshold": 169.2, "unit": "GB/s",
-         "message": "nccl all_reduce_perf srv-r02-02: average bus bandwidth 121.4 GB/s < 169.2 GB/s (host floor)"},
+        {"measure": "nccl_busbw", "rail": None, "value": 30.35, "threshold": 42.3, "unit": "GB/s", "pass_if": ">=",
+         "message": "NCCL all_reduce_perf of srv-r02-02 with srv-r02-01: average bus bandwidth 30.4 GB/s < 42.3 "
+                    "GB/s per rail (0.9 x 47 GB/s per 400G rail)"},
     ]
 
 
@@ -64,6 +66,7 @@ def results():
                          "seen": "%s-leaf-rail%d:swp%d" % (rack, rail, index), "ok": True},
                 "ping": True, "write_bw_gbps": round(bw, 1), "write_bw_reverse_gbps": round(bw - 0.3, 1),
                 "write_lat_usec": round(2.2 + 0.03 * rail + 0.02 * number, 2), "active_mtu": 4096,
+                "write_bw_limit_gbps": 360.0,
             })
         delivery = [{"pci": "0000:%02x:00.0" % bus, "serial": "MT2245X0%04d" % (number * 10 + rail),
                      "part_number": "MCX75310AAS-NEAT", "psid": "MT_0000000838", "firmware": "28.43.2566",
@@ -74,8 +77,9 @@ def results():
             "rack": rack, "su": 1 if rack == "r01" else 2,
             "versions": {"driver": "24.10-2.1.8.0", "driver_expected": "24.10-2.1.8.0", "nccl": "2.23.4"},
             "delivery": delivery, "rails": rails,
-            "nccl": {"avg_busbw_gbs": 121.4 if name == BAD else 187.4 - number,
-                     "rows": _nccl_rows(130.0 if name == BAD else 192.0 - number)},
+            "nccl": {"avg_busbw_gbs": 30.35 if rack == "r02" else 47.72, "threshold_gbs": 42.3,
+                     "peers": sorted((name, PEERS[name])),
+                     "rows": _nccl_rows(30.4 if rack == "r02" else 47.8, sizes=PAIR_SIZES)},
             "failures": _failures() if name == BAD else [],
         }
     return {
@@ -83,12 +87,14 @@ def results():
         "run": {"started": "2026-12-04T10:00:00Z", "finished": "2026-12-04T10:05:00Z", "matrix": "fabric-2026.12",
                 "nccl_expected": "2.23.4",
                 "thresholds": {"write_bw_fraction": 0.9, "write_lat_factor": 1.5, "nccl_busbw_per_rail_gbs": 42.3,
-                               "nccl_busbw_host_gbs": 169.2}},
+                               "nccl_fraction": 0.9, "nccl_gbs_per_400g": 47.0, "nccl_min_size": 1 << 30,
+                               "link_flaps": 0, "symbol_errors": 0}},
+        "status": "quarantined",
         "hosts": hosts,
-        "su": {"1": {"hosts": ["srv-r01-01", "srv-r01-02"], "avg_busbw_gbs": 181.0, "threshold_gbs": 169.2,
-                     "ok": True, "rows": _nccl_rows(186.0)},
-               "2": {"hosts": ["srv-r02-01", "srv-r02-02"], "avg_busbw_gbs": 118.9, "threshold_gbs": 169.2,
-                     "ok": False, "rows": _nccl_rows(124.0)}},
+        "su": {"1": {"hosts": ["srv-r01-01", "srv-r01-02"], "avg_busbw_gbs": 47.29, "threshold_gbs": 42.3,
+                     "ok": True, "rows": _nccl_rows(47.5)},
+               "2": {"hosts": ["srv-r02-01", "srv-r02-02"], "avg_busbw_gbs": 30.92, "threshold_gbs": 42.3,
+                     "ok": False, "rows": _nccl_rows(31.0)}},
         "quarantine": [{"host": BAD, "failures": _failures()}],
         "handover": ["srv-r01-01", "srv-r01-02", "srv-r02-01"],
     }
@@ -126,34 +132,45 @@ def test_html_names_every_host_and_the_quarantine_reasons_first(rendered):
         assert report.html.escape(failure["message"]) in page
     # the quarantine list comes before the plots
     assert page.index('id="quarantine"') < page.index('id="plots-bandwidth"') < page.index("<svg")
-    assert "fabric-2026.12" in page and "169.2 GB/s" in page and "0.9 x port rate" in page
+    assert "fabric-2026.12" in page and "≥ 42.3" in page and "0.9 x port rate" in page
+    assert "169.2" not in page          # no whole-host floor: the gate applies none
 
 
-def test_html_has_three_inline_svg_plots_and_no_external_reference(rendered):
+def test_html_has_four_inline_svg_plots_and_no_external_reference(rendered):
     page = rendered["html"]
-    assert page.count("<svg") == 3
-    assert page.count("</svg>") == 3
-    for label in ("bandwidth heat map", "latency histogram", "NCCL bus bandwidth against message size"):
+    assert page.count("<svg") == 4
+    assert page.count("</svg>") == 4
+    for label in ("bandwidth heat map", "latency histogram", "NCCL pair runs: bus bandwidth per rail",
+                  "NCCL SU runs: bus bandwidth per rail"):
         assert 'aria-label="%s' % label in page
     assert "http://" not in page and "https://" not in page
     assert "<?xml" not in page and "<!DOCTYPE svg" not in page
     assert not re.search(r"<(script|link|img|iframe)\b", page)
     ids = re.findall(r'\sid="([^"]+)"', page)
-    assert len(ids) == len(set(ids)), "duplicate ids across the three plots"
+    assert len(ids) == len(set(ids)), "duplicate ids across the four plots"
     for ref in re.findall(r'(?:xlink:href="#|url\(#)([^")]+)', page):
         assert ref in ids
 
 
+def _texts(svg):
+    return re.findall(r"<text[^>]*>([^<]*)</text>", svg)
+
+
 def test_html_plots_show_the_thresholds(rendered):
     page = rendered["html"]
-    heatmap, latency, nccl = re.findall(r"<svg.*?</svg>", page, flags=re.S)
+    heatmap, latency, pairs, su = re.findall(r"<svg.*?</svg>", page, flags=re.S)
     assert "srv-r02-02" in heatmap and "96.2" in heatmap and "rail 3" in heatmap
-    # the latency threshold: 1.5 x the median of the 16 measures (no absolute limit in the document)
-    median = sorted(r["write_lat_usec"] for h in results()["hosts"].values() for r in h["rails"])[7:9]
-    assert "threshold %s µs" % report._text(1.5 * sum(median) / 2) in latency
-    assert "host floor 169.2 GB/s" in nccl and "SU 1 (2 hosts)" in nccl and "SU 2 (2 hosts)" in nccl
-    assert "srv-r02-02 (quarantined)" in nccl
-    assert "8 GiB" in nccl and "2 MiB" in nccl and "8 B" in nccl         # the log2 axis in sizes
+    # the latency threshold: 1.5 x the median of the 16 measures (no absolute limit in the document): 1.5 x 2.275
+    assert "threshold 3.41 µs (from this run's median)" in _texts(latency)
+    # one kind of run per plot, each with its own limit line, per rail as the gate applies it
+    assert "limit 42.3 GB/s per rail (on the run's average)" in _texts(pairs)
+    assert "srv-r02-02 (quarantined)" in _texts(pairs) and "SU 1 (2 hosts)" not in _texts(pairs)
+    assert {"1 GiB", "2 GiB", "4 GiB", "8 GiB"} <= set(_texts(pairs)) and "8 B" not in _texts(pairs)
+    assert "SU limit 42.3 GB/s per rail (on the average of the sizes &gt;= 1 GiB)" in _texts(su)
+    assert "SU 1 (2 hosts)" in _texts(su) and "SU 2 (2 hosts)" in _texts(su)
+    assert not any(host in text for host in HOSTS for text in _texts(su))
+    assert {"8 B", "8 GiB"} <= set(_texts(su))        # the log2 axis in sizes
+    assert not any("169.2" in text or "host floor" in text for text in _texts(pairs) + _texts(su))
 
 
 def test_html_latency_limit_from_the_document_when_given():
@@ -168,7 +185,7 @@ def test_html_escapes_a_hostile_host_name():
     assert "<script" not in page
     assert "&lt;script&gt;alert(&quot;x&quot;)&lt;/script&gt;&amp;$x$_" in page      # the tables
     assert "&lt;script&gt;alert(" in re.findall(r"<svg.*?</svg>", page, flags=re.S)[0]   # the heat map's label
-    assert page.count("<svg") == 3
+    assert page.count("<svg") == 4
 
 
 def test_html_is_deterministic():
@@ -196,20 +213,21 @@ def test_html_without_matplotlib_is_the_same_page_with_a_note_for_each_plot(monk
     _without_matplotlib(monkeypatch)
     page = report.render(results(), ["html"])["html"]
     assert "<svg" not in page
-    assert re.findall(r'<p class="plot-missing" id="([a-z]+)-missing">([^<]*)</p>', page) == [
+    assert re.findall(r'<p class="plot-missing" id="([a-z-]+)-missing">([^<]*)</p>', page) == [
         ("heatmap", "Bandwidth heat map per host and rail: " + NOTE),
         ("latency", "Latency histogram: " + NOTE),
-        ("nccl", "NCCL bus bandwidth against message size: " + NOTE)]
+        ("nccl-pairs", "NCCL pair runs: bus bandwidth per rail against message size: " + NOTE),
+        ("nccl-su", "NCCL SU runs: bus bandwidth per rail against message size: " + NOTE)]
     # every table and text of the page with the plots is there: only each plot became its note
     plots = iter(re.findall(r"<svg.*?</svg>", rendered["html"], flags=re.S))
-    assert re.sub(r'<p class="plot-missing" id="[a-z]+-missing">[^<]*</p>', lambda _m: next(plots), page) == \
+    assert re.sub(r'<p class="plot-missing" id="[a-z-]+-missing">[^<]*</p>', lambda _m: next(plots), page) == \
         rendered["html"]
     # the other formats never need it
     assert set(report.render(results(), ["md", "csv", "json", "junit"])) == {"md", "csv", "json", "junit"}
 
 
 def test_html_with_matplotlib_draws_every_plot_and_no_note(rendered):
-    assert rendered["html"].count('<svg class="plot" role="img"') == 3
+    assert rendered["html"].count('<svg class="plot" role="img"') == 4
     assert "plot-missing" not in rendered["html"].replace("p.plot-missing {", "")
 
 
@@ -218,16 +236,20 @@ def test_html_with_matplotlib_draws_every_plot_and_no_note(rendered):
 def test_csv_one_row_per_host_and_rail(rendered):
     rows = list(csv.DictReader(io.StringIO(rendered["csv"])))
     assert list(rows[0]) == ["host", "rack", "rail", "interface", "leaf", "peer", "write_bw_gbps",
-                             "write_bw_reverse_gbps", "port_rate_gbps", "write_lat_usec", "status", "failures"]
+                             "write_bw_reverse_gbps", "port_rate_gbps", "write_bw_limit_gbps", "write_bw_verdict",
+                             "write_lat_usec", "write_lat_limit_usec", "write_lat_verdict", "status", "failures"]
     assert len(rows) == 16
     assert [(r["host"], r["rail"]) for r in rows] == [(h, str(rail)) for h in HOSTS for rail in range(4)]
     bad = [r for r in rows if r["failures"]]
     assert {r["host"] for r in bad} == {BAD}
     rail2 = next(r for r in rows if r["host"] == BAD and r["rail"] == "2")
     assert rail2["write_bw_gbps"] == "96.2" and rail2["status"] == "quarantined" and rail2["leaf"] == "r02-leaf-rail2"
-    assert "96.2 Gb/s < 360.0 Gb/s" in rail2["failures"] and "121.4 GB/s" in rail2["failures"]
+    assert "96.2 Gb/s < 360.0 Gb/s" in rail2["failures"] and "30.4 GB/s" in rail2["failures"]
+    assert (rail2["write_bw_limit_gbps"], rail2["write_bw_verdict"]) == ("360.0", "fail")
+    assert (rail2["write_lat_usec"], rail2["write_lat_limit_usec"], rail2["write_lat_verdict"]) == ("2.32", "3.41",
+                                                                                                   "pass")
     rail0 = next(r for r in rows if r["host"] == BAD and r["rail"] == "0")
-    assert "ib_write_bw" not in rail0["failures"] and "nccl" in rail0["failures"]   # host-wide failure only
+    assert "ib_write_bw" not in rail0["failures"] and "NCCL" in rail0["failures"]   # host-wide failure only
 
 
 def test_json_round_trip(rendered):
@@ -263,14 +285,21 @@ def test_junit_escapes_and_survives_control_characters():
 def test_markdown_tables(rendered):
     text = rendered["md"]
     for title in ("Summary", "Thresholds", "Quarantine", "Hosts", "Bandwidth per host x rail", "Latency",
-                  "NCCL bus bandwidth", "Delivery check", "Driver and firmware against the matrix", "Cabling"):
+                  "NCCL SU runs", "Delivery check", "Driver and firmware against the matrix", "Cabling"):
         assert "\n## %s\n" % title in text
-    assert "| host | rack | measure | rail | value | threshold | unit | reason |\n|---|---|---|---|---|---|---|---|\n" in text
+    assert "| host | rack | measure | rail | value | limit | unit | verdict | reason |\n" \
+           "|---|---|---|---|---|---|---|---|---|\n" in text
     quarantine = text.split("## Quarantine")[1].split("## Hosts")[0]
     assert quarantine.count("| srv-r02-02 | r02 |") == 2
-    assert "| srv-r02-02 | r02 | 2 | enp152s0np0 | r02-leaf-rail2 | srv-r02-01 | 96.2 |" in text
-    assert "| 2 | srv-r02-01, srv-r02-02 | 118.9 | 169.2 | below threshold |" in text
-    assert "| 8 GiB | 185.91 | 123.94 |" in text        # NCCL by size, one column per SU
+    assert "| srv-r02-02 | r02 | 2 | enp152s0np0 | r02-leaf-rail2 | srv-r02-01 | 400 | 96.2 | 95.9 | ≥ 360 | fail |" \
+        in text
+    # the peer's rail: below the limit, counted against the host whose own failure it is
+    assert "| srv-r02-01 | r02 | 2 | passed | 4 | 30.35 | ≥ 42.3 | fail, counted against srv-r02-02 (its own facts " \
+           "explain it) |  |" in text
+    assert "| 2 | srv-r02-01 (passed), srv-r02-02 (quarantined) | 1 of 2 | 30.92 | ≥ 42.3 | below the limit, " \
+           "explained by its quarantined host srv-r02-02 (the world runs at its slowest member's pace) |" in text
+    assert "| 1 | srv-r01-01 (passed), srv-r01-02 (not retested) | 2 of 2 | 47.29 | ≥ 42.3 | pass |" in text
+    assert "| 8 GiB | 47.48 | 30.98 |" in text        # NCCL by size, one column per SU
 
 
 def test_markdown_escapes_html():
@@ -309,8 +338,8 @@ def test_empty_and_null_measures_still_render():
     doc["su"] = {}
     doc["hosts"]["srv-r01-01"]["rails"][1]["write_bw_gbps"] = None
     out = report.render(doc)
-    assert out["html"].count("<svg") == 3 and "no ib_write_lat measured" in out["html"]
-    assert "no NCCL measured" in out["html"]
+    assert out["html"].count("<svg") == 4 and "no ib_write_lat measured" in out["html"]
+    assert "no NCCL pair run measured" in out["html"] and "no NCCL SU run measured" in out["html"]
 
 
 # ---------------------------------------------------------------- a real browser
@@ -336,13 +365,13 @@ def test_chromium_renders_the_plots(tmp_path):
     proc = subprocess.run(
         [_chromium(), "--headless", "--no-sandbox", "--disable-gpu", "--hide-scrollbars", "--disable-dev-shm-usage",
          "--no-first-run", "--user-data-dir=%s" % (tmp_path / "profile"), "--screenshot=%s" % png,
-         "--window-size=1280,2400", "file://" + os.path.abspath(page)],
+         "--window-size=1280,4400", "file://" + os.path.abspath(page)],
         capture_output=True, text=True, timeout=180, env=env, check=False)
     assert proc.returncode == 0 and png.exists(), proc.stderr[-2000:]
     if os.environ.get("HANDOVER_SCREENSHOT"):
         shutil.copy(png, os.environ["HANDOVER_SCREENSHOT"])
     image = mpimage.imread(str(png))
-    assert image.shape[:2] == (2400, 1280)
+    assert image.shape[:2] == (4400, 1280)
     white = numpy.all(image[:, :, :3] > 0.97, axis=2)
     assert white.mean() < 0.97, "the page is (almost) blank"
     cmap = colormaps[report.HEATMAP_CMAP]
@@ -389,7 +418,7 @@ def test_nccl_legend_of_many_hosts():
     template = doc["hosts"]["srv-r01-01"]
     for index in range(report.LEGEND_MAX_HOSTS + 4):
         doc["hosts"]["srv-r09-%02d" % index] = copy.deepcopy(template)
-    nccl = re.findall(r"<svg.*?</svg>", report.render(doc, ["html"])["html"], flags=re.S)[2]
+    nccl = re.findall(r"<svg.*?</svg>", report.render(doc, ["html"])["html"], flags=re.S)[2]    # the pair runs
     legend = re.findall(r"<text[^>]*>([^<]*)</text>", nccl)
     assert "hosts (24)" in legend and "srv-r02-02 (quarantined)" in legend and "srv-r09-01" not in legend
 
@@ -409,7 +438,7 @@ def test_a_document_without_hosts_renders_without_warnings():
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         out = report.render({"schema": 1, "hosts": {}})
-    assert out["html"].count("<svg") == 3 and "no rail measured" in out["html"]
+    assert out["html"].count("<svg") == 4 and "no rail measured" in out["html"]
     assert out["csv"] == ",".join(k for k, _t in report.RAIL_COLUMNS) + "\n"
     root = ET.fromstring(out["junit"])
     assert root.get("tests") == "0" and root.find("testsuite/properties") is None
