@@ -42,6 +42,7 @@ PLAYBOOK_VARS = {
     "gpufabric_cabling_hosts": "cabling_plan.yml: the host pattern of the plan (default the rail plan's group)",
     "gpufabric_delivery_check_hosts": "delivery_check.yml: the host pattern to check (default servers)",
     "gpufabric_snapshot_dir": "snapshot.yml: where the switches' configuration snapshots are written",
+    "gpufabric_validate_exit_codes": "validate.yml: exit 1 when a server is quarantined (a strategy plugin; -e only)",
     "gpufabric_leaf_asn": "a leaf's BGP ASN when the inventory names spines (docs/leaves.md)",
     "gpufabric_leaf_port_template": "a leaf's port template of the rail plan (docs/rails.md)",
     "gpufabric_spine_plane": "a spine's plane (its rail with uplinks.planes=rail, docs/leaves.md)",

@@ -14,7 +14,9 @@ author:
 description:
   - Runs the play exactly as P(ansible.builtin.linear#strategy) does. When the play is the last one of the run, its
     result is C(ansible-playbook)'s exit code, which this strategy sets from the validation gate's verdict (the fact
-    C(gpufabric_gate_results) the gate sets on the play's hosts) - C(playbooks/validate.yml)'s gate play uses it.
+    C(gpufabric_gate_results) the gate sets on the play's hosts) - C(playbooks/validate.yml)'s gate play uses it when
+    run with C(-e gpufabric_validate_exit_codes=true) (ansible-core 2.19 deprecates third-party strategies, so not
+    by default).
   - 'C(0): nothing failed and every server is handed over (C(gpufabric_gate_results.status) V(handed_over)), or the
     gate gave no verdict (check mode measures nothing).'
   - 'C(1): nothing failed and some servers are quarantined (V(quarantined); C(gate.json) has the C(failures)).'
