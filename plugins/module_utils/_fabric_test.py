@@ -649,15 +649,24 @@ def nccl_launch_collect(path, timeout):
     return entry
 
 
-def tools(host, nccl_test: str | None = None) -> dict:
+def tools(host, nccl_test: str | None = None, launcher: str = "mpirun") -> dict:
     """The gate's tools on this host's PATH (the module's, as the gate's own steps will see it): ``{"tools": {name:
-    path or None}, "missing": ["NAME (PACKAGE)"]}``. ``nccl_test``: the NCCL test the gate runs (None: no NCCL)."""
+    path or None}, "missing": ["NAME (PACKAGE)"]}``. ``nccl_test``: the NCCL test the gate runs (None: no NCCL), and
+    with it what ``launcher`` needs (mpirun: ``mpirun``, ``ssh`` and Open MPI's daemon ``orted``). [The daemon is
+    looked up on the module's PATH; mpirun starts it through a non-interactive SSH login, whose PATH is the one that
+    counts - the same on a distribution's package.]"""
     wanted = dict(GATE_TOOLS)
     if nccl_test is not None:
         if nccl_test not in NCCL_TESTS:
             raise FabricTestError("nccl.test: %r is not one of %s" % (nccl_test, ", ".join(NCCL_TESTS)),
                                   parameter="nccl")
+        if launcher not in LAUNCHERS:
+            raise FabricTestError("nccl.launcher: %r is not one of %s" % (launcher, ", ".join(LAUNCHERS)),
+                                  parameter="nccl")
         wanted[nccl_test] = NCCL_PACKAGE
+        # any server can be a world's first member (it starts the launcher) and is a member of some world
+        wanted.update(LAUNCHER_TOOLS[launcher])
+        wanted.update(MEMBER_TOOLS[launcher])
     found = {name: host.which(name) or None for name in wanted}
     return {"tools": found, "missing": ["%s (%s)" % (name, wanted[name]) for name in wanted if not found[name]]}
 
@@ -674,7 +683,8 @@ def run(host, params: Mapping, check_mode: bool = False) -> dict:
         return {"changed": False, "rails": rail_facts(host, [job["interface"] for job in jobs]),
                 "mgmt": mgmt_facts(host, params.get("mgmt_interface"))}
     if action == "tools":
-        return dict(tools(host, (params.get("nccl") or {}).get("test")), changed=False)
+        nccl = params.get("nccl") or {}
+        return dict(tools(host, nccl.get("test"), nccl.get("launcher", "mpirun")), changed=False)
     if check_mode:
         return {"changed": False, "skipped": True, "msg": "check mode: the gate measures nothing"}
     path = run_path(params.get("run_dir") or "/run/gpufabric/gate", params.get("run_id"))

@@ -141,13 +141,17 @@ def _with(*present):
 
 
 def test_tools_names_each_missing_tool_with_where_it_comes_from():
-    out = ft.run(_with("ping", "ib_write_bw"), {"action": "tools", "nccl": {"test": "all_reduce_perf"}})
+    out = ft.run(_with("ping", "ib_write_bw", "ssh"), {"action": "tools", "nccl": {"test": "all_reduce_perf"}})
     assert out == {"changed": False,
                    "tools": {"ib_write_bw": "/usr/bin/ib_write_bw", "ib_write_lat": None, "ping": "/usr/bin/ping",
-                             "all_reduce_perf": None},
+                             "all_reduce_perf": None, "mpirun": None, "ssh": "/usr/bin/ssh", "orted": None},
                    "missing": ["ib_write_lat (perftest)",
                                "all_reduce_perf (nccl-tests (built with MPI=1, on the PATH a non-interactive login "
-                               "gets))"]}
+                               "gets))", "mpirun (Open MPI (Debian/Ubuntu openmpi-bin))",
+                               "orted (Open MPI (Debian/Ubuntu openmpi-bin; prted in Open MPI 5))"]}
+    # the launcher named: only mpirun exists
+    with pytest.raises(MlnxError, match="nccl.launcher: 'srun' is not one of mpirun"):
+        ft.run(_with(), {"action": "tools", "nccl": {"test": "all_reduce_perf", "launcher": "srun"}})
 
 
 def test_tools_without_nccl_asks_for_no_nccl_test_and_runs_in_check_mode():
