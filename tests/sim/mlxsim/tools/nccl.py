@@ -371,6 +371,12 @@ def _serve_ring(sock, stop):
 def ring_connect(me, peer):
     """Connect to the next rank over this rank's HCA: None when it works, else the NCCL WARN line."""
     address = perf.ipv4_of(me["netdev"]) if perf.kernel_has(me["netdev"]) else None
+    if not peer.get("address") or (perf.kernel_has(me["netdev"]) and not address):
+        # [invented wording] a rail without an IPv4 address has no RoCE v2 GID at NCCL_IB_GID_INDEX 3: the QP cannot
+        # be connected (real NCCL fails in its IB transport's connect; the exact line is not known here)
+        return ("NCCL WARN NET/IB : no RoCE v2 GID (IPv4 address) on %s for GID index %s: cannot connect to rank %s"
+                % (me["netdev"] if not address else "the peer's rail", os.environ.get("NCCL_IB_GID_INDEX", "3"),
+                   peer.get("proc")))
     sock = perf.bound_socket(socket.SOCK_STREAM, me["netdev"], address)
     sock.settimeout(5)
     warn = ("NCCL WARN NET/IB : Got completion from peer %s<%d> with status=12 opcode=0 len=0 vendor err 129 (Recv)"
