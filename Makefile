@@ -63,10 +63,13 @@ image: host
 # Debian's mstflint: the real mstconfig/mstflint, run by tests on this card-less machine. openssh-server: the sshd
 # the nv-over-SSH tests start themselves on 127.0.0.1 (tests/unit/nvue/nvue_ssh.py); its service is not used.
 # chromium: the headless browser that screenshots the hand-over report (tests/unit/plugins/plugin_utils/
-# test_handover_report.py) to check that its plots render.
+# test_handover_report.py) to check that its plots render. openmpi-bin: the real mpirun that starts the simulated
+# nccl-tests ranks in tests/unit/sim/test_perf_tools.py (the lab's image has its own).
 tools:
-	{ command -v mstconfig >/dev/null && test -x /usr/sbin/sshd && command -v chromium >/dev/null; } || \
-	  { apt-get update -q && DEBIAN_FRONTEND=noninteractive apt-get install -y -q mstflint openssh-server chromium; }
+	{ command -v mstconfig >/dev/null && test -x /usr/sbin/sshd && command -v chromium >/dev/null && \
+	  command -v mpirun >/dev/null; } || \
+	  { apt-get update -q && DEBIAN_FRONTEND=noninteractive apt-get install -y -q mstflint openssh-server chromium \
+	    openmpi-bin; }
 
 unit: venv collection tools
 	$(call timed,unit) $(BIN)/pytest -q -n 2 tests/unit

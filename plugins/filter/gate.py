@@ -35,8 +35,10 @@ def _shaped(func):
 
 @filter_errors()
 @_shaped
-def gate_plan(plan, hosts, facts, previous=None, retest=None, matrix=None, thresholds=None, tos=None, mgmt=None):
-    return _gate.plan_run(plan, list(hosts or []), facts, previous, retest, matrix, thresholds, tos, mgmt=mgmt)
+def gate_plan(plan, hosts, facts, previous=None, retest=None, matrix=None, thresholds=None, tos=None, mgmt=None,
+              networks=None, launcher="mpirun", bind_to="numa"):
+    return _gate.plan_run(plan, list(hosts or []), facts, previous, retest, matrix, thresholds, tos, mgmt=mgmt,
+                          networks=networks, launcher=launcher, bind_to=bind_to)
 
 
 @filter_errors()

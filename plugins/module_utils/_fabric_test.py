@@ -27,6 +27,7 @@ and every value reaches a tool as one argv element, never through a shell.
 
 from __future__ import annotations
 
+import ipaddress
 import json
 import os
 import re
@@ -68,6 +69,14 @@ WRAPPER = ("import subprocess,sys\n"
 # batch 1). The NCCL test is added when the gate runs NCCL.
 GATE_TOOLS = {"ib_write_bw": "perftest", "ib_write_lat": "perftest", "ping": "iputils-ping"}
 NCCL_PACKAGE = "nccl-tests (built with MPI=1, on the PATH a non-interactive login gets)"
+# The launchers of an NCCL world and what each needs on the host that starts it (and, for mpirun, on every member:
+# its daemon, started over SSH).
+LAUNCHERS = ("mpirun",)
+LAUNCHER_TOOLS = {"mpirun": {"mpirun": "Open MPI (Debian/Ubuntu openmpi-bin)", "ssh": "openssh-client"}}
+MEMBER_TOOLS = {"mpirun": {"orted": "Open MPI (Debian/Ubuntu openmpi-bin; prted in Open MPI 5)"}}
+BIND_TO = ("none", "numa", "socket", "core")
+HOST_RE = re.compile(r"[A-Za-z0-9](?:[A-Za-z0-9.-]{0,251}[A-Za-z0-9])?", re.ASCII)
+CIDR_RE = re.compile(r"(?:\d{1,3}\.){3}\d{1,3}/(?:[0-9]|[12][0-9]|3[0-2])", re.ASCII)
 
 
 class FabricTestError(MlnxError):
@@ -266,8 +275,16 @@ def mgmt_facts(host, interface=None):
         routes = _ip_json(host, ["ip", "-4", "-j", "route", "show", "default"])
         interface = next((r.get("dev") for r in routes if r.get("dev")), None)
     if not interface:
-        return {"interface": None, "address": None}
-    return {"interface": interface, "address": _ipv4(host, interface)}
+        return {"interface": None, "address": None, "network": None}
+    addr = (_ip_json(host, ["ip", "-4", "-j", "addr", "show", "dev", interface]) or [{}])[0]
+    info = next((a for a in addr.get("addr_info", []) if a.get("family") == "inet" and a.get("local")), {})
+    network = None
+    if info:
+        try:
+            network = str(ipaddress.ip_network("%s/%s" % (info["local"], info.get("prefixlen", 32)), strict=False))
+        except ValueError:
+            network = None
+    return {"interface": interface, "address": info.get("local"), "network": network}
 
 
 def _number(text):
@@ -495,19 +512,14 @@ def nccl_argv(test, args):
 
 
 def nccl_start(host, jobs, test, args, env, path):
+    """Start this host's ranks alone (no launcher): for one local rank (the library's version) - ranks started
+    this way are each a world of one, as the real binary's MPI_Init makes them."""
     if test not in NCCL_TESTS:
         raise FabricTestError("nccl.test: %r is not one of %s" % (test, ", ".join(NCCL_TESTS)), parameter="nccl")
-    checked = {}
-    for key, value in dict(env or {}).items():
-        _word(key, "nccl.env key", ENV_RE, "NCCL_*, OMPI_* or UCX_* names")
-        if not isinstance(value, (str, int)) or not ENV_VALUE_RE.fullmatch(str(value)):
-            raise FabricTestError("nccl.env.%s: %r is not allowed (letters, digits and _ . , : = ^ %% & | / + - "
-                                  "space)" % (key, value), parameter="nccl")
-        checked[key] = str(value)
+    checked = _checked_env(env)
     started = []
     for job in jobs:
-        rank_env = dict(checked, OMPI_COMM_WORLD_RANK=str(job["rank"]),
-                        OMPI_COMM_WORLD_LOCAL_RANK=str(job["local_rank"]), NCCL_IB_HCA=job["hca"])
+        rank_env = dict(checked, NCCL_IB_HCA=job["hca"])
         base = os.path.join(path, "nccl-rank%d" % job["rank"])
         entry = {"rank": job["rank"], "local_rank": job["local_rank"], "hca": job["hca"]}
         entry.update(_start(host, base, nccl_argv(test, args), env=rank_env))
@@ -530,15 +542,179 @@ def nccl_collect(jobs, path, timeout):
     return out
 
 
-def tools(host, nccl_test: str | None = None) -> dict:
+def _checked_env(env):
+    checked = {}
+    for key, value in dict(env or {}).items():
+        _word(key, "nccl.env key", ENV_RE, "NCCL_*, OMPI_* or UCX_* names")
+        if not isinstance(value, (str, int)) or not ENV_VALUE_RE.fullmatch(str(value)):
+            raise FabricTestError("nccl.env.%s: %r is not allowed (letters, digits and _ . , : = ^ %% & | / + - "
+                                  "space)" % (key, value), parameter="nccl")
+        checked[key] = str(value)
+    return checked
+
+
+def check_launch(launch: Mapping) -> dict:
+    """The launch of an NCCL world from this host (every problem at once): ``launcher`` (mpirun), ``contexts`` - one
+    per member host in rank order, each ``host`` (its name, reported back), ``address`` (what the launcher reaches
+    it by: an IPv4 address or a host name), ``slots`` (its ranks, one per GPU) and ``hca`` (its ranks' RDMA devices,
+    NCCL_IB_HCA) -, ``bind_to`` (none, numa, socket, core; default numa) and ``subnet`` (the CIDR the launcher's own
+    TCP traffic keeps to - the management network - or None)."""
+    if not isinstance(launch, Mapping):
+        raise FabricTestError("launch: must be a mapping", parameter="launch")
+    problems = []
+
+    def check(fn, *args):
+        try:
+            return fn(*args)
+        except FabricTestError as err:
+            problems.append(err)
+            return None
+    known = {"launcher", "contexts", "bind_to", "subnet"}
+    unknown = sorted(set(map(str, launch)) - known)
+    if unknown:
+        problems.append(FabricTestError("launch: %s not known (allowed: %s)" % (", ".join(unknown),
+                                                                               ", ".join(sorted(known))),
+                                        parameter="launch"))
+    launcher = launch.get("launcher", "mpirun")
+    if launcher not in LAUNCHERS:
+        problems.append(FabricTestError("launch.launcher: %r is not one of %s" % (launcher, ", ".join(LAUNCHERS)),
+                                        parameter="launch"))
+    bind_to = launch.get("bind_to") or "numa"
+    if bind_to not in BIND_TO:
+        problems.append(FabricTestError("launch.bind_to: %r is not one of %s" % (bind_to, ", ".join(BIND_TO)),
+                                        parameter="launch"))
+    subnet = launch.get("subnet")
+    if subnet is not None:
+        check(_word, subnet, "launch.subnet", CIDR_RE, "an IPv4 network in CIDR notation such as 198.19.0.0/16")
+    contexts = launch.get("contexts")
+    out = []
+    if not isinstance(contexts, Sequence) or isinstance(contexts, (str, bytes)) or len(contexts) < 2:
+        problems.append(FabricTestError("launch.contexts: must be a list of at least 2 member hosts",
+                                        parameter="launch"))
+        contexts = []
+    for i, ctx in enumerate(contexts):
+        where = "launch.contexts[%d]" % i
+        if not isinstance(ctx, Mapping):
+            problems.append(FabricTestError("%s: must be a mapping" % where, parameter="launch"))
+            continue
+        check(_word, ctx.get("host"), where + ".host", HOST_RE, "a host name")
+        check(_word, ctx.get("address"), where + ".address", HOST_RE, "an IPv4 address or a host name")
+        slots = check(_int, ctx.get("slots"), where + ".slots", 1, 64)
+        hcas = ctx.get("hca")
+        if not isinstance(hcas, Sequence) or isinstance(hcas, (str, bytes)) or not hcas or (
+                slots is not None and len(hcas) != slots):
+            problems.append(FabricTestError("%s.hca: must list one RDMA device per slot (%s), not %r"
+                                            % (where, slots, hcas), parameter="launch"))
+        else:
+            for j, hca in enumerate(hcas):
+                check(_word, hca, "%s.hca[%d]" % (where, j), RDMA_RE, "an RDMA device name such as mlx5_0")
+        out.append({"host": ctx.get("host"), "address": ctx.get("address"), "slots": slots,
+                    "hca": list(hcas) if isinstance(hcas, Sequence) else []})
+    if problems:
+        raise MlnxError.combine(problems)
+    return {"launcher": launcher, "contexts": out, "bind_to": bind_to, "subnet": subnet}
+
+
+def mpirun_argv(mpirun, launch, test, args, env, as_root=False):
+    """Open MPI's mpirun for one NCCL world, one app context per member host (ranks in the contexts' order, each
+    context's ranks with its own NCCL_IB_HCA). Why each option:
+
+    - ``--allow-run-as-root`` only when the gate runs as root (Open MPI refuses root without it);
+    - ``--bind-to`` the launch's (default numa: each rank on the NUMA node mpirun maps it to);
+    - ``--mca plm_rsh_args "-o BatchMode=yes"``: the daemons start over SSH, and a missing key or host key fails at
+      once instead of waiting at a prompt;
+    - ``--mca pml ob1 --mca btl self,tcp``: nccl-tests uses MPI only to start (the bootstrap, barriers); MPI's own
+      traffic stays on TCP and off the RDMA devices the test measures (no UCX/openib on them);
+    - ``--mca btl_tcp_if_include`` / ``oob_tcp_if_include`` the management subnet when known: the launcher's and
+      MPI's TCP on the management network, not on a rail under test;
+    - ``-x`` each NCCL variable of the world (values checked by ENV_VALUE_RE: no shell sees them) and ``PATH``.
+    """
+    argv = [mpirun]
+    if as_root:
+        argv.append("--allow-run-as-root")
+    argv += ["--bind-to", launch["bind_to"], "--mca", "plm_rsh_args", "-o BatchMode=yes",
+             "--mca", "pml", "ob1", "--mca", "btl", "self,tcp"]
+    if launch.get("subnet"):
+        argv += ["--mca", "btl_tcp_if_include", launch["subnet"], "--mca", "oob_tcp_if_include", launch["subnet"]]
+    for i, ctx in enumerate(launch["contexts"]):
+        if i:
+            argv.append(":")
+        argv += ["-np", str(ctx["slots"]), "-H", "%s:%d" % (ctx["address"], ctx["slots"]), "-x", "PATH",
+                 "-x", "NCCL_IB_HCA=%s" % ",".join(ctx["hca"])]
+        for key in sorted(env):
+            argv += ["-x", "%s=%s" % (key, env[key])]
+        argv += nccl_argv(test, args)
+    return argv
+
+
+def nccl_launch(host, launch, test, args, env, path):
+    """Start the launcher of one NCCL world from this host (detached; its files ``launch.out/.err/.rc``)."""
+    if test not in NCCL_TESTS:
+        raise FabricTestError("nccl.test: %r is not one of %s" % (test, ", ".join(NCCL_TESTS)), parameter="nccl")
+    launch = check_launch(launch)
+    checked = _checked_env(env)
+    checked.pop("NCCL_IB_HCA", None)   # per context
+    base = os.path.join(path, "launch")
+    for suffix in (".error", ".pid"):
+        try:
+            os.unlink(base + suffix)
+        except FileNotFoundError:
+            pass
+    binary, mpirun = host.which(test), host.which("mpirun")
+    error = (None if binary else "%s is not installed on this host (%s)" % (test, NCCL_PACKAGE)) or (
+        None if mpirun else "mpirun is not installed on this host (%s)" % LAUNCHER_TOOLS["mpirun"]["mpirun"])
+    if error:
+        with open(base + ".error", "w") as fh:   # for nccl_collect, which reports it
+            fh.write(error)
+        return {"launcher": launch["launcher"], "error": error}
+    # nccl-tests at the same path on every member (mpirun starts that path there)
+    argv = mpirun_argv("mpirun", launch, binary, args, checked, as_root=os.geteuid() == 0)
+    started = _start(host, base, argv)
+    if started.get("error"):
+        with open(base + ".error", "w") as fh:
+            fh.write(started["error"])
+    return dict(started, launcher=launch["launcher"], argv=argv,
+                ranks=sum(ctx["slots"] for ctx in launch["contexts"]))
+
+
+def nccl_launch_collect(path, timeout):
+    """The launcher's exit code, its output (rank 0's report: nccl-tests prints it through mpirun's stdout) parsed,
+    and the last lines of its error output (where mpirun says why a daemon or a rank failed)."""
+    base = os.path.join(path, "launch")
+    try:
+        with open(base + ".error") as fh:
+            return {"rc": None, "stopped": False, "missing": True, "error": fh.read(), "stderr": "", "stdout": "",
+                    "report": None}
+    except FileNotFoundError:
+        pass
+    done = _finish(base, timeout)
+    entry = {"rc": done["rc"], "stopped": done["stopped"], "missing": bool(done.get("missing")),
+             "stderr": done["stderr"].strip()[-4000:], "stdout": done["stdout"][-20000:]}
+    try:
+        entry["report"] = parse_nccl_tests(done["stdout"] + "\n" + done["stderr"])
+    except ParseError:
+        entry["report"] = None
+    return entry
+
+
+def tools(host, nccl_test: str | None = None, launcher: str = "mpirun") -> dict:
     """The gate's tools on this host's PATH (the module's, as the gate's own steps will see it): ``{"tools": {name:
-    path or None}, "missing": ["NAME (PACKAGE)"]}``. ``nccl_test``: the NCCL test the gate runs (None: no NCCL)."""
+    path or None}, "missing": ["NAME (PACKAGE)"]}``. ``nccl_test``: the NCCL test the gate runs (None: no NCCL), and
+    with it what ``launcher`` needs (mpirun: ``mpirun``, ``ssh`` and Open MPI's daemon ``orted``). [The daemon is
+    looked up on the module's PATH; mpirun starts it through a non-interactive SSH login, whose PATH is the one that
+    counts - the same on a distribution's package.]"""
     wanted = dict(GATE_TOOLS)
     if nccl_test is not None:
         if nccl_test not in NCCL_TESTS:
             raise FabricTestError("nccl.test: %r is not one of %s" % (nccl_test, ", ".join(NCCL_TESTS)),
                                   parameter="nccl")
+        if launcher not in LAUNCHERS:
+            raise FabricTestError("nccl.launcher: %r is not one of %s" % (launcher, ", ".join(LAUNCHERS)),
+                                  parameter="nccl")
         wanted[nccl_test] = NCCL_PACKAGE
+        # any server can be a world's first member (it starts the launcher) and is a member of some world
+        wanted.update(LAUNCHER_TOOLS[launcher])
+        wanted.update(MEMBER_TOOLS[launcher])
     found = {name: host.which(name) or None for name in wanted}
     return {"tools": found, "missing": ["%s (%s)" % (name, wanted[name]) for name in wanted if not found[name]]}
 
@@ -548,12 +724,15 @@ def run(host, params: Mapping, check_mode: bool = False) -> dict:
     action = params.get("action")
     jobs = check_jobs(action, params.get("jobs") or [])
     opts = check_options(params.get("options") or {})
+    if params.get("launch") and action in ("nccl_start", "nccl_collect"):
+        check_launch(params["launch"])   # refused before anything starts, in check mode too
     timeout = params.get("timeout") or 300
     if action == "facts":
         return {"changed": False, "rails": rail_facts(host, [job["interface"] for job in jobs]),
                 "mgmt": mgmt_facts(host, params.get("mgmt_interface"))}
     if action == "tools":
-        return dict(tools(host, (params.get("nccl") or {}).get("test")), changed=False)
+        nccl = params.get("nccl") or {}
+        return dict(tools(host, nccl.get("test"), nccl.get("launcher", "mpirun")), changed=False)
     if check_mode:
         return {"changed": False, "skipped": True, "msg": "check mode: the gate measures nothing"}
     path = run_path(params.get("run_dir") or "/run/gpufabric/gate", params.get("run_id"))
@@ -564,7 +743,13 @@ def run(host, params: Mapping, check_mode: bool = False) -> dict:
         return {"changed": False, "rails": measure(host, jobs, opts)}
     if action == "collect":
         return {"changed": False, "servers": collect(jobs, path, timeout)}
+    launch = params.get("launch")
+    if action == "nccl_start" and launch:
+        return {"changed": False, "launch": nccl_launch(host, launch, nccl.get("test", "all_reduce_perf"),
+                                                        nccl.get("args") or [], nccl.get("env") or {}, path)}
     if action == "nccl_start":
         return {"changed": False, "ranks": nccl_start(host, jobs, nccl.get("test", "all_reduce_perf"),
                                                       nccl.get("args") or [], nccl.get("env") or {}, path)}
+    if launch:
+        return {"changed": False, "launch": nccl_launch_collect(path, timeout)}
     return {"changed": False, "ranks": nccl_collect(jobs, path, timeout)}

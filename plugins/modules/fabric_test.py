@@ -22,8 +22,10 @@ description:
     the peer's server (retried while the server does not listen yet), and returns the parsed reports
     (P(gpufabric.mlnx.mlx_parse#filter) C(perftest)).
   - V(collect) waits for this host's servers (up to O(timeout)), returns their parsed reports and stops what still
-    runs. V(nccl_start) and V(nccl_collect) do the same for NCCL ranks (nccl-tests, one process per GPU, with the
-    environment an MPI launcher gives a rank).
+    runs. V(nccl_start) and V(nccl_collect) do the same for NCCL: with O(launch), on the world's first member, they
+    start Open MPI's C(mpirun) for the whole world (one rank per GPU on every member, started over SSH) and collect
+    its output (rank 0's report); without it, the ranks of O(jobs) on this host alone - each a world of one, as the
+    real binary makes it (the gate does that only for the library's version, one rank).
   - perftest's options follow the rail's link layer (C(ibstat)'s C(Link layer)) - on C(Ethernet) (RoCE) with the GID
     index (C(-x)) and the ToS (C(-T), when set), on C(InfiniBand) without them (perftest addresses by LID). A rail
     whose link layer is neither is not measured; its tests fail with an error naming the host, the rail, the device
@@ -66,9 +68,25 @@ options:
     description:
       - V(nccl_start) - C(test) (C(all_reduce_perf), C(all_gather_perf) or C(sendrecv_perf)), C(args) (its options, e.g.
         C([-b, 1G, -e, 8G, -f, "2", -g, "1"])) and C(env) (C(NCCL_*), C(OMPI_*) and C(UCX_*) variables, e.g.
-        C(NCCL_COMM_ID), C(OMPI_COMM_WORLD_SIZE), C(NCCL_TESTS_SPLIT), C(NCCL_TESTS_MIN_BW)).
+        C(NCCL_COMM_ID), C(NCCL_TESTS_SPLIT), C(NCCL_TESTS_MIN_BW)).
     type: dict
     default: {}
+  launch:
+    description:
+      - V(nccl_start), V(nccl_collect) - the launch of one NCCL world from this host (its first member).
+      - C(launcher) - V(mpirun) (Open MPI; the only one so far).
+      - C(contexts) - one per member host, in rank order (at least 2) - C(host) (its name), C(address) (what SSH
+        reaches it by - the management address - an IPv4 address or a host name), C(slots) (its ranks, one per GPU,
+        1-64) and C(hca) (its ranks' RDMA devices in local-rank order, one per slot; NCCL_IB_HCA of that context).
+      - C(bind_to) - V(numa) (default), V(socket), V(core) or V(none) (mpirun's C(--bind-to)).
+      - C(subnet) - the management network (CIDR) that mpirun's and MPI's own TCP keep to, or null.
+      - 'The argv: C(mpirun [--allow-run-as-root] --bind-to numa --mca plm_rsh_args "-o BatchMode=yes" --mca pml ob1
+        --mca btl self,tcp [--mca btl_tcp_if_include SUBNET --mca oob_tcp_if_include SUBNET] -np 8 -H ADDR:8 -x PATH
+        -x NCCL_IB_HCA=mlx5_0,... -x NCCL_... all_reduce_perf ARGS : -np 8 -H ADDR2:8 ...), each option''s reason in
+        docs/validation.md.'
+      - Needs on this host C(mpirun) and C(ssh), on every member Open MPI's daemon (C(orted)), nccl-tests at the same
+        path, and SSH from this host to every member without a password or a host-key prompt (C(BatchMode=yes)).
+    type: dict
   run_id:
     description: The run's name (1-64 of C(A-Z a-z 0-9 _ . -)); its files are under O(run_dir)/O(run_id).
     type: str
@@ -132,9 +150,18 @@ servers:
 ranks:
   description: V(nccl_start) - the ranks started; V(nccl_collect) - their C(rc), C(stdout) and, for rank 0 and every
     rank that failed, C(report) (P(gpufabric.mlnx.mlx_parse#filter) C(nccl_tests)).
-  returned: action is nccl_start or nccl_collect
+  returned: action is nccl_start or nccl_collect, without launch
   type: list
   elements: dict
+launch:
+  description:
+    - V(nccl_start) with O(launch) - C(launcher), C(argv), C(pid), C(ranks) (the world's size as planned), or
+      C(error) (the launcher or the test is not installed).
+    - V(nccl_collect) with O(launch) - the launcher's C(rc), C(stopped), C(stdout), C(stderr) (its last 4000
+      characters: where mpirun says why a daemon or a rank failed) and C(report) (rank 0's, with C(ranks): one per
+      rank of the world the launcher made).
+  returned: action is nccl_start or nccl_collect, with launch
+  type: dict
 tools:
   description: V(tools) - each tool of the gate and its path on this host (null when it is not on the PATH).
   returned: action is tools
@@ -161,6 +188,7 @@ ARGUMENT_SPEC = dict(
     jobs=dict(type="list", elements="dict", default=[]),
     options=dict(type="dict", default={}),
     nccl=dict(type="dict", default={}),
+    launch=dict(type="dict"),
     run_id=dict(type="str", default="gate"),
     run_dir=dict(type="path", default="/run/gpufabric/gate"),
     timeout=dict(type="int", default=300),

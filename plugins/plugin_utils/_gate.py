@@ -148,39 +148,51 @@ def jobs(pairs, host, round_no, direction, tests=("ib_write_bw", "ib_write_lat")
     return {"serve": serve, "measure": measure}
 
 
-def nccl_worlds(plan, groups, facts, min_bw=None, tos=None, port=NCCL_PORT, args=None, mgmt=None) -> dict:
-    """One NCCL world per group (a list of hosts): ``{"worlds": [{"hosts", "root_address", "size", "env"}],
-    "hosts": {host: {"jobs": [...], "env": {...}}}}``; a host in two groups is in the first one only."""
+def nccl_worlds(plan, groups, facts, min_bw=None, tos=None, port=NCCL_PORT, args=None, mgmt=None, networks=None,
+                launcher="mpirun", bind_to="numa") -> dict:
+    """One NCCL world per group (a list of hosts): ``{"worlds": [{"index", "hosts", "rails", "size", "root_address",
+    "env", "args", "launch"}], "hosts": {host: {"launch", "env", "args", "world", "size"}}}`` - ``hosts`` names only
+    each world's first member, which starts the world's launcher (``launch``: fabric_test's, one context per member
+    in rank order - its management address, one slot per rail, its rails' RDMA devices - and the management network
+    when every member is on the same one); a host in two groups is in the first one only. ``mgmt``: {host: its
+    management address}; ``networks``: {host: its management network (CIDR)}."""
     plan_hosts = _mapping(plan, "plan").get("hosts") or {}
     facts = _mapping(facts, "facts")
+    mgmt, networks = mgmt or {}, networks or {}
     out = {"worlds": [], "hosts": {}}
+    taken = set()
     for index, group in enumerate(groups or []):
-        members = [h for h in group if h in plan_hosts and h not in out["hosts"]]
+        members = [h for h in group if h in plan_hosts and h not in taken]
         if len(members) < 2:
             continue
+        taken.update(members)
         rails = min(len(plan_hosts[h]) for h in members)
         root_entry = plan_hosts[members[0]][0]
         # the bootstrap on the first member's management address (every rank reaches it; a rail reaches only its
         # own leaf), its rail-0 address when that is unknown
-        root_address = (mgmt or {}).get(members[0]) or root_entry["address"]
-        env = {"NCCL_COMM_ID": "%s:%d" % (root_address, port + index),
-               "OMPI_COMM_WORLD_SIZE": str(len(members) * rails), "NCCL_TESTS_SPLIT": "MOD %d" % rails,
+        root_address = mgmt.get(members[0]) or root_entry["address"]
+        env = {"NCCL_COMM_ID": "%s:%d" % (root_address, port + index), "NCCL_TESTS_SPLIT": "MOD %d" % rails,
                "NCCL_IB_GID_INDEX": "3"}
         if min_bw:
             env["NCCL_TESTS_MIN_BW"] = "%g" % min_bw
         if tos is not None:
             env["NCCL_IB_TC"] = str(tos)
-        world = {"index": index, "hosts": members, "rails": rails, "root_address": root_address,
-                 "env": env, "args": list(args or ["-b", "1G", "-e", "8G", "-f", "2", "-g", "1"])}
-        out["worlds"].append(world)
-        for m, host in enumerate(members):
+        contexts = []
+        for host in members:
             host_facts = facts.get(host) or {}
-            ranks = []
-            for local in range(rails):
-                entry = plan_hosts[host][local]
-                hca = (host_facts.get(entry["interface"]) or {}).get("rdma") or "mlx5_%d" % local
-                ranks.append({"rank": m * rails + local, "local_rank": local, "hca": hca})
-            out["hosts"][host] = {"jobs": ranks, "env": env, "world": index, "root": m == 0, "args": world["args"]}
+            hcas = [(host_facts.get(plan_hosts[host][local]["interface"]) or {}).get("rdma") or "mlx5_%d" % local
+                    for local in range(rails)]
+            contexts.append({"host": host, "address": mgmt.get(host) or plan_hosts[host][0]["address"],
+                             "slots": rails, "hca": hcas})
+        nets = {networks.get(h) for h in members}
+        launch = {"launcher": launcher, "contexts": contexts, "bind_to": bind_to,
+                  "subnet": nets.pop() if len(nets) == 1 and None not in nets else None}
+        world = {"index": index, "hosts": members, "rails": rails, "size": len(members) * rails,
+                 "root_address": root_address, "env": env, "launch": launch,
+                 "args": list(args or ["-b", "1G", "-e", "8G", "-f", "2", "-g", "1"])}
+        out["worlds"].append(world)
+        out["hosts"][members[0]] = {"launch": launch, "env": env, "world": index, "size": world["size"],
+                                    "args": world["args"]}
     return out
 
 
@@ -583,7 +595,7 @@ def state(results, previous=None) -> dict:
 
 # ------------------------------------------------------------------------------------------------ the plan
 def plan_run(plan, hosts, facts, previous=None, retest=None, matrix=None, overrides=None, tos=None,
-             su_args=None, mgmt=None) -> dict:
+             su_args=None, mgmt=None, networks=None, launcher="mpirun", bind_to="numa") -> dict:
     """Everything the gate role needs before it measures: who is tested and why, the fingerprints, the limits, the
     pairs (gate_pairs), and the NCCL worlds of the pairs and of the scalable units."""
     from ansible_collections.gpufabric.mlnx.plugins.plugin_utils._gate_pairs import pairs as make_pairs
@@ -618,14 +630,15 @@ def plan_run(plan, hosts, facts, previous=None, retest=None, matrix=None, overri
             if pair["rail"] == 0 and pair["server"] not in seen and pair["client"] not in seen:
                 groups.append([pair["server"], pair["client"]])
                 seen.update((pair["server"], pair["client"]))
-    pair_worlds = nccl_worlds(plan, groups, facts, min_bw=floor, tos=tos, port=NCCL_PORT, mgmt=mgmt)
+    launch = {"mgmt": mgmt, "networks": networks, "launcher": launcher, "bind_to": bind_to}
+    pair_worlds = nccl_worlds(plan, groups, facts, min_bw=floor, tos=tos, port=NCCL_PORT, **launch)
     by_su = {}
     leaves = plan.get("leaves") or {}
     for host in who["test"]:
         entry = plan_hosts[host][0]
         by_su.setdefault(str((leaves.get(entry.get("leaf")) or {}).get("su", entry.get("leaf"))), []).append(host)
     su_worlds = nccl_worlds(plan, list(by_su.values()), facts, tos=tos, port=NCCL_PORT + 100,
-                            args=su_args or ["-b", "8", "-e", "8G", "-f", "4", "-g", "1"], mgmt=mgmt)
+                            args=su_args or ["-b", "8", "-e", "8G", "-f", "4", "-g", "1"], **launch)
     su_of_world = {}
     for key, members in by_su.items():
         for world in su_worlds["worlds"]:
@@ -652,10 +665,39 @@ def _rank0(collected):
     return report, errors
 
 
+def _launched(collected, world):
+    """The report of a world its launcher ran (the first member's nccl_collect with ``launch``) and why it is not
+    to be trusted: a launcher that was not started or stopped, a world whose rank count is not the plan's (ranks that
+    each ran alone are a world of one), the launcher's own last words when no report came."""
+    launch = (collected or {}).get("launch") or {}
+    report = dict(launch["report"]) if isinstance(launch.get("report"), Mapping) else None
+    errors, first = [], world["hosts"][0]
+    if launch.get("error"):
+        errors.append("%s could not start the world's launcher: %s" % (first, launch["error"]))
+    elif not launch:
+        errors.append("%s did not run the world's launcher" % first)
+    if launch.get("stopped"):
+        errors.append("the launcher on %s did not finish within the gate's timeout and was stopped" % first)
+    ranks = len((report or {}).get("ranks") or [])
+    if report is not None and ranks and ranks != world["size"]:
+        why = ("each rank ran alone, a world of one: they were not started by a launcher that nccl-tests' MPI "
+               "talks to (nccl-tests built without MPI=1, or against another MPI than the launcher's)"
+               if ranks == 1 else "the launcher started another world than the plan's")
+        errors.append("the NCCL world of %s has %d rank(s) where the plan has %d (%d hosts x %d GPUs): %s" % (
+            ", ".join(world["hosts"]), ranks, world["size"], len(world["hosts"]), world["rails"], why))
+    if (report is None or not report.get("rows")) and launch.get("rc") not in (0, None):
+        words = [ln.strip() for ln in str(launch.get("stderr") or "").splitlines() if ln.strip()
+                 and not set(ln.strip()) <= set("-=*")]
+        errors.append("the launcher on %s exited %s: %s" % (first, launch["rc"], " / ".join(words[:4]) or
+                                                            "no message"))
+    return report, errors
+
+
 def nccl_reports(gate, raw) -> dict:
     """``{"hosts": {host: rank-0 report + peers}, "su": {su: report + hosts}}`` from the hosts' collect results
-    (``raw``: ``{"pairs": {host: result}, "su": {host: result}}``; a stage that is None was not run: its worlds have
-    no report, while a world of a stage that ran whose rank 0 registered nothing is a failed run)."""
+    (``raw``: ``{"pairs": {host: result}, "su": {host: result}}``; a world's result is its first member's - the
+    launcher's; a stage that is None was not run: its worlds have no report, while a world of a stage that ran whose
+    launcher registered nothing is a failed run)."""
     gate, raw = _mapping(gate, "gate"), _mapping(raw, "nccl")
     out = {"hosts": {}, "su": {}}
     for stage, key in (("pairs", "nccl_pairs"), ("su", "nccl_su")):
@@ -664,13 +706,10 @@ def nccl_reports(gate, raw) -> dict:
         results = _mapping(raw.get(stage), "nccl." + stage)
         for world in (gate.get(key) or {}).get("worlds") or []:
             members = world["hosts"]
-            report, errors = _rank0(results.get(members[0]))
-            for member in members[1:]:
-                _r, more = _rank0(results.get(member))
-                errors.extend(more)
+            report, errors = _launched(results.get(members[0]), world)
             if report is None:
-                nothing = "rank 0 of %s reported nothing" % members[0]
-                report = {"rows": [], "avg_busbw": None, "errors": errors or [nothing]}
+                nothing = "the world of %s reported nothing" % ", ".join(members)
+                report = {"rows": [], "avg_busbw": None, "ranks": [], "errors": errors or [nothing]}
             else:
                 report["errors"] = list(report.get("errors") or []) + errors
             if stage == "pairs":

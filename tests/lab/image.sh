@@ -20,8 +20,9 @@ SUITE="bookworm"
 IMAGE="${GPUFABRIC_LAB_IMAGE:-localhost/gpufabric-host:$SUITE}"
 # What an Ansible target and the lab tests need. No pciutils: the simulator provides lspci.
 # openssl: the NVUE emulator's certificate (leaves); lldpd: the servers' real LLDP agent;
-# openssh-server: installed, not configured (the nv CLI over SSH, a later step).
-PACKAGES="python3,python3-jsonschema,iproute2,iputils-ping,tcpdump,procps,ethtool,openssl,lldpd,openssh-server,slurmctld,slurmd,slurm-client,munge"
+# openssh-server: sshd on the servers of a lab with `mpi: true` (lab.py: start_ssh); openmpi-bin: Open MPI's mpirun
+# and orted, which start the validation gate's NCCL ranks across the servers over SSH.
+PACKAGES="python3,python3-jsonschema,iproute2,iputils-ping,tcpdump,procps,ethtool,openssl,lldpd,openssh-server,slurmctld,slurmd,slurm-client,munge,openmpi-bin"
 FORCE=0
 # Debian's own python3 first: a pyenv shim on PATH may point at a broken interpreter.
 PY="$(command -v /usr/bin/python3 || command -v python3)"

@@ -77,7 +77,7 @@ _PASSWORD = re.compile(r"[A-Za-z0-9!#%+,.:=@^_-]{8,64}", re.ASCII)
 _ENDPOINT = re.compile(r"([a-z0-9](?:[a-z0-9-]*[a-z0-9])?):([A-Za-z][A-Za-z0-9_.-]{0,14})", re.ASCII)
 _FABRIC_KEYS = {"per", "name", "release", "releases", "port_base", "speed", "password"}
 _TOP_KEYS = {"name", "image", "mgmt", "rails", "racks", "leaves", "time_scale", "rail_mtu", "rail_names",
-             "nic_mtu", "ipv6", "env", "boot_kernel", "slurm"}
+             "nic_mtu", "ipv6", "env", "boot_kernel", "slurm", "mpi"}
 
 
 class LabError(Exception):
@@ -155,6 +155,7 @@ class Lab:
     fabric: Fabric | None = None  # the fabric form of `leaves`: per-cable networks, the NVUE emulator
     cables: tuple[Cable, ...] = ()
     slurm_controller: str | None = None  # the server that runs slurmctld (`slurm: {controller: NAME}`); None: no Slurm
+    mpi: bool = False  # `mpi: true`: the servers reach each other over SSH as root (Open MPI's mpirun starts ranks)
 
     def rail_name(self, index: int) -> str:
         """The name of rail ``index``'s interface in a server (eth1.. unless the lab file names them)."""
@@ -335,6 +336,8 @@ def load_lab(data: Any, source: str = "lab file") -> Lab:
             ))
     _need(LEAF_HOST_OFFSET + len(leaves) < subnet.num_addresses - 1, f"{source}: mgmt.subnet",
           f"{subnet} has no room for {len(leaves)} leaves from offset {LEAF_HOST_OFFSET}")
+    mpi = top.get("mpi", False)
+    _need(isinstance(mpi, bool), f"{source}: mpi", f"must be true or false, got {mpi!r}")
     slurm_controller = None
     if top.get("slurm") is not None:
         spec = _mapping(top["slurm"], f"{source}: slurm")
@@ -348,7 +351,7 @@ def load_lab(data: Any, source: str = "lab file") -> Lab:
                rails=rails, rail_networks=rail_networks, servers=tuple(servers),
                leaves=tuple(leaves), time_scale=float(scale), rail_mtu=rail_mtu,
                nic_mtu=nic_mtu, ipv6=ipv6, env=env, rail_names=tuple(rail_names), boot_kernel=boot_kernel,
-               fabric=fabric, cables=tuple(cables), slurm_controller=slurm_controller)
+               fabric=fabric, cables=tuple(cables), slurm_controller=slurm_controller, mpi=mpi)
 
 
 def _fabric(spec: dict, where: str) -> Fabric:
@@ -691,6 +694,53 @@ def wait_slurm(lab: Lab, pm: "Podman", timeout: float = 60.0) -> None:
             raise LabError(f"slurm: after {timeout:.0f}s slurmctld on {ctl.name} sees {states or 'no node'}; "
                            f"expected every server idle (logs: /var/log/slurm in the containers)")
         time.sleep(1)
+
+
+# MPI in a lab with `mpi: true`: root on every server reaches every other server over SSH (Open MPI's mpirun starts
+# its daemon, orted, that way) - a key pair of the lab's own made at every `up` (ssh-keygen on the host), each
+# server's sshd with host keys of its own, and known_hosts of every server's mgmt address and host key, so that
+# `ssh -o BatchMode=yes` needs no prompt (as a real cluster's provisioning does it). SSHD_SCRIPT makes the host keys
+# and starts sshd, printing the host's ed25519 public key; SSH_KEYS_SCRIPT writes root's key pair ($1 private key,
+# base64; $2 public key), authorized_keys and known_hosts ($3). An SSH session does not inherit the container's
+# environment (podman run -e): the lab's variables ($1 of SSHD_SCRIPT, NAME=value lines) go to /etc/environment,
+# which sshd's PAM (pam_env, Debian's default) gives every session - so a rank mpirun starts there sees them too.
+SSHD_SCRIPT = """set -eu
+printf '%s' "$1" > /etc/environment
+ssh-keygen -A >/dev/null
+mkdir -p /run/sshd
+pidof sshd >/dev/null || /usr/sbin/sshd
+cut -d' ' -f1,2 /etc/ssh/ssh_host_ed25519_key.pub
+"""
+SSH_KEYS_SCRIPT = """set -eu
+umask 077
+mkdir -p /root/.ssh
+printf '%s' "$1" | base64 -d > /root/.ssh/id_ed25519
+printf '%s\\n' "$2" > /root/.ssh/id_ed25519.pub
+printf '%s\\n' "$2" > /root/.ssh/authorized_keys
+printf '%s' "$3" > /root/.ssh/known_hosts
+"""
+
+
+def start_ssh(lab: Lab, pm: "Podman", workdir: str | os.PathLike | None = None) -> None:
+    """sshd on every server, one key pair for root on all of them, known_hosts of every server's mgmt address."""
+    import base64
+    import tempfile
+
+    host_keys = {}
+    for node in lab.servers:
+        env = "".join(f"{k}={v}\n" for k, v in sorted(container_env(lab).items()))
+        proc = pm.run(["podman", "exec", node.container, "sh", "-c", SSHD_SCRIPT, "sshd", env], quiet=True)
+        host_keys[node.name] = proc.stdout.strip().splitlines()[-1]
+    with tempfile.TemporaryDirectory(dir=workdir) as tmp:
+        key = Path(tmp) / "id_ed25519"
+        subprocess.run(["ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-C", f"root@{lab.name}", "-f", str(key)],
+                       check=True, capture_output=True)
+        private = base64.b64encode(key.read_bytes()).decode("ascii")
+        public = (Path(tmp) / "id_ed25519.pub").read_text().strip()
+    known = "".join(f"{n.mgmt_ip},{n.name} {host_keys[n.name]}\n" for n in lab.servers)
+    for node in lab.servers:
+        pm.run(["podman", "exec", node.container, "sh", "-c", SSH_KEYS_SCRIPT, "ssh-keys", private, public, known],
+               quiet=True)
 
 
 def nvue_copy_argv(node: Node, nvue: Path) -> list[str]:
@@ -1105,6 +1155,8 @@ def up(lab: Lab, pm: Podman, sim: Path | None, keep_on_failure: bool = False,
         if lab.slurm_controller:
             _timed(f"slurmctld on {lab.slurm_controller}, slurmd on {len(lab.servers)} servers",
                    lambda: start_slurm(lab, pm), timings)
+        if lab.mpi:
+            _timed(f"sshd and root's lab key on {len(lab.servers)} servers (mpi)", lambda: start_ssh(lab, pm), timings)
     except BaseException:
         if not keep_on_failure:
             print("lab: up failed; removing what it made", file=sys.stderr)

@@ -167,7 +167,9 @@ class Scenario:
               ["mlxsim", "fault", "add", "link_flap", "--device", "mlx5_5"], ["mlxsim", "fault", "clear", "link_flap"])],
         ]
         # each run also retests the servers the run before quarantined (its faults cleared): they pass and are
-        # handed over, while this run's faults quarantine exactly their own servers; a last run retests the last
+        # handed over, while this run's faults quarantine exactly their own servers; a last run retests the last.
+        # The first run's NCCL worlds were started by a real mpirun: the simulated ranks' log shows the rank and
+        # size it gave them (lines.append in launched())
         quarantined, tested_runs = [], 0
         for cases in runs + [[]]:
             hosts = [case[1] for case in cases]
@@ -181,6 +183,8 @@ class Scenario:
                 for _name, host, _measure, _plant, clear in cases:
                     sh(*sim, PREFIX + host, *clear)
             took, tested_runs = time.time() - started, tested_runs + 1
+            if tested_runs == 1:
+                lines.append(self.launched(started, plan))
             expect(sorted(plan.get("tested", [])) == sorted(set(hosts) | set(quarantined)),
                    "after %s, with %s planted: tested %s" % (quarantined, hosts, plan.get("tested")))
             healed = [h for h in quarantined if h not in hosts]
@@ -199,6 +203,27 @@ class Scenario:
         lines.append("gate, every run after a fault: the quarantined servers retested and handed over (%d runs)"
                      % tested_runs)
         return lines
+
+    def launched(self, since, plan):
+        """Every NCCL world of a gate run was started by Open MPI's mpirun: each multi-rank world of the plan shows,
+        in the simulated ranks' call log on its members, one rank per GPU with the rank, size and PMIx namespace
+        mpirun gave it (ranks 0..size-1, each on the member the plan puts it on)."""
+        ranks = {}
+        for server in self.servers:
+            for call in server_calls(server):
+                launcher = call.get("launcher") or {}
+                if call.get("tool") == "all_reduce_perf" and call["start"] >= since and "PMIX_NAMESPACE" in launcher:
+                    ranks.setdefault(launcher["PMIX_NAMESPACE"], []).append(
+                        (int(launcher["OMPI_COMM_WORLD_RANK"]), int(launcher["OMPI_COMM_WORLD_SIZE"]), server))
+        worlds = [w for key in ("nccl_pairs", "nccl_su") for w in (plan.get(key) or {}).get("worlds", [])]
+        expect(worlds and len(ranks) == len(worlds), "%d NCCL worlds planned, %d started by mpirun (PMIx namespaces "
+               "in the ranks' log: %s)" % (len(worlds), len(ranks), sorted(ranks)))
+        expected = sorted(sorted((m * w["rails"] + g, w["size"], host) for m, host in enumerate(w["hosts"])
+                                 for g in range(w["rails"])) for w in worlds)
+        expect(sorted(sorted(r) for r in ranks.values()) == expected,
+               "the ranks mpirun started (rank, size, host): %s; the plan's: %s" % (sorted(ranks.values()), expected))
+        return "gate, NCCL through a real mpirun: %d worlds, %s ranks, each with the rank and size mpirun gave it" % (
+            len(worlds), "+".join(str(w["size"]) for w in worlds))
 
     # ------------------------------------------------------------------ 3. the faults
     def site(self, *args, playbook="site.yml", gate=False, during=None):

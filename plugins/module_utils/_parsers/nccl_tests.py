@@ -33,6 +33,10 @@ from ansible_collections.gpufabric.mlnx.plugins.module_utils._parsers.common imp
 _VERSION_RE = re.compile(r"^#\s*nccl-tests version (?P<tests>\S+)(?:.*?nccl-library=(?P<code>\d+))?")
 _NCCL_INFO_VERSION_RE = re.compile(r"NCCL INFO NCCL version (?P<version>\d+\.\d+\.\d+)")
 _START_RE = re.compile(r"^#\s*nThread\s+\d+")
+# "#  Rank  0 Group  0 Pid     43 on nccl-allreduce-job0-mpiworker-0 device  0 [0x0f] NVIDIA A100-SXM4-40GB": rank 0
+# prints one line per rank of the world (src/util.cu), so their number is the world's size as the launcher made it
+_RANK_RE = re.compile(r"^#\s*Rank\s+(?P<rank>\d+)\s+Group\s+(?P<group>\d+)\s+Pid\s+(?P<pid>\d+)\s+on\s+(?P<host>\S+)"
+                      r"\s+device\s+(?P<device>\d+)\s+\[(?P<bus>[^\]]*)\]\s*(?P<name>.*?)\s*$")
 _HEADER_RE = re.compile(r"^#\s+size\s+count\s+type\s+redop\s+root\s+(?P<rest>.*)$")
 _OOB_RE = re.compile(r"^#\s*Out of bounds values\s*:\s*(?P<count>\d+)\s*(?P<verdict>OK|FAILED)?\s*$")
 _AVG_RE = re.compile(r"^#\s*Avg bus bandwidth\s*:\s*(?P<bw>\S+)\s*(?P<verdict>OK|FAILED)?\s*$")
@@ -50,6 +54,8 @@ def parse_nccl_tests(text: str | bytes | Sequence[str] | Mapping, *, tool: str =
     Returns ``{"nccl_version": "2.19.3" or None, "rows": [{"size": 8, "count": 2, "type": "float", "redop": "sum",
     "root": -1, "out_of_place": {"time": 36.47, "algbw": 0.0, "busbw": 0.0, "wrong": 0}, "in_place": {...}}],
     "avg_busbw": 66.4834, "avg_busbw_check": "OK" | "FAILED" | None, "out_of_bounds": 0, "errors": [...],
+    "ranks": [{"rank": 0, "group": 0, "pid": 43, "host": "node-0", "device": 0, "bus": "0x0f", "name": "NVIDIA
+    A100-SXM4-40GB"}] (the "Using devices" lines: one per rank of the world),
     "runs": [<the same keys, per run>]}`` (``wrong`` None for ``N/A``; ``out_of_place`` None when not printed).
     ParseError when the text is no nccl-tests report at all.
     """
@@ -72,7 +78,7 @@ def parse_nccl_tests(text: str | bytes | Sequence[str] | Mapping, *, tool: str =
 
 def _new_run(version=None):
     return {"nccl_version": version, "rows": [], "avg_busbw": None, "avg_busbw_check": None, "out_of_bounds": None,
-            "errors": []}
+            "errors": [], "ranks": []}
 
 
 def _started(runs, version):
@@ -102,6 +108,14 @@ def _from_text(lines, tool):
             if run is None or run["rows"] or run["avg_busbw"] is not None:
                 run = _started(runs, version)
             seen = True
+            continue
+        match = _RANK_RE.match(text)
+        if match:
+            run = run or _started(runs, version)
+            run["ranks"].append({"rank": int(match.group("rank")), "group": int(match.group("group")),
+                                 "pid": int(match.group("pid")), "host": match.group("host"),
+                                 "device": int(match.group("device")), "bus": match.group("bus"),
+                                 "name": match.group("name")})
             continue
         match = _HEADER_RE.match(text)
         if match:
@@ -246,5 +260,8 @@ def _from_json(data, tool):
            "rows": rows, "avg_busbw": avg.get("bandwidth"),
            "avg_busbw_check": {True: "OK", False: "FAILED"}.get(okay) if isinstance(okay, bool) else None,
            "out_of_bounds": oob.get("count"),
-           "errors": [str(error) for error in data.get("errors") or [] if str(error).strip()]}
+           "errors": [str(error) for error in data.get("errors") or [] if str(error).strip()],
+           "ranks": [{"rank": d.get("rank"), "group": d.get("group"), "pid": d.get("pid"), "host": d.get("hostname"),
+                      "device": d.get("device"), "bus": d.get("bus_id"), "name": d.get("name")}
+                     for d in data.get("devices") or [] if isinstance(d, Mapping)]}
     return dict(run, runs=[dict(run)])

@@ -48,6 +48,11 @@ TOOLS = {
 }
 
 
+# What a launcher gives a rank (Open MPI's mpirun, Slurm's srun --mpi=pmix), logged with each NCCL test's call.
+LAUNCHER_ENV = ("OMPI_COMM_WORLD_RANK", "OMPI_COMM_WORLD_SIZE", "OMPI_COMM_WORLD_LOCAL_RANK", "PMIX_RANK",
+                "PMIX_NAMESPACE", "SLURM_PROCID", "SLURM_NTASKS", "SLURM_LOCALID")
+
+
 def _log(entry):
     try:
         path = st.log_path()
@@ -104,6 +109,9 @@ def main(name, args):
         except BrokenPipeError:
             pass
         if tool != "mlxsim":
-            _log({"tool": tool, "argv": [name] + list(args), "start": start, "end": time.time(),
-                  "rc": rc, "pid": os.getpid()})
+            entry = {"tool": tool, "argv": [name] + list(args), "start": start, "end": time.time(), "rc": rc,
+                     "pid": os.getpid()}
+            if modname == "nccl":   # the world its launcher gave this rank (none: started alone)
+                entry["launcher"] = {k: os.environ[k] for k in LAUNCHER_ENV if k in os.environ}
+            _log(entry)
     return rc

@@ -225,3 +225,47 @@ def test_slurm_errors_name_the_key(lab, value, message):
 
 def test_a_lab_without_slurm_has_none(t):
     assert t.slurm_controller is None
+
+
+def test_the_fabric_and_demo_labs_run_mpi_and_a_lab_without_it_has_none(lab, repo, t):
+    assert lab.read_lab(repo / "tests/lab/labs/fabric.yml").mpi is True
+    assert lab.read_lab(repo / "tests/lab/labs/demo.yml").mpi is True
+    assert t.mpi is False
+    data = copy.deepcopy(FABRIC)
+    data["mpi"] = "yes"
+    with pytest.raises(lab.LabError, match="mpi: must be true or false, got 'yes'"):
+        lab.load_lab(data)
+
+
+class FakePodman:
+    """Records each argv; a server's SSHD_SCRIPT answers with a host key of its own."""
+
+    def __init__(self):
+        self.calls = []
+
+    def run(self, argv, check=True, quiet=False):
+        self.calls.append(list(argv))
+        out = "ssh-ed25519 AAAAC3Nza-%s\n" % argv[2] if "sshd" in argv else ""
+        return subprocess.CompletedProcess(argv, 0, out, "")
+
+
+def test_ssh_gives_every_server_one_key_and_the_others_host_keys(lab, repo, tmp_path):
+    fab = lab.read_lab(repo / "tests/lab/labs/fabric.yml")
+    pm = FakePodman()
+    lab.start_ssh(fab, pm, workdir=tmp_path)
+    sshd = [c for c in pm.calls if c[6] == "sshd"]
+    keys = [c for c in pm.calls if c[6] == "ssh-keys"]
+    assert [c[2] for c in sshd] == [c[2] for c in keys] == ["gffab-fab-r01-01", "gffab-fab-r01-02",
+                                                            "gffab-fab-r02-01", "gffab-fab-r02-02"]
+    # the lab's variables for every SSH session (/etc/environment): the fabric lab's time scale
+    assert sshd[0][7] == "MLXSIM_TIME_SCALE=0.002\n"
+    # one key pair for all: the same private key, its public key authorized, every server's host key known by its
+    # mgmt address and name
+    assert len({c[7] for c in keys}) == 1 and len({c[8] for c in keys}) == 1
+    assert keys[0][8].startswith("ssh-ed25519 ") and keys[0][8].endswith(" root@gffab")
+    assert keys[0][9].splitlines() == [
+        "198.19.90.11,fab-r01-01 ssh-ed25519 AAAAC3Nza-gffab-fab-r01-01",
+        "198.19.90.12,fab-r01-02 ssh-ed25519 AAAAC3Nza-gffab-fab-r01-02",
+        "198.19.90.13,fab-r02-01 ssh-ed25519 AAAAC3Nza-gffab-fab-r02-01",
+        "198.19.90.14,fab-r02-02 ssh-ed25519 AAAAC3Nza-gffab-fab-r02-02"]
+    assert list(tmp_path.iterdir()) == []   # the private key was made in a directory that is gone

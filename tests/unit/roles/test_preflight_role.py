@@ -254,12 +254,15 @@ def _bin(tmp_path, name, without=(), stubs=()):
 
 def test_the_validation_gates_tools_are_proven_on_each_servers_path_before_any_batch(tmp_path, sims, ctl):
     """With the gate on (a rail plan, gpufabric_validate_enabled), each server's PATH - the one the gate's own steps
-    get - must hold perftest's ib_write_bw and ib_write_lat, ping and nccl-tests' all_reduce_perf: a server missing
-    any is one problem naming each tool and where it comes from. The PATH holds no system directory, so what the
-    machine running the test has installed does not count."""
+    get - must hold perftest's ib_write_bw and ib_write_lat, ping, nccl-tests' all_reduce_perf and its launcher's
+    tools (mpirun: mpirun, ssh, Open MPI's orted - found here in /usr/bin, which the module searches besides the
+    PATH, as `make test` installs openmpi-bin; test_fabric_test.py names them missing): a server missing
+    any is one problem naming each tool and where it comes from. The perftest and nccl-tests tools are the
+    simulator's: the machine has none of them."""
     hosts = sims(**{"srv-r01-01": "cx6dx-roce", "srv-r01-02": "cx6dx-roce"})
-    hosts["srv-r01-01"].env["PATH"] = _bin(tmp_path, "full", stubs=["ping"])
-    hosts["srv-r01-02"].env["PATH"] = _bin(tmp_path, "short", without=["ib_write_lat", "all_reduce_perf"])
+    hosts["srv-r01-01"].env["PATH"] = _bin(tmp_path, "full", stubs=["ping", "mpirun", "orted", "ssh"])
+    hosts["srv-r01-02"].env["PATH"] = _bin(tmp_path, "short", without=["ib_write_lat", "all_reduce_perf"],
+                                           stubs=["ssh"])
     placed = {name: {"rack": "r01", "position": index + 1, "gpufabric_fabric": FABRIC,
                      "gpufabric_validate_enabled": True} for index, name in enumerate(sorted(hosts))}
     ran = preflight(tmp_path, hosts, ctl, **placed)

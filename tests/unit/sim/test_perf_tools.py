@@ -5,7 +5,9 @@ read with the collection's own parsers (mlx_parse perftest / nccl_tests), which 
 and its layout is compared with those captures line by line where the real tool prints the same thing.
 """
 import json
+import os
 import re
+import shutil
 import socket
 import subprocess
 import time
@@ -16,6 +18,10 @@ from sim_helpers import Sim, real
 
 from ansible_collections.gpufabric.mlnx.plugins.module_utils._parsers.nccl_tests import parse_nccl_tests
 from ansible_collections.gpufabric.mlnx.plugins.module_utils._parsers.perftest import parse_perftest
+
+
+MPIRUN = shutil.which("mpirun")
+needs_mpirun = pytest.mark.skipif(MPIRUN is None, reason="Open MPI's mpirun (Debian openmpi-bin) is not installed")
 
 
 def free_port():
@@ -322,19 +328,28 @@ def test_no_server_and_unknown_device(pair):
 
 
 def nccl_world(sims, tool, args, env):
-    """One rank per (host, local rank): sims = [(Sim, local rank), ...] in rank order; rank 0 last (it reports)."""
+    """One rank per (host, local rank), started by a real Open MPI mpirun (one app context per rank, each with its
+    simulated host's state): sims = [(Sim, local rank), ...] in rank order. Returns mpirun's (rc, stdout, stderr) -
+    the ranks' output merged as mpirun forwards it (only rank 0 prints the report)."""
     port = free_port()
-    base = {"NCCL_COMM_ID": "127.0.0.1:%d" % port, "OMPI_COMM_WORLD_SIZE": str(len(sims)),
-            "MLXSIM_TIME_SCALE": "0"}
+    base = {"NCCL_COMM_ID": "127.0.0.1:%d" % port, "MLXSIM_TIME_SCALE": "0"}
     base.update(env)
-    procs = []
-    for rank, (sim, local) in enumerate(sims):
-        e = dict(sim.env, **base, OMPI_COMM_WORLD_RANK=str(rank), OMPI_COMM_WORLD_LOCAL_RANK=str(local))
-        procs.append(subprocess.Popen([tool, *args], stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=e))
-    results = [p.communicate(timeout=60) for p in procs]
-    return [(p.returncode, out.decode(), err.decode()) for p, (out, err) in zip(procs, results)]
+    argv = [MPIRUN, "--oversubscribe", "--bind-to", "none", "--mca", "btl", "self,tcp"]
+    if os.geteuid() == 0:
+        argv.append("--allow-run-as-root")
+    for rank, (sim, _local) in enumerate(sims):
+        if rank:
+            argv.append(":")
+        argv += ["-np", "1"]
+        for key, value in dict(base, MLXSIM_STATE=sim.state, PATH=sim.env["PATH"],
+                               PYTHONPYCACHEPREFIX=sim.env["PYTHONPYCACHEPREFIX"]).items():
+            argv += ["-x", "%s=%s" % (key, value)]
+        argv += [tool, *args]
+    p = subprocess.run(argv, capture_output=True, text=True, timeout=120, env=dict(sims[0][0].env))
+    return p.returncode, p.stdout, p.stderr
 
 
+@needs_mpirun
 def test_nccl_split_per_rail_and_busbw_formula(pair):
     a, b = pair
     for sim in pair:
@@ -342,30 +357,33 @@ def test_nccl_split_per_rail_and_busbw_formula(pair):
             set_mtu(sim, nd, 9000)
     ranks = [(a, 0), (a, 1), (b, 0), (b, 1)]
     env = {"NCCL_TESTS_SPLIT": "MOD 2", "NCCL_IB_HCA": "mlx5_0,mlx5_3"}
-    out = nccl_world(ranks, "all_reduce_perf", ["-b", "1G", "-e", "8G", "-f", "2", "-g", "1"], env)
-    assert [rc for rc, _o, _e in out] == [0, 0, 0, 0], out
-    report = parse_nccl_tests(out[0][1])
+    rc, out, err = nccl_world(ranks, "all_reduce_perf", ["-b", "1G", "-e", "8G", "-f", "2", "-g", "1"], env)
+    assert rc == 0, (out, err)
+    report = parse_nccl_tests(out)
     assert [r["size"] for r in report["rows"]] == [1 << 30, 2 << 30, 4 << 30, 8 << 30]
     assert report["nccl_version"] == "2.23.4" and report["out_of_bounds"] == 0
     for row in report["rows"]:
         side = row["out_of_place"]
         assert side["busbw"] == pytest.approx(side["algbw"] * 2 * (2 - 1) / 2, abs=0.02)   # n = 2 per group
         assert 40 < side["busbw"] < 48           # one 400G rail: 46-48 GB/s per NIC
-    assert "#  Rank  1 Group  1" in out[0][1] and "#  Rank  2 Group  0" in out[0][1]
-    assert all(o == "" for _rc, o, _e in out[1:])   # only rank 0 reports
+    # the world mpirun made: 4 ranks, split in two communicators (MOD 2)
+    assert [(r["rank"], r["group"]) for r in report["ranks"]] == [(0, 0), (1, 1), (2, 0), (3, 1)]
+    assert out.count("# Avg bus bandwidth") == 1   # only rank 0 reports
 
 
 @pytest.mark.parametrize("version, code", [("2.8.4", 2804), ("2.9.0", 20900), ("2.23.4", 22304)])
+@needs_mpirun
 def test_nccl_prints_the_library_s_version_code_in_nccl_h_s_scheme(pair, version, code):
     """NVIDIA/nccl src/nccl.h.in: NCCL_VERSION(X,Y,Z) is X*1000 + Y*100 + Z while X <= 2 and Y <= 8, X*10000 + Y*100 +
     Z after; the parser reads the code back to the version."""
-    out = nccl_world([(pair[0], 0)], "all_reduce_perf", ["-b", "8", "-e", "8", "-g", "1"],
-                     {"MLXSIM_NCCL_VERSION": version})
-    assert out[0][0] == 0, out
-    assert out[0][1].splitlines()[0] == "# nccl-tests version 2.17.6 nccl-headers=%d nccl-library=%d" % (code, code)
-    assert parse_nccl_tests(out[0][1])["nccl_version"] == version
+    rc, out, err = nccl_world([(pair[0], 0), (pair[1], 0)], "all_reduce_perf", ["-b", "8", "-e", "8", "-g", "1"],
+                              {"MLXSIM_NCCL_VERSION": version})
+    assert rc == 0, (out, err)
+    assert out.splitlines()[0] == "# nccl-tests version 2.17.6 nccl-headers=%d nccl-library=%d" % (code, code)
+    assert parse_nccl_tests(out)["nccl_version"] == version
 
 
+@needs_mpirun
 def test_nccl_min_bw_fails_and_slowest_rail_counts(pair):
     a, b = pair
     for sim in pair:
@@ -374,35 +392,48 @@ def test_nccl_min_bw_fails_and_slowest_rail_counts(pair):
     b.run("mlxsim", "fault", "add", "pcie_degraded", "--device", "mlx5_3", check_rc=0)
     ranks = [(a, 0), (a, 1), (b, 0), (b, 1)]
     env = {"NCCL_TESTS_SPLIT": "MOD 2", "NCCL_IB_HCA": "mlx5_0,mlx5_3", "NCCL_TESTS_MIN_BW": "42.3"}
-    out = nccl_world(ranks, "all_reduce_perf", ["-b", "1G", "-e", "2G", "-f", "2", "-g", "1"], env)
-    assert [rc for rc, _o, _e in out] == [1, 1, 1, 1]
-    report = parse_nccl_tests(out[0][1])
+    rc, out, err = nccl_world(ranks, "all_reduce_perf", ["-b", "1G", "-e", "2G", "-f", "2", "-g", "1"], env)
+    # nccl-tests exits 1 on every rank; mpirun says so and returns non-zero
+    assert rc != 0 and "exited on signal" not in err
+    report = parse_nccl_tests(out)
     assert report["avg_busbw_check"] == "FAILED"
     assert report["avg_busbw"] < 0.9 * 42.3
 
 
+@needs_mpirun
 def test_nccl_json_and_collectives(pair, tmp_path):
     a, b = pair
     path = tmp_path / "nccl.json"
     args = ["-b", "8M", "-e", "64M", "-f", "8", "-g", "1", "-c", "0", "-J", str(path)]
-    out = nccl_world([(a, 0), (b, 0)], "all_gather_perf", args, {"NCCL_IB_HCA": "mlx5_0"})
-    assert out[0][0] == 0, out
-    text, data = parse_nccl_tests(out[0][1]), parse_nccl_tests(path.read_text())
+    rc, out, err = nccl_world([(a, 0), (b, 0)], "all_gather_perf", args, {"NCCL_IB_HCA": "mlx5_0"})
+    assert rc == 0, (out, err)
+    text, data = parse_nccl_tests(out), parse_nccl_tests(path.read_text())
     assert [r["size"] for r in text["rows"]] == [r["size"] for r in data["rows"]] == [8 << 20, 64 << 20]
     assert all(r["out_of_place"]["wrong"] is None for r in text["rows"])    # -c 0: N/A
     assert text["rows"][0]["redop"] == "none"
     row = real("nccl_all_reduce_perf_2node_a100_1.txt")
     assert "#       size         count      type   redop    root     time   algbw   busbw #wrong     time   algbw   " \
-           "busbw #wrong" in row and out[0][1].count("#       size         count") == 1
+           "busbw #wrong" in row and out.count("#       size         count") == 1
 
 
-def test_nccl_rank_that_never_joins(pair):
+def test_nccl_ranks_started_without_a_launcher_each_run_alone(pair):
+    """The environment mpirun would give, copied by hand, is no launch: the real binary's MPI_Init makes a singleton
+    (no PMIx server to ask), so each process is a world of one rank and reports alone."""
     a, _b = pair
     port = free_port()
-    p = a.run("all_reduce_perf", "-g", "1", env={"NCCL_COMM_ID": "127.0.0.1:%d" % port, "OMPI_COMM_WORLD_SIZE": "2",
-                                                 "OMPI_COMM_WORLD_RANK": "0", "MLXSIM_NCCL_TIMEOUT": "1"})
+    env = {"NCCL_COMM_ID": "127.0.0.1:%d" % port, "OMPI_COMM_WORLD_SIZE": "2", "OMPI_COMM_WORLD_RANK": "0",
+           "OMPI_COMM_WORLD_LOCAL_RANK": "0", "MLXSIM_NCCL_TIMEOUT": "1"}
+    p = a.run("all_reduce_perf", "-b", "8", "-e", "8", "-g", "1", env=env)
+    assert p.returncode == 0, p.stdout + p.stderr
+    assert [r["rank"] for r in parse_nccl_tests(p.stdout)["ranks"]] == [0]
+    # a launcher's variables whose PMIx server does not answer: the rank fails, naming it
+    dead = free_port()
+    env = dict(env, PMIX_RANK="0", PMIX_NAMESPACE="1376780289",
+               PMIX_SERVER_URI4="1376780288.0;tcp4://127.0.0.1:%d" % dead)
+    p = a.run("all_reduce_perf", "-b", "8", "-e", "8", "-g", "1", env=env)
     assert p.returncode == 1
-    assert "Test NCCL failure" in p.stdout and parse_nccl_tests(p.stdout)["errors"]
+    assert p.stderr.strip() == ("PMIX ERROR: UNREACHABLE in file ptl_tcp.c: the PMIx server tcp4://127.0.0.1:%d does "
+                                "not answer" % dead)
 
 
 def test_server_side_layout_matches_the_real_capture(pair):

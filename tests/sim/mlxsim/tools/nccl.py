@@ -6,10 +6,11 @@ getFloatStr, writeResultFooter; src/common.cu: NCCL_TESTS_SPLIT, NCCL_TESTS_MIN_
 
 One process is one MPI rank driving ``-g`` GPUs (one in the per-rail sweep; several as
 fixtures/real/nccl_all_reduce_perf_v100_1.txt, with CUDA_VISIBLE_DEVICES): the rank and the world size come
-from the environment mpirun gives a rank (OMPI_COMM_WORLD_RANK / _SIZE / _LOCAL_RANK; PMI_RANK / PMI_SIZE and
-SLURM_PROCID / SLURM_NTASKS too), the bootstrap root from NCCL_COMM_ID (``<address>:<port>``, a real NCCL variable).
-[invented: in the lab the gate starts the ranks itself, one process per GPU and host, with that environment, instead
-of mpirun.] Rank 0 prints the report. Every rank uses the HCA of its local rank (NCCL_IB_HCA, else the host's RDMA
+from the environment a launcher gives a rank (OMPI_COMM_WORLD_RANK / _SIZE / _LOCAL_RANK; PMI_RANK / PMI_SIZE and
+SLURM_PROCID / SLURM_NTASKS too) - only when a launcher really started it (its PMIx server named and answering, see
+launcher_error; otherwise a world of one, as a real binary started alone) - and the bootstrap root from NCCL_COMM_ID
+(``<address>:<port>``, a real NCCL variable). In the lab a real Open MPI ``mpirun`` starts the ranks across the
+server containers over SSH. Rank 0 prints the report. Every rank uses the HCA of its local rank (NCCL_IB_HCA, else the host's RDMA
 devices in order) and really connects to the next rank of its ring over that HCA's netdev, so a rail that does not
 carry traffic fails the run as NCCL does.
 """
@@ -101,7 +102,36 @@ def sizes(opts):
     return out or [opts["minbytes"]]
 
 
+def launcher_error():
+    """Why this process cannot join a world its environment names, or None. A real MPI rank learns its rank from
+    the launcher's PMIx server (Open MPI 4/5's mpirun and Slurm's ``srun --mpi=pmix`` give every rank
+    ``PMIX_NAMESPACE``, ``PMIX_RANK`` and ``PMIX_SERVER_URI*`` - the local daemon's address - checked with Open MPI
+    4.1.4's mpirun); MPICH's hydra gives ``PMI_RANK`` with ``PMI_FD`` or ``PMI_PORT``. Without a launcher, MPI_Init
+    makes a singleton: a world of one, whatever ``OMPI_COMM_WORLD_*`` says (an environment copied by hand is not a
+    launch). [invented: the simulator only checks that the PMIx server named answers a TCP connect; it does not speak
+    PMIx.]"""
+    uris = sorted(k for k in os.environ if k.startswith("PMIX_SERVER_URI"))
+    if "PMIX_RANK" in os.environ and "PMIX_NAMESPACE" in os.environ and uris:
+        text = os.environ[uris[-1]]
+        address = text.split(";", 1)[-1]
+        if address.startswith("tcp4://") and ":" in address[7:]:
+            host, port = address[7:].rsplit(":", 1)
+            try:
+                socket.create_connection((host, int(port)), timeout=5).close()
+                return None
+            except (OSError, ValueError):
+                return "PMIX ERROR: UNREACHABLE in file ptl_tcp.c: the PMIx server %s does not answer" % address
+        return None
+    if "PMI_RANK" in os.environ and ("PMI_FD" in os.environ or "PMI_PORT" in os.environ):
+        return None
+    return "singleton"
+
+
 def world():
+    """(rank, size, local rank) of this process: from the launcher's variables when a launcher started it
+    (launcher_error() is None), else a world of one."""
+    if launcher_error() is not None:
+        return 0, 1, 0
     for rank, size, local in (("OMPI_COMM_WORLD_RANK", "OMPI_COMM_WORLD_SIZE", "OMPI_COMM_WORLD_LOCAL_RANK"),
                               ("PMI_RANK", "PMI_SIZE", "MPI_LOCALRANKID"),
                               ("SLURM_PROCID", "SLURM_NTASKS", "SLURM_LOCALID")):
@@ -341,6 +371,12 @@ def _serve_ring(sock, stop):
 def ring_connect(me, peer):
     """Connect to the next rank over this rank's HCA: None when it works, else the NCCL WARN line."""
     address = perf.ipv4_of(me["netdev"]) if perf.kernel_has(me["netdev"]) else None
+    if not peer.get("address") or (perf.kernel_has(me["netdev"]) and not address):
+        # [invented wording] a rail without an IPv4 address has no RoCE v2 GID at NCCL_IB_GID_INDEX 3: the QP cannot
+        # be connected (real NCCL fails in its IB transport's connect; the exact line is not known here)
+        return ("NCCL WARN NET/IB : no RoCE v2 GID (IPv4 address) on %s for GID index %s: cannot connect to rank %s"
+                % (me["netdev"] if not address else "the peer's rail", os.environ.get("NCCL_IB_GID_INDEX", "3"),
+                   peer.get("proc")))
     sock = perf.bound_socket(socket.SOCK_STREAM, me["netdev"], address)
     sock.settimeout(5)
     warn = ("NCCL WARN NET/IB : Got completion from peer %s<%d> with status=12 opcode=0 len=0 vendor err 129 (Recv)"
@@ -375,6 +411,10 @@ def run(tool, args):
         errln(str(exc))
         return 1
     state = st.load()
+    trouble = launcher_error()
+    if trouble not in (None, "singleton"):
+        errln(trouble)
+        return 1
     proc, nprocs, local = world()
     hostname = state.get("hostname") or socket.gethostname()
     gpus = visible_gpus(state)

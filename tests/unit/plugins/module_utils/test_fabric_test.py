@@ -162,13 +162,17 @@ def _with(*present):
 
 
 def test_tools_names_each_missing_tool_with_where_it_comes_from():
-    out = ft.run(_with("ping", "ib_write_bw"), {"action": "tools", "nccl": {"test": "all_reduce_perf"}})
+    out = ft.run(_with("ping", "ib_write_bw", "ssh"), {"action": "tools", "nccl": {"test": "all_reduce_perf"}})
     assert out == {"changed": False,
                    "tools": {"ib_write_bw": "/usr/bin/ib_write_bw", "ib_write_lat": None, "ping": "/usr/bin/ping",
-                             "all_reduce_perf": None},
+                             "all_reduce_perf": None, "mpirun": None, "ssh": "/usr/bin/ssh", "orted": None},
                    "missing": ["ib_write_lat (perftest)",
                                "all_reduce_perf (nccl-tests (built with MPI=1, on the PATH a non-interactive login "
-                               "gets))"]}
+                               "gets))", "mpirun (Open MPI (Debian/Ubuntu openmpi-bin))",
+                               "orted (Open MPI (Debian/Ubuntu openmpi-bin; prted in Open MPI 5))"]}
+    # the launcher named: only mpirun exists
+    with pytest.raises(MlnxError, match="nccl.launcher: 'srun' is not one of mpirun"):
+        ft.run(_with(), {"action": "tools", "nccl": {"test": "all_reduce_perf", "launcher": "srun"}})
 
 
 def test_tools_without_nccl_asks_for_no_nccl_test_and_runs_in_check_mode():
@@ -252,3 +256,85 @@ def test_a_rail_of_an_unknown_link_layer_is_not_measured_and_its_tests_fail(tmp_
     assert [(t["test"], t["rc"], t["report"]["errors"]) for t in measured["tests"]] == [
         ("ib_write_bw", None, [why]), ("ib_write_lat", None, [why])]
     assert "ib_write_bw" not in ran and "ib_write_lat" not in ran
+
+
+# ------------------------------------------------------------------------------------------------ NCCL's launcher
+LAUNCH = {"launcher": "mpirun", "bind_to": "numa", "subnet": "198.19.90.0/24",
+          "contexts": [{"host": "srv-r01-01", "address": "198.19.90.11", "slots": 2, "hca": ["mlx5_0", "mlx5_1"]},
+                       {"host": "srv-r01-02", "address": "198.19.90.12", "slots": 2, "hca": ["mlx5_0", "mlx5_3"]}]}
+
+
+def test_mpirun_one_context_per_member_each_with_its_rails_hcas():
+    env = {"NCCL_COMM_ID": "198.19.90.11:29500", "NCCL_TESTS_SPLIT": "MOD 2"}
+    argv = ft.mpirun_argv("/usr/bin/mpirun", ft.check_launch(LAUNCH), "/opt/nccl-tests/all_reduce_perf",
+                          ["-b", "1G", "-e", "8G", "-f", "2", "-g", "1"], env, as_root=True)
+    common = ["-x", "NCCL_COMM_ID=198.19.90.11:29500", "-x", "NCCL_TESTS_SPLIT=MOD 2",
+              "/opt/nccl-tests/all_reduce_perf", "-b", "1G", "-e", "8G", "-f", "2", "-g", "1"]
+    assert argv == ["/usr/bin/mpirun", "--allow-run-as-root", "--bind-to", "numa",
+                    "--mca", "plm_rsh_args", "-o BatchMode=yes", "--mca", "pml", "ob1", "--mca", "btl", "self,tcp",
+                    "--mca", "btl_tcp_if_include", "198.19.90.0/24", "--mca", "oob_tcp_if_include", "198.19.90.0/24",
+                    "-np", "2", "-H", "198.19.90.11:2", "-x", "PATH", "-x", "NCCL_IB_HCA=mlx5_0,mlx5_1", *common, ":",
+                    "-np", "2", "-H", "198.19.90.12:2", "-x", "PATH", "-x", "NCCL_IB_HCA=mlx5_0,mlx5_3", *common]
+    # not root, no subnet: neither option
+    argv = ft.mpirun_argv("mpirun", ft.check_launch(dict(LAUNCH, subnet=None)), "t", [], {})
+    assert "--allow-run-as-root" not in argv and "btl_tcp_if_include" not in argv
+
+
+@pytest.mark.parametrize("change,message", [
+    ({"launcher": "srun"}, r"launch.launcher: 'srun' is not one of mpirun"),
+    ({"bind_to": "gpu"}, r"launch.bind_to: 'gpu' is not one of none, numa, socket, core"),
+    ({"subnet": "198.19.90.0/33"}, r"launch.subnet: '198.19.90.0/33' is not allowed \(an IPv4 network in CIDR"),
+    ({"hostfile": "/etc/passwd"}, r"launch: hostfile not known \(allowed: bind_to, contexts, launcher, subnet\)"),
+    ({"contexts": LAUNCH["contexts"][:1]}, r"launch.contexts: must be a list of at least 2 member hosts"),
+    ({"contexts": [dict(LAUNCH["contexts"][0], address="198.19.90.11 -x LD_PRELOAD=/tmp/x"), LAUNCH["contexts"][1]]},
+     r"launch.contexts\[0\].address: '198.19.90.11 -x LD_PRELOAD=/tmp/x' is not allowed \(an IPv4 address or a host"),
+    ({"contexts": [dict(LAUNCH["contexts"][0], slots=65), LAUNCH["contexts"][1]]},
+     r"launch.contexts\[0\].slots: 65 is not allowed \(a whole number 1-64\)"),
+    ({"contexts": [LAUNCH["contexts"][0], dict(LAUNCH["contexts"][1], hca=["mlx5_0"])]},
+     r"launch.contexts\[1\].hca: must list one RDMA device per slot \(2\), not \['mlx5_0'\]"),
+    ({"contexts": [LAUNCH["contexts"][0], dict(LAUNCH["contexts"][1], hca=["mlx5_0", "mlx5_1,x"])]},
+     r"launch.contexts\[1\].hca\[1\]: 'mlx5_1,x' is not allowed \(an RDMA device name"),
+])
+def test_a_bad_launch_is_refused_before_anything_starts_in_check_mode_too(tmp_path, change, message):
+    host = Host(spawn=lambda argv, env: pytest.fail("started %s" % argv), which=lambda name: "/usr/bin/" + name)
+    for check_mode in (False, True):
+        with pytest.raises(MlnxError, match=message):
+            ft.run(host, {"action": "nccl_start", "launch": dict(LAUNCH, **change), "run_id": "t",
+                          "run_dir": str(tmp_path), "nccl": {"test": "all_reduce_perf"}}, check_mode=check_mode)
+
+
+def test_slots_exactly_at_the_limit_are_taken():
+    contexts = [dict(c, slots=64, hca=["mlx5_%d" % i for i in range(64)]) for c in LAUNCH["contexts"]]
+    assert [c["slots"] for c in ft.check_launch(dict(LAUNCH, contexts=contexts))["contexts"]] == [64, 64]
+    contexts = [dict(c, slots=1, hca=["mlx5_0"]) for c in LAUNCH["contexts"]]
+    assert [c["slots"] for c in ft.check_launch(dict(LAUNCH, contexts=contexts))["contexts"]] == [1, 1]
+    with pytest.raises(MlnxError, match=r"slots: 0 is not allowed"):
+        ft.check_launch(dict(LAUNCH, contexts=[dict(c, slots=0, hca=[]) for c in LAUNCH["contexts"]]))
+
+
+def test_the_launcher_runs_detached_and_its_report_and_words_are_collected(tmp_path):
+    body = ("import sys\nargs = sys.argv[1:]\n"
+            "print('#  Rank  0 Group  0 Pid     43 on srv-r01-01 device  0 [0x18] NVIDIA H100 80GB HBM3')\n"
+            "print('#  Rank  1 Group  1 Pid     44 on srv-r01-01 device  1 [0x40] NVIDIA H100 80GB HBM3')\n"
+            "print('# nThread 1 nGpus 1 minBytes 8 maxBytes 8 step: 2(factor) warmup iters: 5 iters: 20')\n"
+            "print('# Avg bus bandwidth    : 44.5 ')\n"
+            "print(' '.join(args), file=sys.stderr)\nsys.exit(0)\n")
+    mpirun = fake_tool(tmp_path, "mpirun", body)
+    test = fake_tool(tmp_path, "all_reduce_perf", "")
+    host = Host(which=lambda name: {"mpirun": mpirun, "all_reduce_perf": test}.get(name))
+    params = {"launch": LAUNCH, "run_id": "w0", "run_dir": str(tmp_path / "run"),
+              "nccl": {"test": "all_reduce_perf", "args": ["-b", "8", "-e", "8"], "env": {"NCCL_TESTS_SPLIT": "MOD 2"}}}
+    started = ft.run(host, dict(params, action="nccl_start"))["launch"]
+    assert started["ranks"] == 4 and started["argv"][0] == "mpirun" and started["argv"][-5:] == [test, "-b", "8", "-e",
+                                                                                                "8"]
+    done = ft.run(host, dict(params, action="nccl_collect", timeout=20))["launch"]
+    assert done["rc"] == 0 and done["report"]["avg_busbw"] == 44.5
+    assert [r["rank"] for r in done["report"]["ranks"]] == [0, 1]
+    assert "-np 2 -H 198.19.90.12:2 -x PATH -x NCCL_IB_HCA=mlx5_0,mlx5_3" in done["stderr"]
+    # no mpirun on the host: the start says why and the collect carries it
+    host = Host(which=lambda name: {"all_reduce_perf": test}.get(name))
+    started = ft.run(host, dict(params, action="nccl_start", run_id="w1"))["launch"]
+    assert started == {"launcher": "mpirun", "error": "mpirun is not installed on this host (Open MPI (Debian/Ubuntu "
+                                                      "openmpi-bin))"}
+    done = ft.run(host, dict(params, action="nccl_collect", run_id="w1"))["launch"]
+    assert done["missing"] is True and done["error"] == started["error"] and done["report"] is None

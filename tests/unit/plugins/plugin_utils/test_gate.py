@@ -72,14 +72,20 @@ def measured_for(gate, bw=None, lat=None, ping=None):
     return out
 
 
+def launched(world, busbw=44.5, ranks=None, rc=0, stderr="", **extra):
+    """What the world's first member collects from its launcher: rank 0's report listing ``ranks`` ranks (the
+    world's size unless told)."""
+    count = world["size"] if ranks is None else ranks
+    report = {"rows": [{"size": 1 << 30, "out_of_place": {"busbw": busbw, "algbw": busbw, "time": 24000.0}}],
+              "avg_busbw": busbw, "errors": [], "nccl_version": "2.23.4",
+              "ranks": [{"rank": r, "host": "x", "device": r % 2} for r in range(count)]}
+    return {"launch": dict({"rc": rc, "stopped": False, "stderr": stderr, "report": report}, **extra)}
+
+
 def nccl_ok(gate, busbw=44.5, bad=None):
-    rows = [{"size": 1 << 30, "out_of_place": {"busbw": busbw, "algbw": busbw, "time": 24000.0}}]
     raw = {"pairs": {}, "su": {}, "version": {}}
     for world in gate["nccl_pairs"]["worlds"]:
-        value = (bad or {}).get(world["hosts"][0], busbw)
-        raw["pairs"][world["hosts"][0]] = {"ranks": [{"rank": 0, "rc": 0, "report": {
-            "rows": [dict(rows[0], out_of_place=dict(rows[0]["out_of_place"], busbw=value))], "avg_busbw": value,
-            "errors": [], "nccl_version": "2.23.4"}}]}
+        raw["pairs"][world["hosts"][0]] = launched(world, (bad or {}).get(world["hosts"][0], busbw))
     return _gate.nccl_reports(gate, raw)
 
 
@@ -249,10 +255,17 @@ def test_jobs_of_each_direction_and_the_nccl_worlds(plan):
     worlds = gate["nccl_pairs"]["worlds"]
     assert sorted(sorted(w["hosts"]) for w in worlds) == [["a1", "a2"], ["b1", "b2"]]
     env = worlds[0]["env"]
-    assert env["NCCL_TESTS_SPLIT"] == "MOD 2" and env["OMPI_COMM_WORLD_SIZE"] == "4"
-    assert env["NCCL_COMM_ID"] == "198.19.90.11:29500" and env["NCCL_TESTS_MIN_BW"] == "42.3"
-    ranks = gate["nccl_pairs"]["hosts"]["a2"]["jobs"]
-    assert ranks == [{"rank": 2, "local_rank": 0, "hca": "mlx5_0"}, {"rank": 3, "local_rank": 1, "hca": "mlx5_1"}]
+    assert env == {"NCCL_COMM_ID": "198.19.90.11:29500", "NCCL_TESTS_SPLIT": "MOD 2", "NCCL_IB_GID_INDEX": "3",
+                   "NCCL_TESTS_MIN_BW": "42.3", "NCCL_IB_TC": "106"}   # no OMPI_*: the launcher gives those
+    # the world's launcher runs on its first member only: one context per member, in rank order
+    assert sorted(gate["nccl_pairs"]["hosts"]) == sorted(w["hosts"][0] for w in worlds) and worlds[0]["size"] == 4
+    first, second = worlds[0]["hosts"]
+    assert gate["nccl_pairs"]["hosts"][first]["launch"] == {
+        "launcher": "mpirun", "bind_to": "numa", "subnet": None,
+        "contexts": [{"host": first, "address": "198.19.90.%d" % (11 + HOSTS.index(first)), "slots": 2,
+                      "hca": ["mlx5_0", "mlx5_1"]},
+                     {"host": second, "address": "198.19.90.%d" % (11 + HOSTS.index(second)), "slots": 2,
+                      "hca": ["mlx5_0", "mlx5_1"]}]}
     with pytest.raises(MlnxError, match="direction: 'up' is not forward or reverse"):
         _gate.jobs(gate["pairs"], "a1", 1, "up")
 
@@ -354,3 +367,50 @@ def test_retest_names_only_servers_of_the_plan(plan):
         new_gate(plan, retest=["a1", "zz"])
     with pytest.raises(MlnxError, match=r"gpufabric_gate_retest: must be a list of server names, got str"):
         new_gate(plan, retest="a1")
+
+
+def test_a_world_the_launcher_did_not_make_as_planned_fails_with_its_cause(plan):
+    facts = {h: facts_of(plan, h) for h in HOSTS}
+    mgmt = {h: "198.19.90.%d" % (11 + i) for i, h in enumerate(HOSTS)}
+    nets = {h: "198.19.90.0/24" for h in HOSTS}
+    gate = _gate.plan_run(plan, HOSTS, facts, None, None, {"name": "fabric-2026.12"}, None, 106, mgmt=mgmt,
+                          networks=nets, bind_to="none")
+    world = gate["nccl_pairs"]["worlds"][0]
+    first = world["hosts"][0]
+    # every member on one management network: the launcher's own TCP keeps to it
+    assert world["launch"]["subnet"] == "198.19.90.0/24" and world["launch"]["bind_to"] == "none"
+    other = _gate.plan_run(plan, HOSTS, facts, None, None, {"name": "x"}, None, 106, mgmt=mgmt,
+                           networks=dict(nets, **{world["hosts"][1]: "198.19.91.0/24"}))
+    assert other["nccl_pairs"]["worlds"][0]["launch"]["subnet"] is None
+
+    def errors(result):
+        return _gate.nccl_reports(gate, {"pairs": {first: result}, "su": {}})["hosts"][first]["errors"]
+    assert errors(launched(world)) == []
+    # each rank alone - a world of one (the real binary started without a launcher): the cause named
+    assert errors(launched(world, ranks=1)) == [
+        "the NCCL world of %s has 1 rank(s) where the plan has 4 (2 hosts x 2 GPUs): each rank ran alone, a world "
+        "of one: they were not started by a launcher that nccl-tests' MPI talks to (nccl-tests built without MPI=1, "
+        "or against another MPI than the launcher's)" % ", ".join(world["hosts"])]
+    # one rank short of the plan, and one over: another world
+    for count in (3, 5):
+        assert errors(launched(world, ranks=count))[0].endswith(
+            "has %d rank(s) where the plan has 4 (2 hosts x 2 GPUs): the launcher started another world than the "
+            "plan's" % count)
+    # mpirun could not start a member's daemon: no report, its own words (banner lines dropped)
+    stderr = ("--------------------------------------------------------------------------\n"
+              "ORTE was unable to reliably start one or more daemons.\n"
+              "This usually is caused by:\n")
+    result = {"launch": {"rc": 1, "stopped": False, "stderr": stderr, "report": None}}
+    assert errors(result) == ["the launcher on %s exited 1: ORTE was unable to reliably start one or more daemons. / "
+                              "This usually is caused by:" % first]
+    # a full report whose NCCL_TESTS_MIN_BW check failed (nccl-tests exits 1): the bandwidth is the verdict, not
+    # mpirun's words
+    assert errors(launched(world, rc=1, stderr="Primary job  terminated normally, but 1 process returned")) == []
+    # not started (mpirun missing), or stopped at the timeout
+    missing = {"launch": {"rc": None, "missing": True, "error": "mpirun is not installed on this host (Open MPI)",
+                          "report": None, "stderr": ""}}
+    assert errors(missing) == ["%s could not start the world's launcher: mpirun is not installed on this host "
+                               "(Open MPI)" % first]
+    assert errors(launched(world, stopped=True)) == [
+        "the launcher on %s did not finish within the gate's timeout and was stopped" % first]
+    assert errors(None) == ["%s did not run the world's launcher" % first]

@@ -28,6 +28,10 @@ def _two_nodes(text):
     assert out["rows"][-1]["out_of_place"] == {"time": 67689.0, "algbw": 126.9, "busbw": 237.94, "wrong": 0}
     assert (out["avg_busbw"], out["avg_busbw_check"], out["out_of_bounds"], out["errors"]) == (66.4834, None, 0, [])
     assert out["nccl_version"] is None and len(out["runs"]) == 1  # this build prints no version line
+    # rank 0 lists every rank of the world: 2 nodes x 8 GPUs, as the MPI operator's launcher made it
+    assert len(out["ranks"]) == 16 and [r["rank"] for r in out["ranks"]] == list(range(16))
+    assert out["ranks"][8] == {"rank": 8, "group": 0, "pid": 43, "host": "nccl-allreduce-job0-mpiworker-1",
+                               "device": 0, "bus": "0x0f", "name": "NVIDIA A100-SXM4-40GB"}
 
 
 @check("nccl_all_reduce_perf_v100_1.txt")
@@ -36,6 +40,9 @@ def _six_runs(text):
     assert [run["avg_busbw"] for run in out["runs"]] == [5.68719, 5.63861, 21.9093, 5.61644, 42.3627, 5.57758]
     assert out["avg_busbw"] == 5.57758 and out["rows"] == out["runs"][-1]["rows"]
     assert out["rows"][0]["out_of_place"] == {"time": 6080.7, "algbw": 5.52, "busbw": 5.52, "wrong": None}  # -c 0: N/A
+    # one process driving 2 GPUs (-g 2): two NCCL ranks, one Pid - a rank line is a GPU's, not a process's
+    assert [(r["rank"], r["pid"], r["bus"]) for r in out["runs"][0]["ranks"]] == [(0, 154, "0x06"), (1, 154, "0x89")]
+    assert [(r["rank"], r["bus"]) for r in out["ranks"]] == [(0, "0x06"), (1, "0x0b")]
 
 
 test_capture = capture_test(CHECKS)
