@@ -312,7 +312,8 @@ def test_failures_for_a_pipeline_each_with_its_value_limit_and_rule(plan):
     assert result["status"] == "quarantined" and result["handover"] == ["a1", "a2", "b1"]
     assert result["failures"] == [
         {"host": "b2", "rail": 0, "measure": "pcie", "value": 16.0, "limit": 32.0, "unit": "GT/s", "pass_if": ">=",
-         "message": "b2 rail 0 (enp24s0np0): PCIe 0000:18:00.0 link at 16 GT/s x16, the device can 32 GT/s x16"},
+         "message": "b2 rail 0 (enp24s0np0): PCIe 0000:18:00.0 link at 16 GT/s x16, the device can 32 GT/s x16 "
+                    "(slower)"},
         {"host": "b2", "rail": 0, "measure": "ib_write_bw", "value": 359.9, "limit": 360.0, "unit": "Gb/s",
          "pass_if": ">=", "message": "ib_write_bw b2 -> b1 on rail 0 (enp24s0np0): 359.9 Gb/s < 360.0 Gb/s "
                                      "(0.9 x 400 Gb/s port rate)"}]
