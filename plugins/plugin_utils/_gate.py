@@ -171,11 +171,16 @@ def nccl_worlds(plan, groups, facts, min_bw=None, tos=None, port=NCCL_PORT, args
         # the bootstrap on the first member's management address (every rank reaches it; a rail reaches only its
         # own leaf), its rail-0 address when that is unknown
         root_address = mgmt.get(members[0]) or root_entry["address"]
-        env = {"NCCL_COMM_ID": "%s:%d" % (root_address, port + index), "NCCL_TESTS_SPLIT": "MOD %d" % rails,
-               "NCCL_IB_GID_INDEX": "3"}
+        env = {"NCCL_COMM_ID": "%s:%d" % (root_address, port + index), "NCCL_TESTS_SPLIT": "MOD %d" % rails}
+        # RoCE's GID index (RoCE v2 over IPv4) and traffic class; InfiniBand addresses by LID and has neither
+        layers = {(facts.get(h) or {}).get(plan_hosts[h][r]["interface"], {}).get("link_layer")
+                  for h in members for r in range(rails)}
+        roce = layers != {"InfiniBand"}
+        if roce:
+            env["NCCL_IB_GID_INDEX"] = "3"
         if min_bw:
             env["NCCL_TESTS_MIN_BW"] = "%g" % min_bw
-        if tos is not None:
+        if tos is not None and roce:
             env["NCCL_IB_TC"] = str(tos)
         contexts = []
         for host in members:

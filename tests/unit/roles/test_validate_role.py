@@ -88,8 +88,12 @@ def rank0(rows, version="2.23.4"):
                  for size, value in rows]}}]}
 
 
-def other_ranks(first):
-    return {"ranks": [{"rank": first, "rc": 0, "report": None}, {"rank": first + 1, "rc": 0, "report": None}]}
+def launched(rows, size=4):
+    """nccl_collect of a world's first member: its launcher's result, rank 0's report listing the world's ``size``
+    ranks (2 servers x 2 GPUs)."""
+    report = rank0(rows)["ranks"][0]["report"]
+    return {"launch": {"rc": 0, "stopped": False, "stderr": "", "report": dict(report, ranks=[{"rank": r}
+                                                                                            for r in range(size)])}}
 
 
 def host_vars(plan, reports):
@@ -109,9 +113,10 @@ def host_vars(plan, reports):
             "__gpufabric_validate_measured": [measure(host, 0, 359.9 if host == "b2" else 385.6),
                                               measure(host, 1, 385.6)],
             "__gpufabric_validate_nccl_version": rank0([(8, 0.0)], "2.23.3" if host == "a1" else "2.23.4"),
-            "__gpufabric_validate_nccl_pairs": rank0([(GIB, 44.5)]) if first else other_ranks(2),
-            "__gpufabric_validate_nccl_su": (rank0([(GIB, 44.0)]) if host == "a1" else
-                                             rank0([(GIB, 40.0)]) if host == "b1" else other_ranks(2)),
+            # only a world's first member runs its launcher (the others register nothing: skipped)
+            "__gpufabric_validate_nccl_pairs": launched([(GIB, 44.5)]) if first else {"skipped": True},
+            "__gpufabric_validate_nccl_su": (launched([(GIB, 44.0)]) if host == "a1" else
+                                             launched([(GIB, 40.0)]) if host == "b1" else {"skipped": True}),
         }
     return out
 
@@ -138,7 +143,8 @@ def test_the_verdict_tasks_write_the_results_the_state_and_the_report(tmp_path):
     assert got == {"a1": [("nccl_version", None, "2.23.3", "2.23.4-1", None)], "a2": [], "b1": [],
                    "b2": [("pcie", 0, 8, 16, "lanes"), ("ib_write_bw", 0, 359.9, 360.0, "Gb/s")]}
     assert gate["run"]["thresholds"] == {"write_bw_fraction": 0.9, "write_lat_factor": 1.5, "write_lat_usec": 2.55,
-                                         "nccl_busbw_per_rail_gbs": 42.3, "nccl_busbw_host_gbs": 84.6,
+                                         "nccl_busbw_per_rail_gbs": 42.3, "nccl_fraction": 0.9,
+                                         "nccl_gbs_per_400g": 47.0, "nccl_min_size": 1 << 30,
                                          "link_flaps": 0, "symbol_errors": 0}
     assert (gate["run"]["matrix"], gate["run"]["nccl_expected"], gate["run"]["lat_median_usec"]) == (
         "fabric-2026.12", "2.23.4-1", 1.7)

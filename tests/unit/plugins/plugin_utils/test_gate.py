@@ -415,3 +415,15 @@ def test_a_world_the_launcher_did_not_make_as_planned_fails_with_its_cause(plan)
     assert errors(launched(world, stopped=True)) == [
         "the launcher on %s did not finish within the gate's timeout and was stopped" % first]
     assert errors(None) == ["%s did not run the world's launcher" % first]
+
+
+def test_an_infiniband_world_has_no_roce_gid_index_or_traffic_class(plan):
+    ib = {h: {i: dict(f, link_layer="InfiniBand") for i, f in facts_of(plan, h).items()} for h in HOSTS}
+    gate = _gate.plan_run(plan, HOSTS, ib, None, None, {"name": "fabric-2026.12"}, None, 106)
+    env = gate["nccl_pairs"]["worlds"][0]["env"]
+    assert "NCCL_IB_GID_INDEX" not in env and "NCCL_IB_TC" not in env and env["NCCL_TESTS_MIN_BW"] == "42.3"
+    # one RoCE rail in the world: RoCE's settings (NCCL applies them to its RoCE devices)
+    first = gate["nccl_pairs"]["worlds"][0]["hosts"][0]
+    mixed = dict(ib, **{first: facts_of(plan, first)})
+    env = _gate.plan_run(plan, HOSTS, mixed, None, None, {"name": "x"}, None, 106)["nccl_pairs"]["worlds"][0]["env"]
+    assert (env["NCCL_IB_GID_INDEX"], env["NCCL_IB_TC"]) == ("3", "106")

@@ -35,7 +35,8 @@ def _chromium():
 def _facts(plan, host, change=None):
     out = {}
     for entry in plan["hosts"][host]:
-        fact = {"rdma": "mlx5_%d" % entry["rail"], "port": 1, "rate_gbps": 400.0, "state": "up", "mtu": 9000,
+        fact = {"rdma": "mlx5_%d" % entry["rail"], "port": 1, "rate_gbps": 400.0, "link_layer": "Ethernet",
+                "state": "up", "mtu": 9000,
                 "address": entry["address"],
                 "pcie": {"pci": entry["pci"], "speed": 32.0, "max_speed": 32.0, "width": 16, "max_width": 16},
                 "counters": {"link_down_events_phy": 0, "rx_symbol_err_phy": 0}, "qos": {"trust": "dscp", "pfc": [3]}}
@@ -71,9 +72,11 @@ def _measured(gate, bw, lat):
     return out
 
 
-def _rank0(rows, avg):
-    return {"ranks": [{"rank": 0, "rc": 0, "report": {"rows": rows, "avg_busbw": avg, "errors": [],
-                                                      "nccl_version": "2.23.4"}}]}
+def _rank0(rows, avg, size):
+    """What a world's first member collects from its launcher: rank 0's report, listing the world's ``size`` ranks."""
+    return {"launch": {"rc": 0, "stopped": False, "stderr": "", "report": {
+        "rows": rows, "avg_busbw": avg, "errors": [], "nccl_version": "2.23.4",
+        "ranks": [{"rank": r} for r in range(size)]}}}
 
 
 def _rows(sizes, busbw):
@@ -96,11 +99,11 @@ def gate_results():
     raw = {"pairs": {}, "su": {}}
     for world in gate["nccl_pairs"]["worlds"]:
         avg = 42.3 if "a1" in world["hosts"] else 42.299
-        raw["pairs"][world["hosts"][0]] = _rank0(_rows(pair_sizes, lambda _s, a=avg: a), avg)
+        raw["pairs"][world["hosts"][0]] = _rank0(_rows(pair_sizes, lambda _s, a=avg: a), avg, world["size"])
     for world in gate["nccl_su"]["worlds"]:
         peak = 47.0 if "a1" in world["hosts"] else 30.0
         raw["su"][world["hosts"][0]] = _rank0(_rows(su_sizes, lambda s, p=peak: round(p * s / (s + (1 << 22)), 2)),
-                                              None)
+                                              None, world["size"])
     nccl = _gate.nccl_reports(gate, raw)
     return _gate.evaluate(plan, gate["pairs"], gate["tested"], gate["not_retested"], measured, facts, after,
                           _leaves(plan), nccl, {}, gate["limits"],
