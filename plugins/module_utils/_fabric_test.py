@@ -76,6 +76,7 @@ LAUNCHER_TOOLS = {"mpirun": {"mpirun": "Open MPI (Debian/Ubuntu openmpi-bin)", "
 MEMBER_TOOLS = {"mpirun": {"orted": "Open MPI (Debian/Ubuntu openmpi-bin; prted in Open MPI 5)"}}
 BIND_TO = ("none", "numa", "socket", "core")
 HOST_RE = re.compile(r"[A-Za-z0-9](?:[A-Za-z0-9.-]{0,251}[A-Za-z0-9])?", re.ASCII)
+PATH_RE = re.compile(r"/(?:[A-Za-z0-9._+-]+/?)*", re.ASCII)
 CIDR_RE = re.compile(r"(?:\d{1,3}\.){3}\d{1,3}/(?:[0-9]|[12][0-9]|3[0-2])", re.ASCII)
 
 
@@ -615,11 +616,13 @@ def check_launch(launch: Mapping) -> dict:
     return {"launcher": launcher, "contexts": out, "bind_to": bind_to, "subnet": subnet}
 
 
-def mpirun_argv(mpirun, launch, test, args, env, as_root=False):
+def mpirun_argv(mpirun, launch, test, args, env, as_root=False, prefix=None):
     """Open MPI's mpirun for one NCCL world, one app context per member host (ranks in the contexts' order, each
     context's ranks with its own NCCL_IB_HCA). Why each option:
 
     - ``--allow-run-as-root`` only when the gate runs as root (Open MPI refuses root without it);
+    - ``--prefix`` the installation of an mpirun found in gpufabric_validate_paths (Open MPI then sets the members'
+      PATH and LD_LIBRARY_PATH to it before it starts its daemon there);
     - ``--bind-to`` the launch's (default numa: each rank on the NUMA node mpirun maps it to);
     - ``--mca plm_rsh_args "-o BatchMode=yes"``: the daemons start over SSH, and a missing key or host key fails at
       once instead of waiting at a prompt;
@@ -632,6 +635,8 @@ def mpirun_argv(mpirun, launch, test, args, env, as_root=False):
     argv = [mpirun]
     if as_root:
         argv.append("--allow-run-as-root")
+    if prefix:
+        argv += ["--prefix", prefix]
     argv += ["--bind-to", launch["bind_to"], "--mca", "plm_rsh_args", "-o BatchMode=yes",
              "--mca", "pml", "ob1", "--mca", "btl", "self,tcp"]
     if launch.get("subnet"):
@@ -668,8 +673,13 @@ def nccl_launch(host, launch, test, args, env, path):
             fh.write(error)
         return {"launcher": launch["launcher"], "error": error}
     # nccl-tests at the same path on every member (mpirun starts that path there)
-    argv = mpirun_argv("mpirun", launch, binary, args, checked, as_root=os.geteuid() == 0)
-    started = _start(host, base, argv)
+    # Open MPI found in one of gpufabric_validate_paths: --prefix its installation, so that the members' daemons are
+    # found there too (a non-interactive SSH login's PATH does not have it), and -x PATH carries those directories
+    extra = list(getattr(host, "extra_path", []) or [])
+    prefix = os.path.dirname(os.path.dirname(mpirun)) if os.path.dirname(mpirun) in extra else None
+    argv = mpirun_argv("mpirun", launch, binary, args, checked, as_root=os.geteuid() == 0, prefix=prefix)
+    env = {"PATH": os.pathsep.join(extra + [os.environ.get("PATH", "")])} if extra else None
+    started = _start(host, base, argv, env=env)
     if started.get("error"):
         with open(base + ".error", "w") as fh:
             fh.write(started["error"])
@@ -719,9 +729,40 @@ def tools(host, nccl_test: str | None = None, launcher: str = "mpirun") -> dict:
     return {"tools": found, "missing": ["%s (%s)" % (name, wanted[name]) for name in wanted if not found[name]]}
 
 
+def check_paths(paths) -> list[str]:
+    """``paths``: absolute directories (no ``..``), searched before the PATH for the gate's tools."""
+    if not isinstance(paths, Sequence) or isinstance(paths, (str, bytes)):
+        raise FabricTestError("paths: must be a list of absolute directories, not %r" % (paths,), parameter="paths")
+    for i, path in enumerate(paths):
+        if not isinstance(path, str) or len(path) > 255 or not PATH_RE.fullmatch(path) or \
+                ".." in path.split("/"):
+            raise FabricTestError("paths[%d]: %r is not allowed (an absolute directory: / then letters, digits and "
+                                  "_ . + - /, no '..')" % (i, path), parameter="paths")
+    return [p.rstrip("/") or "/" for p in paths]
+
+
+def with_paths(host, paths):
+    """``host`` whose ``which`` looks in ``paths`` first (the site's directories for tools outside the PATH:
+    gpufabric_validate_paths), then where it looked before."""
+    if not paths:
+        return host
+    before = host.which
+
+    def which(name):
+        for folder in paths:
+            candidate = os.path.join(folder, name)
+            if os.path.isfile(candidate) and os.access(candidate, os.X_OK):
+                return candidate
+        return before(name)
+    host.which = which
+    host.extra_path = list(paths)
+    return host
+
+
 def run(host, params: Mapping, check_mode: bool = False) -> dict:
-    """One step of the gate on this host; ``params``: action, jobs, options, run_id, run_dir, timeout, nccl."""
+    """One step of the gate on this host; ``params``: action, jobs, options, run_id, run_dir, timeout, nccl, paths."""
     action = params.get("action")
+    host = with_paths(host, check_paths(params.get("paths") or []))
     jobs = check_jobs(action, params.get("jobs") or [])
     opts = check_options(params.get("options") or {})
     if params.get("launch") and action in ("nccl_start", "nccl_collect"):

@@ -87,6 +87,16 @@ options:
       - Needs on this host C(mpirun) and C(ssh), on every member Open MPI's daemon (C(orted)), nccl-tests at the same
         path, and SSH from this host to every member without a password or a host-key prompt (C(BatchMode=yes)).
     type: dict
+  paths:
+    description:
+      - Directories searched before the PATH for the gate's tools (perftest, nccl-tests, Open MPI) - a site whose tools
+        live outside the PATH a non-interactive login gets (C(/usr/local/cuda/bin), an HPC-X installation). Each an
+        absolute directory (letters, digits, C(_ . + - /), no C(..)).
+      - An C(mpirun) found there is started with C(--prefix) its installation (so Open MPI finds its daemon on every
+        member there) and the ranks get these directories first on their PATH.
+    type: list
+    elements: str
+    default: []
   run_id:
     description: The run's name (1-64 of C(A-Z a-z 0-9 _ . -)); its files are under O(run_dir)/O(run_id).
     type: str
@@ -189,6 +199,7 @@ ARGUMENT_SPEC = dict(
     options=dict(type="dict", default={}),
     nccl=dict(type="dict", default={}),
     launch=dict(type="dict"),
+    paths=dict(type="list", elements="str", default=[]),
     run_id=dict(type="str", default="gate"),
     run_dir=dict(type="path", default="/run/gpufabric/gate"),
     timeout=dict(type="int", default=300),

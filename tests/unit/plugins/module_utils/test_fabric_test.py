@@ -338,3 +338,47 @@ def test_the_launcher_runs_detached_and_its_report_and_words_are_collected(tmp_p
                                                       "openmpi-bin))"}
     done = ft.run(host, dict(params, action="nccl_collect", run_id="w1"))["launch"]
     assert done["missing"] is True and done["error"] == started["error"] and done["report"] is None
+
+
+# ------------------------------------------------------------------------------------------------ gpufabric_validate_paths
+def test_tools_outside_the_path_are_found_in_the_sites_directories(tmp_path):
+    hpcx = tmp_path / "opt" / "hpcx" / "ompi" / "bin"
+    hpcx.mkdir(parents=True)
+    for name in ("mpirun", "orted"):
+        (hpcx / name).write_text("#!/bin/sh\n")
+        (hpcx / name).chmod(0o755)
+    (hpcx / "ssh").write_text("not executable")
+    out = ft.run(_with("ping", "ssh"), {"action": "tools", "nccl": {"test": "all_reduce_perf"}, "paths": [str(hpcx)]})
+    assert out["tools"]["mpirun"] == str(hpcx / "mpirun") and out["tools"]["orted"] == str(hpcx / "orted")
+    assert out["tools"]["ssh"] == "/usr/bin/ssh"        # a file there that is not executable does not count
+    assert "mpirun (Open MPI (Debian/Ubuntu openmpi-bin))" not in out["missing"]
+
+
+@pytest.mark.parametrize("paths,message", [
+    ("/opt/hpcx/bin", r"paths: must be a list of absolute directories, not '/opt/hpcx/bin'"),
+    (["opt/hpcx/bin"], r"paths\[0\]: 'opt/hpcx/bin' is not allowed \(an absolute directory"),
+    (["/opt/../etc"], r"paths\[0\]: '/opt/../etc' is not allowed"),
+    (["/opt/hpcx bin"], r"paths\[0\]: '/opt/hpcx bin' is not allowed"),
+    (["/opt/x;reboot"], r"paths\[0\]: '/opt/x;reboot' is not allowed"),
+])
+def test_a_bad_directory_is_refused_before_anything_runs(paths, message):
+    host = Host(spawn=lambda argv, env: pytest.fail("started %s" % argv), which=lambda name: None)
+    with pytest.raises(MlnxError, match=message):
+        ft.run(host, {"action": "tools", "paths": paths})
+
+
+def test_an_mpirun_from_the_sites_directories_is_started_with_its_prefix(tmp_path):
+    ompi = tmp_path / "hpcx" / "ompi"
+    (ompi / "bin").mkdir(parents=True)
+    mpirun = fake_tool(ompi, "mpirun", "import os, sys\nprint(os.environ['PATH'].split(':')[0], file=sys.stderr)\n")
+    mpirun_in_bin = ompi / "bin" / "mpirun"
+    os.rename(mpirun, mpirun_in_bin)
+    test = fake_tool(tmp_path, "all_reduce_perf", "")
+    host = Host(which=lambda name: {"all_reduce_perf": test}.get(name))
+    params = {"launch": LAUNCH, "run_id": "w9", "run_dir": str(tmp_path / "run"), "paths": [str(ompi / "bin")],
+              "nccl": {"test": "all_reduce_perf", "args": ["-b", "8"], "env": {}}}
+    started = ft.run(host, dict(params, action="nccl_start"))["launch"]
+    root = ["--allow-run-as-root"] if os.geteuid() == 0 else []
+    assert started["argv"][:3 + len(root)] == ["mpirun", *root, "--prefix", str(ompi)]
+    done = ft.run(host, dict(params, action="nccl_collect", timeout=20))["launch"]
+    assert done["rc"] == 0 and done["stderr"] == str(ompi / "bin")      # the ranks' PATH starts there
