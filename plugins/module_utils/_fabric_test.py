@@ -310,9 +310,9 @@ def link_layer_error(job, rdma, layer):
     link layer is not guessed)."""
     if layer in LINK_LAYERS:
         return None
-    return ("%s: rail %s (%s, %s): link layer %r is not one of %s (ibstat's \"Link layer\"), so perftest's options "
-            "are not known and the rail is not measured" % (_hostname(), job.get("rail"), job["interface"], rdma,
-                                                             layer, " or ".join(LINK_LAYERS)))
+    words = ("%s: rail %s (%s, %s): link layer %r is not one of %s (ibstat's \"Link layer\"), so perftest's options "
+             "are not known and the rail is not measured")
+    return words % (_hostname(), job.get("rail"), job["interface"], rdma, layer, " or ".join(LINK_LAYERS))
 
 
 def _hostname():
@@ -573,9 +573,8 @@ def check_launch(launch: Mapping) -> dict:
     known = {"launcher", "contexts", "bind_to", "subnet"}
     unknown = sorted(set(map(str, launch)) - known)
     if unknown:
-        problems.append(FabricTestError("launch: %s not known (allowed: %s)" % (", ".join(unknown),
-                                                                               ", ".join(sorted(known))),
-                                        parameter="launch"))
+        problems.append(FabricTestError("launch: %s not known (allowed: %s)"
+                                        % (", ".join(unknown), ", ".join(sorted(known))), parameter="launch"))
     launcher = launch.get("launcher", "mpirun")
     if launcher not in LAUNCHERS:
         problems.append(FabricTestError("launch.launcher: %r is not one of %s" % (launcher, ", ".join(LAUNCHERS)),

@@ -22,7 +22,7 @@ description:
     the peer's server (retried while the server does not listen yet), and returns the parsed reports
     (P(gpufabric.mlnx.mlx_parse#filter) C(perftest)).
   - V(collect) waits for this host's servers (up to O(timeout)), returns their parsed reports and stops what still
-    runs. V(nccl_start) and V(nccl_collect) do the same for NCCL: with O(launch), on the world's first member, they
+    runs. V(nccl_start) and V(nccl_collect) do the same for NCCL - with O(launch), on the world's first member, they
     start Open MPI's C(mpirun) for the whole world (one rank per GPU on every member, started over SSH) and collect
     its output (rank 0's report); without it, the ranks of O(jobs) on this host alone - each a world of one, as the
     real binary makes it (the gate does that only for the library's version, one rank).
@@ -168,7 +168,7 @@ launch:
     - V(nccl_start) with O(launch) - C(launcher), C(argv), C(pid), C(ranks) (the world's size as planned), or
       C(error) (the launcher or the test is not installed).
     - V(nccl_collect) with O(launch) - the launcher's C(rc), C(stopped), C(stdout), C(stderr) (its last 4000
-      characters: where mpirun says why a daemon or a rank failed) and C(report) (rank 0's, with C(ranks): one per
+      characters, where mpirun says why a daemon or a rank failed) and C(report) (rank 0's, with C(ranks) - one per
       rank of the world the launcher made).
   returned: action is nccl_start or nccl_collect, with launch
   type: dict

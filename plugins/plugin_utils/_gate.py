@@ -537,6 +537,7 @@ def evaluate(plan, pairs, tested, not_retested, measured, facts_before, facts_af
                                earlier_run=last.get("run"))
         for key, default in (("rails", []), ("versions", {}), ("delivery", []), ("nccl", None)):
             doc_hosts[host].setdefault(key, default)
+
     def slowest(hosts):
         """The slowest port rate of the hosts' rails (400 when none is known): what NCCL's floor scales with."""
         rates = [r.get("port_rate_gbps") for h in hosts for r in (doc_hosts.get(h) or {}).get("rails") or []

@@ -214,7 +214,7 @@ def _latency_limit(results):
     factor, values = _number(thresholds.get("write_lat_factor")), _latencies(results)
     if factor is None or not values:
         return None, "no write_lat_factor or no latency measured"
-    return round(factor * statistics.median(values), 2), "from this run's median"     # as the gate rounds it
+    return round(factor * statistics.median(values), 6), "from this run's median"     # as the gate computes it
 
 
 def _quarantine(results):
@@ -375,7 +375,7 @@ def _bw_limit(results, rail):
     if limit is not None:
         return limit
     fraction, rate = _number(_thresholds(results).get("write_bw_fraction")), _number(rail.get("port_rate_gbps"))
-    return round(fraction * rate, 1) if fraction is not None and rate else None
+    return round(fraction * rate, 6) if fraction is not None and rate else None
 
 
 def _lat_limit(results, rail):
@@ -454,7 +454,7 @@ def _nccl_floor(thresholds, rate):
     fraction, per_400g = _number(thresholds.get("nccl_fraction")), _number(thresholds.get("nccl_gbs_per_400g"))
     if fraction is None or per_400g is None:
         return _number(thresholds.get("nccl_busbw_per_rail_gbs")) if rate == 400 else None
-    return round(fraction * per_400g * float(rate) / 400.0, 2)
+    return round(fraction * per_400g * float(rate) / 400.0, 6)
 
 
 def _at_rates(limit_of, rates, rule):
@@ -473,13 +473,13 @@ def _threshold_rows(results):
     fraction = _number(thresholds.get("write_bw_fraction"))
     rates = _rates(results)
     min_size = _number(thresholds.get("nccl_min_size"))
-    nccl_rule = "%s x %s GB/s x port rate / 400G" % (_text(thresholds.get("nccl_fraction")),
-                                                      _text(thresholds.get("nccl_gbs_per_400g"))) \
-        if thresholds.get("nccl_fraction") is not None else "the per-rail floor"
+    nccl_rule = ("%s x %s GB/s x port rate / 400G" % (_text(thresholds.get("nccl_fraction")),
+                                                       _text(thresholds.get("nccl_gbs_per_400g")))
+                 if thresholds.get("nccl_fraction") is not None else "the per-rail floor")
     rows = [
         {"measure": "ib_write_bw", "run": "each rail, each direction: BW average (its pair's perftest)",
          "rule": ">= %s x port rate" % _text(fraction) if fraction is not None else "",
-         "limit": _at_rates(lambda rate: round(fraction * rate, 1), rates, ">=") if fraction is not None else "",
+         "limit": _at_rates(lambda rate: round(fraction * rate, 6), rates, ">=") if fraction is not None else "",
          "unit": "Gb/s", "consequence": "quarantines the host whose own facts explain it (both when neither's do)"},
         {"measure": "ib_write_lat", "run": "each rail: t_avg",
          "rule": _latency_rule(results),
@@ -510,7 +510,7 @@ def _latency_rule(results):
     thresholds, run = _thresholds(results), _get(results, "run")
     factor, median = _number(thresholds.get("write_lat_factor")), _number(run.get("lat_median_usec"))
     limit = _number(thresholds.get("write_lat_usec"))
-    if limit is not None and factor is not None and median is not None and limit != round(factor * median, 2):
+    if limit is not None and factor is not None and median is not None and limit != round(factor * median, 6):
         return "<= the absolute limit (write_lat_usec)"
     if factor is None:
         return "<= the limit"
@@ -605,8 +605,8 @@ def _su_rows(results):
         value, limit = _number(entry.get("avg_busbw_gbs")), _number(entry.get("threshold_gbs"))
         handed = [h for h in members if _handed_over(_status(results, h))]
         verdict = _su_verdict(results, entry, members)
-        rows.append({"su": su, "hosts": ", ".join("%s (%s)" % (h, _text(_status(results, h) or "not in the report")
-                                                                  .replace("_", " ")) for h in members),
+        statuses = [(h, _text(_status(results, h) or "not in the report").replace("_", " ")) for h in members]
+        rows.append({"su": su, "hosts": ", ".join("%s (%s)" % pair for pair in statuses),
                      "handed_over": "%d of %d" % (len(handed), len(members)),
                      "avg_busbw_gbs": entry.get("avg_busbw_gbs"), "threshold_gbs": entry.get("threshold_gbs"),
                      "su_value": _shown(value, limit, ">="), "su_limit": _limit(limit, ">="), "su_verdict": verdict,
@@ -1041,7 +1041,7 @@ def _draw_nccl_su(figure, results):
         start = min_size if min_size is not None else min(x)
         first = value not in seen
         seen.add(value)
-        axes.hlines(value, start, max(max(x), start), color=THRESHOLD_COLOUR, linestyle="--", linewidth=1.3,
+        axes.hlines(value, start, max(*x, start), color=THRESHOLD_COLOUR, linestyle="--", linewidth=1.3,
                     label=("SU limit %s GB/s per rail (on the average of the sizes >= %s)"
                            % (_exact(float(value)), _size(int(start)))) if first else "_nolegend_")
     axes.set_title("NCCL SU runs: bus bandwidth per rail against message size")

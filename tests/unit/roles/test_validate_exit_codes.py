@@ -15,8 +15,8 @@ VALIDATE = REPO / "playbooks" / "validate.yml"
 NOWHERE = {"ansible_connection": "ssh", "ansible_host": "127.0.0.1", "ansible_port": 9,
            "ansible_ssh_common_args": "-o ConnectTimeout=5 -o StrictHostKeyChecking=no"}
 FABRIC = {"rails": 2, "su_prefix": 26, "racks_per_su": 1, "addressing": "p2p31",
-          "pools": {"rail0": "198.18.0.0/20", "rail1": "198.18.16.0/20"}, "nics": {"pci": ["0000:18:00.0",
-                                                                                          "0000:40:00.0"]},
+          "pools": {"rail0": "198.18.0.0/20", "rail1": "198.18.16.0/20"},
+          "nics": {"pci": ["0000:18:00.0", "0000:40:00.0"]},
           "interface_names": ["enp24s0np0", "enp64s0np0"]}
 SERVERS = {"srv-r01-01": {"rack": "r01", "position": 1}, "srv-r01-02": {"rack": "r01", "position": 2}}
 

@@ -92,8 +92,8 @@ def launched(rows, size=4):
     """nccl_collect of a world's first member: its launcher's result, rank 0's report listing the world's ``size``
     ranks (2 servers x 2 GPUs)."""
     report = rank0(rows)["ranks"][0]["report"]
-    return {"launch": {"rc": 0, "stopped": False, "stderr": "", "report": dict(report, ranks=[{"rank": r}
-                                                                                            for r in range(size)])}}
+    ranks = [{"rank": r} for r in range(size)]
+    return {"launch": {"rc": 0, "stopped": False, "stderr": "", "report": dict(report, ranks=ranks)}}
 
 
 def host_vars(plan, reports):
@@ -136,8 +136,8 @@ def test_the_verdict_tasks_write_the_results_the_state_and_the_report(tmp_path):
     gate = json.loads((reports / "gate.json").read_text())
     assert gate["schema"] == 1 and gate["handover"] == ["a2", "b1"]
     assert [q["host"] for q in gate["quarantine"]] == ["a1", "b2"]
-    assert {h: gate["hosts"][h]["status"] for h in HOSTS} == {"a1": "quarantined", "a2": "passed", "b1": "passed",
-                                                               "b2": "quarantined"}
+    status = {h: gate["hosts"][h]["status"] for h in HOSTS}
+    assert status == {"a1": "quarantined", "a2": "passed", "b1": "passed", "b2": "quarantined"}
     got = {h: [(f["measure"], f["rail"], f["value"], f["threshold"], f["unit"]) for f in gate["hosts"][h]["failures"]]
            for h in HOSTS}
     assert got == {"a1": [("nccl_version", None, "2.23.3", "2.23.4-1", None)], "a2": [], "b1": [],

@@ -82,7 +82,7 @@ def tools_in(tmp_path, **tools):
     """``which`` over stand-in tools: name -> the text it prints (exit 0)."""
     paths = {name: fake_tool(tmp_path, name, "import sys\nsys.stdout.write(%r)\n" % text)
              for name, text in tools.items()}
-    return lambda name: paths.get(name)
+    return paths.get
 
 
 def test_servers_run_detached_and_their_exit_code_and_report_are_collected(tmp_path):
@@ -321,18 +321,18 @@ def test_the_launcher_runs_detached_and_its_report_and_words_are_collected(tmp_p
             "print(' '.join(args), file=sys.stderr)\nsys.exit(0)\n")
     mpirun = fake_tool(tmp_path, "mpirun", body)
     test = fake_tool(tmp_path, "all_reduce_perf", "")
-    host = Host(which=lambda name: {"mpirun": mpirun, "all_reduce_perf": test}.get(name))
+    host = Host(which={"mpirun": mpirun, "all_reduce_perf": test}.get)
     params = {"launch": LAUNCH, "run_id": "w0", "run_dir": str(tmp_path / "run"),
               "nccl": {"test": "all_reduce_perf", "args": ["-b", "8", "-e", "8"], "env": {"NCCL_TESTS_SPLIT": "MOD 2"}}}
     started = ft.run(host, dict(params, action="nccl_start"))["launch"]
-    assert started["ranks"] == 4 and started["argv"][0] == "mpirun" and started["argv"][-5:] == [test, "-b", "8", "-e",
-                                                                                                "8"]
+    assert started["ranks"] == 4 and started["argv"][0] == "mpirun"
+    assert started["argv"][-5:] == [test, "-b", "8", "-e", "8"]
     done = ft.run(host, dict(params, action="nccl_collect", timeout=20))["launch"]
     assert done["rc"] == 0 and done["report"]["avg_busbw"] == 44.5
     assert [r["rank"] for r in done["report"]["ranks"]] == [0, 1]
     assert "-np 2 -H 198.19.90.12:2 -x PATH -x NCCL_IB_HCA=mlx5_0,mlx5_3" in done["stderr"]
     # no mpirun on the host: the start says why and the collect carries it
-    host = Host(which=lambda name: {"all_reduce_perf": test}.get(name))
+    host = Host(which={"all_reduce_perf": test}.get)
     started = ft.run(host, dict(params, action="nccl_start", run_id="w1"))["launch"]
     assert started == {"launcher": "mpirun", "error": "mpirun is not installed on this host (Open MPI (Debian/Ubuntu "
                                                       "openmpi-bin))"}
@@ -374,7 +374,7 @@ def test_an_mpirun_from_the_sites_directories_is_started_with_its_prefix(tmp_pat
     mpirun_in_bin = ompi / "bin" / "mpirun"
     os.rename(mpirun, mpirun_in_bin)
     test = fake_tool(tmp_path, "all_reduce_perf", "")
-    host = Host(which=lambda name: {"all_reduce_perf": test}.get(name))
+    host = Host(which={"all_reduce_perf": test}.get)
     params = {"launch": LAUNCH, "run_id": "w9", "run_dir": str(tmp_path / "run"), "paths": [str(ompi / "bin")],
               "nccl": {"test": "all_reduce_perf", "args": ["-b", "8"], "env": {}}}
     started = ft.run(host, dict(params, action="nccl_start"))["launch"]

@@ -116,7 +116,7 @@ def test_an_ndr_infiniband_pair_measures_line_rate_and_is_handed_over(tmp_path, 
     assert bw["argv"] == ["ib_write_bw", "-d", "mlx5_0", "-s", "65536", "-p", bw["argv"][6], "-F", "-q", "4", "-D",
                           "2", "--report_gbits", "127.0.0.1"]
     assert [s["argv"][:5] for s in served] == [["ib_write_bw", "-d", "mlx5_0", "-s", "65536"],
-                                                                ["ib_write_lat", "-d", "mlx5_0", "-s", "2"]]
+                                               ["ib_write_lat", "-d", "mlx5_0", "-s", "2"]]
     report = bw["report"]
     assert (report["link_type"], report["mtu"], report["gid_index"]) == ("IB", 4096, None)
     assert {x["lid"] for x in report["addresses"]["local"]} == {931}     # a's LID (ibstat: Base lid 931)

@@ -306,8 +306,8 @@ def test_failures_for_a_pipeline_each_with_its_value_limit_and_rule(plan):
     """gate.json's status and failures[]: one entry per failure of a quarantined host, value beside its limit."""
     gate = new_gate(plan)
     after = {h: facts_of(plan, h) for h in HOSTS}
-    after["b2"] = facts_of(plan, "b2", {0: {"pcie": {"pci": "0000:18:00.0", "speed": 16.0, "max_speed": 32.0,
-                                                      "width": 16, "max_width": 16}}})
+    slow = {"pci": "0000:18:00.0", "speed": 16.0, "max_speed": 32.0, "width": 16, "max_width": 16}
+    after["b2"] = facts_of(plan, "b2", {0: {"pcie": slow}})
     result = verdict(plan, gate, after=after, measured=measured_for(gate, bw={("b2", 0): bw_test(359.9)}))
     assert result["status"] == "quarantined" and result["handover"] == ["a1", "a2", "b1"]
     assert result["failures"] == [
@@ -340,8 +340,8 @@ def test_ib_write_bw_at_the_limit_passes_and_below_it_fails(plan, value, passes)
 def test_a_narrow_pcie_link_is_compared_in_lanes(plan):
     gate = new_gate(plan)
     after = {h: facts_of(plan, h) for h in HOSTS}
-    after["a1"] = facts_of(plan, "a1", {1: {"pcie": {"pci": "0000:40:00.0", "speed": 32.0, "max_speed": 32.0,
-                                                      "width": 8, "max_width": 16}}})
+    narrow = {"pci": "0000:40:00.0", "speed": 32.0, "max_speed": 32.0, "width": 8, "max_width": 16}
+    after["a1"] = facts_of(plan, "a1", {1: {"pcie": narrow}})
     result = verdict(plan, gate, after=after)
     pcie = [f for f in result["failures"] if f["measure"] == "pcie"]
     assert [(f["host"], f["value"], f["limit"], f["unit"], f["pass_if"]) for f in pcie] == [

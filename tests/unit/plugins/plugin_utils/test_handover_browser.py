@@ -63,10 +63,10 @@ def _measured(gate, bw, lat):
         for pair in rnd["pairs"]:
             for client, server in ((pair["client"], pair["server"]), (pair["server"], pair["client"])):
                 key = (client, pair["rail"])
-                tests = [{"test": "ib_write_bw", "rc": 0, "report": {"mtu": 4096, "errors": [], "results": [
-                             {"bytes": 65536, "bw_average": bw.get(key, 385.6)}]}},
-                         {"test": "ib_write_lat", "rc": 0, "report": {"errors": [], "results": [
-                             {"bytes": 2, "t_avg": lat.get(key, 1.7)}]}}]
+                bw_rows = [{"bytes": 65536, "bw_average": bw.get(key, 385.6)}]
+                lat_rows = [{"bytes": 2, "t_avg": lat.get(key, 1.7)}]
+                tests = [{"test": "ib_write_bw", "rc": 0, "report": {"mtu": 4096, "errors": [], "results": bw_rows}},
+                         {"test": "ib_write_lat", "rc": 0, "report": {"errors": [], "results": lat_rows}}]
                 out.setdefault(client, []).append({"rail": pair["rail"], "peer": server, "tests": tests,
                                                    "ping": {"ok": True, "sent": 3, "received": 3}})
     return out
