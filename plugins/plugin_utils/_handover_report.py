@@ -473,9 +473,10 @@ def _threshold_rows(results):
     fraction = _number(thresholds.get("write_bw_fraction"))
     rates = _rates(results)
     min_size = _number(thresholds.get("nccl_min_size"))
-    nccl_rule = ("%s x %s GB/s x port rate / 400G" % (_text(thresholds.get("nccl_fraction")),
-                                                       _text(thresholds.get("nccl_gbs_per_400g")))
-                 if thresholds.get("nccl_fraction") is not None else "the per-rail floor")
+    nccl_rule = "the per-rail floor"
+    if thresholds.get("nccl_fraction") is not None:
+        nccl_rule = "%s x %s GB/s x port rate / 400G" % (_text(thresholds.get("nccl_fraction")),
+                                                         _text(thresholds.get("nccl_gbs_per_400g")))
     rows = [
         {"measure": "ib_write_bw", "run": "each rail, each direction: BW average (its pair's perftest)",
          "rule": ">= %s x port rate" % _text(fraction) if fraction is not None else "",
