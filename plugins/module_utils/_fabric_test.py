@@ -175,10 +175,15 @@ def _ip_json(host, argv):
     return data if isinstance(data, list) else []
 
 
-def _ipv4(host, name):
-    """The first IPv4 address of an interface (``ip -4 -j addr``), None when it has none."""
+def _inet(host, name):
+    """The first IPv4 address entry of an interface (``ip -4 -j addr``: ``local``, ``prefixlen``), {} when none."""
     addr = (_ip_json(host, ["ip", "-4", "-j", "addr", "show", "dev", name]) or [{}])[0]
-    return next((a.get("local") for a in addr.get("addr_info", []) if a.get("family") == "inet"), None)
+    return next((a for a in addr.get("addr_info", []) if a.get("family") == "inet" and a.get("local")), {})
+
+
+def _ipv4(host, name):
+    """The first IPv4 address of an interface, None when it has none."""
+    return _inet(host, name).get("local")
 
 
 def ibstat_port(host, rdma, port):
@@ -277,8 +282,7 @@ def mgmt_facts(host, interface=None):
         interface = next((r.get("dev") for r in routes if r.get("dev")), None)
     if not interface:
         return {"interface": None, "address": None, "network": None}
-    addr = (_ip_json(host, ["ip", "-4", "-j", "addr", "show", "dev", interface]) or [{}])[0]
-    info = next((a for a in addr.get("addr_info", []) if a.get("family") == "inet" and a.get("local")), {})
+    info = _inet(host, interface)
     network = None
     if info:
         try:
@@ -504,6 +508,13 @@ def collect(jobs, path, timeout):
     return out
 
 
+def _nccl_test(test):
+    """``test`` when it is one of the NCCL tests the gate runs, else FabricTestError naming them."""
+    if test not in NCCL_TESTS:
+        raise FabricTestError("nccl.test: %r is not one of %s" % (test, ", ".join(NCCL_TESTS)), parameter="nccl")
+    return test
+
+
 def nccl_argv(test, args):
     argv = [test]
     for word in args:
@@ -515,8 +526,7 @@ def nccl_argv(test, args):
 def nccl_start(host, jobs, test, args, env, path):
     """Start this host's ranks alone (no launcher): for one local rank (the library's version) - ranks started
     this way are each a world of one, as the real binary's MPI_Init makes them."""
-    if test not in NCCL_TESTS:
-        raise FabricTestError("nccl.test: %r is not one of %s" % (test, ", ".join(NCCL_TESTS)), parameter="nccl")
+    _nccl_test(test)
     checked = _checked_env(env)
     started = []
     for job in jobs:
@@ -652,10 +662,9 @@ def mpirun_argv(mpirun, launch, test, args, env, as_root=False, prefix=None):
 
 
 def nccl_launch(host, launch, test, args, env, path):
-    """Start the launcher of one NCCL world from this host (detached; its files ``launch.out/.err/.rc``)."""
-    if test not in NCCL_TESTS:
-        raise FabricTestError("nccl.test: %r is not one of %s" % (test, ", ".join(NCCL_TESTS)), parameter="nccl")
-    launch = check_launch(launch)
+    """Start the launcher of one NCCL world from this host (detached; its files ``launch.out/.err/.rc``, or
+    ``launch.error`` when it could not start); ``launch``: check_launch's."""
+    _nccl_test(test)
     checked = _checked_env(env)
     checked.pop("NCCL_IB_HCA", None)   # per context
     base = os.path.join(path, "launch")
@@ -667,23 +676,23 @@ def nccl_launch(host, launch, test, args, env, path):
     binary, mpirun = host.which(test), host.which("mpirun")
     error = (None if binary else "%s is not installed on this host (%s)" % (test, NCCL_PACKAGE)) or (
         None if mpirun else "mpirun is not installed on this host (%s)" % LAUNCHER_TOOLS["mpirun"]["mpirun"])
+    started = {}
+    if not error:
+        # nccl-tests at the same path on every member (mpirun starts that path there). Open MPI found in one of
+        # gpufabric_validate_paths: --prefix its installation, so that the members' daemons are found there too (a
+        # non-interactive SSH login's PATH does not have it), and -x PATH carries those directories
+        extra = list(getattr(host, "extra_path", []) or [])
+        prefix = os.path.dirname(os.path.dirname(mpirun)) if os.path.dirname(mpirun) in extra else None
+        argv = mpirun_argv("mpirun", launch, binary, args, checked, as_root=os.geteuid() == 0, prefix=prefix)
+        env = {"PATH": os.pathsep.join(extra + [os.environ.get("PATH", "")])} if extra else None
+        started = dict(_start(host, base, argv, env=env), argv=argv,
+                       ranks=sum(ctx["slots"] for ctx in launch["contexts"]))
+        error = started.get("error")
     if error:
         with open(base + ".error", "w") as fh:   # for nccl_collect, which reports it
             fh.write(error)
         return {"launcher": launch["launcher"], "error": error}
-    # nccl-tests at the same path on every member (mpirun starts that path there)
-    # Open MPI found in one of gpufabric_validate_paths: --prefix its installation, so that the members' daemons are
-    # found there too (a non-interactive SSH login's PATH does not have it), and -x PATH carries those directories
-    extra = list(getattr(host, "extra_path", []) or [])
-    prefix = os.path.dirname(os.path.dirname(mpirun)) if os.path.dirname(mpirun) in extra else None
-    argv = mpirun_argv("mpirun", launch, binary, args, checked, as_root=os.geteuid() == 0, prefix=prefix)
-    env = {"PATH": os.pathsep.join(extra + [os.environ.get("PATH", "")])} if extra else None
-    started = _start(host, base, argv, env=env)
-    if started.get("error"):
-        with open(base + ".error", "w") as fh:
-            fh.write(started["error"])
-    return dict(started, launcher=launch["launcher"], argv=argv,
-                ranks=sum(ctx["slots"] for ctx in launch["contexts"]))
+    return dict(started, launcher=launch["launcher"])
 
 
 def nccl_launch_collect(path, timeout):
@@ -714,9 +723,7 @@ def tools(host, nccl_test: str | None = None, launcher: str = "mpirun") -> dict:
     counts - the same on a distribution's package.]"""
     wanted = dict(GATE_TOOLS)
     if nccl_test is not None:
-        if nccl_test not in NCCL_TESTS:
-            raise FabricTestError("nccl.test: %r is not one of %s" % (nccl_test, ", ".join(NCCL_TESTS)),
-                                  parameter="nccl")
+        _nccl_test(nccl_test)
         if launcher not in LAUNCHERS:
             raise FabricTestError("nccl.launcher: %r is not one of %s" % (launcher, ", ".join(LAUNCHERS)),
                                   parameter="nccl")
@@ -764,8 +771,9 @@ def run(host, params: Mapping, check_mode: bool = False) -> dict:
     host = with_paths(host, check_paths(params.get("paths") or []))
     jobs = check_jobs(action, params.get("jobs") or [])
     opts = check_options(params.get("options") or {})
-    if params.get("launch") and action in ("nccl_start", "nccl_collect"):
-        check_launch(params["launch"])   # refused before anything starts, in check mode too
+    # refused before anything starts, in check mode too; nccl_launch takes it checked
+    launch = check_launch(params["launch"]) if params.get("launch") and action in ("nccl_start", "nccl_collect") \
+        else None
     timeout = params.get("timeout") or 300
     if action == "facts":
         return {"changed": False, "rails": rail_facts(host, [job["interface"] for job in jobs]),
@@ -783,7 +791,6 @@ def run(host, params: Mapping, check_mode: bool = False) -> dict:
         return {"changed": False, "rails": measure(host, jobs, opts)}
     if action == "collect":
         return {"changed": False, "servers": collect(jobs, path, timeout)}
-    launch = params.get("launch")
     if action == "nccl_start" and launch:
         return {"changed": False, "launch": nccl_launch(host, launch, nccl.get("test", "all_reduce_perf"),
                                                         nccl.get("args") or [], nccl.get("env") or {}, path)}
