@@ -83,7 +83,7 @@ def thresholds(matrix=None, overrides=None) -> dict:
 
 def nccl_per_rail(rate_gbps, limits) -> float:
     """The per-rail NCCL bus bandwidth floor (GB/s) for a port rate: 0.9 x 47 x rate / 400."""
-    return _limit(limits["nccl_fraction"] * limits["nccl_gbs_per_400g"] * float(rate_gbps or 400) / 400.0)
+    return applied_limit(limits["nccl_fraction"] * limits["nccl_gbs_per_400g"] * float(rate_gbps or 400) / 400.0)
 
 
 # ------------------------------------------------------------------------------------------------ who is tested
@@ -202,7 +202,7 @@ def nccl_worlds(plan, groups, facts, min_bw=None, tos=None, port=NCCL_PORT, args
 
 
 # ------------------------------------------------------------------------------------------------ evaluation
-def _limit(value):
+def applied_limit(value):
     """A limit to compare with: the product of a fraction or factor and a rate or median, to 6 decimals (0.9 x 400 is
     360.00000000000006 in floating point; rounding to the 0.1 a message shows would move the limit itself)."""
     return round(value, 6)
@@ -375,7 +375,7 @@ def evaluate(plan, pairs, tested, not_retested, measured, facts_before, facts_af
     lats = [v for item in by_client.values() for t in item.get("tests") or [] if t.get("test") == "ib_write_lat"
             for v in [_lat(t)] if v is not None]
     median = statistics.median(lats) if lats else None
-    lat_limit = limits["write_lat_usec"] or (_limit(limits["write_lat_factor"] * median) if median else None)
+    lat_limit = limits["write_lat_usec"] or (applied_limit(limits["write_lat_factor"] * median) if median else None)
     lat_why = ("write_lat_usec" if limits["write_lat_usec"] else
                "%g x the fleet median %s us" % (limits["write_lat_factor"], _num(median or 0, 2)))
     fact_failures = {}
@@ -403,7 +403,7 @@ def evaluate(plan, pairs, tested, not_retested, measured, facts_before, facts_af
             fwd, rev = by_client.get((host, rail)), by_server.get((host, rail))
             peer = (fwd or {}).get("peer") or (rev or {}).get("client")
             rate = after.get("rate_gbps")
-            bw_limit = _limit(limits["write_bw_fraction"] * rate) if rate else None
+            bw_limit = applied_limit(limits["write_bw_fraction"] * rate) if rate else None
             leaf_port = _leaf_port(leaves, entry.get("leaf"), entry.get("leaf_port")) or {}
             row = {"rail": rail, "interface": entry["interface"], "device": after.get("rdma"),
                    "address": entry.get("address"), "leaf": entry.get("leaf"), "leaf_port": entry.get("leaf_port"),
@@ -551,7 +551,7 @@ def evaluate(plan, pairs, tested, not_retested, measured, facts_before, facts_af
         rows = [r for r in value.get("rows") or [] if r.get("out_of_place")]
         big = [r["out_of_place"]["busbw"] for r in rows if r["size"] >= limits["nccl_min_size"]]
         floor = nccl_per_rail(slowest(value.get("hosts") or []), limits)
-        avg = _limit(sum(big) / len(big)) if big else None
+        avg = applied_limit(sum(big) / len(big)) if big else None
         su[str(key)] = {"hosts": value.get("hosts") or [], "avg_busbw_gbs": avg, "threshold_gbs": floor,
                         "ok": bool(avg is not None and avg >= floor and not value.get("errors")),
                         "errors": value.get("errors") or [],

@@ -35,6 +35,8 @@ from typing import Any, Sequence
 
 from ansible_collections.gpufabric.mlnx.plugins.module_utils._errors import InvalidValue
 from ansible_collections.gpufabric.mlnx.plugins.module_utils._validate import kind_of
+from ansible_collections.gpufabric.mlnx.plugins.plugin_utils._gate import applied_limit as gate_limit
+from ansible_collections.gpufabric.mlnx.plugins.plugin_utils._gate import nccl_per_rail
 from ansible_collections.gpufabric.mlnx.plugins.plugin_utils._report import csv_table, markdown_table
 
 SCHEMA = 1
@@ -214,7 +216,7 @@ def _latency_limit(results):
     factor, values = _number(thresholds.get("write_lat_factor")), _latencies(results)
     if factor is None or not values:
         return None, "no write_lat_factor or no latency measured"
-    return round(factor * statistics.median(values), 6), "from this run's median"     # as the gate computes it
+    return gate_limit(factor * statistics.median(values)), "from this run's median"     # as the gate computes it
 
 
 def _quarantine(results):
@@ -375,7 +377,7 @@ def _bw_limit(results, rail):
     if limit is not None:
         return limit
     fraction, rate = _number(_thresholds(results).get("write_bw_fraction")), _number(rail.get("port_rate_gbps"))
-    return round(fraction * rate, 6) if fraction is not None and rate else None
+    return gate_limit(fraction * rate) if fraction is not None and rate else None
 
 
 def _lat_limit(results, rail):
@@ -454,7 +456,7 @@ def _nccl_floor(thresholds, rate):
     fraction, per_400g = _number(thresholds.get("nccl_fraction")), _number(thresholds.get("nccl_gbs_per_400g"))
     if fraction is None or per_400g is None:
         return _number(thresholds.get("nccl_busbw_per_rail_gbs")) if rate == 400 else None
-    return round(fraction * per_400g * float(rate) / 400.0, 6)
+    return nccl_per_rail(rate, {"nccl_fraction": fraction, "nccl_gbs_per_400g": per_400g})
 
 
 def _at_rates(limit_of, rates, rule):
@@ -480,7 +482,7 @@ def _threshold_rows(results):
     rows = [
         {"measure": "ib_write_bw", "run": "each rail, each direction: BW average (its pair's perftest)",
          "rule": ">= %s x port rate" % _text(fraction) if fraction is not None else "",
-         "limit": _at_rates(lambda rate: round(fraction * rate, 6), rates, ">=") if fraction is not None else "",
+         "limit": _at_rates(lambda rate: gate_limit(fraction * rate), rates, ">=") if fraction is not None else "",
          "unit": "Gb/s", "consequence": "quarantines the host whose own facts explain it (both when neither's do)"},
         {"measure": "ib_write_lat", "run": "each rail: t_avg",
          "rule": _latency_rule(results),
@@ -511,7 +513,7 @@ def _latency_rule(results):
     thresholds, run = _thresholds(results), _get(results, "run")
     factor, median = _number(thresholds.get("write_lat_factor")), _number(run.get("lat_median_usec"))
     limit = _number(thresholds.get("write_lat_usec"))
-    if limit is not None and factor is not None and median is not None and limit != round(factor * median, 6):
+    if limit is not None and factor is not None and median is not None and limit != gate_limit(factor * median):
         return "<= the absolute limit (write_lat_usec)"
     if factor is None:
         return "<= the limit"
