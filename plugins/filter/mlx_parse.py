@@ -43,12 +43,14 @@ options:
         C(ib_send_lat) (client or server), or its C(--out_json) file.
       - V(nccl_tests) - the report of C(all_reduce_perf), C(all_gather_perf), C(sendrecv_perf) and the other
         nccl-tests, or its C(-J) file.
+      - V(mlxlink_counters)/V(mstlink_counters) - the C(Physical Counters and BER Info) section of C(mlxlink -c).
     type: str
     required: true
     choices: [mlxconfig, mstconfig, mlxconfig_json, mstconfig_json, mlxfwmanager, mstfwmanager, mlxup,
               mlxfwmanager_xml, mstfwmanager_xml, mlxup_xml, flint, mstflint, flint_burn, mstflint_burn,
               mlxfwreset, mstfwreset, mlxfwreset_reset, mstfwreset_reset, mst_status, ibstat, lspci,
-              ibdev2netdev, ofed_info, mlnx_qos, ethtool_i, perftest, nccl_tests]
+              ibdev2netdev, ofed_info, mlnx_qos, ethtool_i, perftest, nccl_tests, mlxlink_counters,
+              mstlink_counters]
 seealso:
   - module: gpufabric.mlnx.mlxconfig
   - module: gpufabric.mlnx.mlx_firmware
@@ -192,6 +194,10 @@ _value:
       C(out_of_bounds) from the footer, C(avg_busbw_check) its V(OK)/V(FAILED) (NCCL_TESTS_MIN_BW; null without),
       C(errors) the failure lines of a run that died, C(runs) every run of a log of several (the last at the
       top).
+    - >-
+      B(mlxlink_counters) - C({effective_errors, raw_errors_lanes, raw_errors, link_down, link_error_recovery,
+      effective_ber, raw_ber, minutes_since_clear}): counts as ints (C(raw_errors) the sum of the lanes), BERs as
+      floats (C(15E-255), the tool's "no errors", is 0.0); a value in another form is an error, never zero errors.
   type: raw
 """
 

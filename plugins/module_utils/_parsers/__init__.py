@@ -67,6 +67,8 @@ _TOOLS = {
     "ethtool_i": "parse_ethtool_i",
     "perftest": "parse_perftest",
     "nccl_tests": "parse_nccl_tests",
+    "mlxlink_counters": "parse_mlxlink_counters",
+    "mstlink_counters": "parse_mlxlink_counters",
 }
 
 
@@ -96,6 +98,7 @@ def _functions() -> dict:
             parse_mlxfwreset,
             parse_mlxfwreset_reset,
         )
+        from ansible_collections.gpufabric.mlnx.plugins.module_utils._parsers.mlxlink import parse_mlxlink_counters
         from ansible_collections.gpufabric.mlnx.plugins.module_utils._parsers.mst import parse_mst_status
         from ansible_collections.gpufabric.mlnx.plugins.module_utils._parsers.nccl_tests import parse_nccl_tests
         from ansible_collections.gpufabric.mlnx.plugins.module_utils._parsers.ofed_info import parse_ofed_info

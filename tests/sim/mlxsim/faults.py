@@ -25,6 +25,12 @@ TYPES = {
     "pcie_degraded": "speed=S (default 16GT/s) width=W (default 8): lspci LnkSta shows a downgraded link",
     "bad_card": "perftest and nccl-tests over the device deliver about a third of the bandwidth and four times the "
                 "latency (a card marked bad) [invented factors]",
+    "raw_ber": "ber=B (default 1e-4): the device's link receives with this raw (pre-FEC) bit error rate, every error "
+               "corrected by FEC - a marginal cable or transceiver: rx_corrected_bits_phy (ethtool -S) and mlxlink's "
+               "Raw Physical Errors grow by B x the port rate for every second since the fault was added (since=, "
+               "recorded by `mlxsim fault add`), traffic or not (a PHY receives idle symbols too); the effective "
+               "(post-FEC) errors and the bandwidth stay as they were [invented magnitude; the counters are the "
+               "mlx5 driver's and mlxlink's]",
     "link_flap": "the device's link flaps: RDMA traffic over it fails (perftest: transport retry counter exceeded; "
                  "nccl-tests: NET/IB completion with status=12)",
     "no_boot": "the host does not come back after its next power cycle: `mlxsim boot-id` fails and the fleet "
@@ -189,3 +195,18 @@ def parse_kv(items):
             v = float(v)
         out[k] = v
     return out
+
+
+def raw_bit_errors(state, card, rate_gbps, now=None):
+    """The bits FEC corrected so far on ``card``'s link because of its ``raw_ber`` faults: ber x rate x seconds since
+    each was added (a fault without a readable ``since`` or ``ber`` adds nothing: `mlxsim fault add` records both)."""
+    import time
+    now = time.time() if now is None else now
+    total = 0
+    for fault in find(state, "raw_ber", card):
+        try:
+            ber, since = float(fault.get("ber", 1e-4)), float(fault["since"])
+        except (KeyError, TypeError, ValueError):
+            continue
+        total += int(ber * float(rate_gbps or 0) * 1e9 * max(0.0, now - since))
+    return total

@@ -3,6 +3,7 @@ import argparse
 import json
 import os
 import sys
+import time
 
 from .. import faults, image, model, perf, platform, profiles, snapshot, sysfs, versions
 from .. import state as st
@@ -240,6 +241,9 @@ def cmd_fault(a):
         if a.device:
             fault["device"] = a.device
         fault.update(faults.parse_kv(a.opts))
+        if a.type == "raw_ber":
+            fault.setdefault("ber", "1e-4")
+            fault.setdefault("since", "%.3f" % time.time())     # the errors accrue from now
         with st.transaction() as s:
             s.setdefault("faults", []).append(fault)
         sysfs.refresh_links(st.load())

@@ -15,6 +15,7 @@ printed on 16nm-and-newer silicon (ConnectX-6 and later, BlueField); `MFT Versio
 An unknown device: stderr `-E- Failed to open device: "X", No such file or directory`, rc 1 (mlxlink_ui.cpp).
 """
 import hashlib
+import math
 
 from .. import model, versions
 from .. import state as st
@@ -214,17 +215,38 @@ def module_info(card, fidx, rate):
     ]
 
 
-def counters(card, fidx, state, width):
+def ber_text(errors, bits):
+    """A BER as mlxlink prints it: PPCNT's coefficient and magnitude as ``<coef>E-<magnitude>`` (``15E-255`` for no
+    errors, as every capture)."""
+    if not errors or not bits:
+        return "15E-255"
+    ber = float(errors) / float(bits)
+    magnitude = -math.floor(math.log10(ber))
+    coef = int(round(ber * 10 ** magnitude))
+    if coef >= 10:
+        coef, magnitude = coef // 10, magnitude - 1
+    return "%dE-%d" % (max(1, coef), magnitude)
+
+
+def counters(card, fidx, state, width, rate):
+    """Physical Counters and BER Info: the same PPCNT counters ethtool -S shows on an Ethernet port (runtime
+    state: perf.account and the faults) - Effective Physical Errors = rx_pcs_symbol_err_phy, the raw errors =
+    rx_corrected_bits_phy (plus a ``raw_ber`` fault's, faults.raw_bit_errors) spread over the lanes, Link Down
+    Counter = link_down_events_phy; the BERs over the minutes since the last clear at the port rate."""
+    from .. import faults
     netdev = model.netdev(card, fidx)
     runtime = ((state.get("runtime") or {}).get("counters") or {}).get(netdev) or {}
     down = int(runtime.get("link_down_events_phy", 0))
-    errors = int(runtime.get("rx_symbol_err_phy", 0))
+    effective = int(runtime.get("rx_pcs_symbol_err_phy", 0))
+    raw = int(runtime.get("rx_corrected_bits_phy", 0)) + faults.raw_bit_errors(state, card, rate)
     minutes = (_seed(state.get("hostname"), card["id"], state.get("boot_count", 0)) % 500000) / 10.0
-    ber = "15E-255" if not errors else "%dE-12" % max(1, errors // 100)     # zero errors: the capture's form
-    per_lane = ",".join([str(errors // width)] * width)
-    return [("Time Since Last Clear [Min]", "%.1f" % minutes), ("Effective Physical Errors", "0"),
-            ("Effective Physical BER", "15E-255"), ("Raw Physical Errors Per Lane", per_lane),
-            ("Link Down Counter", str(down)), ("Link Error Recovery Counter", "0"), ("Raw Physical BER", ber)]
+    bits = float(rate or 0) * 1e9 * max(minutes, 0.1) * 60
+    lanes = max(1, int(width or 1))
+    per_lane = ",".join(str(raw // lanes + (1 if i < raw % lanes else 0)) for i in range(lanes))
+    return [("Time Since Last Clear [Min]", "%.1f" % minutes), ("Effective Physical Errors", str(effective)),
+            ("Effective Physical BER", ber_text(effective, bits)), ("Raw Physical Errors Per Lane", per_lane),
+            ("Link Down Counter", str(down)), ("Link Error Recovery Counter", "0"),
+            ("Raw Physical BER", ber_text(raw, bits))]
 
 
 USAGE = """    NAME:
@@ -302,6 +324,6 @@ def run(tool, args):
     if opts["module"]:
         lines += _section("Module Info", module_info(card, fidx, rate))
     if opts["counters"]:
-        lines += _section("Physical Counters and BER Info", counters(card, fidx, state, width))
+        lines += _section("Physical Counters and BER Info", counters(card, fidx, state, width, rate))
     outln("\n".join(lines))
     return 0

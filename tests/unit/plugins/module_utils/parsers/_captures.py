@@ -50,8 +50,6 @@ NOT_OURS = {
     "ibv_devinfo_azure_h200_cx7vf_1.txt": "ibv_devinfo",
     "ibv_devinfo_cx6dx_cx7_1.txt": "ibv_devinfo",
     "ibv_devinfo_vv_cx4_1.txt": "ibv_devinfo",
-    "mlxlink_bf3_1.txt": "mlxlink",
-    "mlxlink_cx7_ndr_1.txt": "mlxlink",
     "mlxprivhost_query_bf2_1.txt": "mlxprivhost",
     "rdma_link_old_format_1.txt": "rdma link",
 }

@@ -22,6 +22,7 @@ from . import (
     test_mlxconfig,
     test_mlxfwmanager,
     test_mlxfwreset,
+    test_mlxlink,
     test_mst,
     test_nccl_tests,
     test_ofed_info,
@@ -30,8 +31,8 @@ from . import (
 from ._captures import NOT_OURS, capture, only, parsed_captures
 
 PARSER_TESTS = (test_ethtool, test_flint, test_ibdev2netdev, test_ibstat, test_lspci, test_mlnx_qos,
-                test_mlxconfig, test_mlxfwmanager, test_mlxfwreset, test_mst, test_nccl_tests, test_ofed_info,
-                test_perftest)
+                test_mlxconfig, test_mlxfwmanager, test_mlxfwreset, test_mlxlink, test_mst, test_nccl_tests,
+                test_ofed_info, test_perftest)
 
 
 def test_every_capture_is_accounted_for():
