@@ -42,6 +42,7 @@ from ansible_collections.gpufabric.mlnx.plugins.module_utils._errors import Mlnx
 from ansible_collections.gpufabric.mlnx.plugins.module_utils._parsers.common import ParseError
 from ansible_collections.gpufabric.mlnx.plugins.module_utils._parsers.ibstat import parse_ibstat
 from ansible_collections.gpufabric.mlnx.plugins.module_utils._parsers.mlnx_qos import parse_mlnx_qos
+from ansible_collections.gpufabric.mlnx.plugins.module_utils._parsers.mlxlink import parse_mlxlink_counters
 from ansible_collections.gpufabric.mlnx.plugins.module_utils._parsers.nccl_tests import parse_nccl_tests
 from ansible_collections.gpufabric.mlnx.plugins.module_utils._parsers.perftest import parse_perftest
 
@@ -67,7 +68,8 @@ WRAPPER = ("import subprocess,sys\n"
 
 # What the gate runs on every server, with where it comes from (action "tools": the preflight proves them before
 # batch 1). The NCCL test is added when the gate runs NCCL.
-GATE_TOOLS = {"ib_write_bw": "perftest", "ib_write_lat": "perftest", "ping": "iputils-ping"}
+GATE_TOOLS = {"ib_write_bw": "perftest", "ib_write_lat": "perftest", "ping": "iputils-ping",
+              "ethtool": "ethtool: the PHY error counters of an Ethernet rail"}
 NCCL_PACKAGE = "nccl-tests (built with MPI=1, on the PATH a non-interactive login gets)"
 # The launchers of an NCCL world and what each needs on the host that starts it (and, for mpirun, on every member:
 # its daemon, started over SSH).
@@ -200,8 +202,9 @@ def ibstat_port(host, rdma, port):
     return None, None
 
 
-def rail_facts(host, interfaces: Sequence[str]) -> dict:
-    """``{interface: {rdma, port, rate_gbps, link_layer, state, mtu, address, carrier_changes}}``."""
+def rail_facts(host, interfaces: Sequence[str], phy: bool = True) -> dict:
+    """``{interface: {rdma, port, rate_gbps, link_layer, state, mtu, address, carrier_changes, pcie, counters, qos,
+    phy}}``; ``phy`` False: without the PHY error counters (``phy`` None: the measure step needs none)."""
     ports = host.rdma_ports()
     out = {}
     for name in interfaces:
@@ -209,15 +212,58 @@ def rail_facts(host, interfaces: Sequence[str]) -> dict:
         link = (_ip_json(host, ["ip", "-j", "-s", "link", "show", "dev", name]) or [{}])[0]
         address = _ipv4(host, name)
         rate, layer = ibstat_port(host, rdma, port) if rdma else (None, None)
+        found, read_at = counters(host, name), time.time()
         out[name] = {"rdma": rdma, "port": port, "rate_gbps": rate, "link_layer": layer,
                      "state": (link.get("operstate") or "").lower() or None, "mtu": link.get("mtu"),
                      "address": address, "carrier_changes": link.get("carrier_changes"),
-                     "pcie": pcie_link(host, name), "counters": counters(host, name), "qos": qos(host, name)}
+                     "pcie": pcie_link(host, name), "counters": found, "qos": qos(host, name),
+                     "phy": phy_counters(host, name, rdma, port, layer, found, read_at) if phy else None}
     return out
 
 
 COUNTERS = ("link_down_events_phy", "rx_symbol_err_phy", "rx_corrected_bits_phy", "rx_pcs_symbol_err_phy",
-            "rx_discards_phy", "rx_prio3_pause", "tx_prio3_pause", "rx_bytes", "tx_bytes")
+            "rx_bits_phy", "rx_discards_phy", "rx_prio3_pause", "tx_prio3_pause", "rx_bytes", "tx_bytes")
+# the mlx5 PHY statistical counters a BER is made of (kernel Documentation/.../mlx5/counters.rst): errors FEC could
+# not correct, bits FEC corrected (the raw, pre-FEC errors), link-down events
+ETH_PHY = {"effective_errors": "rx_pcs_symbol_err_phy", "raw_errors": "rx_corrected_bits_phy",
+           "link_down": "link_down_events_phy"}
+MLXLINK = ("mlxlink", "mstlink")        # MFT's name, then Debian's mstflint's
+
+
+def phy_counters(host, name, rdma, port, layer, ethtool, read_at):
+    """The PHY error counters of a rail's link and when they were read, the same keys on both link layers:
+    ``{"source", "read_at", "effective_errors", "raw_errors", "link_down", "received_bits"}``, or ``{"source",
+    "read_at", "error"}`` when they cannot be read (fail closed: the gate then certifies no BER for the link).
+
+    Ethernet: ``ethtool -S`` (``rx_pcs_symbol_err_phy``, ``rx_corrected_bits_phy``, ``link_down_events_phy``;
+    ``rx_bits_phy`` where the driver prints it - mlx5 does not before a 2026 patch, the gate then counts the bits as
+    port rate x the time between two reads, as mlxlink and UFM do). InfiniBand: ``mlxlink -d <rdma> -p <port> -c``
+    (an IPoIB netdev has no PHY counters in ``ethtool -S``)."""
+    if layer == "InfiniBand":
+        tool = next((t for t in MLXLINK if host.which(t)), None)
+        argv = [tool or MLXLINK[0], "-d", str(rdma), "-p", str(port or 1), "-c"]
+        source = " ".join(argv)
+        if tool is None:
+            return {"source": source, "read_at": time.time(),
+                    "error": "neither mlxlink (NVIDIA MFT) nor mstlink (mstflint) is installed"}
+        rc, out, err = host.run(argv, check=False)
+        read_at = time.time()
+        if rc != 0:
+            words = [ln.strip() for ln in ((err or "") + "\n" + (out or "")).splitlines() if ln.strip()]
+            return {"source": source, "read_at": read_at, "error": "rc %s: %s" % (rc, " / ".join(words[:2]))}
+        try:
+            parsed = parse_mlxlink_counters(out, tool=tool)
+        except ParseError as exc:
+            return {"source": source, "read_at": read_at, "error": str(exc)}
+        return {"source": source, "read_at": read_at, "effective_errors": parsed["effective_errors"],
+                "raw_errors": parsed["raw_errors"], "link_down": parsed["link_down"], "received_bits": None}
+    source = "ethtool -S %s" % name
+    missing = [key for key in ETH_PHY.values() if key not in (ethtool or {})]
+    if missing:
+        return {"source": source, "read_at": read_at,
+                "error": "no %s (the mlx5 PHY statistical counters)" % ", ".join(missing)}
+    out = {key: ethtool[counter] for key, counter in ETH_PHY.items()}
+    return dict(out, source=source, read_at=read_at, received_bits=ethtool.get("rx_bits_phy"))
 _COUNTER_RE = re.compile(r"([a-z0-9_]+):\s+(\d+)", re.ASCII)
 _GTS_RE = re.compile(r"([0-9]+(?:\.[0-9]+)?) ?GT/s(?: PCIe)?", re.ASCII)
 
@@ -416,7 +462,7 @@ def _ping(host, address, peer, count):
 
 def measure(host, jobs, opts):
     ports = host.rdma_ports()
-    facts = rail_facts(host, [job["interface"] for job in jobs])
+    facts = rail_facts(host, [job["interface"] for job in jobs], phy=False)
 
     def one(job):
         fact = facts[job["interface"]]
@@ -732,7 +778,12 @@ def tools(host, nccl_test: str | None = None, launcher: str = "mpirun") -> dict:
         wanted.update(LAUNCHER_TOOLS[launcher])
         wanted.update(MEMBER_TOOLS[launcher])
     found = {name: host.which(name) or None for name in wanted}
-    return {"tools": found, "missing": ["%s (%s)" % (name, wanted[name]) for name in wanted if not found[name]]}
+    missing = ["%s (%s)" % (name, wanted[name]) for name in wanted if not found[name]]
+    # the PHY error counters of an InfiniBand rail (phy_counters): MFT's mlxlink or mstflint's mstlink, either
+    found["mlxlink"] = next((host.which(name) for name in MLXLINK if host.which(name)), None)
+    if not found["mlxlink"]:
+        missing.append("mlxlink or mstlink (NVIDIA MFT or mstflint: the PHY error counters of an InfiniBand rail)")
+    return {"tools": found, "missing": missing}
 
 
 def check_paths(paths) -> list[str]:

@@ -142,8 +142,12 @@ rails:
   description:
     - V(facts) - per interface C(rdma), C(port), C(rate_gbps), C(link_layer), C(state), C(mtu), C(address),
       C(carrier_changes), C(pcie) (C(pci), C(speed) and C(max_speed) in GT/s, C(width), C(max_width)), C(counters)
-      (C(ethtool -S) PHY counters such as C(link_down_events_phy), C(rx_symbol_err_phy)) and C(qos) (C(trust), and
-      C(pfc), the priorities with PFC on).
+      (C(ethtool -S) PHY counters such as C(link_down_events_phy), C(rx_symbol_err_phy)), C(qos) (C(trust), and
+      C(pfc), the priorities with PFC on) and C(phy), the link's PHY error counters and when they were read -
+      C(source) (C(ethtool -S <netdev>) on Ethernet, C(mlxlink -d <rdma> -p <port> -c) or C(mstlink) on InfiniBand),
+      C(read_at) (seconds since the epoch), C(effective_errors) (not corrected by FEC), C(raw_errors) (corrected by
+      FEC), C(link_down), C(received_bits) (null where the driver counts none) - or C(source), C(read_at) and
+      C(error) when they cannot be read (the gate then certifies no BER for the link).
     - V(measure) - per job C(rail), C(interface), C(peer), C(peer_address), C(facts), C(ping) (C(ok), C(sent),
       C(received)) and C(tests), each C(test), C(argv), C(rc), C(attempts), C(stderr), C(report) (the parsed report).
   returned: action is facts or measure

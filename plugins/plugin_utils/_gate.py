@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import math
 import statistics
 from collections.abc import Mapping
 
@@ -46,8 +47,13 @@ DEFAULTS = {
     "nccl_min_size": 1 << 30,          # the rows the SU verdict averages (large messages)
     "link_flaps": 0,                   # link_down_events_phy during the run
     "symbol_errors": 0,                # rx_symbol_err_phy during the run
+    "effective_errors": 0,             # post-FEC errors during the run (OCI HPC link_check: 0)
+    "effective_ber": 1e-12,            # post-FEC BER (OCI HPC eth_link_check < 1e-12; UFM PDR's MAX_PDR 1e-12)
+    "raw_ber": 1e-5,                   # pre-FEC BER (OCI HPC eth_link_check < 1e-5)
+    "ber_confidence": 0.95,            # the confidence of the BER bound the report certifies
 }
-FACT_MEASURES = ("link", "link_layer", "mtu", "rate", "pcie", "link_flaps", "symbol_errors", "lldp", "qos")
+FACT_MEASURES = ("link", "link_layer", "mtu", "rate", "pcie", "link_flaps", "symbol_errors", "phy_counters",
+                 "effective_errors", "effective_ber", "raw_ber", "lldp", "qos")
 # the link layers whose perftest options the gate knows (fabric_test: -x/-T on Ethernet, none on InfiniBand)
 LINK_LAYERS = ("InfiniBand", "Ethernet")
 PORT_BASE = 18515
@@ -77,6 +83,9 @@ def thresholds(matrix=None, overrides=None) -> dict:
             if value is not None and (isinstance(value, bool) or not isinstance(value, (int, float)) or value < 0):
                 raise GateError("%s.%s: %r is not allowed (a number >= 0)" % (what, key, value),
                                 parameter=what.split(".", maxsplit=1)[0])
+            if key == "ber_confidence" and not (value is not None and 0 < value < 1):
+                raise GateError("%s.%s: %r is not allowed (a confidence between 0 and 1, both excluded: 0.95)"
+                                % (what, key, value), parameter=what.split(".", maxsplit=1)[0])
             out[key] = value
     return out
 
@@ -260,6 +269,122 @@ def _delta(before, after, key):
     return a - (b or 0)
 
 
+def poisson_upper(errors, confidence=0.95) -> float:
+    """The upper confidence bound of a Poisson mean after ``errors`` events: the mean m at which seeing ``errors``
+    or fewer has probability 1 - ``confidence`` (0 errors at 95 %: -ln 0.05 = 2.9957, the "rule of three"; 1: 4.7439;
+    2: 6.2958). Bisection on the Poisson distribution function; above 1,000 events the Wilson-Hilferty form."""
+    k, alpha = int(errors), 1.0 - float(confidence)
+    if k < 0:
+        raise GateError("errors: %r is negative" % (errors,), parameter="errors")
+    if k > 1000:
+        z = statistics.NormalDist().inv_cdf(float(confidence))
+        n = k + 1
+        return n * (1 - 1 / (9.0 * n) + z / (3 * math.sqrt(n))) ** 3
+
+    def cdf(mean):
+        # each term in logarithms: exp(-mean) alone underflows to 0 from a mean of about 745
+        log_mean = math.log(mean) if mean > 0 else float("-inf")
+        return sum(math.exp(-mean + i * log_mean - math.lgamma(i + 1)) if mean > 0 else float(i == 0)
+                   for i in range(k + 1))
+    low, high = 0.0, k + 10.0 + 10 * math.sqrt(k + 1)
+    for _step in range(200):
+        mid = (low + high) / 2
+        if cdf(mid) > alpha:
+            low = mid
+        else:
+            high = mid
+    return (low + high) / 2
+
+
+def link_ber(before, after, rate_gbps, confidence=0.95):
+    """The bit error rates of a rail's link over the gate's window, from the PHY counters (``phy``) read before
+    and after the traffic: ``bits`` carried (the counter's growth where the driver counts received bits, else the
+    port rate x the seconds between the two reads: ``bits_from``), the ``effective_errors`` (post-FEC) and
+    ``raw_errors`` (pre-FEC: the bits FEC corrected) counted in the window, the measured ``effective_ber`` and
+    ``raw_ber``, and ``certified_ber``: the effective BER the window bounds at ``confidence`` (0 errors in N bits:
+    about 3/N at 95 %). ``error`` when either read failed or the window carried no bits; ``moved``: a counter grew."""
+    b, a = (before or {}).get("phy") or {}, (after or {}).get("phy") or {}
+    out = {"source": a.get("source") or b.get("source"), "before": _phy_view(b), "after": _phy_view(a),
+           "seconds": None, "bits": None, "bits_from": None, "effective_errors": None, "raw_errors": None,
+           "link_down": None, "effective_ber": None, "raw_ber": None, "certified_ber": None,
+           "confidence": confidence, "moved": None, "error": None}
+    for what, phy in (("before", b), ("after", a)):
+        if not phy:
+            out["error"] = "the PHY counters were not read %s the traffic" % what
+            return out
+        if phy.get("error"):
+            out["error"] = "%s %s the traffic: %s" % (phy.get("source"), what, phy["error"])
+            return out
+    for key in ("effective_errors", "raw_errors", "link_down"):
+        if isinstance(a.get(key), int) and isinstance(b.get(key), int):
+            out[key] = a[key] - b[key]
+    if isinstance(a.get("read_at"), (int, float)) and isinstance(b.get("read_at"), (int, float)):
+        out["seconds"] = round(a["read_at"] - b["read_at"], 3)
+    if isinstance(a.get("received_bits"), int) and isinstance(b.get("received_bits"), int) \
+            and a["received_bits"] > b["received_bits"]:
+        out["bits"], out["bits_from"] = a["received_bits"] - b["received_bits"], "received bits counter"
+    elif rate_gbps and out["seconds"] and out["seconds"] > 0:
+        out["bits"], out["bits_from"] = int(float(rate_gbps) * 1e9 * out["seconds"]), "port rate x window"
+    if out["effective_errors"] is None or out["raw_errors"] is None:
+        out["error"] = "%s: the counters are incomplete" % out["source"]
+        return out
+    if out["effective_errors"] < 0 or out["raw_errors"] < 0:
+        out["error"] = "%s: the counters went back during the run (cleared, or the driver reloaded)" % out["source"]
+        return out
+    out["moved"] = bool(out["effective_errors"] or out["raw_errors"] or out["link_down"])
+    if not out["bits"]:
+        out["error"] = "%s: no bits counted in the window (no port rate, or no time between the reads)" % out["source"]
+        return out
+    out["effective_ber"] = out["effective_errors"] / out["bits"]
+    out["raw_ber"] = out["raw_errors"] / out["bits"]
+    out["certified_ber"] = poisson_upper(out["effective_errors"], confidence) / out["bits"]
+    return out
+
+
+def _phy_view(phy):
+    return {k: phy.get(k) for k in ("effective_errors", "raw_errors", "link_down", "received_bits")} if phy else None
+
+
+def _ber_failures(host, entry, before, after, rate, limits):
+    """A rail's link against the BER limits (every failure its own measure; counters that cannot be read fail)."""
+    rail, iface = entry["rail"], entry["interface"]
+    ber = link_ber(before, after, rate, limits["ber_confidence"])
+    if ber["error"]:
+        return [_fail("phy_counters", "%s rail %d (%s): the link's error counters cannot bound its BER: %s" % (
+            host, rail, iface, ber["error"]), rail)]
+    out = []
+    if ber["effective_errors"] > limits["effective_errors"]:
+        out.append(_fail("effective_errors", "%s rail %d (%s): %d errors FEC could not correct in %s bits (%s)" % (
+            host, rail, iface, ber["effective_errors"], _sci(ber["bits"]), ber["source"]), rail,
+            ber["effective_errors"], limits["effective_errors"], pass_if="<="))
+    if limits["effective_ber"] is not None and ber["effective_ber"] > limits["effective_ber"]:
+        out.append(_fail("effective_ber", "%s rail %d (%s): effective (post-FEC) BER %s > %s (%d errors in %s bits)"
+                         % (host, rail, iface, _sci(ber["effective_ber"], limits["effective_ber"]),
+                            _sci(limits["effective_ber"], ber["effective_ber"]),
+                            ber["effective_errors"], _sci(ber["bits"])), rail, ber["effective_ber"],
+                         limits["effective_ber"], "errors per bit", "<="))
+    if limits["raw_ber"] is not None and ber["raw_ber"] > limits["raw_ber"]:
+        out.append(_fail("raw_ber", "%s rail %d (%s): raw (pre-FEC) BER %s > %s (%d bits corrected by FEC in %s bits,"
+                         " %s): a marginal cable, transceiver or port" % (
+                             host, rail, iface, _sci(ber["raw_ber"], limits["raw_ber"]),
+                             _sci(limits["raw_ber"], ber["raw_ber"]), ber["raw_errors"],
+                             _sci(ber["bits"]), ber["source"]), rail, ber["raw_ber"], limits["raw_ber"], "errors per bit",
+                         pass_if="<="))
+    return out
+
+
+def _sci(value, other=None):
+    """A BER or a bit count for a message: 3 significant digits (2.50e-14, 2.40e+13) - more when ``other`` (the limit
+    it is compared with) would otherwise print the same (1.0000000025e-05 > 1e-05 is not "1.00e-05 > 1.00e-05")."""
+    if not isinstance(value, (int, float)) or isinstance(value, bool):
+        return str(value)
+    for digits in range(2, 16):
+        text = "%.*e" % (digits, value)
+        if other is None or value == other or text != "%.*e" % (digits, other):
+            return text
+    return repr(value)
+
+
 def _leaf_port(leaves, leaf, port):
     info = (leaves or {}).get(leaf) or {}
     return ((info.get("interfaces") or {}).get(port)) if isinstance(info, Mapping) else None
@@ -306,6 +431,9 @@ def rail_fact_failures(host, entry, before, after, leaves, wanted_mtu, limits) -
         else:
             out.append(_fail("pcie", text, rail, width, max_width, "lanes", ">="))
     flaps = _delta(before, after, "link_down_events_phy")
+    if flaps is None and isinstance(((after or {}).get("phy") or {}).get("link_down"), int):
+        # InfiniBand: mlxlink's Link Down Counter (an IPoIB netdev's ethtool -S has no PHY counters)
+        flaps = after["phy"]["link_down"] - (((before or {}).get("phy") or {}).get("link_down") or 0)
     if flaps is not None and flaps > limits["link_flaps"]:
         out.append(_fail("link_flaps", "%s rail %d (%s): %d link-down events during the run (link_down_events_phy)"
                          % (host, rail, iface, flaps), rail, flaps, limits["link_flaps"], pass_if="<="))
@@ -314,6 +442,7 @@ def rail_fact_failures(host, entry, before, after, leaves, wanted_mtu, limits) -
         out.append(_fail("symbol_errors", "%s rail %d (%s): %d symbol errors during the run (rx_symbol_err_phy): a bad"
                          " card, cable or transceiver" % (host, rail, iface, symbols), rail, symbols,
                          limits["symbol_errors"], pass_if="<="))
+    out.extend(_ber_failures(host, entry, before, after, f.get("rate_gbps"), limits))
     port = _leaf_port(leaves, entry.get("leaf"), entry.get("leaf_port"))
     if port is not None:
         if port.get("oper_status") not in ("up", None):
@@ -414,7 +543,9 @@ def evaluate(plan, pairs, tested, not_retested, measured, facts_before, facts_af
                    "link": {"host_state": after.get("state"), "host_speed_gbps": rate, "host_mtu": after.get("mtu"),
                             "leaf_state": leaf_port.get("oper_status"), "leaf_speed": leaf_port.get("speed"),
                             "leaf_mtu": leaf_port.get("mtu")},
-                   "lldp": _lldp(entry, leaves, host), "pcie": after.get("pcie")}
+                   "lldp": _lldp(entry, leaves, host), "pcie": after.get("pcie"),
+                   # the link's error counters over the window and the BER they certify (docs/validation.md)
+                   "ber": link_ber(before, after, rate, limits["ber_confidence"])}
             if peer is None:
                 row["unpaired"] = next((u.get("reason") for u in _mapping(pairs, "pairs").get("unpaired") or []
                                         if u.get("host") == host and u.get("rail") == rail), "no peer this run")
@@ -568,7 +699,9 @@ def evaluate(plan, pairs, tested, not_retested, measured, facts_before, facts_af
                       "write_lat_usec": lat_limit, "nccl_busbw_per_rail_gbs": nccl_per_rail(slowest(tested), limits),
                       "nccl_fraction": limits["nccl_fraction"], "nccl_gbs_per_400g": limits["nccl_gbs_per_400g"],
                       "nccl_min_size": limits["nccl_min_size"],
-                      "link_flaps": limits["link_flaps"], "symbol_errors": limits["symbol_errors"]}
+                      "link_flaps": limits["link_flaps"], "symbol_errors": limits["symbol_errors"],
+                      "effective_errors": limits["effective_errors"], "effective_ber": limits["effective_ber"],
+                      "raw_ber": limits["raw_ber"], "ber_confidence": limits["ber_confidence"]}
     return {"schema": SCHEMA, "status": "quarantined" if quarantine else "handed_over",
             "run": dict(run, thresholds=thresholds_doc, lat_median_usec=median),
             "hosts": doc_hosts, "su": su, "quarantine": quarantine, "handover": handover,

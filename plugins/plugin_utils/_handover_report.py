@@ -55,7 +55,8 @@ MATPLOTLIB_MISSING = ("not drawn: the python library matplotlib, which draws the
 RULES = {">=": ("≥", operator.ge), "<=": ("≤", operator.le), "==": ("=", operator.eq)}
 # The rule of a failure in a document from before ``pass_if``: the gate's own comparison of each measure.
 MEASURE_RULES = {"ib_write_bw": ">=", "ib_write_lat": "<=", "nccl_busbw": ">=", "pcie": ">=", "link_flaps": "<=",
-                 "symbol_errors": "<=", "ping": ">="}
+                 "symbol_errors": "<=", "ping": ">=", "effective_errors": "<=", "effective_ber": "<=",
+                 "raw_ber": "<="}
 PASS = "pass"                  # the verdict of a value that met its limit; every other verdict begins otherwise
 
 # The CSV: one row per host x rail, the numbers as the document has them.
@@ -65,7 +66,8 @@ RAIL_COLUMNS = (
     ("port_rate_gbps", "port rate Gb/s"), ("write_bw_limit_gbps", "write BW limit Gb/s"),
     ("write_bw_verdict", "write BW verdict"), ("write_lat_usec", "write latency µs"),
     ("write_lat_limit_usec", "write latency limit µs"), ("write_lat_verdict", "write latency verdict"),
-    ("status", "status"), ("failures", "failures"),
+    ("ber_bits", "bits carried"), ("effective_errors", "post-FEC errors"), ("raw_ber", "raw BER"),
+    ("certified_ber", "effective BER certified below"), ("status", "status"), ("failures", "failures"),
 )
 # The same rows in the page and the Markdown: each value beside the limit applied to it and its verdict.
 RAIL_TABLE_COLUMNS = (
@@ -101,7 +103,9 @@ CHECKS = {
     "lat_verdict": ("verdict", "lat"), "nccl_value": ("value", "nccl"), "nccl_limit": ("limit", "nccl"),
     "nccl_verdict": ("verdict", "nccl"), "su_value": ("value", "su"), "su_limit": ("limit", "su"),
     "su_verdict": ("verdict", "su"), "q_value": ("value", "failure"), "q_limit": ("limit", "failure"),
-    "q_verdict": ("verdict", "failure"),
+    "q_verdict": ("verdict", "failure"), "eff_value": ("value", "effective"), "eff_limit": ("limit", "effective"),
+    "eff_verdict": ("verdict", "effective"), "raw_value": ("value", "raw"), "raw_limit": ("limit", "raw"),
+    "raw_verdict": ("verdict", "raw"),
 }
 DELIVERY_COLUMNS = (
     ("host", "host"), ("pci", "PCI"), ("serial", "SN"), ("serial_expected", "SN expected"),
@@ -115,6 +119,15 @@ VERSION_COLUMNS = (
     ("host", "host"), ("driver", "driver"), ("driver_expected", "driver expected"), ("nccl", "NCCL"),
     ("nccl_expected", "NCCL expected"), ("firmware", "firmware"), ("firmware_expected", "firmware expected"),
     ("ok", "ok"),
+)
+# The link errors per host x rail: the counters before and after the traffic, the bits the window carried, each
+# verdict beside its limit, and the effective BER the window certifies (never a bare "OK").
+BER_COLUMNS = (
+    ("host", "host"), ("rail", "rail"), ("interface", "interface"), ("source", "counters from"),
+    ("window", "window"), ("bits", "bits carried"), ("eff_counts", "post-FEC errors before → after"),
+    ("eff_value", "post-FEC errors in the window"), ("eff_limit", "limit"), ("eff_verdict", "verdict"),
+    ("raw_counts", "raw errors before → after"), ("raw_value", "raw BER"), ("raw_limit", "raw BER limit"),
+    ("raw_verdict", "raw BER verdict"), ("certified", "effective BER certified"), ("moved", "counters moved"),
 )
 CABLING_COLUMNS = (
     ("host", "host"), ("rail", "rail"), ("interface", "interface"), ("expected", "LLDP expected"),
@@ -323,6 +336,65 @@ def _shown(value, limit=None, rule=None):
     return repr(value)
 
 
+def _sci(value, limit=None, rule=None):
+    """A BER (or a bit count) in scientific notation with the digits it needs for the value shown to compare with
+    the limit shown as the value itself does (1.000000003e-05 against 1e-05, never 1.00e-05)."""
+    if _number(value) is None:
+        return _text(value)
+    truth = _passes(value, limit, rule) if _number(limit) is not None and rule in RULES else None
+    for digits in range(2, 16):
+        text = "%.*e" % (digits, value)
+        if truth is None or RULES[rule][1](float(text), limit) == truth:
+            return text
+    return repr(float(value))
+
+
+def _ber_rows(results):
+    """One row per host x rail with the link's error counters over the gate's window (``rails[].ber``)."""
+    thresholds, rows = _thresholds(results), []
+    eff_limit, raw_limit = _number(thresholds.get("effective_errors")), _number(thresholds.get("raw_ber"))
+    ber_limit, confidence = _number(thresholds.get("effective_ber")), _number(thresholds.get("ber_confidence"))
+    for name, host in _hosts(results):
+        for rail in _rails(host):
+            ber = rail.get("ber")
+            if not isinstance(ber, dict):
+                continue
+            before, after = _get(ber, "before"), _get(ber, "after")
+            counters_failed = _rail_failures(host, "phy_counters", rail.get("rail"))
+            row = {"host": name, "rail": rail.get("rail"), "interface": rail.get("interface"),
+                   "source": ber.get("source"), "_bad": bool(counters_failed or ber.get("moved"))}
+            if ber.get("error"):
+                rows.append(dict(row, window="", bits="", eff_verdict="fail: no value", raw_verdict="fail: no value",
+                                 certified="none: %s" % _text(ber["error"]), moved="unknown"))
+                continue
+
+            def counts(key):
+                return "%s → %s" % (_text(before.get(key)), _text(after.get(key)))
+            certified = ber.get("certified_ber")
+            if _number(certified) is not None:
+                meets = "" if ber_limit is None else (
+                    "; meets the %s limit" % _exact(ber_limit) if certified <= ber_limit
+                    else "; the window is too short to certify %s" % _exact(ber_limit))
+                certified_text = "< %s at %s %%%s" % (_sci(certified), _text((confidence or 0.95) * 100), meets)
+            else:
+                certified_text = ""
+            row.update({
+                "window": "%s s (%s)" % (_text(ber.get("seconds")), _text(ber.get("bits_from"))),
+                "bits": _sci(ber.get("bits")), "eff_counts": counts("effective_errors"),
+                "eff_value": _text(ber.get("effective_errors")), "eff_limit": _limit(eff_limit, "<="),
+                "eff_verdict": _verdict(results, name, "effective_errors", [ber.get("effective_errors")], eff_limit,
+                                        "<=", [], rail.get("rail")),
+                "raw_counts": counts("raw_errors"), "raw_value": _sci(ber.get("raw_ber"), raw_limit, "<="),
+                "raw_limit": _limit(raw_limit, "<="),
+                "raw_verdict": _verdict(results, name, "raw_ber", [ber.get("raw_ber")], raw_limit, "<=", [],
+                                        rail.get("rail")),
+                "certified": certified_text,
+                "moved": "yes: %s" % ", ".join(k for k in ("effective_errors", "raw_errors", "link_down")
+                                               if ber.get(k)) if ber.get("moved") else "no"})
+            rows.append(row)
+    return rows
+
+
 def _status(results, name):
     return _get(results["hosts"], name).get("status")
 
@@ -401,6 +473,7 @@ def rail_rows(results) -> list[dict]:
             bw = [_number(rail.get("write_bw_gbps")), _number(rail.get("write_bw_reverse_gbps"))]
             lat = _number(rail.get("write_lat_usec"))
             others = [rail.get("peer")]
+            ber = rail.get("ber") if isinstance(rail.get("ber"), dict) else {}
             rows.append({
                 "host": name, "rack": host.get("rack"), "rail": rail.get("rail"), "interface": rail.get("interface"),
                 "leaf": rail.get("leaf"), "peer": rail.get("peer"), "write_bw_gbps": rail.get("write_bw_gbps"),
@@ -411,6 +484,8 @@ def rail_rows(results) -> list[dict]:
                 "write_lat_usec": rail.get("write_lat_usec"), "write_lat_limit_usec": lat_limit,
                 "write_lat_verdict": _verdict(results, name, "ib_write_lat", [lat], lat_limit, "<=", others,
                                               rail.get("rail")) if rail else "",
+                "ber_bits": ber.get("bits"), "effective_errors": ber.get("effective_errors"),
+                "raw_ber": ber.get("raw_ber"), "certified_ber": ber.get("certified_ber"),
                 "status": host.get("status"), "failures": "; ".join(on_rail + host_wide),
                 "_bad": bool(on_rail or host_wide),
             })
@@ -500,11 +575,17 @@ def _threshold_rows(results):
          "consequence": "the SU verdict only: quarantines no host"},
     ]
     for key, unit in (("link_flaps", "link-down events during the run"),
-                      ("symbol_errors", "symbol errors during the run")):
+                      ("symbol_errors", "symbol errors during the run"),
+                      ("effective_errors", "errors FEC could not correct during the run")):
         if thresholds.get(key) is not None:
             rows.append({"measure": key, "run": "each rail: the growth of its PHY counter", "rule": "<= the limit",
                          "limit": _limit(thresholds[key], "<="), "unit": unit,
                          "consequence": "quarantines the host"})
+    for key, run in (("effective_ber", "each rail: post-FEC errors / bits carried in the window"),
+                     ("raw_ber", "each rail: bits FEC corrected / bits carried in the window")):
+        if thresholds.get(key) is not None:
+            rows.append({"measure": key, "run": run, "rule": "<= the limit", "limit": _limit(thresholds[key], "<="),
+                         "unit": "errors per bit", "consequence": "quarantines the host"})
     return rows
 
 
@@ -689,6 +770,11 @@ def _cabling_rows(results):
 THRESHOLDS_INTRO = ("Every limit as the gate applied it, in the unit of the value it was applied to. Every bus "
                     "bandwidth in this report is per rail (NCCL_TESTS_SPLIT: one communicator per rail, whose "
                     "bandwidth nccl-tests reports), never per host.")
+BER_INTRO = ("Each rail's PHY error counters read before and after the traffic (ethtool -S on Ethernet, mlxlink on "
+             "InfiniBand): the errors FEC could not correct (post-FEC) and the bits it corrected (raw), over the bits "
+             "the window carried - a port counts every bit it could receive, idle ones too, so without a bit counter "
+             "the window carries port rate x its seconds. No error in N bits bounds the effective BER below about 3/N "
+             "at 95 % confidence: the bound the window certifies, which a longer window lowers.")
 PAIRS_INTRO = ("Each host's pair run: the world of the host and its peer, one communicator per rail, sizes 1 GiB to 8 "
                "GiB; its verdict compares the run's average bus bandwidth per rail with the limit (dashed) - the "
                "hosts table has each value, limit and verdict.")
@@ -722,6 +808,7 @@ def _sections(results):
         ("versions", "Driver and firmware against the matrix", "", VERSION_COLUMNS, _version_rows(results)),
         ("cabling", "Cabling", "LLDP neighbour of each rail: expected (the cabling plan) against seen.",
          CABLING_COLUMNS, _cabling_rows(results)),
+        ("link-errors", "Link errors and BER", BER_INTRO, BER_COLUMNS, _ber_rows(results)),
     ]
 
 
@@ -1150,6 +1237,7 @@ def render_html(results) -> str:
     section("delivery")
     section("versions")
     section("cabling")
+    section("link-errors")
     _head, _intro, columns, rows = sections["bandwidth"]
     out.append('<section id="rails"><h2>Every host x rail</h2><details><summary>%d rows (the CSV, handover.csv)'
                "</summary>%s</details></section>" % (len(rows), _html_table(columns, rows)))

@@ -12,7 +12,9 @@ idempotence):
    that changed); idempotence applied nothing;
 2. the validation gate (playbooks/validate.yml, issue 14): nothing is tested again when nothing changed; each
    modelled fault - a degraded PCIe link, an MTU left at 1500, PFC off on the host while its leaf has it, a bad card,
-   a flapping link - planted on one server quarantines exactly that server, named with the measure that failed;
+   a flapping link, a marginal cable (raw BER 1e-4 that FEC corrects) - planted on one server quarantines exactly
+   that server, named with the measure that failed; every tested rail has its PHY counters read before and after
+   and the effective BER its window certifies;
    the next run (the fault gone) retests the quarantined servers - only those and the next faults' - and hands them
    over;
 3. site.yml again, as an operator runs it, with the faults of issue 13 section 5 - each case names the servers it
@@ -164,7 +166,10 @@ class Scenario:
              ("MTU 1500 on the host", "fab-r02-01", "mtu", ["ip", "link", "set", "enp64s0np0", "mtu", "1500"],
               ["ip", "link", "set", "enp64s0np0", "mtu", "9000"])],
             [("flapping link", "fab-r02-01", "link_flaps",
-              ["mlxsim", "fault", "add", "link_flap", "--device", "mlx5_5"], ["mlxsim", "fault", "clear", "link_flap"])],
+              ["mlxsim", "fault", "add", "link_flap", "--device", "mlx5_5"], ["mlxsim", "fault", "clear", "link_flap"]),
+             ("marginal cable (raw BER 1e-4, every error corrected by FEC)", "fab-r01-02", "raw_ber",
+              ["mlxsim", "fault", "add", "raw_ber", "--device", "mlx5_0", "ber=1e-4"],
+              ["mlxsim", "fault", "clear", "raw_ber"])],
         ]
         # each run also retests the servers the run before quarantined (its faults cleared): they pass and are
         # handed over, while this run's faults quarantine exactly their own servers; a last run retests the last.
@@ -195,9 +200,23 @@ class Scenario:
                 " + ".join(c[0] for c in cases) or "no fault", rc, quarantined))
             expect(results.get("handover") == [h for h in self.servers if h not in hosts],
                    "%s planted: handed over %s" % (hosts, results.get("handover")))
+            # every tested server's every rail: its PHY counters read before and after, the bits the window
+            # carried and the effective BER it certifies (never a bare OK)
+            for host in plan.get("tested", []):
+                for row in results["hosts"][host]["rails"]:
+                    ber = row.get("ber") or {}
+                    expect(ber.get("error") is None and ber.get("bits", 0) > 0 and ber.get("certified_ber"),
+                           "%s rail %s: no BER certified: %s" % (host, row.get("rail"), ber))
             for name, host, measure, _plant, _clear in cases:
                 measures = sorted({f["measure"] for f in results["hosts"][host]["failures"]})
                 expect(measure in measures, "%s on %s: the failures name %s, not %s" % (name, host, measures, measure))
+                if measure == "raw_ber":
+                    ber = [r["ber"] for r in results["hosts"][host]["rails"] if r["ber"].get("raw_ber")][0]
+                    expect(1e-5 < ber["raw_ber"] <= 1e-4 and ber["effective_errors"] == 0 and ber["moved"],
+                           "the raw BER fault's rail: %s" % ber)
+                    lines.append("gate, raw BER fault: %.2e over %.2e bits in %.0f s (%s), effective BER certified "
+                                 "< %.2e" % (ber["raw_ber"], ber["bits"], ber["seconds"], ber["bits_from"],
+                                             ber["certified_ber"]))
                 text = "gate, %s on %s: quarantined alone (%s); run %.0f s" % (name, host, ", ".join(measures), took)
                 lines.append(text)
         lines.append("gate, every run after a fault: the quarantined servers retested and handed over (%d runs)"

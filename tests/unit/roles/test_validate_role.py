@@ -63,10 +63,12 @@ PLAY = """
 """
 
 
-def fact(**extra):
+def fact(at=1000.0, **extra):
     out = {"rdma": "mlx5_0", "port": 1, "rate_gbps": 400.0, "link_layer": "Ethernet", "state": "up", "mtu": 9000,
            "pcie": {"pci": "0000:18:00.0", "speed": 32.0, "max_speed": 32.0, "width": 16, "max_width": 16},
-           "counters": {"link_down_events_phy": 0, "rx_symbol_err_phy": 0}}
+           "counters": {"link_down_events_phy": 0, "rx_symbol_err_phy": 0},
+           "phy": {"source": "ethtool -S", "read_at": at, "effective_errors": 0, "raw_errors": 0, "link_down": 0,
+                   "received_bits": None}}
     out.update(extra)
     return out
 
@@ -100,7 +102,7 @@ def host_vars(plan, reports):
     out = {}
     for host in HOSTS:
         before = {IFACES[r]: fact() for r in (0, 1)}
-        after = {IFACES[r]: fact() for r in (0, 1)}
+        after = {IFACES[r]: fact(at=1300.0) for r in (0, 1)}
         if host == "b2":
             after[IFACES[0]]["pcie"] = {"pci": "0000:18:00.0", "speed": 32.0, "max_speed": 32.0, "width": 8,
                                         "max_width": 16}
@@ -145,7 +147,8 @@ def test_the_verdict_tasks_write_the_results_the_state_and_the_report(tmp_path):
     assert gate["run"]["thresholds"] == {"write_bw_fraction": 0.9, "write_lat_factor": 1.5, "write_lat_usec": 2.55,
                                          "nccl_busbw_per_rail_gbs": 42.3, "nccl_fraction": 0.9,
                                          "nccl_gbs_per_400g": 47.0, "nccl_min_size": 1 << 30,
-                                         "link_flaps": 0, "symbol_errors": 0}
+                                         "link_flaps": 0, "symbol_errors": 0, "effective_errors": 0,
+                                         "effective_ber": 1e-12, "raw_ber": 1e-5, "ber_confidence": 0.95}
     assert (gate["run"]["matrix"], gate["run"]["nccl_expected"], gate["run"]["lat_median_usec"]) == (
         "fabric-2026.12", "2.23.4-1", 1.7)
     # b1's row: its own direction and b2's toward it

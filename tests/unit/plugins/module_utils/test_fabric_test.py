@@ -165,19 +165,26 @@ def test_tools_names_each_missing_tool_with_where_it_comes_from():
     out = ft.run(_with("ping", "ib_write_bw", "ssh"), {"action": "tools", "nccl": {"test": "all_reduce_perf"}})
     assert out == {"changed": False,
                    "tools": {"ib_write_bw": "/usr/bin/ib_write_bw", "ib_write_lat": None, "ping": "/usr/bin/ping",
-                             "all_reduce_perf": None, "mpirun": None, "ssh": "/usr/bin/ssh", "orted": None},
+                             "ethtool": None, "all_reduce_perf": None, "mpirun": None, "ssh": "/usr/bin/ssh",
+                             "orted": None, "mlxlink": None},
                    "missing": ["ib_write_lat (perftest)",
+                               "ethtool (ethtool: the PHY error counters of an Ethernet rail)",
                                "all_reduce_perf (nccl-tests (built with MPI=1, on the PATH a non-interactive login "
                                "gets))", "mpirun (Open MPI (Debian/Ubuntu openmpi-bin))",
-                               "orted (Open MPI (Debian/Ubuntu openmpi-bin; prted in Open MPI 5))"]}
+                               "orted (Open MPI (Debian/Ubuntu openmpi-bin; prted in Open MPI 5))",
+                               "mlxlink or mstlink (NVIDIA MFT or mstflint: the PHY error counters of an InfiniBand "
+                               "rail)"]}
     # the launcher named: only mpirun exists
     with pytest.raises(MlnxError, match="nccl.launcher: 'srun' is not one of mpirun"):
         ft.run(_with(), {"action": "tools", "nccl": {"test": "all_reduce_perf", "launcher": "srun"}})
 
 
 def test_tools_without_nccl_asks_for_no_nccl_test_and_runs_in_check_mode():
-    out = ft.run(_with("ping", "ib_write_bw", "ib_write_lat"), {"action": "tools"}, check_mode=True)
-    assert out["missing"] == [] and sorted(out["tools"]) == ["ib_write_bw", "ib_write_lat", "ping"]
+    out = ft.run(_with("ping", "ib_write_bw", "ib_write_lat", "ethtool", "mstlink"), {"action": "tools"},
+                 check_mode=True)
+    assert out["missing"] == [] and sorted(out["tools"]) == ["ethtool", "ib_write_bw", "ib_write_lat", "mlxlink",
+                                                             "ping"]
+    assert out["tools"]["mlxlink"] == "/usr/bin/mstlink"        # Debian's mstflint names it so
 
 
 def test_tools_refuses_an_nccl_test_the_gate_does_not_run():

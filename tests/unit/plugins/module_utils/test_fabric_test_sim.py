@@ -87,7 +87,12 @@ def gate_verdict(interface, a_result, b_result):
         facts[host] = {interface: dict(result["facts"], state="up", mtu=None)}
         result.update(peer="b" if host == "a" else "a")
     measured = {"a": [a_result], "b": [b_result]}
-    return _gate.evaluate(plan, {"unpaired": []}, ["a", "b"], [], measured, facts, facts, limits=_gate.DEFAULTS,
+    # the PHY counters (the measure step reads none; test_phy_counters_* read them from the simulator): healthy
+    # stand-ins, read a minute apart
+    healthy = {"source": "stand-in", "effective_errors": 0, "raw_errors": 0, "link_down": 0, "received_bits": None}
+    facts = {h: {i: dict(f, phy=dict(healthy, read_at=1000.0)) for i, f in rails.items()} for h, rails in facts.items()}
+    after = {h: {i: dict(f, phy=dict(healthy, read_at=1060.0)) for i, f in rails.items()} for h, rails in facts.items()}
+    return _gate.evaluate(plan, {"unpaired": []}, ["a", "b"], [], measured, facts, after, limits=_gate.DEFAULTS,
                           run={"started": "2026-12-04T10:00:00Z"})
 
 
@@ -153,3 +158,39 @@ def test_a_roce_pair_keeps_its_numbers_and_its_options(tmp_path, stand_ins, netd
     if not handed_over:
         assert ("%s Gb/s < 360.0 Gb/s (0.9 x 400 Gb/s port rate)" % bw) in \
             verdict["hosts"]["a"]["failures"][0]["message"]
+
+
+def read_phy(sim, interface, stand_ins):
+    facts = ft.run(gate_host(sim, stand_ins), {"action": "facts", "jobs": [{"rail": 0, "interface": interface}]})
+    return facts["rails"][interface]
+
+
+@pytest.mark.heavy(4)
+def test_phy_counters_of_an_infiniband_rail_come_from_mlxlink_and_a_raw_ber_fault_moves_them(tmp_path, stand_ins):
+    """InfiniBand: the IPoIB netdev's ethtool -S has no PHY counters, mlxlink -c has them; a raw_ber fault of 1e-4
+    on a 400G port adds 4e7 corrected bits a second, all of them raw errors, none effective."""
+    sim = SimHost(tmp_path / "a", "dgx-h100", hostname="fab-r01-01")
+    before = read_phy(sim, "ibp24s0", stand_ins)
+    assert before["link_layer"] == "InfiniBand" and "rx_corrected_bits_phy" not in before["counters"]
+    assert before["phy"]["source"] == "mlxlink -d mlx5_0 -p 1 -c"
+    assert (before["phy"]["effective_errors"], before["phy"]["raw_errors"], before["phy"]["link_down"],
+            before["phy"]["received_bits"]) == (0, 0, 0, None)
+    sim.run("mlxsim", "fault", "add", "raw_ber", "--device", "mlx5_0", "ber=1e-4")
+    after = read_phy(sim, "ibp24s0", stand_ins)
+    seconds = after["phy"]["read_at"] - before["phy"]["read_at"]
+    ber = _gate.link_ber(before, after, after["rate_gbps"])
+    # raw errors accrue from the moment the fault was added (after the first read): at most 4e7 per second between
+    # the reads, and more than none
+    assert 0 < ber["raw_errors"] <= 4e7 * seconds and ber["effective_errors"] == 0, ber
+    assert ber["bits_from"] == "port rate x window" and ber["bits"] == int(400e9 * ber["seconds"])
+    assert ber["raw_ber"] <= 1e-4 and ber["error"] is None
+
+
+@pytest.mark.heavy(4)
+def test_phy_counters_of_an_ethernet_rail_come_from_ethtool(tmp_path, stand_ins):
+    sim = SimHost(tmp_path / "a", "gpu4-cx7-eth", hostname="fab-r01-01")
+    fact = read_phy(sim, "enp24s0np0", stand_ins)
+    assert fact["link_layer"] == "Ethernet"
+    assert {k: v for k, v in fact["phy"].items() if k != "read_at"} == {
+        "source": "ethtool -S enp24s0np0", "effective_errors": 0, "raw_errors": 0, "link_down": 0,
+        "received_bits": None}

@@ -29,10 +29,23 @@ def facts_of(plan, host, change=None):
         fact = {"rdma": "mlx5_%d" % entry["rail"], "port": 1, "rate_gbps": 400.0, "link_layer": "Ethernet",
                 "state": "up", "mtu": 9000, "address": entry["address"], "carrier_changes": 2,
                 "pcie": {"pci": entry["pci"], "speed": 32.0, "max_speed": 32.0, "width": 16, "max_width": 16},
-                "counters": {"link_down_events_phy": 0, "rx_symbol_err_phy": 0}, "qos": {"trust": "dscp", "pfc": [3]}}
+                "counters": {"link_down_events_phy": 0, "rx_symbol_err_phy": 0}, "qos": {"trust": "dscp", "pfc": [3]},
+                "phy": phy()}
         fact.update((change or {}).get(entry["rail"], {}))
         out[entry["interface"]] = fact
     return out
+
+
+def phy(at=1000.0, effective=0, raw=0, down=0, bits=None):
+    """The PHY counters of a rail read at ``at`` (seconds)."""
+    return {"source": "ethtool -S", "read_at": at, "effective_errors": effective, "raw_errors": raw, "link_down": down,
+            "received_bits": bits}
+
+
+def later(facts, seconds=100.0):
+    """The facts read ``seconds`` later (the PHY counters' read time moved, nothing else)."""
+    return {h: {i: dict(f, phy=dict(f["phy"], read_at=f["phy"]["read_at"] + seconds)) if f.get("phy") else f
+                for i, f in rails.items()} for h, rails in facts.items()}
 
 
 def leaves_of(plan, swap=None, pfc="3", roce_on=None):
@@ -92,7 +105,7 @@ def nccl_ok(gate, busbw=44.5, bad=None):
 def verdict(plan, gate, before=None, after=None, leaves=None, nccl=None, measured=None, versions=None, previous=None):
     before = before or {h: facts_of(plan, h) for h in HOSTS}
     return _gate.evaluate(plan, gate["pairs"], gate["tested"], gate["not_retested"], measured or measured_for(gate),
-                          before, after or before, leaves if leaves is not None else leaves_of(plan),
+                          before, later(after or before), leaves if leaves is not None else leaves_of(plan),
                           nccl if nccl is not None else nccl_ok(gate), versions or {}, gate["limits"],
                           {"started": "2026-12-04T10:00:00Z", "matrix": "fabric-2026.12", "nccl_expected": "2.23.4"},
                           9000, previous, gate["fingerprints"])
@@ -202,7 +215,7 @@ def test_nccl_below_the_floor_and_a_wrong_nccl_version(plan):
     nccl = nccl_ok(gate, bad={"b1": 20.0})
     versions = {"a1": {"nccl": "2.21.5"}}
     result = _gate.evaluate(plan, gate["pairs"], gate["tested"], [], measured_for(gate),
-                            {h: facts_of(plan, h) for h in HOSTS}, {h: facts_of(plan, h) for h in HOSTS},
+                            {h: facts_of(plan, h) for h in HOSTS}, later({h: facts_of(plan, h) for h in HOSTS}),
                             leaves_of(plan), nccl, versions, gate["limits"],
                             {"matrix": "fabric-2026.12", "nccl_expected": "2.23.4"}, 9000)
     assert ("nccl_busbw", None) in failures(result, "b1") and ("nccl_busbw", None) in failures(result, "b2")
@@ -287,7 +300,7 @@ def test_nics_for_the_delivery_section_and_firmware_against_the_matrix(plan):
 
     def evaluate(delivery):
         return _gate.evaluate(plan, gate["pairs"], gate["tested"], [], run["measured"],
-                              {h: facts_of(plan, h) for h in HOSTS}, {h: facts_of(plan, h) for h in HOSTS},
+                              {h: facts_of(plan, h) for h in HOSTS}, later({h: facts_of(plan, h) for h in HOSTS}),
                               run["leaves"], run["nccl"], {}, gate["limits"], {}, 9000,
                               hosts_info={"b1": {"delivery": delivery}})
     # other firmware than the pin: shown, not quarantined (the firmware step burns, or is off on purpose)

@@ -31,14 +31,27 @@ def plan():
 def fact(rate=400.0, **extra):
     out = {"rdma": "mlx5_0", "port": 1, "rate_gbps": rate, "link_layer": "Ethernet", "state": "up", "mtu": 9000,
            "pcie": {"pci": "0000:18:00.0", "speed": 32.0, "max_speed": 32.0, "width": 16, "max_width": 16},
-           "counters": {"link_down_events_phy": 0, "rx_symbol_err_phy": 0}}
+           "counters": {"link_down_events_phy": 0, "rx_symbol_err_phy": 0},
+           "phy": {"source": "ethtool -S", "read_at": 1000.0, "effective_errors": 0, "raw_errors": 0, "link_down": 0,
+                   "received_bits": None}}
     out.update(extra)
     return out
 
 
-def facts(rate=400.0, change=None):
-    """{host: {interface: fact}}; ``change``: {(host, rail): {key: value}} over the healthy fact."""
-    return {h: {IFACES[r]: fact(rate, **(change or {}).get((h, r), {})) for r in (0, 1)} for h in HOSTS}
+def facts(rate=400.0, change=None, at=None):
+    """{host: {interface: fact}}; ``change``: {(host, rail): {key: value}} over the healthy fact; ``at``: the PHY
+    counters' read time (1000 s; the facts after the traffic are read later)."""
+    out = {h: {IFACES[r]: fact(rate, **(change or {}).get((h, r), {})) for r in (0, 1)} for h in HOSTS}
+    for rails in out.values():
+        for f in rails.values():
+            if at is not None and f.get("phy"):
+                f["phy"] = dict(f["phy"], read_at=at)
+    return out
+
+
+def later(facts_doc, seconds=100.0):
+    return {h: {i: dict(f, phy=dict(f["phy"], read_at=f["phy"]["read_at"] + seconds)) if f.get("phy") else f
+                for i, f in rails.items()} for h, rails in facts_doc.items()}
 
 
 def bw(value):
@@ -80,7 +93,7 @@ def verdict(plan, limits=None, before=None, after=None, bws=None, lats=None, bus
     limits = dict(_gate.DEFAULTS, **(limits or {}))
     pairs = _gate.plan_run(plan, HOSTS, {}, matrix={"name": "m"})["pairs"]
     before = before or facts()
-    return _gate.evaluate(plan, pairs, HOSTS, [], measured(bws, lats), before, after or before, {},
+    return _gate.evaluate(plan, pairs, HOSTS, [], measured(bws, lats), before, later(after or before), {},
                           {"hosts": nccl_pairs(busbw), "su": su or {}}, versions or {}, limits,
                           {"matrix": "m", "nccl_expected": nccl_expected}, 9000)
 
@@ -221,10 +234,10 @@ def test_an_nccl_stage_that_was_not_run_fails_nobody_and_a_silent_rank_0_fails_i
     assert ran["hosts"]["a2"]["errors"] == ["a1 did not run the world's launcher"]
     assert ran["hosts"]["a2"]["peers"] == ["a1", "a2"]
     pairs = gate["pairs"]
-    result = _gate.evaluate(plan, pairs, HOSTS, [], measured(), facts(), facts(), {}, {"hosts": {}, "su": {}}, {},
+    result = _gate.evaluate(plan, pairs, HOSTS, [], measured(), facts(), facts(at=1100.0), {}, {"hosts": {}, "su": {}}, {},
                             dict(_gate.DEFAULTS), {}, 9000)
     assert quarantined(result) == [] and [result["hosts"][h]["nccl"] for h in HOSTS] == [None] * 4
-    result = _gate.evaluate(plan, pairs, HOSTS, [], measured(), facts(), facts(), {}, ran, {}, dict(_gate.DEFAULTS),
+    result = _gate.evaluate(plan, pairs, HOSTS, [], measured(), facts(), facts(at=1100.0), {}, ran, {}, dict(_gate.DEFAULTS),
                             {}, 9000)
     assert quarantined(result) == HOSTS
     assert failures(result, "b2") == [("nccl_busbw", None, None, None, None)]
@@ -274,7 +287,7 @@ def test_an_unanswered_ping_counts_against_both_ends_unless_one_s_facts_explain_
         pairs = _gate.plan_run(plan, HOSTS, {}, matrix={"name": "m"})["pairs"]
         done = measured()
         done["a2"][0]["ping"] = {"ok": False, "sent": 3, "received": 1}                 # a2 -> a1 on rail 0
-        return _gate.evaluate(plan, pairs, HOSTS, [], done, facts(), after or facts(), {},
+        return _gate.evaluate(plan, pairs, HOSTS, [], done, facts(), later(after or facts()), {},
                               {"hosts": nccl_pairs()}, {}, dict(_gate.DEFAULTS), {}, 9000)
 
     result = pinged()
@@ -303,6 +316,111 @@ def test_a_counter_may_grow_by_at_most_its_limit(plan, key, measure, limit, grew
     if not passes:
         assert quarantined(result) == ["b2"]
         assert failures(result, "b2") == [(measure, 0, 3, 2, None)]
+
+
+# ------------------------------------------------------------------------------------------------ bit error rate
+def phy(effective=0, raw=0, down=0, bits=None, **extra):
+    """b2 rail 0's PHY counters (read at 1000 s before, 1100 s after the traffic: 100 s at 400G = 4e13 bits)."""
+    return {("b2", 0): {"phy": dict({"source": "ethtool -S enp24s0np0", "read_at": 1000.0, "effective_errors": effective,
+                                     "raw_errors": raw, "link_down": down, "received_bits": bits}, **extra)}}
+
+
+def ber_run(plan, after, limits=None, before=None):
+    return verdict(plan, limits=limits, before=facts(change=before or phy(raw=1000)), after=facts(change=after))
+
+
+@pytest.mark.parametrize("raw, passes", [(400001001, False), (400001000, True), (400000999, True), (1000, True)])
+def test_raw_ber_at_its_limit_passes_and_one_error_more_fails(plan, raw, passes):
+    # 4e8 errors in 4e13 bits is exactly the limit 1e-5 (the counter stood at 1000 before the run)
+    result = ber_run(plan, phy(raw=raw))
+    row = result["hosts"]["b2"]["rails"][0]["ber"]
+    assert (row["bits"], row["bits_from"], row["seconds"]) == (40000000000000, "port rate x window", 100.0)
+    assert row["raw_errors"] == raw - 1000
+    assert (quarantined(result) == []) is passes
+    if not passes:
+        assert quarantined(result) == ["b2"]
+        assert failures(result, "b2") == [("raw_ber", 0, 400000001 / 4e13, 1e-5, "errors per bit")]
+        assert failures(result, "b2")[0][2] > 1e-5
+        message = result["hosts"]["b2"]["failures"][0]["message"]
+        assert message == ("b2 rail 0 (enp24s0np0): raw (pre-FEC) BER 1.000000003e-05 > 1.000000000e-05 (400000001 bits corrected "
+                           "by FEC in 4.00e+13 bits, ethtool -S enp24s0np0): a marginal cable, transceiver or port")
+
+
+def test_the_exact_limit_of_raw_ber_is_a_pass():
+    assert 400000000 / 40000000000000 == 1e-5          # the test above lands on the limit itself, not next to it
+
+
+@pytest.mark.parametrize("effective, limit, failed", [
+    (0, 0, []), (1, 0, [("effective_errors", 0, 1, 0, None)]),
+    (1, 1, []), (2, 1, [("effective_errors", 0, 2, 1, None)])])
+def test_errors_fec_could_not_correct(plan, effective, limit, failed):
+    result = ber_run(plan, phy(effective=effective, raw=1000), limits={"effective_errors": limit})
+    assert failures(result, "b2") == failed
+
+
+@pytest.mark.parametrize("effective, failed", [(40, []), (41, [("effective_ber", 0, 41 / 4e13, 1e-12, "errors per bit")])])
+def test_effective_ber_at_its_limit(plan, effective, failed):
+    # with effective_errors relaxed, 40 errors in 4e13 bits is 1e-12 exactly: the limit itself passes
+    result = ber_run(plan, phy(effective=effective, raw=1000), limits={"effective_errors": 1000})
+    assert failures(result, "b2") == failed
+
+
+def test_the_report_certifies_a_bound_for_the_window(plan):
+    result = ber_run(plan, phy(raw=1000))
+    ber = result["hosts"]["b2"]["rails"][0]["ber"]
+    # no error in 4e13 bits: at 95 % the effective BER is below -ln(0.05) / 4e13 = 7.49e-14
+    assert ber["certified_ber"] == pytest.approx(2.9957322735539904 / 4e13, rel=1e-9)
+    assert (ber["effective_ber"], ber["raw_ber"], ber["moved"], ber["error"]) == (0.0, 0.0, False, None)
+    assert ber["before"] == {"effective_errors": 0, "raw_errors": 1000, "link_down": 0, "received_bits": None}
+    assert result["run"]["thresholds"]["raw_ber"] == 1e-5 and result["run"]["thresholds"]["ber_confidence"] == 0.95
+
+
+def test_a_received_bits_counter_is_preferred_to_rate_times_window(plan):
+    result = ber_run(plan, phy(raw=1000 + 2 * 10 ** 8, bits=10 ** 15 + 2 * 10 ** 13),
+                     before=phy(raw=1000, bits=10 ** 15))
+    ber = result["hosts"]["b2"]["rails"][0]["ber"]
+    assert (ber["bits"], ber["bits_from"], ber["raw_ber"]) == (2 * 10 ** 13, "received bits counter", 1e-5)
+    assert quarantined(result) == []
+
+
+@pytest.mark.parametrize("after, words", [
+    (phy(raw=10), "ethtool -S enp24s0np0: the counters went back during the run (cleared, or the driver reloaded)"),
+    (phy(error="no rx_pcs_symbol_err_phy (the mlx5 PHY statistical counters)"),
+     "ethtool -S enp24s0np0 after the traffic: no rx_pcs_symbol_err_phy (the mlx5 PHY statistical counters)"),
+    ({("b2", 0): {"phy": None}}, "the PHY counters were not read after the traffic"),
+])
+def test_counters_that_cannot_bound_the_ber_fail_closed(plan, after, words):
+    result = ber_run(plan, after)
+    assert quarantined(result) == ["b2"]
+    assert failures(result, "b2") == [("phy_counters", 0, None, None, None)]
+    assert result["hosts"]["b2"]["failures"][0]["message"] == (
+        "b2 rail 0 (enp24s0np0): the link's error counters cannot bound its BER: " + words)
+
+
+@pytest.mark.parametrize("down, passes", [(0, True), (1, False)])
+def test_infiniband_link_downs_come_from_mlxlink(plan, down, passes):
+    # an IPoIB netdev's ethtool -S has no PHY counters: mlxlink's Link Down Counter counts the flaps
+    before = dict(phy(raw=1000)[("b2", 0)], counters={})
+    after = dict(phy(raw=1000, down=down)[("b2", 0)], counters={})
+    result = verdict(plan, before=facts(change={("b2", 0): before}), after=facts(change={("b2", 0): after}))
+    assert failures(result, "b2") == ([] if passes else [("link_flaps", 0, 1, 0, None)])
+
+
+@pytest.mark.parametrize("errors, bound", [(0, 2.9957322735539904), (1, 4.743864518390577), (2, 6.295793621871988),
+                                           (10, 16.962219235721903), (1000, 1053.6031221333046)])
+def test_poisson_upper_bound(errors, bound):
+    assert _gate.poisson_upper(errors, 0.95) == pytest.approx(bound, rel=1e-9)
+
+
+def test_poisson_upper_bound_beyond_a_thousand_errors_is_close_to_the_exact_one():
+    assert _gate.poisson_upper(1001, 0.95) == pytest.approx(1054.6, rel=1e-4)
+    assert _gate.poisson_upper(0, 0.5) == pytest.approx(0.6931471805599453, rel=1e-9)      # ln 2
+
+
+@pytest.mark.parametrize("value", [0, 1, 1.5, -0.1, True, "0.95"])
+def test_ber_confidence_is_strictly_between_0_and_1(value):
+    with pytest.raises(_gate.GateError, match="thresholds.ber_confidence"):
+        _gate.thresholds({}, {"ber_confidence": value})
 
 
 # ------------------------------------------------------------------------------------------------ PCIe

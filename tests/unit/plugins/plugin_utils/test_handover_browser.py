@@ -7,7 +7,9 @@ how) exactly when the verdict is "pass".
 The run: a1-a2 pass (a1's rail 0 write BW exactly at its limit, its rail 1 latency exactly at its limit, their NCCL
 pair run exactly at its floor); b2 is quarantined by its own PCIe fact on rail 0 with its write BW just below the
 limit, its latency just above it and its NCCL pair run just below the floor (42.299 against 42.3); b1, its peer,
-is handed over; the SU world of b1 and b2 is below its limit, with b1 handed over and b2 quarantined."""
+is handed over; the SU world of b1 and b2 is below its limit, with b1 handed over and b2 quarantined. Over the 300 s
+between the facts (1.2e14 bits at 400G) a2's rail 1 counts 1.2e9 bits corrected by FEC - a raw BER of 1e-5, the
+limit itself - and b2's rail 1 one more."""
 import html.parser
 import operator
 import os
@@ -32,14 +34,16 @@ def _chromium():
     return shutil.which("chromium") or shutil.which("chromium-browser") or shutil.which("google-chrome")
 
 
-def _facts(plan, host, change=None):
+def _facts(plan, host, change=None, at=1000.0):
     out = {}
     for entry in plan["hosts"][host]:
         fact = {"rdma": "mlx5_%d" % entry["rail"], "port": 1, "rate_gbps": 400.0, "link_layer": "Ethernet",
                 "state": "up", "mtu": 9000,
                 "address": entry["address"],
                 "pcie": {"pci": entry["pci"], "speed": 32.0, "max_speed": 32.0, "width": 16, "max_width": 16},
-                "counters": {"link_down_events_phy": 0, "rx_symbol_err_phy": 0}, "qos": {"trust": "dscp", "pfc": [3]}}
+                "counters": {"link_down_events_phy": 0, "rx_symbol_err_phy": 0}, "qos": {"trust": "dscp", "pfc": [3]},
+                "phy": {"source": "ethtool -S", "read_at": at, "effective_errors": 0, "raw_errors": 0, "link_down": 0,
+                        "received_bits": None}}
         fact.update((change or {}).get(entry["rail"], {}))
         out[entry["interface"]] = fact
     return out
@@ -90,8 +94,14 @@ def gate_results():
     facts = {h: _facts(plan, h) for h in HOSTS}
     gate = _gate.plan_run(plan, HOSTS, facts, None, None, {"name": "fabric-2026.12"}, None, 106,
                           mgmt={h: "198.19.90.%d" % (11 + i) for i, h in enumerate(HOSTS)})
-    after = dict(facts, b2=_facts(plan, "b2", {0: {"pcie": {"pci": "0000:18:00.0", "speed": 16.0, "max_speed": 32.0,
-                                                            "width": 16, "max_width": 16}}}))
+    after = {h: _facts(plan, h, at=1300.0) for h in HOSTS}      # read 300 s later: 1.2e14 bits at 400G
+
+    def raw(errors):
+        return {"phy": {"source": "ethtool -S", "read_at": 1300.0, "effective_errors": 0, "raw_errors": errors,
+                        "link_down": 0, "received_bits": None}}
+    after["a2"] = _facts(plan, "a2", {1: raw(1200000000)}, at=1300.0)     # raw BER 1e-5 exactly: passes
+    after["b2"] = _facts(plan, "b2", {0: {"pcie": {"pci": "0000:18:00.0", "speed": 16.0, "max_speed": 32.0,
+                                                   "width": 16, "max_width": 16}}, 1: raw(1200000001)}, at=1300.0)
     measured = _measured(gate, bw={("a1", 0): 360.0, ("b2", 0): 359.99},
                          lat={("a1", 1): 2.55, ("b2", 0): 2.56})          # the limit: 1.5 x the median 1.7 = 2.55
     pair_sizes = [1 << 30, 2 << 30, 4 << 30, 8 << 30]
@@ -117,7 +127,7 @@ def test_the_run_is_the_one_described():
     assert doc["handover"] == ["a1", "a2", "b1"] and doc["status"] == "quarantined"
     assert sorted((f["measure"], f["rail"], f["value"], f["limit"]) for f in doc["failures"]) == [
         ("ib_write_bw", 0, 359.99, 360.0), ("ib_write_lat", 0, 2.56, 2.55), ("nccl_busbw", None, 42.299, 42.3),
-        ("pcie", 0, 16.0, 32.0)]
+        ("pcie", 0, 16.0, 32.0), ("raw_ber", 1, 1200000001 / 1.2e14, 1e-5)]
     assert {f["host"] for f in doc["failures"]} == {"b2"}
     assert (doc["hosts"]["a1"]["rails"][0]["write_bw_gbps"], doc["hosts"]["a1"]["rails"][1]["write_lat_usec"]) == \
         (360.0, 2.55)
@@ -190,7 +200,7 @@ def page(tmp_path_factory):
 
 def _limit(text):
     """``≥ 42.3`` -> (operator.ge, 42.3); None for a limit that is not a number."""
-    match = re.fullmatch(r"([≥≤=]) (-?[0-9.]+)(?: \(.*\))?", text)
+    match = re.fullmatch(r"([≥≤=]) (-?[0-9.]+(?:e[-+]?[0-9]+)?)(?: \(.*\))?", text)
     return (SIGNS[match.group(1)], float(match.group(2))) if match else None
 
 
@@ -208,7 +218,7 @@ def test_every_displayed_value_passes_its_displayed_limit_exactly_when_its_verdi
             assert len(cells["limit"]) == 1 and len(cells["verdict"]) == 1, (row, group)
             limit, verdict = _limit(cells["limit"][0]), cells["verdict"][0]
             values = [v for v in cells["value"] if v != ""]
-            if limit is None or not values or not all(re.fullmatch(r"-?[0-9.]+", v) for v in values):
+            if limit is None or not values or not all(re.fullmatch(r"-?[0-9.]+(?:e[-+]?[0-9]+)?", v) for v in values):
                 assert verdict != "pass" or limit is None and not values, (row, group)
                 continue
             compare, bound = limit
@@ -218,7 +228,7 @@ def test_every_displayed_value_passes_its_displayed_limit_exactly_when_its_verdi
     # every kind of value was checked, and the boundaries on both sides are among them
     assert {key: len(value) for key, value in checked.items()} == {
         ("rails", "bw"): 8, ("rails", "lat"): 8, ("hosts", "nccl"): 4, ("nccl", "su"): 2,
-        ("quarantine", "failure"): 4}
+        ("quarantine", "failure"): 5, ("link-errors", "effective"): 8, ("link-errors", "raw"): 8}
     bw = checked[("rails", "bw")]
     assert (["360", "385.6"], "≥ 360", "pass") in bw                     # a1 rail 0: at the limit, passes
     assert (["359.99", "385.6"], "≥ 360", "fail") in bw                  # b2 rail 0: just below, b2's own
@@ -230,6 +240,10 @@ def test_every_displayed_value_passes_its_displayed_limit_exactly_when_its_verdi
     assert (["42.299"], "≥ 42.3", "fail") in nccl                        # shown with the digits that fail it
     assert (["42.299"], "≥ 42.3", "fail, counted against b2 (its own facts explain it)") in nccl
     assert (["16"], "≥ 32", "fail") in checked[("quarantine", "failure")]
+    raw = checked[("link-errors", "raw")]
+    assert (["1.00e-05"], "≤ 1e-05", "pass") in raw                      # a2 rail 1: at the limit, passes
+    assert (["1.000000001e-05"], "≤ 1e-05", "fail") in raw               # b2 rail 1: one error more, fails
+    assert checked[("link-errors", "effective")].count((["0"], "≤ 0", "pass")) == 8
 
 
 def test_the_su_verdict_agrees_with_its_hosts(page):

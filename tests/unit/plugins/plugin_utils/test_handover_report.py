@@ -237,7 +237,8 @@ def test_csv_one_row_per_host_and_rail(rendered):
     rows = list(csv.DictReader(io.StringIO(rendered["csv"])))
     assert list(rows[0]) == ["host", "rack", "rail", "interface", "leaf", "peer", "write_bw_gbps",
                              "write_bw_reverse_gbps", "port_rate_gbps", "write_bw_limit_gbps", "write_bw_verdict",
-                             "write_lat_usec", "write_lat_limit_usec", "write_lat_verdict", "status", "failures"]
+                             "write_lat_usec", "write_lat_limit_usec", "write_lat_verdict", "ber_bits",
+                             "effective_errors", "raw_ber", "certified_ber", "status", "failures"]
     assert len(rows) == 16
     assert [(r["host"], r["rail"]) for r in rows] == [(h, str(rail)) for h in HOSTS for rail in range(4)]
     bad = [r for r in rows if r["failures"]]
