@@ -264,6 +264,8 @@ def phy_counters(host, name, rdma, port, layer, ethtool, read_at):
                 "error": "no %s (the mlx5 PHY statistical counters)" % ", ".join(missing)}
     out = {key: ethtool[counter] for key, counter in ETH_PHY.items()}
     return dict(out, source=source, read_at=read_at, received_bits=ethtool.get("rx_bits_phy"))
+
+
 _COUNTER_RE = re.compile(r"([a-z0-9_]+):\s+(\d+)", re.ASCII)
 _GTS_RE = re.compile(r"([0-9]+(?:\.[0-9]+)?) ?GT/s(?: PCIe)?", re.ASCII)
 

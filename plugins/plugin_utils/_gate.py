@@ -354,17 +354,17 @@ def _ber_failures(host, entry, before, after, rate, limits):
             host, rail, iface, ber["error"]), rail)]
     out = []
     if ber["effective_errors"] > limits["effective_errors"]:
-        out.append(_fail("effective_errors", "%s rail %d (%s): %d errors FEC could not correct in %s bits (%s)" % (
+        out.append(_fail("effective_errors", "%s rail %d (%s): %s errors FEC could not correct in %s bits (%s)" % (
             host, rail, iface, ber["effective_errors"], _sci(ber["bits"]), ber["source"]), rail,
             ber["effective_errors"], limits["effective_errors"], pass_if="<="))
     if limits["effective_ber"] is not None and ber["effective_ber"] > limits["effective_ber"]:
-        out.append(_fail("effective_ber", "%s rail %d (%s): effective (post-FEC) BER %s > %s (%d errors in %s bits)"
+        out.append(_fail("effective_ber", "%s rail %d (%s): effective (post-FEC) BER %s > %s (%s errors in %s bits)"
                          % (host, rail, iface, _sci(ber["effective_ber"], limits["effective_ber"]),
                             _sci(limits["effective_ber"], ber["effective_ber"]),
                             ber["effective_errors"], _sci(ber["bits"])), rail, ber["effective_ber"],
                          limits["effective_ber"], "errors per bit", "<="))
     if limits["raw_ber"] is not None and ber["raw_ber"] > limits["raw_ber"]:
-        out.append(_fail("raw_ber", "%s rail %d (%s): raw (pre-FEC) BER %s > %s (%d bits corrected by FEC in %s bits,"
+        out.append(_fail("raw_ber", "%s rail %d (%s): raw (pre-FEC) BER %s > %s (%s bits corrected by FEC in %s bits,"
                          " %s): a marginal cable, transceiver or port" % (
                              host, rail, iface, _sci(ber["raw_ber"], limits["raw_ber"]),
                              _sci(limits["raw_ber"], ber["raw_ber"]), ber["raw_errors"],
