@@ -83,6 +83,10 @@ def thresholds(matrix=None, overrides=None) -> dict:
             if value is not None and (isinstance(value, bool) or not isinstance(value, (int, float)) or value < 0):
                 raise GateError("%s.%s: %r is not allowed (a number >= 0)" % (what, key, value),
                                 parameter=what.split(".", maxsplit=1)[0])
+            if key == "write_lat_usec" and value == 0:
+                raise GateError("%s.%s: 0 is not allowed (an absolute latency limit in microseconds > 0, or null for "
+                                "write_lat_factor x the run's median)" % (what, key),
+                                parameter=what.split(".", maxsplit=1)[0])
             if key == "ber_confidence" and not (value is not None and 0 < value < 1):
                 raise GateError("%s.%s: %r is not allowed (a confidence between 0 and 1, both excluded: 0.95)"
                                 % (what, key, value), parameter=what.split(".", maxsplit=1)[0])
@@ -495,14 +499,15 @@ def evaluate(plan, pairs, tested, not_retested, measured, facts_before, facts_af
     nccl = _mapping(nccl, "nccl")
     versions = _mapping(versions, "versions")
     hosts_info = _mapping(hosts_info, "hosts_info")
-    # every client result by (client, rail) and by (server, rail)
+    # every client result by (client, rail) and by (server, rail): a list, as a host can meet more than one peer on
+    # a rail in a run (every one of its pairs is judged; its row shows the first)
     by_client, by_server = {}, {}
     for host, results in _mapping(measured, "measured").items():
         for item in results or []:
-            by_client[(host, item.get("rail"))] = item
-            by_server[(item.get("peer"), item.get("rail"))] = dict(item, client=host)
-    lats = [v for item in by_client.values() for t in item.get("tests") or [] if t.get("test") == "ib_write_lat"
-            for v in [_lat(t)] if v is not None]
+            by_client.setdefault((host, item.get("rail")), []).append(item)
+            by_server.setdefault((item.get("peer"), item.get("rail")), []).append(dict(item, client=host))
+    lats = [v for items in by_client.values() for item in items for t in item.get("tests") or []
+            if t.get("test") == "ib_write_lat" for v in [_lat(t)] if v is not None]
     median = statistics.median(lats) if lats else None
     lat_limit = limits["write_lat_usec"] or (applied_limit(limits["write_lat_factor"] * median) if median else None)
     lat_why = ("write_lat_usec" if limits["write_lat_usec"] else
@@ -529,8 +534,10 @@ def evaluate(plan, pairs, tested, not_retested, measured, facts_before, facts_af
             before = (facts_before.get(host) or {}).get(entry["interface"]) or {}
             after = (facts_after.get(host) or {}).get(entry["interface"]) or before
             failures_of[host].extend(fact_failures[(host, rail)])
-            fwd, rev = by_client.get((host, rail)), by_server.get((host, rail))
+            fwds, revs = by_client.get((host, rail)) or [], by_server.get((host, rail)) or []
+            fwd, rev = (fwds or [None])[0], (revs or [None])[0]
             peer = (fwd or {}).get("peer") or (rev or {}).get("client")
+            peers = sorted({str(i.get("peer")) for i in fwds} | {str(i.get("client")) for i in revs})
             rate = after.get("rate_gbps")
             bw_limit = applied_limit(limits["write_bw_fraction"] * rate) if rate else None
             leaf_port = _leaf_port(leaves, entry.get("leaf"), entry.get("leaf_port")) or {}
@@ -549,17 +556,20 @@ def evaluate(plan, pairs, tested, not_retested, measured, facts_before, facts_af
             if peer is None:
                 row["unpaired"] = next((u.get("reason") for u in _mapping(pairs, "pairs").get("unpaired") or []
                                         if u.get("host") == host and u.get("rail") == rail), "no peer this run")
-            for item, key, direction in ((fwd, "write_bw_gbps", "%s -> %s"), (rev, "write_bw_reverse_gbps", "%s -> %s")):
-                if not item:
-                    continue
-                src, dst = (host, item.get("peer")) if item is fwd else (item.get("client"), host)
+            if len(peers) > 1:
+                row["peers"] = peers      # every peer of the rail this run (the values shown are the first's)
+            for item, key in [(i, "write_bw_gbps") for i in fwds] + [(i, "write_bw_reverse_gbps") for i in revs]:
+                forward = key == "write_bw_gbps"
+                other = item.get("peer") if forward else item.get("client")
+                src, dst = (host, other) if forward else (other, host)
+                direction, shown = "%s -> %s", item is fwd or item is rev
                 ping = item.get("ping") or {}
                 # every measure of the pair's two directions is judged in both hosts' rows (its row shows the
                 # host's own direction): it counts against the host whose facts explain it, else against both
                 if item is fwd:
                     row["ping"] = bool(ping.get("ok"))
                 if not ping.get("ok"):
-                    blame(host, peer, rail, _fail("ping", "ping %s -> %s on rail %d (%s): %s of %s answered" % (
+                    blame(host, other, rail, _fail("ping", "ping %s -> %s on rail %d (%s): %s of %s answered" % (
                         src, dst, rail, entry["interface"], ping.get("received"), ping.get("sent")), rail,
                         ping.get("received"), ping.get("sent"), pass_if=">="))
                 for test in item.get("tests") or []:
@@ -567,16 +577,17 @@ def evaluate(plan, pairs, tested, not_retested, measured, facts_before, facts_af
                     name = test.get("test")
                     if name == "ib_write_bw":
                         value = _bw(test)
-                        row[key] = value
+                        if shown:
+                            row[key] = value
                         mtu = ((test.get("report") or {}).get("mtu"))
                         if mtu and item is fwd:
                             row["active_mtu"] = mtu
                         if error:
-                            blame(host, peer, rail, _fail("ib_write_bw", "ib_write_bw %s on rail %d (%s) failed: %s"
+                            blame(host, other, rail, _fail("ib_write_bw", "ib_write_bw %s on rail %d (%s) failed: %s"
                                                           % (direction % (src, dst), rail, entry["interface"], error),
                                                           rail))
                         elif bw_limit and value is not None and value < bw_limit:
-                            blame(host, peer, rail, _fail(
+                            blame(host, other, rail, _fail(
                                 "ib_write_bw", "ib_write_bw %s on rail %d (%s): %s Gb/s < %s Gb/s (%g x %g Gb/s "
                                 "port rate)" % (direction % (src, dst), rail, entry["interface"], _num(value),
                                                 _num(bw_limit), limits["write_bw_fraction"], rate), rail, value,
@@ -586,10 +597,10 @@ def evaluate(plan, pairs, tested, not_retested, measured, facts_before, facts_af
                         if item is fwd:
                             row["write_lat_usec"] = value
                         if error:
-                            blame(host, peer, rail, _fail("ib_write_lat", "ib_write_lat %s on rail %d failed: %s" % (
+                            blame(host, other, rail, _fail("ib_write_lat", "ib_write_lat %s on rail %d failed: %s" % (
                                 direction % (src, dst), rail, error), rail))
                         elif lat_limit and value is not None and value > lat_limit:
-                            blame(host, peer, rail, _fail(
+                            blame(host, other, rail, _fail(
                                 "ib_write_lat", "ib_write_lat %s on rail %d (%s): %s us > %s us (%s)" % (
                                     direction % (src, dst), rail, entry["interface"], _num(value, 2),
                                     _num(lat_limit, 2), lat_why), rail, value, lat_limit,

@@ -417,6 +417,27 @@ def test_poisson_upper_bound_beyond_a_thousand_errors_is_close_to_the_exact_one(
     assert _gate.poisson_upper(0, 0.5) == pytest.approx(0.6931471805599453, rel=1e-9)      # ln 2
 
 
+def test_an_absolute_latency_limit_of_0_is_refused_not_read_as_unset():
+    with pytest.raises(_gate.GateError, match=r"thresholds.write_lat_usec: 0 is not allowed \(an absolute latency"):
+        _gate.thresholds({}, {"write_lat_usec": 0})
+    assert _gate.thresholds({}, {"write_lat_usec": 0.5})["write_lat_usec"] == 0.5
+
+
+def test_every_pair_of_a_host_on_a_rail_is_judged_not_only_the_last(plan):
+    # a1 meets a2 (300 Gb/s, below 360) and then b1 on rail 0 in one run: the first pair's failure is judged -
+    # before, the second result replaced the first in the verdict's index and the failure was never seen
+    done = measured()
+    done["a1"] = [dict(done["a1"][0], tests=[bw(300.0), lat(1.7)]), dict(done["a1"][0], peer="b1")] + done["a1"][1:]
+    pairs = _gate.plan_run(plan, HOSTS, {}, matrix={"name": "m"})["pairs"]
+    result = _gate.evaluate(plan, pairs, HOSTS, [], done, facts(), later(facts()), {}, {"hosts": nccl_pairs(None),
+                            "su": {}}, {}, dict(_gate.DEFAULTS), {"matrix": "m"}, 9000)
+    row = result["hosts"]["a1"]["rails"][0]
+    assert row["peers"] == ["a2", "b1"] and row["write_bw_gbps"] == 300.0
+    assert ("ib_write_bw", 0, 300.0, 360.0, "Gb/s") in failures(result, "a1")
+    assert "ib_write_bw a1 -> a2 on rail 0 (enp24s0np0): 300.0 Gb/s < 360.0 Gb/s" in \
+        result["hosts"]["a1"]["failures"][0]["message"]
+
+
 @pytest.mark.parametrize("value", [0, 1, 1.5, -0.1, True, "0.95"])
 def test_ber_confidence_is_strictly_between_0_and_1(value):
     with pytest.raises(_gate.GateError, match="thresholds.ber_confidence"):
