@@ -650,6 +650,13 @@ def evaluate(plan, pairs, tested, not_retested, measured, facts_before, facts_af
         if expected_nccl and version and str(version) != str(expected_nccl).split("-", 1)[0]:
             failures_of[host].append(_fail("nccl_version", "%s: NCCL %s, the matrix %s pins %s" % (
                 host, version, run.get("matrix"), expected_nccl), None, version, expected_nccl, pass_if="=="))
+        elif expected_nccl and not version and (versions.get(host) or {}).get("nccl_run"):
+            # fail closed: a library whose version nobody printed is not the matrix's until shown to be
+            failures_of[host].append(_fail("nccl_version", "%s: the NCCL version run printed no NCCL version (neither "
+                                           "nccl-tests' 'nccl-library=' header nor NCCL_DEBUG=VERSION's 'NCCL version' "
+                                           "line): its library cannot be checked against the matrix %s's %s" % (
+                                               host, run.get("matrix"), expected_nccl), None, None, expected_nccl,
+                                           pass_if="=="))
         # the driver and the firmware are their steps' to enforce (ofed_info and the burn against the matrix, with
         # their own refusals); the report shows both against the matrix and flags a difference. The delivery
         # check's own verdict (serial, part number, PSID against the asset list) is the gate's.
@@ -901,7 +908,11 @@ def versions_of(hosts, nccl_version_runs, ofed_results, run) -> dict:
         # the driver step's "after": what ofed_info -s says once it is done (parse_ofed_info: version, flavour, raw)
         after = driver.get("after")
         version = after.get("version") if isinstance(after, Mapping) else after if isinstance(after, str) else None
+        ran = (nccl_version_runs or {}).get(host) or {}
         out[host] = {"nccl": (report or {}).get("nccl_version"), "nccl_expected": (run or {}).get("nccl_expected"),
+                     # the version run ran on the host (its collect has ranks): a version it did not print is then
+                     # a failure, not a pass
+                     "nccl_run": bool(isinstance(ran, Mapping) and ran.get("ranks")),
                      "driver": version,
                      "driver_expected": (run or {}).get("driver_expected")}
     return out

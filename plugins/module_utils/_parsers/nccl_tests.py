@@ -31,7 +31,9 @@ from ansible_collections.gpufabric.mlnx.plugins.module_utils._parsers.common imp
 )
 
 _VERSION_RE = re.compile(r"^#\s*nccl-tests version (?P<tests>\S+)(?:.*?nccl-library=(?P<code>\d+))?")
-_NCCL_INFO_VERSION_RE = re.compile(r"NCCL INFO NCCL version (?P<version>\d+\.\d+\.\d+)")
+# NCCL's own line: "host:pid:tid [0] NCCL INFO NCCL version 2.23.4+cuda12.4" (NCCL_DEBUG=INFO), or the bare
+# "NCCL version 2.23.4+cuda12.4" that NCCL_DEBUG=VERSION prints
+_NCCL_INFO_VERSION_RE = re.compile(r"(?:NCCL INFO |^)NCCL version (?P<version>\d+\.\d+\.\d+)(?:\+\S+)?$")
 _START_RE = re.compile(r"^#\s*nThread\s+\d+")
 # "#  Rank  0 Group  0 Pid     43 on nccl-allreduce-job0-mpiworker-0 device  0 [0x0f] NVIDIA A100-SXM4-40GB": rank 0
 # prints one line per rank of the world (src/util.cu), so their number is the world's size as the launcher made it

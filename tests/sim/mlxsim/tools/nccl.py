@@ -440,6 +440,8 @@ def run(tool, args):
     version = perf.nccl_version(state)
     if (os.environ.get("NCCL_DEBUG") or "").upper() in ("INFO", "TRACE") and proc == 0:
         outln("%s:%d:%d [0] NCCL INFO NCCL version %s+cuda12.4" % (hostname, os.getpid(), os.getpid(), version))
+    elif (os.environ.get("NCCL_DEBUG") or "").upper() == "VERSION" and proc == 0:
+        outln("NCCL version %s+cuda12.4" % version)        # NCCL_DEBUG=VERSION: the bare line, once
     me = {"proc": proc, "local": local, "host": hostname, "pid": os.getpid(), "color": split_color(proc),
           "endpoint": endpoint, "netdev": endpoint["netdev"], "ranks": ranks}
     ring, address, port = ring_listen(me)

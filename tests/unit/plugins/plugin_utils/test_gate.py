@@ -224,6 +224,31 @@ def test_nccl_below_the_floor_and_a_wrong_nccl_version(plan):
     assert "NCCL 2.21.5, the matrix fabric-2026.12 pins 2.23.4" in result["hosts"]["a1"]["failures"][0]["message"]
 
 
+@pytest.mark.parametrize("versions, failed", [
+    ({"a1": {"nccl": None, "nccl_run": True}}, [("nccl_version", None)]),     # ran, printed none: fail closed
+    ({"a1": {"nccl": None, "nccl_run": False}}, []),                          # NCCL off: nothing to check
+    ({"a1": {"nccl": "2.23.4", "nccl_run": True}}, []),
+])
+def test_a_version_run_that_printed_no_version_fails(plan, versions, failed):
+    gate = new_gate(plan)
+    result = _gate.evaluate(plan, gate["pairs"], gate["tested"], [], measured_for(gate),
+                            {h: facts_of(plan, h) for h in HOSTS}, later({h: facts_of(plan, h) for h in HOSTS}),
+                            leaves_of(plan), nccl_ok(gate), versions, gate["limits"],
+                            {"matrix": "fabric-2026.12", "nccl_expected": "2.23.4-1"}, 9000)
+    assert failures(result, "a1") == failed
+    if failed:
+        assert result["hosts"]["a1"]["failures"][0]["message"] == (
+            "a1: the NCCL version run printed no NCCL version (neither nccl-tests' 'nccl-library=' header nor "
+            "NCCL_DEBUG=VERSION's 'NCCL version' line): its library cannot be checked against the matrix "
+            "fabric-2026.12's 2.23.4-1")
+
+
+def test_versions_of_says_whether_the_version_run_ran():
+    ran = {"ranks": [{"rank": 0, "rc": 0, "report": {"nccl_version": None, "rows": [], "errors": []}}]}
+    out = _gate.versions_of(["a1", "a2"], {"a1": ran, "a2": {"skipped": True}}, {}, {"nccl_expected": "2.23.4-1"})
+    assert (out["a1"]["nccl"], out["a1"]["nccl_run"], out["a2"]["nccl_run"]) == (None, True, False)
+
+
 def test_the_rerun_tests_only_the_quarantined_host_and_what_changed(plan):
     gate = new_gate(plan)
     after = {h: facts_of(plan, h) for h in HOSTS}

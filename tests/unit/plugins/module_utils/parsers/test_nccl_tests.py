@@ -63,6 +63,20 @@ def test_a_newer_build_with_its_version_and_the_min_bw_verdict():
     assert out["rows"][0]["in_place"]["busbw"] == 46.84
 
 
+@pytest.mark.parametrize("line, version", [
+    ("NCCL version 2.23.4+cuda12.4", "2.23.4"),                                     # NCCL_DEBUG=VERSION
+    ("gpu01:1234:1234 [0] NCCL INFO NCCL version 2.18.3+cuda12.2", "2.18.3"),       # NCCL_DEBUG=INFO
+    ("# NCCL version 2.23.4+cuda12.4", None),                                     # a comment, not NCCL's line
+    ("NCCL version 2.23", None),
+])
+def test_the_library_version_from_nccls_own_line(line, version):
+    """An nccl-tests too old to print nccl-library= (the capture's build): NCCL's own version line gives it."""
+    lines = ["# Collective test starting: all_reduce_perf", line] + HEADER + [
+        "           8             2     float     sum      -1    20.09    0.00    0.00      0    19.82    0.00"
+        "    0.00      0", "# Avg bus bandwidth    : 0 ", "#"]
+    assert parse("nccl_tests", "\n".join(lines))["nccl_version"] == version
+
+
 def test_per_iteration_columns_and_a_trace_replay_without_out_of_place_values():
     per_iter = ["#       size         count      type   redop    root     time   algbw   busbw #wrong    i_min    i_max"
                 "    i_p99    i_cv%     time   algbw   busbw #wrong    i_min    i_max    i_p99    i_cv%",
