@@ -111,7 +111,8 @@ def launcher_error():
     launch) - except under srun without PMIx (``SLURM_JOB_ID`` and ``SLURM_STEP_ID`` set): there Open MPI's
     MPI_Init fails with "direct launched using srun" (measured, SRUN_WITHOUT_PMI). Under ``srun --mpi=pmix`` the
     rank has no ``OMPI_COMM_WORLD_*``: rank and size come from ``SLURM_PROCID`` / ``SLURM_NTASKS`` (what Slurm's
-    PMIx server gives; measured with Open MPI 4.1.4's libmpi, MPI_Comm_rank/size equal them). [invented: the simulator only checks that the PMIx server named answers a TCP connect; it does not speak
+    PMIx server gives; measured with Open MPI 4.1.4's libmpi, MPI_Comm_rank/size equal them). [invented: the
+    simulator only checks that the PMIx server named answers a TCP connect; it does not speak
     PMIx.]"""
     uris = sorted(k for k in os.environ if k.startswith("PMIX_SERVER_URI"))
     if "PMIX_RANK" in os.environ and "PMIX_NAMESPACE" in os.environ and uris:
