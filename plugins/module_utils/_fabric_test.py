@@ -819,7 +819,9 @@ def _srun_start(host, launch, test, args, env, path, run_id, timeout):
                          + "; ".join(refused)}
     base = os.path.join(path, "launch")
     minutes = max(1, -(-int(timeout) // 60)) + 1
-    reservation = "gpufabric-%s" % run_id
+    # one per world: the worlds of a stage start at once, each on its own first member (measured: a second
+    # reservation of the same name gets "Error creating the reservation: Duplicate reservation name")
+    reservation = "gpufabric-%s-%s" % (run_id, nodes[0])
     binary = host.which(test)
     argv = srun_argv("srun", launch, binary, args, env, reservation=reservation, minutes=minutes)
     spec = {"nodes": nodes, "before": {n: {"state": e["state"], "reason": e["reason"], "out": e["out"]}

@@ -227,7 +227,7 @@ DRAINED = ("drained", "gpufabric: rollout batch r01")
 def test_drained_nodes_are_lent_to_srun_in_a_reservation_and_drained_again(tmp_path, slurm):
     slurm.set(fab_r01_01=DRAINED, fab_r01_02=("drained", "admin: bad dimm, ticket 4711"))
     started, done = run_world(tmp_path, slurm)
-    assert started["reservation"] == "gpufabric-gate-1-pairs" and started["ranks"] == 4
+    assert started["reservation"] == "gpufabric-gate-1-pairs-fab-r01-01" and started["ranks"] == 4
     assert started["nodes"] == {"fab-r01-01": {"state": "drained", "reason": "gpufabric: rollout batch r01"},
                                 "fab-r01-02": {"state": "drained", "reason": "admin: bad dimm, ticket 4711"}}
     assert done["rc"] == 0 and done["errors"] == [] and len(done["report"]["ranks"]) == 4
@@ -237,14 +237,15 @@ def test_drained_nodes_are_lent_to_srun_in_a_reservation_and_drained_again(tmp_p
     assert slurm.reservations() == {}
     user = __import__("pwd").getpwuid(os.geteuid()).pw_name
     calls = [c for c in slurm.calls() if c[0] != "sinfo"]
-    assert calls[0] == ["scontrol", "create", "reservation", "ReservationName=gpufabric-gate-1-pairs", "StartTime=now",
-                        "Duration=7", "Nodes=fab-r01-01,fab-r01-02", "Users=" + user, "Flags=MAINT"]
+    assert calls[0] == ["scontrol", "create", "reservation", "ReservationName=gpufabric-gate-1-pairs-fab-r01-01",
+                        "StartTime=now", "Duration=7", "Nodes=fab-r01-01,fab-r01-02", "Users=" + user, "Flags=MAINT"]
     assert calls[1] == ["scontrol", "update", "NodeName=fab-r01-01,fab-r01-02", "State=RESUME"]
-    assert calls[2][0] == "srun" and "--reservation=gpufabric-gate-1-pairs" in calls[2] and "--time=2" in calls[2]
+    assert calls[2][0] == "srun" and "--reservation=gpufabric-gate-1-pairs-fab-r01-01" in calls[2]
+    assert "--time=2" in calls[2]
     assert calls[3:] == [
         ["scontrol", "update", "NodeName=fab-r01-01", "State=DRAIN", "Reason=gpufabric: rollout batch r01"],
         ["scontrol", "update", "NodeName=fab-r01-02", "State=DRAIN", "Reason=admin: bad dimm, ticket 4711"],
-        ["scontrol", "delete", "ReservationName=gpufabric-gate-1-pairs"]]
+        ["scontrol", "delete", "ReservationName=gpufabric-gate-1-pairs-fab-r01-01"]]
     assert done["slurm"]["after"] == started["nodes"]
     assert [s["step"] for s in done["slurm"]["steps"]] == ["reserve", "resume", "drain", "drain", "release"]
 
