@@ -44,7 +44,7 @@ from ansible_collections.gpufabric.mlnx.plugins.module_utils._parsers.ibstat imp
 from ansible_collections.gpufabric.mlnx.plugins.module_utils._parsers.mlnx_qos import parse_mlnx_qos
 from ansible_collections.gpufabric.mlnx.plugins.module_utils._parsers.nccl_tests import parse_nccl_tests
 from ansible_collections.gpufabric.mlnx.plugins.module_utils._parsers.perftest import parse_perftest
-from ansible_collections.gpufabric.mlnx.plugins.module_utils._slurm import NODE, Slurm, SlurmError, parse_state
+from ansible_collections.gpufabric.mlnx.plugins.module_utils._slurm import NODE, Slurm
 
 ACTIONS = ("facts", "serve", "measure", "collect", "nccl_start", "nccl_collect", "tools")
 PERFTESTS = ("ib_write_bw", "ib_write_lat", "ib_read_bw", "ib_read_lat", "ib_send_bw", "ib_send_lat")
@@ -1029,7 +1029,7 @@ def _srun_needs(host, node):
     if node is not None:
         try:
             Slurm(lambda argv: host.run(argv, check=False, timeout=60)).read([node])
-        except (SlurmError, MlnxError) as err:
+        except MlnxError as err:   # SlurmError, ToolFailed
             out.append("Slurm node %s (set gpufabric_drain_slurm_node to this server's Slurm node name): %s"
                        % (node, err))
     return out

@@ -90,7 +90,7 @@ options:
       - Needs on this host C(mpirun) and C(ssh), on every member Open MPI's daemon (C(orted)), nccl-tests at the same
         path, and SSH from this host to every member without a password or a host-key prompt (C(BatchMode=yes)).
       - 'V(srun) - one heterogeneous job component per member: C(srun --mpi=pmix --job-name=gpufabric-gate
-        --reservation=gpufabric-RUN_ID --time=MINUTES --export=ALL --kill-on-bad-exit=1 --nodelist=NODE --nodes=1
+        --reservation=gpufabric-RUN_ID-NODE --time=MINUTES --export=ALL --kill-on-bad-exit=1 --nodelist=NODE --nodes=1
         --ntasks-per-node=GPUS --distribution=block --cpu-bind=ldoms env NCCL_IB_HCA=mlx5_0,... NCCL_...=...
         all_reduce_perf ARGS : --mpi=pmix ... --nodelist=NODE2 ...).'
       - V(srun) takes only nodes that are idle or drained and run no job (read with C(sinfo); any other state is
