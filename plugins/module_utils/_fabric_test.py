@@ -770,6 +770,7 @@ try:
                     p.wait()
         save()
 finally:
+    signal.signal(signal.SIGTERM, signal.SIG_IGN)   # a second SIGTERM does not cut the giving back short
     if resumed:
         for n in drained:
             call("drain", ["scontrol", "update", "NodeName=" + n, "State=DRAIN", "Reason=" + before[n]["reason"]])

@@ -328,3 +328,24 @@ def test_tools_check_the_pmix_plugin_and_the_node(tmp_path, slurm, monkeypatch):
     fake(tmp_path, "srun", "print('MPI plugin types are...\\n\\tpmix\\n\\tnone\\nspecific pmix plugin versions "
                            "available: pmix_v4')\n")
     assert ft.run(host, {"action": "tools", "nccl": dict(nccl, node="fab-r01-01")})["missing"] == []
+
+
+def test_sigterm_to_the_runner_still_gives_the_nodes_back(tmp_path, slurm):
+    """The runner stopped from outside (SIGTERM to its process group, as a host's shutdown does) while srun runs:
+    srun is stopped, each node drained again with its own reason, the reservation deleted."""
+    slurm.set(fab_r01_01=DRAINED, fab_r01_02=DRAINED)
+    fake(tmp_path, "srun", "import time\ntime.sleep(60)\n")
+    host = Host()
+    params = {"launch": PAIR, "run_id": "gate-2-pairs", "run_dir": str(tmp_path / "run"), "paths": [slurm.bin],
+              "nccl": {"test": "all_reduce_perf", "args": [], "env": {}}, "timeout": 30}
+    started = ft.run(host, dict(params, action="nccl_start"))["launch"]
+    deadline = time.monotonic() + 20
+    while slurm.nodes()["fab-r01-01"]["state"] != "idle" and time.monotonic() < deadline:
+        time.sleep(0.1)       # resumed into the reservation: srun is starting
+    time.sleep(0.5)
+    os.killpg(started["pid"], 15)
+    done = ft.run(Host(), dict(params, action="nccl_collect"))["launch"]
+    assert done["rc"] == 255 and done["errors"] == []
+    assert slurm.nodes() == {"fab-r01-01": {"state": "drained", "reason": "gpufabric: rollout batch r01"},
+                             "fab-r01-02": {"state": "drained", "reason": "gpufabric: rollout batch r01"}}
+    assert slurm.reservations() == {}
