@@ -875,8 +875,8 @@ def srun_report(log, nodes_before, first=None):
                 where, node, (log.get("after") or "no answer").strip()[:200], _node_words(was)))
         elif (SRUN_SAME.get(now["state"], now["state"]), now["reason"]) != (
                 SRUN_SAME.get(was["state"], was["state"]), was["reason"]):
-            errors.append("Slurm%s: node %s is %s after the run, it was %s" % (where, node, _node_words(now),
-                                                                                _node_words(was)))
+            errors.append("Slurm%s: node %s is %s after the run, it was %s" % (
+                where, node, _node_words(now), _node_words(was)))
     return errors, after
 
 

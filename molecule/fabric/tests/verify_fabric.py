@@ -570,8 +570,8 @@ def srun(scenario):
         expected = sorted(sorted((m * w["rails"] + g, w["size"], host) for m, host in enumerate(w["hosts"])
                                  for g in range(w["rails"])) for w in worlds)
         expect(sorted(sorted(r) for r in ranks.values()) == expected,
-               "srun: the ranks srun started (rank, size, host): %s; the plan's: %s" % (sorted(ranks.values()),
-                                                                                       expected))
+               "srun: the ranks srun started (rank, size, host): %s; the plan's: %s" % (
+                   sorted(ranks.values()), expected))
     finally:
         slurm.run("scontrol", "update", "NodeName=" + ",".join(pair), "State=RESUME", check=False)
     return ["gate through Slurm's srun --mpi=pmix: %d worlds (%s ranks), each rank with the rank and size Slurm gave "

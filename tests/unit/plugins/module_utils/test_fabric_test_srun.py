@@ -102,10 +102,10 @@ def test_srun_on_a_host_without_slurm_says_what_is_missing(tmp_path):
 
 
 def test_tools_for_srun_name_slurm_s_commands_and_daemon():
-    host = Host(which=lambda name: "/usr/bin/" + name if name in ("ping", "ib_write_bw", "ib_write_lat",
-                                                                 "all_reduce_perf") else None)
-    out = ft.run(host, {"action": "tools", "nccl": {"test": "all_reduce_perf", "launcher": "srun",
-                                                     "node": "fab-r01-01"}})
+    present = ("ping", "ib_write_bw", "ib_write_lat", "all_reduce_perf")
+    host = Host(which=lambda name: "/usr/bin/" + name if name in present else None)
+    nccl = {"test": "all_reduce_perf", "launcher": "srun", "node": "fab-r01-01"}
+    out = ft.run(host, {"action": "tools", "nccl": nccl})
     assert out["missing"] == ["srun (Slurm's client commands (Debian/Ubuntu slurm-client))",
                               "sinfo (Slurm's client commands (Debian/Ubuntu slurm-client))",
                               "scontrol (Slurm's client commands (Debian/Ubuntu slurm-client))",
