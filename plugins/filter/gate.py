@@ -36,9 +36,9 @@ def _shaped(func):
 @filter_errors()
 @_shaped
 def gate_plan(plan, hosts, facts, previous=None, retest=None, matrix=None, thresholds=None, tos=None, mgmt=None,
-              networks=None, launcher="mpirun", bind_to="numa"):
+              networks=None, launcher="mpirun", bind_to="numa", slurm_nodes=None):
     return _gate.plan_run(plan, list(hosts or []), facts, previous, retest, matrix, thresholds, tos, mgmt=mgmt,
-                          networks=networks, launcher=launcher, bind_to=bind_to)
+                          networks=networks, launcher=launcher, bind_to=bind_to, slurm_nodes=slurm_nodes)
 
 
 @filter_errors()

@@ -45,6 +45,7 @@ from ansible_collections.gpufabric.mlnx.plugins.module_utils._parsers.mlnx_qos i
 from ansible_collections.gpufabric.mlnx.plugins.module_utils._parsers.mlxlink import parse_mlxlink_counters
 from ansible_collections.gpufabric.mlnx.plugins.module_utils._parsers.nccl_tests import parse_nccl_tests
 from ansible_collections.gpufabric.mlnx.plugins.module_utils._parsers.perftest import parse_perftest
+from ansible_collections.gpufabric.mlnx.plugins.module_utils._slurm import NODE, Slurm
 
 ACTIONS = ("facts", "serve", "measure", "collect", "nccl_start", "nccl_collect", "tools")
 PERFTESTS = ("ib_write_bw", "ib_write_lat", "ib_read_bw", "ib_read_lat", "ib_send_bw", "ib_send_lat")
@@ -71,15 +72,25 @@ WRAPPER = ("import subprocess,sys\n"
 GATE_TOOLS = {"ib_write_bw": "perftest", "ib_write_lat": "perftest", "ping": "iputils-ping",
               "ethtool": "ethtool: the PHY error counters of an Ethernet rail"}
 NCCL_PACKAGE = "nccl-tests (built with MPI=1, on the PATH a non-interactive login gets)"
-# The launchers of an NCCL world and what each needs on the host that starts it (and, for mpirun, on every member:
-# its daemon, started over SSH).
-LAUNCHERS = ("mpirun",)
-LAUNCHER_TOOLS = {"mpirun": {"mpirun": "Open MPI (Debian/Ubuntu openmpi-bin)", "ssh": "openssh-client"}}
-MEMBER_TOOLS = {"mpirun": {"orted": "Open MPI (Debian/Ubuntu openmpi-bin; prted in Open MPI 5)"}}
+# The launchers of an NCCL world and what each needs on the host that starts it (and on every member: mpirun's
+# daemon, started over SSH; Slurm's node daemon, which starts srun's ranks).
+LAUNCHERS = ("mpirun", "srun")
+SLURM_CLIENT = "Slurm's client commands (Debian/Ubuntu slurm-client)"
+LAUNCHER_TOOLS = {"mpirun": {"mpirun": "Open MPI (Debian/Ubuntu openmpi-bin)", "ssh": "openssh-client"},
+                  "srun": {"srun": SLURM_CLIENT, "sinfo": SLURM_CLIENT, "scontrol": SLURM_CLIENT}}
+MEMBER_TOOLS = {"mpirun": {"orted": "Open MPI (Debian/Ubuntu openmpi-bin; prted in Open MPI 5)"},
+                "srun": {"slurmd": "Slurm's node daemon (Debian/Ubuntu slurmd)"}}
+# What else a launcher needs that is no file on the PATH, checked by running a command (action "tools").
+PMIX_PLUGIN = ("Slurm's mpi/pmix plugin (srun --mpi=list lists no pmix: Debian/Ubuntu slurm-wlm-basic-plugins, and "
+               "libpmix-dev for the libpmix.so it loads)")
 BIND_TO = ("none", "numa", "socket", "core")
+# srun's --cpu-bind for the gate's bind_to (numa: Slurm's locality domains)
+SRUN_CPU_BIND = {"none": "none", "numa": "ldoms", "socket": "sockets", "core": "cores"}
 HOST_RE = re.compile(r"[A-Za-z0-9](?:[A-Za-z0-9.-]{0,251}[A-Za-z0-9])?", re.ASCII)
 PATH_RE = re.compile(r"/(?:[A-Za-z0-9._+-]+/?)*", re.ASCII)
 CIDR_RE = re.compile(r"(?:\d{1,3}\.){3}\d{1,3}/(?:[0-9]|[12][0-9]|3[0-2])", re.ASCII)
+# A Slurm node name (module_utils/_slurm's NODE: one name, no hostlist expression, no comma or space)
+SLURM_NODE_RE = NODE
 
 
 class FabricTestError(MlnxError):
@@ -613,14 +624,16 @@ def _checked_env(env):
 
 
 def check_launch(launch: Mapping) -> dict:
-    """The launch of an NCCL world from this host (every problem at once): ``launcher`` (mpirun), ``contexts`` - one
-    per member host in rank order, each ``host`` (its name, reported back), ``address`` (what the launcher reaches
-    it by: an IPv4 address or a host name), ``slots`` (its ranks, one per GPU) and ``hca`` (its ranks' RDMA devices,
-    NCCL_IB_HCA) -, ``bind_to`` (none, numa, socket, core; default numa) and ``subnet`` (the CIDR the launcher's own
-    TCP traffic keeps to - the management network - or None)."""
+    """The launch of an NCCL world from this host (every problem at once): ``launcher`` (mpirun or srun),
+    ``contexts`` - one per member host in rank order, each ``host`` (its name, reported back), ``address`` (what
+    mpirun reaches it by: an IPv4 address or a host name), ``node`` (its Slurm node name, srun's; default the host
+    name), ``slots`` (its ranks, one per GPU) and ``hca`` (its ranks' RDMA devices, NCCL_IB_HCA) -, ``bind_to``
+    (none, numa, socket, core; default numa) and ``subnet`` (the CIDR the launcher's own TCP traffic keeps to - the
+    management network - or None)."""
     if not isinstance(launch, Mapping):
         raise FabricTestError("launch: must be a mapping", parameter="launch")
     problems = []
+    launcher = launch.get("launcher", "mpirun")
 
     def check(fn, *args):
         try:
@@ -633,7 +646,6 @@ def check_launch(launch: Mapping) -> dict:
     if unknown:
         problems.append(FabricTestError("launch: %s not known (allowed: %s)"
                                         % (", ".join(unknown), ", ".join(sorted(known))), parameter="launch"))
-    launcher = launch.get("launcher", "mpirun")
     if launcher not in LAUNCHERS:
         problems.append(FabricTestError("launch.launcher: %r is not one of %s" % (launcher, ", ".join(LAUNCHERS)),
                                         parameter="launch"))
@@ -657,6 +669,11 @@ def check_launch(launch: Mapping) -> dict:
             continue
         check(_word, ctx.get("host"), where + ".host", HOST_RE, "a host name")
         check(_word, ctx.get("address"), where + ".address", HOST_RE, "an IPv4 address or a host name")
+        node = ctx.get("node") if ctx.get("node") is not None else ctx.get("host")
+        if launcher == "srun":
+            check(_word, node, where + ".node", SLURM_NODE_RE,
+                  "a Slurm node name: a letter or digit, then letters, digits, '.', '_', '-' (one name, not a "
+                  "hostlist expression)")
         slots = check(_int, ctx.get("slots"), where + ".slots", 1, 64)
         hcas = ctx.get("hca")
         if not isinstance(hcas, Sequence) or isinstance(hcas, (str, bytes)) or not hcas or (
@@ -666,10 +683,13 @@ def check_launch(launch: Mapping) -> dict:
         else:
             for j, hca in enumerate(hcas):
                 check(_word, hca, "%s.hca[%d]" % (where, j), RDMA_RE, "an RDMA device name such as mlx5_0")
-        out.append({"host": ctx.get("host"), "address": ctx.get("address"), "slots": slots,
+        out.append({"host": ctx.get("host"), "address": ctx.get("address"), "node": node, "slots": slots,
                     "hca": list(hcas) if isinstance(hcas, Sequence) else []})
     if problems:
         raise MlnxError.combine(problems)
+    if launcher == "srun" and len({c["node"] for c in out}) != len(out):
+        raise FabricTestError("launch.contexts: a Slurm node named twice (%s): a world's members are distinct nodes"
+                              % ", ".join(c["node"] for c in out), parameter="launch")
     return {"launcher": launcher, "contexts": out, "bind_to": bind_to, "subnet": subnet}
 
 
@@ -709,7 +729,210 @@ def mpirun_argv(mpirun, launch, test, args, env, as_root=False, prefix=None):
     return argv
 
 
-def nccl_launch(host, launch, test, args, env, path):
+def srun_argv(srun, launch, test, args, env, reservation=None, minutes=None):
+    """Slurm's srun for one NCCL world: one heterogeneous job component per member host (``:`` between them), so
+    that each member's ranks get its own NCCL_IB_HCA while Slurm's mpi/pmix plugin makes all of them one
+    MPI_COMM_WORLD (ranks in the components' order: member x GPUs + local rank). Why each option:
+
+    - ``--mpi=pmix``: the ranks learn their rank and size from the PMIx server of Slurm's step daemon, as from
+      mpirun's (without it Open MPI's MPI_Init fails under srun: "direct launched using srun" - measured);
+    - ``--reservation`` the maintenance reservation the gate holds on the world's nodes (srun_runner), ``--time``
+      the gate's timeout in minutes (Slurm itself ends the job after it), ``--job-name`` gpufabric-gate;
+    - ``--nodelist`` one member's Slurm node, ``--nodes=1``, ``--ntasks-per-node`` its GPUs (one rank each),
+      ``--distribution=block`` (consecutive ranks on a node) and ``--cpu-bind`` the gate's bind_to (numa:
+      ``ldoms``, socket: ``sockets``, core: ``cores``, none: ``none``);
+    - ``--kill-on-bad-exit=1``: a rank that fails ends the world instead of leaving the others waiting;
+    - ``--export=ALL`` (the environment srun runs with: PATH), and the world's variables as ``env NAME=VALUE``
+      words before the test on each component: srun's --export list is split at commas, and NCCL_IB_HCA's list
+      has them (measured: ``--export=ALL,NCCL_IB_HCA=mlx5_0,mlx5_1`` gave the ranks ``mlx5_0``).
+    """
+    cpu_bind = SRUN_CPU_BIND[launch["bind_to"]]
+    argv = [srun]
+    for i, ctx in enumerate(launch["contexts"]):
+        if i:
+            argv.append(":")
+        argv += ["--mpi=pmix", "--job-name=gpufabric-gate"]
+        if reservation:
+            argv.append("--reservation=" + reservation)
+        if minutes:
+            argv.append("--time=%d" % minutes)
+        argv += ["--export=ALL", "--kill-on-bad-exit=1", "--nodelist=" + ctx["node"], "--nodes=1",
+                 "--ntasks-per-node=%d" % ctx["slots"], "--distribution=block", "--cpu-bind=" + cpu_bind,
+                 "env", "NCCL_IB_HCA=%s" % ",".join(ctx["hca"])]
+        argv += ["%s=%s" % (key, env[key]) for key in sorted(env)]
+        argv += nccl_argv(test, args)
+    return argv
+
+
+# The srun launcher's allocation, run detached on the world's first member so that it is undone whatever happens to
+# the play: argv = [python, -c, SRUN_RUNNER, spec.json]. In order: a maintenance reservation of the world's nodes for
+# the gate's user (no other job starts there while it lasts), the drained ones resumed into it, srun in it (its
+# output to spec out/err), then - in a finally, on SIGTERM too - every node drained again with its own reason, the
+# reservation deleted, and the nodes read until each is as it was (20 s). Each Slurm command and its answer goes to
+# spec log (JSON), which nccl_collect reads and judges (srun_report); the rc file is written last.
+SRUN_RUNNER = r"""import json, os, pwd, signal, subprocess, sys, time
+spec = json.load(open(sys.argv[1]))
+sys.stderr = open(spec["log"] + ".stderr", "w")
+log = {"steps": [], "srun_rc": None}
+def save():
+    open(spec["log"] + ".tmp", "w").write(json.dumps(log))
+    os.replace(spec["log"] + ".tmp", spec["log"])
+def call(step, argv):
+    try:
+        p = subprocess.run(argv, capture_output=True, text=True, timeout=60, check=False)
+        rc, out, err = p.returncode, p.stdout, p.stderr
+    except (OSError, subprocess.SubprocessError) as exc:
+        rc, out, err = None, "", str(exc)
+    log["steps"].append({"step": step, "argv": argv, "rc": rc, "stdout": out[-2000:], "stderr": err[-2000:]})
+    save()
+    return rc == 0
+def stop(signum, frame):
+    raise SystemExit(143)
+signal.signal(signal.SIGTERM, stop)
+nodes, before, name = spec["nodes"], spec["before"], spec["reservation"]
+drained = [n for n in nodes if before[n]["out"]]
+created = resumed = False
+try:
+    created = call("reserve", ["scontrol", "create", "reservation", "ReservationName=" + name, "StartTime=now",
+                               "Duration=%d" % spec["duration"], "Nodes=" + ",".join(nodes),
+                               "Users=" + pwd.getpwuid(os.geteuid()).pw_name, "Flags=MAINT"])
+    if created and drained:
+        resumed = True
+        created = call("resume", ["scontrol", "update", "NodeName=" + ",".join(drained), "State=RESUME"])
+    if created:
+        with open(spec["out"], "wb") as fo, open(spec["err"], "wb") as fe:
+            p = subprocess.Popen(spec["srun"], stdout=fo, stderr=fe)
+            try:
+                log["srun_rc"] = p.wait(timeout=spec["timeout"])
+            except subprocess.TimeoutExpired:
+                log["srun_stopped"] = True
+                p.terminate()
+                try:
+                    p.wait(timeout=30)
+                except subprocess.TimeoutExpired:
+                    p.kill()
+                    p.wait()
+            finally:
+                if p.poll() is None:
+                    p.kill()
+                    p.wait()
+        save()
+finally:
+    signal.signal(signal.SIGTERM, signal.SIG_IGN)   # a second SIGTERM does not cut the giving back short
+    if resumed:
+        for n in drained:
+            call("drain", ["scontrol", "update", "NodeName=" + n, "State=DRAIN", "Reason=" + before[n]["reason"]])
+    if created or any(s["step"] == "reserve" and s["rc"] == 0 for s in log["steps"]):
+        call("release", ["scontrol", "delete", "ReservationName=" + name])
+    argv = ["sinfo", "--noheader", "--Node", "--nodes=" + ",".join(nodes), "--format=%N|%T|%E"]
+    same = spec["same"]
+    end = time.monotonic() + 20
+    while True:
+        try:
+            text = subprocess.run(argv, capture_output=True, text=True, timeout=30, check=False).stdout
+        except (OSError, subprocess.SubprocessError) as exc:
+            text = "error: %s" % exc
+        log["after"] = text
+        seen = dict((f[0], [same.get(f[1], f[1]), f[2]]) for f in (ln.split("|", 2) for ln in text.splitlines())
+                    if len(f) == 3)
+        if all(seen.get(n) == [same.get(before[n]["state"], before[n]["state"]), before[n]["reason"] or "none"]
+               for n in nodes) or \
+                time.monotonic() > end:
+            break
+        time.sleep(1)
+    save()
+    open(spec["rc"] + ".tmp", "w").write(str(log["srun_rc"] if log["srun_rc"] is not None else 255))
+    os.replace(spec["rc"] + ".tmp", spec["rc"])
+"""
+# Slurm node states the srun launcher takes a node in: no job there, and only Slurm's own or the rollout's drain
+# (a node in another reservation, down, not responding or running a job is refused, named). ``planned``: an idle
+# node the backfill scheduler plans a pending job on - Slurm 22.05 shows it for up to a backfill cycle after a
+# heterogeneous job ended on it (measured: planned, then idle 30 s later, with no job queued); it counts as idle.
+SRUN_TAKES = ("idle", "drained", "planned")
+SRUN_SAME = {"planned": "idle"}
+
+
+def _srun_start(host, launch, test, args, env, path, run_id, timeout):
+    """Check the world's nodes in Slurm, then start SRUN_RUNNER detached; ``{"error": ...}`` naming the node and
+    Slurm's answer when a node cannot be taken (nothing changed then)."""
+    nodes = [ctx["node"] for ctx in launch["contexts"]]
+    try:
+        before = Slurm(lambda argv: host.run(argv, check=False, timeout=60)).read(nodes)
+    except MlnxError as err:
+        return {"error": "Slurm cannot say the state of the world's nodes (nothing was changed): %s" % err}
+    refused = ["%s is %s%s" % (n, e["state"], " (reason: %s)" % e["reason"] if e["reason"] else "")
+               for n, e in before.items() if e["busy"] or not e["responding"] or e["state"] not in SRUN_TAKES
+               or (e["out"] and not e["reason"])]
+    if refused:
+        return {"error": "the srun launcher takes only idle or drained nodes that run no job (nothing was changed): "
+                         + "; ".join(refused)}
+    base = os.path.join(path, "launch")
+    minutes = max(1, -(-int(timeout) // 60)) + 1
+    # one per world: the worlds of a stage start at once, each on its own first member (measured: a second
+    # reservation of the same name gets "Error creating the reservation: Duplicate reservation name")
+    reservation = "gpufabric-%s-%s" % (run_id, nodes[0])
+    binary = host.which(test)
+    argv = srun_argv("srun", launch, binary, args, env, reservation=reservation, minutes=minutes)
+    spec = {"nodes": nodes, "before": {n: {"state": e["state"], "reason": e["reason"], "out": e["out"]}
+                                       for n, e in before.items()},
+            "reservation": reservation, "duration": minutes + 5, "same": SRUN_SAME, "timeout": int(timeout) + 120,
+            "srun": argv,
+            "out": base + ".out", "err": base + ".err", "rc": base + ".rc", "log": base + ".slurm.json"}
+    for suffix in (".out", ".err", ".rc", ".slurm.json"):
+        try:
+            os.unlink(base + suffix)
+        except FileNotFoundError:
+            pass
+    with open(base + ".spec.json", "w") as fh:
+        json.dump(spec, fh)
+    extra = list(getattr(host, "extra_path", []) or [])
+    full_env = dict(os.environ, LANG="C", LC_ALL="C")
+    if extra:
+        full_env["PATH"] = os.pathsep.join(extra + [os.environ.get("PATH", "")])
+    pid = host.spawn([sys.executable, "-c", SRUN_RUNNER, base + ".spec.json"], env=full_env)
+    with open(base + ".pid", "w") as fh:
+        fh.write("%d\n" % pid)
+    return {"pid": pid, "base": base, "argv": argv, "reservation": reservation,
+            "ranks": sum(ctx["slots"] for ctx in launch["contexts"]),
+            "nodes": {n: {"state": e["state"], "reason": e["reason"]} for n, e in before.items()}}
+
+
+def srun_report(log, nodes_before, first=None):
+    """The errors of the srun launcher's allocation (SRUN_RUNNER's log): each Slurm command that failed, named with
+    the nodes and Slurm's own words, and each node whose state or reason afterwards is not the one it had."""
+    errors, where = [], " on %s" % first if first else ""
+    nodes = sorted(nodes_before)
+    for step in log.get("steps") or []:
+        if step.get("rc") != 0:
+            words = [ln.strip() for ln in (step.get("stderr") or step.get("stdout") or "").splitlines() if ln.strip()]
+            errors.append("Slurm%s: %s for %s failed (rc=%s): %s" % (where, " ".join(step["argv"][:3]), ", ".join(
+                nodes), step.get("rc"), words[-1] if words else "no message"))
+        elif step.get("step") == "reserve" and not re.fullmatch(r"Reservation created: [A-Za-z0-9_.-]+\s*",
+                                                                step.get("stdout") or ""):
+            errors.append("Slurm%s: scontrol create reservation for %s answered %r, which gpufabric does not know"
+                          % (where, ", ".join(nodes), (step.get("stdout") or "").strip()[:200]))
+    after = {}
+    for line in (log.get("after") or "").splitlines():
+        fields = line.split("|", 2)
+        if len(fields) == 3:
+            after[fields[0]] = {"state": fields[1], "reason": None if fields[2] in ("none", "") else fields[2]}
+    for node in nodes:
+        was, now = nodes_before[node], after.get(node)
+        if now is None:
+            errors.append("Slurm%s: node %s could not be read after the run (sinfo: %s); it was %s" % (
+                where, node, (log.get("after") or "no answer").strip()[:200], _node_words(was)))
+        elif (SRUN_SAME.get(now["state"], now["state"]), now["reason"]) != (
+                SRUN_SAME.get(was["state"], was["state"]), was["reason"]):
+            errors.append("Slurm%s: node %s is %s after the run, it was %s" % (
+                where, node, _node_words(now), _node_words(was)))
+    return errors, after
+
+
+def _node_words(entry):
+    return "%s%s" % (entry["state"], " (reason: %s)" % entry["reason"] if entry.get("reason") else "")
+
+
+def nccl_launch(host, launch, test, args, env, path, run_id=None, timeout=300):
     """Start the launcher of one NCCL world from this host (detached; its files ``launch.out/.err/.rc``, or
     ``launch.error`` when it could not start); ``launch``: check_launch's."""
     _nccl_test(test)
@@ -721,11 +944,17 @@ def nccl_launch(host, launch, test, args, env, path):
             os.unlink(base + suffix)
         except FileNotFoundError:
             pass
-    binary, mpirun = host.which(test), host.which("mpirun")
-    error = (None if binary else "%s is not installed on this host (%s)" % (test, NCCL_PACKAGE)) or (
-        None if mpirun else "mpirun is not installed on this host (%s)" % LAUNCHER_TOOLS["mpirun"]["mpirun"])
+    binary = host.which(test)
+    error = None if binary else "%s is not installed on this host (%s)" % (test, NCCL_PACKAGE)
+    for tool, package in LAUNCHER_TOOLS[launch["launcher"]].items():
+        if not error and tool != "ssh" and not host.which(tool):
+            error = "%s is not installed on this host (%s)" % (tool, package)
     started = {}
-    if not error:
+    if not error and launch["launcher"] == "srun":
+        started = _srun_start(host, launch, test, args, checked, path, run_id or "gate", timeout)
+        error = started.get("error")
+    elif not error:
+        mpirun = host.which("mpirun")
         # nccl-tests at the same path on every member (mpirun starts that path there). Open MPI found in one of
         # gpufabric_validate_paths: --prefix its installation, so that the members' daemons are found there too (a
         # non-interactive SSH login's PATH does not have it), and -x PATH carries those directories
@@ -743,9 +972,16 @@ def nccl_launch(host, launch, test, args, env, path):
     return dict(started, launcher=launch["launcher"])
 
 
-def nccl_launch_collect(path, timeout):
-    """The launcher's exit code, its output (rank 0's report: nccl-tests prints it through mpirun's stdout) parsed,
-    and the last lines of its error output (where mpirun says why a daemon or a rank failed)."""
+# How long nccl_collect waits for the srun launcher beyond the gate's timeout: its own stop of srun (30 s) and the
+# allocation's undoing (Slurm commands of up to 60 s each, then 20 s of reads).
+SRUN_GRACE = 240
+
+
+def nccl_launch_collect(path, timeout, launch=None):
+    """The launcher's exit code, its output (rank 0's report: nccl-tests prints it through the launcher's stdout)
+    parsed, and the last lines of its error output (where the launcher says why a daemon or a rank failed). srun's
+    is never stopped from here (its runner undoes the allocation, then ends): its allocation's errors and the nodes'
+    states before and after are reported (``slurm``, ``errors``)."""
     base = os.path.join(path, "launch")
     try:
         with open(base + ".error") as fh:
@@ -753,9 +989,12 @@ def nccl_launch_collect(path, timeout):
                     "report": None}
     except FileNotFoundError:
         pass
-    done = _finish(base, timeout)
+    srun = (launch or {}).get("launcher") == "srun"
+    done = _finish(base, timeout + SRUN_GRACE if srun else timeout, kill=not srun)
     entry = {"rc": done["rc"], "stopped": done["stopped"], "missing": bool(done.get("missing")),
              "stderr": done["stderr"].strip()[-4000:], "stdout": done["stdout"][-20000:]}
+    if srun:
+        entry.update(_srun_collect(base, done))
     try:
         entry["report"] = parse_nccl_tests(done["stdout"] + "\n" + done["stderr"])
     except ParseError:
@@ -763,10 +1002,45 @@ def nccl_launch_collect(path, timeout):
     return entry
 
 
-def tools(host, nccl_test: str | None = None, launcher: str = "mpirun") -> dict:
+def _srun_collect(base, done):
+    """The srun launcher's allocation as its runner logged it: ``slurm`` (reservation, nodes before and after, the
+    Slurm commands and their rc) and ``errors`` (srun_report's, and a runner that did not finish)."""
+    try:
+        with open(base + ".spec.json") as fh:
+            spec = json.load(fh)
+    except (OSError, ValueError):
+        return {"errors": ["the srun launcher's files are gone (%s.spec.json)" % base], "slurm": None}
+    try:
+        with open(base + ".slurm.json") as fh:
+            log = json.load(fh)
+    except (OSError, ValueError):
+        log = {}
+    before = {n: {"state": e["state"], "reason": e["reason"]} for n, e in spec["before"].items()}
+    errors, after = srun_report(log, before)
+    if done["rc"] is None and not done.get("missing"):
+        errors.append("the srun launcher did not finish within the gate's timeout and %d s more; its runner still "
+                      "holds reservation %s (it drains the nodes again and deletes it when srun ends)"
+                      % (SRUN_GRACE, spec["reservation"]))
+    if log.get("srun_stopped"):
+        errors.append("srun did not finish within the gate's timeout and was stopped")
+    try:
+        with open(base + ".slurm.json.stderr") as fh:
+            crash = [ln.strip() for ln in fh.read().splitlines() if ln.strip()]
+    except OSError:
+        crash = []
+    if crash:
+        errors.append("the srun launcher's runner failed: %s" % crash[-1])
+    steps = [{"step": st.get("step"), "argv": st.get("argv"), "rc": st.get("rc")} for st in log.get("steps") or []]
+    return {"errors": errors, "slurm": {"reservation": spec["reservation"], "before": before, "after": after or None,
+                                        "steps": steps}}
+
+
+def tools(host, nccl_test: str | None = None, launcher: str = "mpirun", node: str | None = None) -> dict:
     """The gate's tools on this host's PATH (the module's, as the gate's own steps will see it): ``{"tools": {name:
     path or None}, "missing": ["NAME (PACKAGE)"]}``. ``nccl_test``: the NCCL test the gate runs (None: no NCCL), and
-    with it what ``launcher`` needs (mpirun: ``mpirun``, ``ssh`` and Open MPI's daemon ``orted``). [The daemon is
+    with it what ``launcher`` needs - mpirun: ``mpirun``, ``ssh`` and Open MPI's daemon ``orted``; srun: ``srun``,
+    ``sinfo``, ``scontrol``, ``slurmd``, Slurm's mpi/pmix plugin (``srun --mpi=list`` lists ``pmix``) and this
+    host's Slurm node (``node``, default the host's name as the inventory has it) known to Slurm. [The daemon is
     looked up on the module's PATH; mpirun starts it through a non-interactive SSH login, whose PATH is the one that
     counts - the same on a distribution's package.]"""
     wanted = dict(GATE_TOOLS)
@@ -775,6 +1049,8 @@ def tools(host, nccl_test: str | None = None, launcher: str = "mpirun") -> dict:
         if launcher not in LAUNCHERS:
             raise FabricTestError("nccl.launcher: %r is not one of %s" % (launcher, ", ".join(LAUNCHERS)),
                                   parameter="nccl")
+        if launcher == "srun" and node is not None:
+            _word(node, "nccl.node", SLURM_NODE_RE, "a Slurm node name (one name, not a hostlist expression)")
         wanted[nccl_test] = NCCL_PACKAGE
         # any server can be a world's first member (it starts the launcher) and is a member of some world
         wanted.update(LAUNCHER_TOOLS[launcher])
@@ -785,7 +1061,31 @@ def tools(host, nccl_test: str | None = None, launcher: str = "mpirun") -> dict:
     found["mlxlink"] = next((host.which(name) for name in MLXLINK if host.which(name)), None)
     if not found["mlxlink"]:
         missing.append("mlxlink or mstlink (NVIDIA MFT or mstflint: the PHY error counters of an InfiniBand rail)")
+    if nccl_test is not None and launcher == "srun" and found.get("srun"):
+        missing += _srun_needs(host, node)
     return {"tools": found, "missing": missing}
+
+
+def _srun_needs(host, node):
+    """What srun needs beyond its files: the mpi/pmix plugin, this host's Slurm node known to Slurm (and its
+    slurmctld answering). Each a ``missing`` entry naming the command and Slurm's own words (fail closed)."""
+    out = []
+    rc, text, err = host.run(["srun", "--mpi=list"], check=False, timeout=60)
+    # Slurm 22.05 prints "MPI plugin types are..." then one indented name per line (stdout or stderr by version)
+    plugins = [ln.strip() for ln in ((text or "") + "\n" + (err or "")).splitlines()
+               if ln[:1] in (" ", "\t") and re.fullmatch(r"[a-z0-9_]+", ln.strip(), re.ASCII)]
+    if rc != 0:
+        words = [ln.strip() for ln in (err or text or "").splitlines() if ln.strip()]
+        out.append("%s (srun --mpi=list, rc=%s: %s)" % (PMIX_PLUGIN, rc, words[-1] if words else "no output"))
+    elif "pmix" not in plugins:
+        out.append("%s (srun --mpi=list lists: %s)" % (PMIX_PLUGIN, ", ".join(plugins) or "nothing it can read"))
+    if node is not None:
+        try:
+            Slurm(lambda argv: host.run(argv, check=False, timeout=60)).read([node])
+        except MlnxError as err:   # SlurmError, ToolFailed
+            out.append("Slurm node %s (set gpufabric_drain_slurm_node to this server's Slurm node name): %s"
+                       % (node, err))
+    return out
 
 
 def check_paths(paths) -> list[str]:
@@ -833,7 +1133,7 @@ def run(host, params: Mapping, check_mode: bool = False) -> dict:
                 "mgmt": mgmt_facts(host, params.get("mgmt_interface"))}
     if action == "tools":
         nccl = params.get("nccl") or {}
-        return dict(tools(host, nccl.get("test"), nccl.get("launcher", "mpirun")), changed=False)
+        return dict(tools(host, nccl.get("test"), nccl.get("launcher", "mpirun"), nccl.get("node")), changed=False)
     if check_mode:
         return {"changed": False, "skipped": True, "msg": "check mode: the gate measures nothing"}
     path = run_path(params.get("run_dir") or "/run/gpufabric/gate", params.get("run_id"))
@@ -845,11 +1145,12 @@ def run(host, params: Mapping, check_mode: bool = False) -> dict:
     if action == "collect":
         return {"changed": False, "servers": collect(jobs, path, timeout)}
     if action == "nccl_start" and launch:
-        return {"changed": False, "launch": nccl_launch(host, launch, nccl.get("test", "all_reduce_perf"),
-                                                        nccl.get("args") or [], nccl.get("env") or {}, path)}
+        return {"changed": False,
+                "launch": nccl_launch(host, launch, nccl.get("test", "all_reduce_perf"), nccl.get("args") or [],
+                                      nccl.get("env") or {}, path, run_id=params.get("run_id"), timeout=timeout)}
     if action == "nccl_start":
         return {"changed": False, "ranks": nccl_start(host, jobs, nccl.get("test", "all_reduce_perf"),
                                                       nccl.get("args") or [], nccl.get("env") or {}, path)}
     if launch:
-        return {"changed": False, "launch": nccl_launch_collect(path, timeout)}
+        return {"changed": False, "launch": nccl_launch_collect(path, timeout, launch)}
     return {"changed": False, "ranks": nccl_collect(jobs, path, timeout)}

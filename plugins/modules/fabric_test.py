@@ -23,8 +23,9 @@ description:
     (P(gpufabric.mlnx.mlx_parse#filter) C(perftest)).
   - V(collect) waits for this host's servers (up to O(timeout)), returns their parsed reports and stops what still
     runs. V(nccl_start) and V(nccl_collect) do the same for NCCL - with O(launch), on the world's first member, they
-    start Open MPI's C(mpirun) for the whole world (one rank per GPU on every member, started over SSH) and collect
-    its output (rank 0's report); without it, the ranks of O(jobs) on this host alone - each a world of one, as the
+    start the world's launcher - Open MPI's C(mpirun) (one rank per GPU on every member, started over SSH) or
+    Slurm's C(srun --mpi=pmix) (in a maintenance reservation of the world's nodes, undone after the run) - and
+    collect its output (rank 0's report); without it, the ranks of O(jobs) on this host alone - each a world of one, as the
     real binary makes it (the gate does that only for the library's version, one rank).
   - perftest's options follow the rail's link layer (C(ibstat)'s C(Link layer)) - on C(Ethernet) (RoCE) with the GID
     index (C(-x)) and the ToS (C(-T), when set), on C(InfiniBand) without them (perftest addresses by LID). A rail
@@ -74,11 +75,13 @@ options:
   launch:
     description:
       - V(nccl_start), V(nccl_collect) - the launch of one NCCL world from this host (its first member).
-      - C(launcher) - V(mpirun) (Open MPI; the only one so far).
+      - C(launcher) - V(mpirun) (Open MPI) or V(srun) (Slurm, C(--mpi=pmix)).
       - C(contexts) - one per member host, in rank order (at least 2) - C(host) (its name), C(address) (what SSH
-        reaches it by - the management address - an IPv4 address or a host name), C(slots) (its ranks, one per GPU,
-        1-64) and C(hca) (its ranks' RDMA devices in local-rank order, one per slot; NCCL_IB_HCA of that context).
-      - C(bind_to) - V(numa) (default), V(socket), V(core) or V(none) (mpirun's C(--bind-to)).
+        reaches it by - the management address - an IPv4 address or a host name), C(node) (its Slurm node name, for
+        V(srun); default C(host)), C(slots) (its ranks, one per GPU, 1-64) and C(hca) (its ranks' RDMA devices in
+        local-rank order, one per slot; NCCL_IB_HCA of that context).
+      - C(bind_to) - V(numa) (default), V(socket), V(core) or V(none) (mpirun's C(--bind-to); srun's C(--cpu-bind)
+        V(ldoms), V(sockets), V(cores), V(none)).
       - C(subnet) - the management network (CIDR) that mpirun's and MPI's own TCP keep to, or null.
       - 'The argv: C(mpirun [--allow-run-as-root] --bind-to numa --mca plm_rsh_args "-o BatchMode=yes" --mca pml ob1
         --mca btl self,tcp [--mca btl_tcp_if_include SUBNET --mca oob_tcp_if_include SUBNET] -np 8 -H ADDR:8 -x PATH
@@ -86,6 +89,18 @@ options:
         docs/validation.md.'
       - Needs on this host C(mpirun) and C(ssh), on every member Open MPI's daemon (C(orted)), nccl-tests at the same
         path, and SSH from this host to every member without a password or a host-key prompt (C(BatchMode=yes)).
+      - 'V(srun) - one heterogeneous job component per member: C(srun --mpi=pmix --job-name=gpufabric-gate
+        --reservation=gpufabric-RUN_ID-NODE --time=MINUTES --export=ALL --kill-on-bad-exit=1 --nodelist=NODE --nodes=1
+        --ntasks-per-node=GPUS --distribution=block --cpu-bind=ldoms env NCCL_IB_HCA=mlx5_0,... NCCL_...=...
+        all_reduce_perf ARGS : --mpi=pmix ... --nodelist=NODE2 ...).'
+      - V(srun) takes only nodes that are idle or drained and run no job (read with C(sinfo); any other state is
+        refused, nothing changed). A runner detached on this host then creates a maintenance reservation of the
+        world's nodes for the gate's user (C(scontrol create reservation ... Flags=MAINT)), resumes the drained ones
+        into it, runs srun, and afterwards - whatever happens to the play - drains them again with their own reason,
+        deletes the reservation and reads the nodes again; V(nccl_collect) reports each Slurm command that failed
+        and each node not left as it was, with Slurm's own words.
+      - V(srun) needs on this host C(srun), C(sinfo), C(scontrol) (as root or Slurm's operator), on every member
+        C(slurmd), Slurm's mpi/pmix plugin and the members' names resolving on every member.
     type: dict
   paths:
     description:
@@ -106,7 +121,10 @@ options:
     type: path
     default: /run/gpufabric/gate
   timeout:
-    description: How long V(collect) and V(nccl_collect) wait for a process before stopping it, in seconds.
+    description:
+      - How long V(collect) and V(nccl_collect) wait for a process before stopping it, in seconds.
+      - V(nccl_start) with O(launch) V(srun) - srun's C(--time) (rounded up to minutes, plus one) and its runner's
+        bound; V(nccl_collect) waits that long and 240 s more for the runner, which is never stopped from there.
     type: int
     default: 300
   mgmt_interface:
@@ -170,10 +188,13 @@ ranks:
 launch:
   description:
     - V(nccl_start) with O(launch) - C(launcher), C(argv), C(pid), C(ranks) (the world's size as planned), or
-      C(error) (the launcher or the test is not installed).
+      C(error) (the launcher or the test is not installed; with srun a node Slurm cannot give, named with its state);
+      with srun also C(reservation) and C(nodes) (each node's Slurm state and reason before).
     - V(nccl_collect) with O(launch) - the launcher's C(rc), C(stopped), C(stdout), C(stderr) (its last 4000
       characters, where mpirun says why a daemon or a rank failed) and C(report) (rank 0's, with C(ranks) - one per
-      rank of the world the launcher made).
+      rank of the world the launcher made); with srun also C(slurm) (C(reservation), each node's C(before) and
+      C(after), the Slurm commands run and their C(rc)) and C(errors) (each Slurm command that failed and each node
+      not left as it was, named, with Slurm's own words).
   returned: action is nccl_start or nccl_collect, with launch
   type: dict
 tools:

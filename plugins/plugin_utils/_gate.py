@@ -58,6 +58,8 @@ FACT_MEASURES = ("link", "link_layer", "mtu", "rate", "pcie", "link_flaps", "sym
 LINK_LAYERS = ("InfiniBand", "Ethernet")
 PORT_BASE = 18515
 NCCL_PORT = 29500
+# what starts an NCCL world's ranks (fabric_test's launchers)
+LAUNCHERS = ("mpirun", "srun")
 
 
 class GateError(MlnxError):
@@ -162,13 +164,19 @@ def jobs(pairs, host, round_no, direction, tests=("ib_write_bw", "ib_write_lat")
 
 
 def nccl_worlds(plan, groups, facts, min_bw=None, tos=None, port=NCCL_PORT, args=None, mgmt=None, networks=None,
-                launcher="mpirun", bind_to="numa") -> dict:
+                launcher="mpirun", bind_to="numa", slurm_nodes=None) -> dict:
     """One NCCL world per group (a list of hosts): ``{"worlds": [{"index", "hosts", "rails", "size", "root_address",
     "env", "args", "launch"}], "hosts": {host: {"launch", "env", "args", "world", "size"}}}`` - ``hosts`` names only
     each world's first member, which starts the world's launcher (``launch``: fabric_test's, one context per member
     in rank order - its management address, one slot per rail, its rails' RDMA devices - and the management network
-    when every member is on the same one); a host in two groups is in the first one only. ``mgmt``: {host: its
-    management address}; ``networks``: {host: its management network (CIDR)}."""
+    when every member is on the same one, and with srun each member's Slurm node); a host in two groups is in the
+    first one only. ``mgmt``: {host: its management address}; ``networks``: {host: its management network (CIDR)};
+    ``slurm_nodes``: {host: its Slurm node name} (gpufabric_drain_slurm_node; default the first label of the
+    host's name, as the drain has it)."""
+    if launcher not in LAUNCHERS:
+        raise GateError("gpufabric_validate_launcher: %r is not one of %s" % (launcher, ", ".join(LAUNCHERS)),
+                        parameter="gpufabric_validate_launcher")
+    slurm_nodes = slurm_nodes or {}
     plan_hosts = _mapping(plan, "plan").get("hosts") or {}
     facts = _mapping(facts, "facts")
     mgmt, networks = mgmt or {}, networks or {}
@@ -200,8 +208,11 @@ def nccl_worlds(plan, groups, facts, min_bw=None, tos=None, port=NCCL_PORT, args
             host_facts = facts.get(host) or {}
             hcas = [(host_facts.get(plan_hosts[host][local]["interface"]) or {}).get("rdma") or "mlx5_%d" % local
                     for local in range(rails)]
-            contexts.append({"host": host, "address": mgmt.get(host) or plan_hosts[host][0]["address"],
-                             "slots": rails, "hca": hcas})
+            context = {"host": host, "address": mgmt.get(host) or plan_hosts[host][0]["address"], "slots": rails,
+                       "hca": hcas}
+            if launcher == "srun":
+                context["node"] = slurm_nodes.get(host) or host.split(".")[0]   # as the drain names it
+            contexts.append(context)
         nets = {networks.get(h) for h in members}
         launch = {"launcher": launcher, "contexts": contexts, "bind_to": bind_to,
                   "subnet": nets.pop() if len(nets) == 1 and None not in nets else None}
@@ -752,7 +763,7 @@ def state(results, previous=None) -> dict:
 
 # ------------------------------------------------------------------------------------------------ the plan
 def plan_run(plan, hosts, facts, previous=None, retest=None, matrix=None, overrides=None, tos=None,
-             su_args=None, mgmt=None, networks=None, launcher="mpirun", bind_to="numa") -> dict:
+             su_args=None, mgmt=None, networks=None, launcher="mpirun", bind_to="numa", slurm_nodes=None) -> dict:
     """Everything the gate role needs before it measures: who is tested and why, the fingerprints, the limits, the
     pairs (gate_pairs), and the NCCL worlds of the pairs and of the scalable units."""
     from ansible_collections.gpufabric.mlnx.plugins.plugin_utils._gate_pairs import pairs as make_pairs
@@ -787,7 +798,8 @@ def plan_run(plan, hosts, facts, previous=None, retest=None, matrix=None, overri
             if pair["rail"] == 0 and pair["server"] not in seen and pair["client"] not in seen:
                 groups.append([pair["server"], pair["client"]])
                 seen.update((pair["server"], pair["client"]))
-    launch = {"mgmt": mgmt, "networks": networks, "launcher": launcher, "bind_to": bind_to}
+    launch = {"mgmt": mgmt, "networks": networks, "launcher": launcher, "bind_to": bind_to,
+              "slurm_nodes": slurm_nodes}
     pair_worlds = nccl_worlds(plan, groups, facts, min_bw=floor, tos=tos, port=NCCL_PORT, **launch)
     by_su = {}
     leaves = plan.get("leaves") or {}
@@ -835,6 +847,8 @@ def _launched(collected, world):
         errors.append("%s did not run the world's launcher" % first)
     if launch.get("stopped"):
         errors.append("the launcher on %s did not finish within the gate's timeout and was stopped" % first)
+    # the srun launcher's allocation: a Slurm command that failed, a node not left as it was (named, Slurm's words)
+    errors.extend("%s (the world's launcher on %s)" % (e, first) for e in launch.get("errors") or [])
     ranks = len((report or {}).get("ranks") or [])
     if report is not None and ranks and ranks != world["size"]:
         why = ("each rank ran alone, a world of one: they were not started by a launcher that nccl-tests' MPI "

@@ -21,9 +21,11 @@ IMAGE="${GPUFABRIC_LAB_IMAGE:-localhost/gpufabric-host:$SUITE}"
 # What an Ansible target and the lab tests need. No pciutils: the simulator provides lspci.
 # openssl: the NVUE emulator's certificate (leaves); lldpd: the servers' real LLDP agent;
 # openssh-server: sshd on the servers of a lab with `mpi: true` (lab.py: start_ssh); openmpi-bin: Open MPI's mpirun
-# and orted, which start the validation gate's NCCL ranks across the servers over SSH.
+# and orted, which start the validation gate's NCCL ranks across the servers over SSH (Slurm's srun --mpi=pmix too:
+# see PMIX_LINK below).
 PACKAGES="python3,python3-jsonschema,iproute2,iputils-ping,tcpdump,procps,ethtool,openssl,lldpd,openssh-server,slurmctld,slurmd,slurm-client,munge,openmpi-bin"
 FORCE=0
+PMIX_LINK=/usr/lib/x86_64-linux-gnu/pmix2/lib/libpmix.so
 # Debian's own python3 first: a pyenv shim on PATH may point at a broken interpreter.
 PY="$(command -v /usr/bin/python3 || command -v python3)"
 
@@ -42,7 +44,7 @@ done
 
 # The build inputs; the mirror is left out on purpose (any mirror gives the same packages).
 # Bump RECIPE when you change how the rootfs is made below.
-RECIPE=2
+RECIPE=3  # 3: the libpmix.so link (PMIX_LINK)
 INPUTS="suite=$SUITE variant=minbase include=$PACKAGES cmd=sleep-infinity recipe=$RECIPE"
 HASH="$(printf '%s' "$INPUTS" | sha256sum | cut -c1-12)"
 TARBALL="$BUILD/rootfs-$SUITE-$HASH.tar"
@@ -88,6 +90,11 @@ if [ "$FORCE" -eq 1 ] || [ ! -s "$TARBALL" ]; then
         fi
         exit 1
     }
+    # Slurm's mpi/pmix plugin (slurm-wlm-basic-plugins: srun --mpi=pmix, the validation gate's srun launcher) dlopens
+    # the unversioned libpmix.so in libpmix2's directory, which only libpmix-dev ships - and libpmix-dev pulls in
+    # -dev packages debootstrap cannot configure (libltdl-dev: "Package automake-1.16 is not installed", tried).
+    # Without it srun and slurmd say "pmi/pmix: can not load PMIx library". The same link libpmix-dev makes:
+    ln -s libpmix.so.2 "$ROOTFS$PMIX_LINK"
     # Smaller image: no downloaded .debs or package lists.
     rm -rf "$ROOTFS"/var/cache/apt/archives/*.deb "$ROOTFS"/var/lib/apt/lists/* \
         "$ROOTFS"/var/log/*.log

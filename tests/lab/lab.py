@@ -530,6 +530,10 @@ def container_run_argv(lab: Lab, node: Node, mask_dirs: Sequence[str] = PROC_SYS
     if not lab.ipv6:
         argv += ["--sysctl", "net.ipv6.conf.all.disable_ipv6=1",
                  "--sysctl", "net.ipv6.conf.default.disable_ipv6=1"]
+    if lab.slurm_controller and node.role != "leaf":
+        # every server by name: Slurm's mpi/pmix plugin (srun --mpi=pmix, the validation gate's srun launcher)
+        # resolves the step's nodes by their names - without it "srun: error: Unable to get address" (measured)
+        argv += [f"--add-host={other.name}:{other.mgmt_ip}" for other in lab.servers if other.name != node.name]
     if node.role == "leaf":
         # a leaf routes between its ports, as a Spectrum switch does between its swp ports with addresses: server
         # to server traffic on a rail goes through it (perftest and NCCL pairs of the validation gate)
@@ -652,10 +656,16 @@ pgrep -x slurmd >/dev/null || setsid slurmd -N "$1" </dev/null >/dev/null 2>&1
 """
 
 
+# A lab node's CPUs as Slurm counts them (slurmd takes the configured number: config_overrides): one rank per GPU
+# (srun --ntasks-per-node, the validation gate's srun launcher) fits on the profiles' 8 GPUs, as on a real server;
+# with one CPU srun refuses ("CPU count per node can not be satisfied", measured).
+SLURM_CPUS = 8
+
+
 def slurm_conf(lab: Lab) -> str:
-    """The lab's slurm.conf: a node per server (its mgmt address, one CPU), one partition of all."""
+    """The lab's slurm.conf: a node per server (its mgmt address, SLURM_CPUS CPUs), one partition of all."""
     ctl = lab.node(lab.slurm_controller)
-    nodes = "\n".join(f"NodeName={n.name} NodeAddr={n.mgmt_ip} CPUs=1 RealMemory=100 State=UNKNOWN"
+    nodes = "\n".join(f"NodeName={n.name} NodeAddr={n.mgmt_ip} CPUs={SLURM_CPUS} RealMemory=100 State=UNKNOWN"
                       for n in lab.servers)
     return SLURM_CONF.format(cluster=lab.name, controller=ctl.name, controller_ip=ctl.mgmt_ip, nodes=nodes)
 

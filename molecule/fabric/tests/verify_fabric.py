@@ -18,9 +18,11 @@ idempotence):
    the next run (the fault gone) retests the quarantined servers - only those and the next faults' - and hands them
    over;
 3. site.yml again, as an operator runs it, with the faults of issue 13 section 5 - each case names the servers it
-   holds, the leaf and the reason, and that the others went on (the gate off in these runs: part 2 is its test).
+   holds, the leaf and the reason, and that the others went on (the gate off in these runs: part 2 is its test);
+4. the drain against the lab's real Slurm; 5. the gate through Slurm's ``srun --mpi=pmix`` (srun): two drained
+   servers retested, every world's rank count what the plan says, every node's Slurm state what it was.
 
-    verify_fabric.py --repo DIR --records DIR --inventory SRC [--inventory SRC ...]
+    verify_fabric.py --repo DIR --records DIR --inventory SRC [--inventory SRC ...] [--only PART] [--prefix LAB-]
 """
 import argparse
 import json
@@ -416,10 +418,8 @@ class Scenario:
 class Slurm:
     """The lab's Slurm (tests/lab/labs/fabric.yml: slurmctld on fab-r01-01, slurmd on every server)."""
 
-    CTL = PREFIX + "fab-r01-01"
-
     def run(self, *argv, check=True):
-        return sh("podman", "exec", self.CTL, *argv, check=check).stdout
+        return sh("podman", "exec", PREFIX + "fab-r01-01", *argv, check=check).stdout
 
     def node(self, name):
         """(state, reason) as sinfo says them."""
@@ -546,17 +546,73 @@ def drain_checks(scenario, data, rc, seen, states, jobs, waited, kept, took):
     return lines
 
 
+def srun(scenario):
+    """playbooks/validate.yml with gpufabric_validate_launcher=srun against the lab's real slurmctld and slurmd: two
+    servers retested, each drained before (fab-r01-01 by the rollout's reason, fab-r01-02 by an administrator's) -
+    every NCCL world of the run (the pair's, the scalable unit's) started by Slurm's srun --mpi=pmix (the simulated
+    ranks' log: one rank per GPU with the rank and size Slurm gave it, in a PMIx namespace slurm.pmix.JOB.STEP), the
+    servers handed over, and every server's Slurm state and reason afterwards what it was before, no reservation
+    left."""
+    slurm, pair = Slurm(), ["fab-r01-01", "fab-r01-02"]
+    reasons = {"fab-r01-01": "gpufabric: rollout batch r01", "fab-r01-02": "admin: srun check, ticket 4712"}
+    for node, reason in reasons.items():
+        slurm.run("scontrol", "update", "NodeName=" + node, "State=DRAIN", "Reason=" + reason)
+    try:
+        before = {server: slurm.node(server) for server in scenario.servers}
+        expect(all(before[n] == ("drained", reasons[n]) for n in pair), "srun: the nodes were not drained: %s" % before)
+        started = time.time()
+        rc, results, plan = scenario.validate("-e", json.dumps({"gpufabric_validate_launcher": "srun",
+                                                                "gpufabric_gate_retest": pair,
+                                                                "gpufabric_validate_nccl_su": True}))
+        took = time.time() - started
+        after = {server: slurm.node(server) for server in scenario.servers}
+        # "planned": idle, for up to a backfill cycle after a heterogeneous job ended there (Slurm 22.05)
+        same = {s: ("idle" if state == "planned" else state, reason) for s, (state, reason) in after.items()}
+        expect(same == before, "srun: the nodes' Slurm states changed: before %s, after %s" % (before, after))
+        left = slurm.run("scontrol", "show", "reservation", check=False).strip()
+        expect(left.startswith("No reservations"), "srun: a reservation was left: %s" % left[:300])
+        expect(rc == 0 and set(pair) <= set(plan.get("tested", [])), "srun: rc %d, tested %s" % (
+            rc, plan.get("tested")))
+        expect(all(results["hosts"][h]["status"] == "passed" for h in pair),
+               "srun: %s" % {h: (results["hosts"][h]["status"], results["hosts"][h]["failures"]) for h in pair})
+        ranks = {}
+        for server in scenario.servers:
+            for call in server_calls(server):
+                env = call.get("launcher") or {}
+                if call.get("tool") == "all_reduce_perf" and call["start"] >= started and \
+                        env.get("PMIX_NAMESPACE", "").startswith("slurm.pmix."):
+                    ranks.setdefault(env["PMIX_NAMESPACE"], []).append(
+                        (int(env["SLURM_PROCID"]), int(env["SLURM_NTASKS"]), server))
+        worlds = [w for key in ("nccl_pairs", "nccl_su") for w in (plan.get(key) or {}).get("worlds", [])]
+        expect(len(worlds) >= 2 and len(ranks) == len(worlds), "srun: %d NCCL worlds planned, %d started by srun "
+               "(PMIx namespaces in the ranks' log: %s)" % (len(worlds), len(ranks), sorted(ranks)))
+        expected = sorted(sorted((m * w["rails"] + g, w["size"], host) for m, host in enumerate(w["hosts"])
+                                 for g in range(w["rails"])) for w in worlds)
+        expect(sorted(sorted(r) for r in ranks.values()) == expected,
+               "srun: the ranks srun started (rank, size, host): %s; the plan's: %s" % (
+                   sorted(ranks.values()), expected))
+    finally:
+        slurm.run("scontrol", "update", "NodeName=" + ",".join(pair), "State=RESUME", check=False)
+    return ["gate through Slurm's srun --mpi=pmix: %d worlds (%s ranks), each rank with the rank and size Slurm gave "
+            "it; %s drained before and after, each with its own reason; no reservation left; run %.0f s"
+            % (len(worlds), "+".join(str(w["size"]) for w in worlds), " and ".join(pair), took)]
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repo", required=True)
     parser.add_argument("--records", required=True)
     parser.add_argument("--inventory", action="append", required=True)
-    parser.add_argument("--only", choices=["first", "gate", "faults", "refusals", "drain"], action="append",
+    parser.add_argument("--only", choices=["first", "gate", "faults", "refusals", "drain", "srun"], action="append",
                         help="run only these parts (default: all, in order)")
+    parser.add_argument("--prefix", default=PREFIX,
+                        help="the lab's container prefix (its name and '-'; default %(default)s) - another lab of "
+                             "the same servers, e.g. for --only srun (tests/lab/srun_check.sh)")
     args = parser.parse_args()
+    globals()["PREFIX"] = args.prefix
     scenario = Scenario(args)
     parts = {"first": scenario.first_rollout, "gate": scenario.gate, "faults": scenario.faults,
-             "refusals": scenario.refusals, "drain": lambda: drain(scenario)}
+             "refusals": scenario.refusals, "drain": lambda: drain(scenario), "srun": lambda: srun(scenario)}
     try:
         lines = []
         for part in args.only or list(parts):

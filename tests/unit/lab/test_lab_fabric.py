@@ -201,14 +201,19 @@ def test_the_fabric_lab_runs_slurm_on_its_first_server(lab, repo):
     conf = lab.slurm_conf(fab).splitlines()
     assert "SlurmctldHost=fab-r01-01(198.19.90.11)" in conf
     assert [line for line in conf if line.startswith("NodeName=")] == [
-        "NodeName=fab-r01-01 NodeAddr=198.19.90.11 CPUs=1 RealMemory=100 State=UNKNOWN",
-        "NodeName=fab-r01-02 NodeAddr=198.19.90.12 CPUs=1 RealMemory=100 State=UNKNOWN",
-        "NodeName=fab-r02-01 NodeAddr=198.19.90.13 CPUs=1 RealMemory=100 State=UNKNOWN",
-        "NodeName=fab-r02-02 NodeAddr=198.19.90.14 CPUs=1 RealMemory=100 State=UNKNOWN"]
+        "NodeName=fab-r01-01 NodeAddr=198.19.90.11 CPUs=8 RealMemory=100 State=UNKNOWN",
+        "NodeName=fab-r01-02 NodeAddr=198.19.90.12 CPUs=8 RealMemory=100 State=UNKNOWN",
+        "NodeName=fab-r02-01 NodeAddr=198.19.90.13 CPUs=8 RealMemory=100 State=UNKNOWN",
+        "NodeName=fab-r02-02 NodeAddr=198.19.90.14 CPUs=8 RealMemory=100 State=UNKNOWN"]
     argvs = lab.slurm_argvs(fab, b"k" * 3)
     assert [(a[2], a[7], a[8], a[9]) for a in argvs] == [
         ("gffab-fab-r01-01", "fab-r01-01", "controller", "a2tr"), ("gffab-fab-r01-02", "fab-r01-02", "node", "a2tr"),
         ("gffab-fab-r02-01", "fab-r02-01", "node", "a2tr"), ("gffab-fab-r02-02", "fab-r02-02", "node", "a2tr")]
+    # every server knows the others by name (srun --mpi=pmix resolves the step's nodes); the leaves need not
+    assert [a for a in lab.container_run_argv(fab, fab.node("fab-r01-02")) if a.startswith("--add-host")] == [
+        "--add-host=fab-r01-01:198.19.90.11", "--add-host=fab-r02-01:198.19.90.13",
+        "--add-host=fab-r02-02:198.19.90.14"]
+    assert not [a for a in lab.container_run_argv(fab, fab.node("r01-leaf-rail0")) if a.startswith("--add-host")]
 
 
 @pytest.mark.parametrize("value, message", [

@@ -275,3 +275,38 @@ def test_the_validation_gates_tools_are_proven_on_each_servers_path_before_any_b
     # the gate off, or without NCCL: nothing of it is asked for
     placed = {name: dict(where, gpufabric_validate_enabled=False) for name, where in placed.items()}
     assert preflight(tmp_path, hosts, ctl, **placed).ok
+
+
+def _stub(folder, name, text):
+    path = os.path.join(folder, name)
+    with open(path, "w") as fh:
+        fh.write("#!/bin/sh\n" + text)
+    os.chmod(path, 0o755)
+
+
+def test_the_srun_launchers_needs_are_proven_on_each_server_before_any_batch(tmp_path, sims, ctl):
+    """gpufabric_validate_launcher: srun - each server needs srun, sinfo, scontrol, slurmd, Slurm's mpi/pmix plugin
+    (srun --mpi=list lists pmix) and to be a Slurm node (sinfo knows it by gpufabric_drain_slurm_node, default its
+    name): a server lacking any is one problem naming each. Slurm's commands are stubs answering as Slurm 22.05.8
+    did in the lab (no slurmctld here)."""
+    hosts = sims(**{"srv-r01-01": "cx6dx-roce", "srv-r01-02": "cx6dx-roce"})
+    good = _bin(tmp_path, "good", stubs=["ping", "scontrol", "slurmd"])
+    _stub(good, "srun", "printf 'MPI plugin types are...\\n\\tpmix\\n\\tnone\\n'\n")
+    _stub(good, "sinfo", "echo 'gpu-01|drained|gpufabric: rollout batch r01'\n")
+    bad = _bin(tmp_path, "bad", stubs=["ping", "scontrol", "slurmd"])
+    _stub(bad, "srun", "printf 'MPI plugin types are...\\n\\tnone\\n\\tpmi2\\n'\n")
+    _stub(bad, "sinfo", "exit 0\n")                      # Slurm knows no such node: it prints nothing
+    hosts["srv-r01-01"].env["PATH"], hosts["srv-r01-02"].env["PATH"] = good, bad
+    placed = {name: {"rack": "r01", "position": index + 1, "gpufabric_fabric": FABRIC,
+                     "gpufabric_validate_enabled": True, "gpufabric_validate_launcher": "srun"}
+              for index, name in enumerate(sorted(hosts))}
+    placed["srv-r01-01"]["gpufabric_drain_slurm_node"] = "gpu-01"
+    ran = preflight(tmp_path, hosts, ctl, **placed)
+    assert not ran.ok
+    assert ran.task(CHECK, "srv-r01-01", role="preflight")["msg"] == [
+        "preflight found 1 problem(s); no host was changed:",
+        "srv-r01-02: the validation gate (gpufabric_validate_enabled) needs tools not on its PATH: Slurm's mpi/pmix "
+        "plugin (srun --mpi=list lists no pmix: Debian/Ubuntu slurm-wlm-basic-plugins, and libpmix-dev for the "
+        "libpmix.so it loads) (srun --mpi=list lists: none, pmi2), Slurm node srv-r01-02 (set "
+        "gpufabric_drain_slurm_node to this server's Slurm node name): Slurm does not know node srv-r01-02 (sinfo "
+        "--nodes printed nothing for it): set gpufabric_drain_slurm_node to the server's Slurm node name"]

@@ -108,7 +108,11 @@ def launcher_error():
     ``PMIX_NAMESPACE``, ``PMIX_RANK`` and ``PMIX_SERVER_URI*`` - the local daemon's address - checked with Open MPI
     4.1.4's mpirun); MPICH's hydra gives ``PMI_RANK`` with ``PMI_FD`` or ``PMI_PORT``. Without a launcher, MPI_Init
     makes a singleton: a world of one, whatever ``OMPI_COMM_WORLD_*`` says (an environment copied by hand is not a
-    launch). [invented: the simulator only checks that the PMIx server named answers a TCP connect; it does not speak
+    launch) - except under srun without PMIx (``SLURM_JOB_ID`` and ``SLURM_STEP_ID`` set): there Open MPI's
+    MPI_Init fails with "direct launched using srun" (measured, SRUN_WITHOUT_PMI). Under ``srun --mpi=pmix`` the
+    rank has no ``OMPI_COMM_WORLD_*``: rank and size come from ``SLURM_PROCID`` / ``SLURM_NTASKS`` (what Slurm's
+    PMIx server gives; measured with Open MPI 4.1.4's libmpi, MPI_Comm_rank/size equal them). [invented: the
+    simulator only checks that the PMIx server named answers a TCP connect; it does not speak
     PMIx.]"""
     uris = sorted(k for k in os.environ if k.startswith("PMIX_SERVER_URI"))
     if "PMIX_RANK" in os.environ and "PMIX_NAMESPACE" in os.environ and uris:
@@ -124,7 +128,38 @@ def launcher_error():
         return None
     if "PMI_RANK" in os.environ and ("PMI_FD" in os.environ or "PMI_PORT" in os.environ):
         return None
+    if "SLURM_JOB_ID" in os.environ and "SLURM_STEP_ID" in os.environ:
+        # started by srun without a PMI it speaks (--mpi=none, Slurm's default here): Open MPI 4.1.4's MPI_Init
+        # (Debian 12, libpmix2) fails in every rank, exit 1 - measured with its libmpi under Slurm 22.05's srun
+        # --mpi=none. [invented: which variables Open MPI reads to tell srun; the simulator takes these two]
+        return SRUN_WITHOUT_PMI % {"host": socket.gethostname(), "pid": os.getpid()}
     return "singleton"
+
+
+# What every rank printed (stderr) and then exited 1 with (Open MPI 4.1.4, srun --mpi=none, Slurm 22.05.8)
+SRUN_WITHOUT_PMI = """[%(host)s:%(pid)05d] OPAL ERROR: Unreachable in file ext3x_client.c at line 112
+--------------------------------------------------------------------------
+The application appears to have been direct launched using "srun",
+but OMPI was not built with SLURM's PMI support and therefore cannot
+execute. There are several options for building PMI support under
+SLURM, depending upon the SLURM version you are using:
+
+  version 16.05 or later: you can use SLURM's PMIx support. This
+  requires that you configure and build SLURM --with-pmix.
+
+  Versions earlier than 16.05: you must use either SLURM's PMI-1 or
+  PMI-2 support. SLURM builds PMI-1 by default, or you can manually
+  install PMI-2. You must then build Open MPI using --with-pmi pointing
+  to the SLURM PMI library location.
+
+Please configure as appropriate and try again.
+--------------------------------------------------------------------------
+*** An error occurred in MPI_Init
+*** on a NULL communicator
+*** MPI_ERRORS_ARE_FATAL (processes in this communicator will now abort,
+***    and potentially your MPI job)
+[%(host)s:%(pid)05d] Local abort before MPI_INIT completed completed successfully, but am not able to aggregate \
+error messages, and not able to guarantee that all other processes were killed!"""
 
 
 def world():

@@ -174,9 +174,9 @@ def test_tools_names_each_missing_tool_with_where_it_comes_from():
                                "orted (Open MPI (Debian/Ubuntu openmpi-bin; prted in Open MPI 5))",
                                "mlxlink or mstlink (NVIDIA MFT or mstflint: the PHY error counters of an InfiniBand "
                                "rail)"]}
-    # the launcher named: only mpirun exists
-    with pytest.raises(MlnxError, match="nccl.launcher: 'srun' is not one of mpirun"):
-        ft.run(_with(), {"action": "tools", "nccl": {"test": "all_reduce_perf", "launcher": "srun"}})
+    # the launcher named: mpirun or srun
+    with pytest.raises(MlnxError, match="nccl.launcher: 'mpiexec' is not one of mpirun, srun"):
+        ft.run(_with(), {"action": "tools", "nccl": {"test": "all_reduce_perf", "launcher": "mpiexec"}})
 
 
 def test_tools_without_nccl_asks_for_no_nccl_test_and_runs_in_check_mode():
@@ -288,7 +288,7 @@ def test_mpirun_one_context_per_member_each_with_its_rails_hcas():
 
 
 @pytest.mark.parametrize("change,message", [
-    ({"launcher": "srun"}, r"launch.launcher: 'srun' is not one of mpirun"),
+    ({"launcher": "mpiexec"}, r"launch.launcher: 'mpiexec' is not one of mpirun, srun"),
     ({"bind_to": "gpu"}, r"launch.bind_to: 'gpu' is not one of none, numa, socket, core"),
     ({"subnet": "198.19.90.0/33"}, r"launch.subnet: '198.19.90.0/33' is not allowed \(an IPv4 network in CIDR"),
     ({"hostfile": "/etc/passwd"}, r"launch: hostfile not known \(allowed: bind_to, contexts, launcher, subnet\)"),

@@ -465,3 +465,31 @@ def test_an_infiniband_world_has_no_roce_gid_index_or_traffic_class(plan):
     mixed = dict(ib, **{first: facts_of(plan, first)})
     env = _gate.plan_run(plan, HOSTS, mixed, None, None, {"name": "x"}, None, 106)["nccl_pairs"]["worlds"][0]["env"]
     assert (env["NCCL_IB_GID_INDEX"], env["NCCL_IB_TC"]) == ("3", "106")
+
+
+def test_srun_worlds_name_each_members_slurm_node(plan):
+    facts = {h: facts_of(plan, h) for h in HOSTS}
+    gate = _gate.plan_run(plan, HOSTS, facts, None, None, {"name": "x"}, None, 106, launcher="srun",
+                          bind_to="core", slurm_nodes={"a1": "gpu-a1", "b2": None})
+    for key in ("nccl_pairs", "nccl_su"):
+        for world in gate[key]["worlds"]:
+            launch = world["launch"]
+            assert launch["launcher"] == "srun" and launch["bind_to"] == "core"
+            # a1 is Slurm's gpu-a1 (gpufabric_drain_slurm_node); the others are nodes of their own names
+            assert [c["node"] for c in launch["contexts"]] == [
+                {"a1": "gpu-a1"}.get(h, h) for h in world["hosts"]]
+    with pytest.raises(MlnxError, match=r"gpufabric_validate_launcher: 'pbs' is not one of mpirun, srun"):
+        _gate.plan_run(plan, HOSTS, facts, None, None, {"name": "x"}, None, 106, launcher="pbs")
+
+
+def test_the_srun_launchers_allocation_errors_fail_its_world(plan):
+    facts = {h: facts_of(plan, h) for h in HOSTS}
+    gate = _gate.plan_run(plan, HOSTS, facts, None, None, {"name": "x"}, None, 106, launcher="srun")
+    world = gate["nccl_pairs"]["worlds"][0]
+    first = world["hosts"][0]
+    result = launched(world)
+    result["launch"]["errors"] = ["Slurm: node %s is idle after the run, it was drained (reason: gpufabric: "
+                                  "rollout batch r01)" % first]
+    errors = _gate.nccl_reports(gate, {"pairs": {first: result}, "su": {}})["hosts"][first]["errors"]
+    assert errors == ["Slurm: node %s is idle after the run, it was drained (reason: gpufabric: rollout batch r01) "
+                      "(the world's launcher on %s)" % (first, first)]
