@@ -214,7 +214,9 @@ class Scenario:
                 expect(measure in measures, "%s on %s: the failures name %s, not %s" % (name, host, measures, measure))
                 if measure == "raw_ber":
                     ber = [r["ber"] for r in results["hosts"][host]["rails"] if r["ber"].get("raw_ber")][0]
-                    expect(1e-5 < ber["raw_ber"] <= 1e-4 and ber["effective_errors"] == 0 and ber["moved"],
+                    # 1e-4 within 1 %: the window is timed by the reads (port rate x seconds between them), the
+                    # errors by the simulator at each read - a few milliseconds apart
+                    expect(1e-5 < ber["raw_ber"] < 1.01e-4 and ber["effective_errors"] == 0 and ber["moved"],
                            "the raw BER fault's rail: %s" % ber)
                     lines.append("gate, raw BER fault: %.2e over %.2e bits in %.0f s (%s), effective BER certified "
                                  "< %.2e" % (ber["raw_ber"], ber["bits"], ber["seconds"], ber["bits_from"],
