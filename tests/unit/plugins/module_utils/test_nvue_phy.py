@@ -258,7 +258,8 @@ def test_a_port_the_switch_does_not_have_is_named_with_the_ones_it_has():
     exchange = Exchange()
     with pytest.raises(NvueError) as err:
         gather(switch_of(exchange), ["phy"], ports=["swp1", "swp33"])
-    assert err.value.msg == "switch leaf07: ports: swp33 is not a swp port of the switch (its swp ports: swp1, swp2, swp10)"
+    assert err.value.msg == ("switch leaf07: ports: swp33 is not a swp port of the switch (its swp ports: swp1, swp2, "
+                             "swp10)")
     assert err.value.parameter == "ports"
     assert [path for _m, path, _q in exchange.sent] == ["/system/version", "/interface"]   # no port was read
 
