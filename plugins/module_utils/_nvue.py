@@ -43,7 +43,7 @@ from ansible.module_utils.connection import ConnectionError as AnsibleConnection
 from ansible_collections.gpufabric.mlnx.plugins.module_utils._errors import MlnxError
 from ansible_collections.gpufabric.mlnx.plugins.module_utils._nvue_keys import flag
 from ansible_collections.gpufabric.mlnx.plugins.module_utils._nvue_phy import (
-    PORT_WORDS, check_ports, parse_phy, phy_path, port_order, unavailable_reason)
+    check_ports, parse_phy, phy_path, port_order, unavailable_reason)
 
 PREFIX = "/nvue_v1"
 APPLIED = ("applied", "applied_and_saved")
@@ -968,7 +968,8 @@ def gather(switch: Switch, subsets: Any = DEFAULT_GATHER, ports: Any = None) -> 
     out = {}
     version = None
     if "system" in subsets or "phy" in subsets:
-        version = switch.get(["system", "version"], "operational", filled=True) or {}
+        version = switch.get(["system", "version"], "operational", filled=True)
+        version = version if isinstance(version, dict) else {}
     if "system" in subsets:
         image = version.get("image") if isinstance(version.get("image"), dict) else {}
         out["system"] = {"release": _text(version.get("product-release")), "build_id": _text(image.get("build-id")),
@@ -1022,7 +1023,7 @@ def phy(switch: Switch, release: Any, swp_ports: list[str], ports: list[str] | N
         if absent:
             raise NvueError("%s: ports: %s %s not a swp port of the switch (its swp ports: %s)" % (
                 switch.name, ", ".join(absent), "is" if len(absent) == 1 else "are",
-                ", ".join(swp_ports) or "none"), parameter="ports", allowed=PORT_WORDS)
+                ", ".join(swp_ports) or "none"), parameter="ports", allowed=list(swp_ports))
     path = phy_path(release, switch.name)
     counters, unavailable = {}, {}
     for port in swp_ports if ports is None else ports:
