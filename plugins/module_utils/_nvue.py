@@ -42,6 +42,8 @@ from ansible.module_utils.connection import ConnectionError as AnsibleConnection
 
 from ansible_collections.gpufabric.mlnx.plugins.module_utils._errors import MlnxError
 from ansible_collections.gpufabric.mlnx.plugins.module_utils._nvue_keys import flag
+from ansible_collections.gpufabric.mlnx.plugins.module_utils._nvue_phy import (
+    check_ports, parse_phy, phy_path, port_order, unavailable_reason)
 
 PREFIX = "/nvue_v1"
 APPLIED = ("applied", "applied_and_saved")
@@ -890,8 +892,9 @@ def _config(switch: Switch, rev: str) -> dict:
 
 # ---------------------------------------------------------------- reading a switch (nvue_info)
 
-GATHER = ("system", "image", "interfaces", "qos", "revisions", "config")
-# What nvue_info reads unless told: everything but the whole configuration (config), which only a snapshot needs.
+GATHER = ("system", "image", "interfaces", "qos", "revisions", "config", "phy")
+# What nvue_info reads unless told: everything but the whole configuration (config), which only a snapshot needs, and
+# the ports' PHY counters (phy, one request per port), which only the validation gate's bit-error-rate check needs.
 DEFAULT_GATHER = ("system", "image", "interfaces", "qos", "revisions")
 
 
@@ -949,16 +952,25 @@ def interfaces_view(tree: Any) -> dict:
     return out
 
 
-def gather(switch: Switch, subsets: Any = DEFAULT_GATHER) -> dict:
-    """What the leaf gate and the reports read of a switch, one request per subset (two for revisions and config)."""
+def gather(switch: Switch, subsets: Any = DEFAULT_GATHER, ports: Any = None) -> dict:
+    """What the leaf gate and the reports read of a switch, one request per subset (two for revisions and config;
+    for phy, one per port plus the release and the port list, each shared with system and interfaces when those
+    are gathered too). ``ports`` (phy only): the swp ports whose PHY counters to read, default every one."""
     subsets = list(subsets)
     unknown = [s for s in subsets if s not in GATHER]
     if unknown:
         raise NvueError("gather: %s not known (allowed: %s)" % (", ".join(map(str, unknown)), ", ".join(GATHER)),
                         parameter="gather")
+    if ports is not None and "phy" not in subsets:
+        raise NvueError("%s: ports names the ports whose PHY counters gather phy reads; gather has no phy (%s)"
+                        % (switch.name, ", ".join(subsets) or "nothing"), parameter="ports")
+    ports = check_ports(ports, switch.name)   # before any request
     out = {}
+    version = None
+    if "system" in subsets or "phy" in subsets:
+        version = switch.get(["system", "version"], "operational", filled=True)
+        version = version if isinstance(version, dict) else {}
     if "system" in subsets:
-        version = switch.get(["system", "version"], "operational", filled=True) or {}
         image = version.get("image") if isinstance(version.get("image"), dict) else {}
         out["system"] = {"release": _text(version.get("product-release")), "build_id": _text(image.get("build-id")),
                          "build_date": _text(image.get("build-date")), "kernel": _text(version.get("kernel"))}
@@ -973,8 +985,11 @@ def gather(switch: Switch, subsets: Any = DEFAULT_GATHER) -> dict:
         out["image"] = {"current": _text(image.get("current")), "next": _text(image.get("next")),
                         "partitions": partitions, "files": sorted((image.get("files") or {}).keys())
                         if isinstance(image.get("files"), dict) else []}
+    interfaces = None
+    if "interfaces" in subsets or "phy" in subsets:
+        interfaces = interfaces_view(switch.get(["interface"], "operational", filled=True))
     if "interfaces" in subsets:
-        out["interfaces"] = interfaces_view(switch.get(["interface"], "operational", filled=True))
+        out["interfaces"] = interfaces
     if "qos" in subsets:
         roce = switch.get(["qos", "roce"], "operational", filled=True) or {}
         try:  # enable on|off before Cumulus Linux 5.15, state enabled|disabled from it (_nvue_keys)
@@ -992,4 +1007,29 @@ def gather(switch: Switch, subsets: Any = DEFAULT_GATHER) -> dict:
     if "config" in subsets:
         # the whole configuration as set (defaults not filled), applied and startup: what a snapshot keeps
         out["config"] = {rev: mask(switch.get([], rev) or {}) for rev in ("applied", "startup")}
+    if "phy" in subsets:
+        out.update(phy(switch, _text(version.get("product-release")), sorted(interfaces, key=port_order), ports))
     return out
+
+
+def phy(switch: Switch, release: Any, swp_ports: list[str], ports: list[str] | None = None) -> dict:
+    """``{"phy": {port: counters | None}, "phy_unavailable": {port: reason}}``: the PHY counters of ``ports`` (default
+    ``swp_ports``, the switch's swp ports) read one request per port at the release's path (``_nvue_phy``), each
+    answer parsed by ``_nvue_phy.parse_phy`` (an answer it does not recognise fails naming the switch, the port, the
+    field and the value). A port the switch has no counters for (404, an empty answer: Spectrum-1, before 5.10) is
+    None with its reason in ``phy_unavailable``; a port the switch does not have is an error naming it."""
+    if ports is not None:
+        absent = [p for p in ports if p not in swp_ports]
+        if absent:
+            raise NvueError("%s: ports: %s %s not a swp port of the switch (its swp ports: %s)" % (
+                switch.name, ", ".join(absent), "is" if len(absent) == 1 else "are",
+                ", ".join(swp_ports) or "none"), parameter="ports", allowed=list(swp_ports))
+    path = phy_path(release, switch.name)
+    counters, unavailable = {}, {}
+    for port in swp_ports if ports is None else ports:
+        found = parse_phy(switch.get(["interface", port] + list(path), "operational", filled=True),
+                          switch=switch.name, port=port)
+        counters[port] = found
+        if found is None:
+            unavailable[port] = unavailable_reason(release, path)
+    return {"phy": counters, "phy_unavailable": unavailable}

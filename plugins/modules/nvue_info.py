@@ -15,7 +15,12 @@ description:
     status and the applied QoS configuration), the revisions (pending ones, and whether the applied
     configuration differs from the startup one), and - asked for with V(config) - the whole applied and startup
     configuration.
-  - One request per part asked for in O(gather) (two for V(revisions) and V(config)); nothing is changed.
+  - Asked for with V(phy), the PHY error counters of the swp ports (received bits, raw errors per lane, effective
+    and symbol errors, raw, effective and symbol bit error rates) that the validation gate's bit-error-rate check
+    reads - C(nv show interface <port> link phy-detail) on Cumulus Linux 5.10 to 5.14, C(link phy health) from
+    5.15.
+  - One request per part asked for in O(gather) (two for V(revisions) and V(config); V(phy) one per port, plus the
+    release and the port list unless V(system) and V(interfaces) read them anyway); nothing is changed.
   - Runs over C(ansible.netcommon.httpapi) (the NVUE REST API) or C(ansible.netcommon.network_cli) (the C(nv) CLI
     over SSH), both with C(ansible_network_os=gpufabric.mlnx.nvue); see the notes.
 notes:
@@ -24,6 +29,15 @@ notes:
     C(nv config revision -o json), C(nv config diff startup applied -o json) and (for V(config))
     C(nv config show -o json --applied) and C(--startup) on the switch. Both need
     C(ansible_network_os: gpufabric.mlnx.nvue)."
+  - "V(phy) reads C(GET /nvue_v1/interface/<port>/link/phy-detail) (C(nv show interface <port> link phy-detail -o
+    json)) on Cumulus Linux 5.10 to 5.14 and C(.../link/phy/health) (C(link phy health)) from 5.15, where NVIDIA
+    renamed the command. A port the switch has no counters for - HTTP 404 or an empty answer, as on a Spectrum-1
+    switch (not supported there) or a release before 5.10 - is V(null) in RV(phy) with its reason in
+    RV(phy_unavailable); it is not an error, and not a port without errors either."
+  - "The counters are read fail closed: a value the module does not recognise (a counter that is not an integer
+    from 0 to 2**64-1, a rate that is neither C(<mantissa>E<exponent>) nor a number from 0 to 1, a missing field)
+    fails the task naming the switch, the port, the field and the value - it is never read as 0. The switch's
+    C(15E-255), its rate when it counted no error, is 0.0."
 author:
   - gpufabric.mlnx contributors (@gpufabric)
 extends_documentation_fragment:
@@ -36,8 +50,15 @@ options:
         when named.
     type: list
     elements: str
-    choices: [system, image, interfaces, qos, revisions, config]
+    choices: [system, image, interfaces, qos, revisions, config, phy]
     default: [system, image, interfaces, qos, revisions]
+  ports:
+    description:
+      - With V(phy) in O(gather), the ports whose PHY counters to read; each C(swpN) (N 1-999) or a breakout port
+        C(swpNsM) (M 0-9), and one of the switch's swp ports. Anything else is refused before a request is sent.
+      - Default, every swp port RV(interfaces) lists (also when V(interfaces) is not gathered).
+    type: list
+    elements: str
 """
 
 EXAMPLES = r"""
@@ -45,6 +66,19 @@ EXAMPLES = r"""
   gpufabric.mlnx.nvue_info:
     gather: [system, interfaces, qos, revisions]
   register: leaf
+
+- name: The PHY error counters of two ports, for the bit-error-rate check
+  gpufabric.mlnx.nvue_info:
+    gather: [phy]
+    ports: [swp1, swp2]
+  register: leaf_phy
+
+- name: Fail on a port with uncorrectable errors (a port without counters is named, not passed)
+  ansible.builtin.assert:
+    that:
+      - leaf_phy.phy_unavailable == {}
+      - leaf_phy.phy.values() | map(attribute='effective_errors') | max == 0
+    fail_msg: "{{ leaf_phy.phy_unavailable }} {{ leaf_phy.phy }}"
 
 - name: Everything, the applied and startup configuration too (a snapshot)
   gpufabric.mlnx.nvue_info:
@@ -88,6 +122,28 @@ config:
   type: dict
   sample: {"applied": {"system": {"hostname": "leaf01"}, "interface": {"swp1": {"link": {"mtu": 9216}}}},
            "startup": {"system": {"hostname": "leaf01"}}}
+phy:
+  description:
+    - Per port read (O(ports), default every swp port), its PHY counters since they were last cleared, or V(null)
+      when the switch has none for it (then RV(phy_unavailable) says why).
+    - C(received_bits) (C(phy-received-bits)), C(effective_errors) (uncorrectable, after FEC), C(symbol_errors),
+      C(raw_errors) (before FEC, the sum of C(raw_errors_lanes), the C(phy-raw-errors-laneN) present, lane 0 first)
+      are integers; C(raw_ber), C(effective_ber), C(symbol_ber) floats (the switch's C(15E-255) for no error is
+      0.0); C(minutes_since_clear) (C(time-since-last-clear-min)) a float.
+  returned: when O(gather) has V(phy)
+  type: dict
+  sample: {"swp1": {"received_bits": 15561574400000000, "effective_errors": 0, "symbol_errors": 0,
+                    "raw_errors": 1478918665,
+                    "raw_errors_lanes": [747567424, 215603747, 158456437, 30578923, 121708834, 29244642, 79102523,
+                                         96656135],
+                    "raw_ber": 1.0e-07, "effective_ber": 0.0, "symbol_ber": 0.0, "minutes_since_clear": 324.0},
+           "swp2": null}
+phy_unavailable:
+  description: Per port whose PHY counters the switch does not have (HTTP 404 or an empty answer), the reason.
+  returned: when O(gather) has V(phy)
+  type: dict
+  sample: {"swp2": "the switch answered that it has no link phy-detail for this port (Cumulus Linux 5.12.0): a
+           Spectrum-1 switch has none"}
 """
 
 from ansible.module_utils.basic import AnsibleModule
@@ -97,13 +153,14 @@ from ansible_collections.gpufabric.mlnx.plugins.module_utils._module import ansi
 from ansible_collections.gpufabric.mlnx.plugins.module_utils._nvue import DEFAULT_GATHER, GATHER, gather
 from ansible_collections.gpufabric.mlnx.plugins.module_utils._nvue_cli import switch_for
 
-ARGUMENT_SPEC = dict(gather=dict(type="list", elements="str", choices=list(GATHER), default=list(DEFAULT_GATHER)))
+ARGUMENT_SPEC = dict(gather=dict(type="list", elements="str", choices=list(GATHER), default=list(DEFAULT_GATHER)),
+                     ports=dict(type="list", elements="str"))
 
 
 def main():
     module = ansible_module(AnsibleModule, argument_spec=ARGUMENT_SPEC, supports_check_mode=True)
     try:
-        facts = gather(switch_for(module), module.params["gather"])
+        facts = gather(switch_for(module), module.params["gather"], ports=module.params["ports"])
     except MlnxError as err:
         module.fail_json(**err.fail_kwargs())
     module.exit_json(changed=False, **facts)

@@ -9,6 +9,7 @@ import os
 import re
 import subprocess
 import sys
+import time
 
 from . import images, model
 from .store import SimError, Store, state_dir
@@ -29,8 +30,13 @@ FAULTS = {
     "default_password": ([], "the 403 persona: the cumulus password counts as unchanged"),
     "fetch_fail": ([], "the image repository is down as this switch sees it: every image fetch ends in "
                        "action_error, connection refused"),
+    "raw_ber": (["port", "ber"], "from now the port's raw (pre-FEC) errors grow at BER x speed per second (e.g. "
+                                 "1e-7); its effective errors stay as they are"),
+    "effective_errors": (["port", "count"], "the port counts this many effective (uncorrectable) errors"),
+    "spectrum1": ([], "the switch is a Spectrum-1: no PHY counters (link phy-detail and link phy health answer 404)"),
 }
-PER_PORT = ("port_down", "protodown", "speed", "mtu")
+PER_PORT = ("port_down", "protodown", "speed", "mtu", "raw_ber", "effective_errors")
+BER_RE = re.compile(r"^[0-9]{1,3}(\.[0-9]{1,12})?([eE]-[0-9]{1,3})?\Z", re.ASCII)
 LOCATION_RE = re.compile(r"^[A-Za-z0-9_.:/-]{1,200}\Z", re.ASCII)
 NEIGHBOR_RE = re.compile(r"^([A-Za-z0-9][A-Za-z0-9._-]{0,62}):([A-Za-z0-9][A-Za-z0-9._/-]{0,31})\Z", re.ASCII)
 
@@ -75,6 +81,15 @@ def set_fault(tx, name, args):
         if a == b:
             raise SimError("fault swap: two different ports are needed")
         faults.setdefault("swap", {})[a] = b
+    elif name == "raw_ber":
+        ber = float(args[1]) if BER_RE.match(args[1]) else -1.0
+        if not 0 < ber < 1:
+            raise SimError("fault raw_ber: ber %r must be a rate above 0 and below 1, e.g. 1e-7" % args[1])
+        faults.setdefault(name, {})[_port(st, args[0])] = {"ber": ber, "since": time.time()}
+    elif name == "effective_errors":
+        if not re.fullmatch(r"[0-9]{1,19}", args[1], re.ASCII):
+            raise SimError("fault effective_errors: count %r must be an integer 0 or more" % args[1])
+        faults.setdefault(name, {})[_port(st, args[0])] = int(args[1])
     elif name in ("slow_apply", "reboot_slow"):
         faults[name] = _seconds(args[0], name)
     elif name == "invalid_apply":
@@ -100,6 +115,12 @@ def set_fault(tx, name, args):
 
 def clear_fault(tx, name=None, port=None):
     faults = tx.state["faults"]
+    # a port that comes up again starts its PHY counters anew (operational.phy_since) [invented]
+    for down in ("port_down", "protodown"):
+        if name in (None, down):
+            for back in ([port] if port is not None and name is not None else list(faults.get(down, {}))):
+                if back in faults.get(down, {}):
+                    tx.state.setdefault("phy_since", {})[back] = time.time()
     if name is None:
         faults.clear()
     elif name not in FAULTS:

@@ -106,6 +106,14 @@ class Engine:
                 if client == "cli":
                     return tree.diff_list(old, new)   # nv config diff -o json: the list NVUE-CLI.md shows
                 return tree.diff_tree(old, new)       # the specification: the root configuration schema
+            if rev == "operational" and len(keys) > 3 and keys[0] == "interface" \
+                    and tuple(keys[2:]) in operational.PHY_PATHS:
+                # a port's PHY counters: answered alone, not part of the interface's tree (the samples of
+                # nv show interface <swp> show no phy-detail under link) [invented]
+                doc = operational.phy_answer(state, keys[1], keys[2:])
+                if doc is None:
+                    raise ApiError(404, "The requested object /%s does not exist in rev %s" % ("/".join(keys), rev))
+                return doc
             if rev == "operational":
                 doc = operational.view(state)
             else:

@@ -198,5 +198,93 @@ def view(state):
     return out
 
 
+# ---------- the PHY counters (nv show interface <swp> link phy-detail; link phy health from 5.15)
+# tests/nvue/spec/README.md, "Beside the extract: the PHY counters": what the documentation says and what is invented.
+
+PHY_PATHS = {("link", "phy-detail"): ((5, 10, 0), (5, 15, 0)),     # path -> (first release, first without it)
+             ("link", "phy", "health"): ((5, 15, 0), None)}
+PHY_LANES = 8                     # every documented sample prints lanes 0-7, a 100G port's too
+CODEWORD_BITS = 5440              # an RS(544,514) codeword of 10-bit symbols [the histogram's model is invented]
+NO_ERRORS = "15E-255"             # the switch's rate when it counted no error (the samples)
+SPEED_UNITS = {"M": 10 ** 6, "G": 10 ** 9}
+
+
+def speed_bps(speed):
+    """'400G' -> 400e9 bit/s; 0 for a speed the emulator cannot read."""
+    text = str(speed or "")
+    if text[:-1].isdigit() and text[-1:] in SPEED_UNITS:
+        return int(text[:-1]) * SPEED_UNITS[text[-1]]
+    return 0
+
+
+def rate_text(errors, bits):
+    """A bit error rate as the switch prints it: one significant digit, ``<m>E<exp>`` (raw-ber 9.5e-8 is printed
+    1E-7 in the 5.12 sample); ``15E-255`` when nothing was counted."""
+    if errors <= 0 or bits <= 0:
+        return NO_ERRORS
+    mantissa, exponent = ("%.0e" % (errors / bits)).split("e")
+    return "%dE%d" % (int(mantissa), int(exponent))
+
+
+def phy_since(state, name):
+    """When the port's PHY counters started: the boot, or the last time a port_down / protodown fault of it was
+    cleared (the port came up again) [invented: a real switch counts from the last clear]."""
+    return max(state["boot"]["booted_at"], float((state.get("phy_since") or {}).get(name, 0)))
+
+
+def phy_answer(state, name, path, now=None):
+    """The body of ``GET /interface/<name>/<path>`` (``path`` a key of PHY_PATHS) at ``now``, or None for 404: the
+    path is not the running release's (before 5.10 none; 5.15 renamed it), the switch is a Spectrum-1 (the
+    ``spectrum1`` fault), the port does not exist. The model [invented where the samples do not say]:
+
+    - ``phy-received-bits`` = the port's speed x the seconds since its counters started (:func:`phy_since`), idle
+      time included - as the samples divide (README) and as the mlx5 kernel documentation says of rx_bits_phy;
+      a port that is down now has counted nothing since it came up last: 0 bits, 0 errors [invented];
+    - raw errors: ``raw_ber`` fault (BER b planted at t0) -> int(b x speed x seconds since max(t0, start)), spread
+      over the 8 lanes (lane 0 first for the remainder) [invented]; ``raw-ber`` = raw errors / bits with one
+      significant digit, as sample B computes; lane rates = lane errors / (bits / 8), ``0`` for none (sample A);
+    - effective errors: the ``effective_errors`` fault's count, symbol errors the same (no PLR on Ethernet)
+      [invented]; their rates = count / bits;
+    - ``rs-num-corr-err-bin0`` = codewords without a corrected error, ``bin1`` = one per raw error [invented];
+    - ``time-since-last-clear-min``: whole minutes since the counters started, rounded down (sample C);
+    - values: counters and minutes JSON integers, rates strings [invented: the JSON types are not documented]."""
+    now = time.time() if now is None else now
+    window = PHY_PATHS.get(tuple(path))
+    if window is None or "spectrum1" in state["faults"]:
+        return None
+    release = model.release_tuple(model.running(state)["release"])
+    if release < window[0] or (window[1] is not None and release >= window[1]):
+        return None
+    ports = _apply_faults(provider_for(state).ports(state), state["faults"])
+    if name not in ports:
+        return None
+    data = ports[name]
+    link = tree.get(state["applied"], ["interface", name, "link"], None) or {}
+    admin_up = "down" not in ((link.get("state") if isinstance(link, dict) else None) or {})
+    up = admin_up and data["carrier"] and not data.get("protodown")
+    speed = speed_bps(data["speed"])
+    start = phy_since(state, name)
+    seconds = max(0.0, now - start)
+    bits = int(speed * seconds) if up else 0
+    raw = 0
+    plant = (state["faults"].get("raw_ber") or {}).get(name)
+    if up and plant:
+        raw = int(plant["ber"] * speed * max(0.0, now - max(start, plant["since"])))
+    effective = int((state["faults"].get("effective_errors") or {}).get(name, 0)) if up else 0
+    lanes = [raw // PHY_LANES + (1 if lane < raw % PHY_LANES else 0) for lane in range(PHY_LANES)]
+    codewords = bits // CODEWORD_BITS
+    corrected = min(raw, codewords)
+    out = {"time-since-last-clear-min": int(seconds // 60), "phy-received-bits": bits,
+           "symbol-errors": effective, "effective-errors": effective}
+    out.update(("phy-raw-errors-lane%d" % lane, count) for lane, count in enumerate(lanes))
+    out.update({"raw-ber": rate_text(raw, bits), "symbol-ber": rate_text(effective, bits),
+                "effective-ber": rate_text(effective, bits)})
+    out.update(("raw-ber-lane%d" % lane, rate_text(count, bits / PHY_LANES) if count else "0")
+               for lane, count in enumerate(lanes))
+    out.update(("rs-num-corr-err-bin%d" % n, (codewords - corrected) if n == 0 else (corrected if n == 1 else 0))
+               for n in range(16))
+    return out
+
+
 # registers the "lab" provider (it imports register from here)
 from . import labnet  # noqa: E402,F401  pylint: disable=unused-import,wrong-import-position

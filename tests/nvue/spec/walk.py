@@ -68,9 +68,17 @@ OTHER_SOURCES = {
     ("GET", "/qos/roce"): "the 5.3 spec has /qos/roce (cue-show-schema-roce-roce, not in the extract)",
     ("GET", "/qos"): "the 5.3 spec has /qos (cue-show-schema-qos-qos, not in the extract)",
     ("GET", "/interface"): "the 5.3 spec has /interface; NVUE-API.md sample GET /nvue_v1/interface",
+    ("GET", "/interface/{interface-id}/link/phy-detail"):
+        "nv show interface <swp> link phy-detail, 5.10-5.14 (cumulus-linux-510/512/514 Monitoring-Interfaces-and-"
+        "Transceivers-with-NVUE.md); the REST path and body are invented (README: PHY counters)",
+    ("GET", "/interface/{interface-id}/link/phy/health"):
+        "nv show interface <swp> link phy health, 5.15+ (nvue-reference Interface.md, cumulus-linux-515 "
+        "Monitoring-Interfaces-and-Transceivers-with-NVUE.md); the REST path and body are invented (README)",
 }
 TEMPLATES = {  # path templates of OTHER_SOURCES with a variable segment
     re.compile(r"/system/image/files/[^/]+"): "/system/image/files/{file}",
+    re.compile(r"/interface/[^/]+/link/phy-detail"): "/interface/{interface-id}/link/phy-detail",
+    re.compile(r"/interface/[^/]+/link/phy/health"): "/interface/{interface-id}/link/phy/health",
 }
 
 

@@ -49,7 +49,7 @@ def _flows(sw, release, tmp_path):
     with pytest.raises(NvueError, match=r"Config invalid at router\.bgp\.(enable|state)"):   # refused at apply:
         configure(switch, spell({"router": {"bgp": {"enable": "on", "autonomous-system": 65101}}}, release),  # no
                   **FAST)                                                                  # router-id anywhere
-    gather(switch, ["system", "image", "interfaces", "qos", "revisions", "config"])
+    gather(switch, ["system", "image", "interfaces", "qos", "revisions", "config", "phy"])
     switch.auto_save()
     image = tmp_path / "cumulus-linux-5.16.1-mlx-amd64.bin"
     sw.admin("mkimage", "--release", "5.16.1", "-o", str(image))
@@ -96,7 +96,9 @@ def test_every_call_the_collection_makes_conforms_or_has_a_named_source(make_swi
     refused = {name: found["problems"] for name, found in verdicts.items() if found["verdict"] == "refused"}
     assert refused == {}
     assert {n for n, f in verdicts.items() if f["verdict"] == "conforming"} == CONFORMING
-    assert {n for n, f in verdicts.items() if f["verdict"] == "documented"} == DOCUMENTED
+    # the PHY counters: 5.9 has none (404s, an answer, not a call shape), 5.15+ has them as link phy health
+    phy = {"GET /interface/{interface-id}/link/phy/health"} if release == "5.16.0" else set()
+    assert {n for n, f in verdicts.items() if f["verdict"] == "documented"} == DOCUMENTED | phy
     assert "DELETE /revision/{revision-id}" not in verdicts  # no undocumented discard
     assert staged_refusals == [(
         "Invalid config: interface.swp3.link.mtu: 100 is less than the minimum of 552; interface.swp3.link: "
@@ -108,6 +110,21 @@ def test_every_call_the_collection_makes_conforms_or_has_a_named_source(make_swi
          "request body interface/swp3: Unevaluated properties are not allowed ('link' was unexpected)"])]
     saves = [json.loads(line) for line in log.read_text().splitlines() if '"/nvue_v1/revision/applied"' in line]
     assert [c["body"]["state"] for c in saves] == (["save"] * 2 if auto_save == "off" else [])  # the two applies
+
+
+def test_the_phy_counters_of_5_10_to_5_14_have_a_named_source(make_switch, tmp_path, monkeypatch):
+    log = tmp_path / "requests.jsonl"
+    monkeypatch.setenv("NVUESIM_REQUEST_LOG", str(log))
+    sw = make_switch(release="5.12.0", ports="swp1-2")
+    assert gather(rest(sw), ["phy"])["phy_unavailable"] == {}
+    spec = walk.Spec()
+    found = {}
+    for line in log.read_text().splitlines():
+        verdict = spec.verdict(json.loads(line))
+        found.setdefault(verdict["call"], verdict)
+    assert sorted(found) == ["GET /interface", "GET /interface/{interface-id}/link/phy-detail", "GET /system/version"]
+    assert {v["verdict"] for v in found.values()} == {"documented"}
+    assert "invented" in found["GET /interface/{interface-id}/link/phy-detail"]["source"]
 
 
 @pytest.fixture(scope="module")
