@@ -595,8 +595,8 @@ def evaluate(plan, pairs, tested, not_retested, measured, facts_before, facts_af
                             row["active_mtu"] = mtu
                         if error:
                             blame(host, other, rail, _fail("ib_write_bw", "ib_write_bw %s on rail %d (%s) failed: %s"
-                                                          % (direction % (src, dst), rail, entry["interface"], error),
-                                                          rail))
+                                                           % (direction % (src, dst), rail, entry["interface"], error),
+                                                           rail))
                         elif bw_limit and value is not None and value < bw_limit:
                             blame(host, other, rail, _fail(
                                 "ib_write_bw", "ib_write_bw %s on rail %d (%s): %s Gb/s < %s Gb/s (%g x %g Gb/s "
