@@ -102,7 +102,7 @@ def test_srun_on_a_host_without_slurm_says_what_is_missing(tmp_path):
 
 
 def test_tools_for_srun_name_slurm_s_commands_and_daemon():
-    present = ("ping", "ib_write_bw", "ib_write_lat", "all_reduce_perf")
+    present = ("ping", "ib_write_bw", "ib_write_lat", "all_reduce_perf", "ethtool", "mlxlink")
     host = Host(which=lambda name: "/usr/bin/" + name if name in present else None)
     nccl = {"test": "all_reduce_perf", "launcher": "srun", "node": "fab-r01-01"}
     out = ft.run(host, {"action": "tools", "nccl": nccl})
@@ -316,7 +316,8 @@ def test_tools_check_the_pmix_plugin_and_the_node(tmp_path, slurm, monkeypatch):
     fake(tmp_path, "srun", "print('MPI plugin types are...\\n\\tnone\\n\\tpmi2\\n\\tcray_shasta')\n")
     fake(tmp_path, "slurmd", "")
     host = Host(which=lambda name: os.path.join(slurm.bin, name) if os.path.exists(os.path.join(slurm.bin, name))
-                else ("/usr/bin/" + name if name in ("ping", "ib_write_bw", "ib_write_lat") else None))
+                else ("/usr/bin/" + name if name in ("ping", "ib_write_bw", "ib_write_lat", "ethtool", "mlxlink")
+                      else None))
     nccl = {"test": "all_reduce_perf", "launcher": "srun"}
     out = ft.run(host, {"action": "tools", "nccl": dict(nccl, node="fab-r01-02")})
     assert out["missing"] == [
