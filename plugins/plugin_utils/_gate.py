@@ -35,6 +35,7 @@ import statistics
 from collections.abc import Mapping
 
 from ansible_collections.gpufabric.mlnx.plugins.module_utils._errors import MlnxError
+from ansible_collections.gpufabric.mlnx.plugins.module_utils._fabric_test import LAUNCHERS
 from ansible_collections.gpufabric.mlnx.plugins.module_utils._nvue_keys import flag
 
 SCHEMA = 1
@@ -58,8 +59,6 @@ FACT_MEASURES = ("link", "link_layer", "mtu", "rate", "pcie", "link_flaps", "sym
 LINK_LAYERS = ("InfiniBand", "Ethernet")
 PORT_BASE = 18515
 NCCL_PORT = 29500
-# what starts an NCCL world's ranks (fabric_test's launchers)
-LAUNCHERS = ("mpirun", "srun")
 
 
 class GateError(MlnxError):
@@ -360,10 +359,10 @@ def _phy_view(phy):
     return {k: phy.get(k) for k in ("effective_errors", "raw_errors", "link_down", "received_bits")} if phy else None
 
 
-def _ber_failures(host, entry, before, after, rate, limits):
-    """A rail's link against the BER limits (every failure its own measure; counters that cannot be read fail)."""
+def _ber_failures(host, entry, ber, limits):
+    """A rail's link (``ber``: its link_ber) against the BER limits (every failure its own measure; counters that
+    cannot be read fail)."""
     rail, iface = entry["rail"], entry["interface"]
-    ber = link_ber(before, after, rate, limits["ber_confidence"])
     if ber["error"]:
         return [_fail("phy_counters", "%s rail %d (%s): the link's error counters cannot bound its BER: %s" % (
             host, rail, iface, ber["error"]), rail)]
@@ -415,8 +414,9 @@ def _leaf_pfc(leaves, leaf):
     return sorted(int(p) for p in text.split(",") if p.strip().isdigit())
 
 
-def rail_fact_failures(host, entry, before, after, leaves, wanted_mtu, limits) -> list:
-    """The failures a host's own facts show on one rail (``entry``: its rail plan entry)."""
+def rail_fact_failures(host, entry, before, after, leaves, wanted_mtu, limits, ber=None) -> list:
+    """The failures a host's own facts show on one rail (``entry``: its rail plan entry; ``ber``: the rail's
+    link_ber when the caller has it, else made here)."""
     rail, iface, out = entry["rail"], entry["interface"], []
     f = after or before or {}
     if not f:
@@ -457,7 +457,9 @@ def rail_fact_failures(host, entry, before, after, leaves, wanted_mtu, limits) -
         out.append(_fail("symbol_errors", "%s rail %d (%s): %d symbol errors during the run (rx_symbol_err_phy): a bad"
                          " card, cable or transceiver" % (host, rail, iface, symbols), rail, symbols,
                          limits["symbol_errors"], pass_if="<="))
-    out.extend(_ber_failures(host, entry, before, after, f.get("rate_gbps"), limits))
+    if ber is None:
+        ber = link_ber(before, after, f.get("rate_gbps"), limits["ber_confidence"])
+    out.extend(_ber_failures(host, entry, ber, limits))
     port = _leaf_port(leaves, entry.get("leaf"), entry.get("leaf_port"))
     if port is not None:
         if port.get("oper_status") not in ("up", None):
@@ -523,12 +525,16 @@ def evaluate(plan, pairs, tested, not_retested, measured, facts_before, facts_af
     lat_limit = limits["write_lat_usec"] or (applied_limit(limits["write_lat_factor"] * median) if median else None)
     lat_why = ("write_lat_usec" if limits["write_lat_usec"] else
                "%g x the fleet median %s us" % (limits["write_lat_factor"], _num(median or 0, 2)))
-    fact_failures = {}
+    fact_failures, bers = {}, {}
     for host in tested:
         for entry in plan_hosts.get(host) or []:
-            fact_failures[(host, entry["rail"])] = rail_fact_failures(
-                host, entry, (facts_before.get(host) or {}).get(entry["interface"]),
-                (facts_after.get(host) or {}).get(entry["interface"]), leaves, wanted_mtu, limits)
+            before = (facts_before.get(host) or {}).get(entry["interface"])
+            after = (facts_after.get(host) or {}).get(entry["interface"])
+            # the link's error counters over the window, once: judged here, shown in the rail's row
+            bers[(host, entry["rail"])] = link_ber(before, after, (after or before or {}).get("rate_gbps"),
+                                                   limits["ber_confidence"])
+            fact_failures[(host, entry["rail"])] = rail_fact_failures(host, entry, before, after, leaves, wanted_mtu,
+                                                                      limits, bers[(host, entry["rail"])])
     doc_hosts, failures_of = {}, {h: [] for h in tested}
 
     def blame(host, peer, rail, failure):
@@ -563,7 +569,7 @@ def evaluate(plan, pairs, tested, not_retested, measured, facts_before, facts_af
                             "leaf_mtu": leaf_port.get("mtu")},
                    "lldp": _lldp(entry, leaves, host), "pcie": after.get("pcie"),
                    # the link's error counters over the window and the BER they certify (docs/validation.md)
-                   "ber": link_ber(before, after, rate, limits["ber_confidence"])}
+                   "ber": bers[(host, rail)]}
             if peer is None:
                 row["unpaired"] = next((u.get("reason") for u in _mapping(pairs, "pairs").get("unpaired") or []
                                         if u.get("host") == host and u.get("rail") == rail), "no peer this run")
