@@ -241,6 +241,11 @@ ETH_PHY = {"effective_errors": "rx_pcs_symbol_err_phy", "raw_errors": "rx_correc
 MLXLINK = ("mlxlink", "mstlink")        # MFT's name, then Debian's mstflint's
 
 
+def mlxlink_tool(host):
+    """(name, path) of the first of MLXLINK on the host's PATH, (None, None) when neither is."""
+    return next(((name, path) for name in MLXLINK for path in [host.which(name)] if path), (None, None))
+
+
 def phy_counters(host, name, rdma, port, layer, ethtool, read_at):
     """The PHY error counters of a rail's link and when they were read, the same keys on both link layers:
     ``{"source", "read_at", "effective_errors", "raw_errors", "link_down", "received_bits"}``, or ``{"source",
@@ -251,7 +256,7 @@ def phy_counters(host, name, rdma, port, layer, ethtool, read_at):
     port rate x the time between two reads, as mlxlink and UFM do). InfiniBand: ``mlxlink -d <rdma> -p <port> -c``
     (an IPoIB netdev has no PHY counters in ``ethtool -S``)."""
     if layer == "InfiniBand":
-        tool = next((t for t in MLXLINK if host.which(t)), None)
+        tool = mlxlink_tool(host)[0]
         argv = [tool or MLXLINK[0], "-d", str(rdma), "-p", str(port or 1), "-c"]
         source = " ".join(argv)
         if tool is None:
@@ -1058,7 +1063,7 @@ def tools(host, nccl_test: str | None = None, launcher: str = "mpirun", node: st
     found = {name: host.which(name) or None for name in wanted}
     missing = ["%s (%s)" % (name, wanted[name]) for name in wanted if not found[name]]
     # the PHY error counters of an InfiniBand rail (phy_counters): MFT's mlxlink or mstflint's mstlink, either
-    found["mlxlink"] = next((host.which(name) for name in MLXLINK if host.which(name)), None)
+    found["mlxlink"] = mlxlink_tool(host)[1]
     if not found["mlxlink"]:
         missing.append("mlxlink or mstlink (NVIDIA MFT or mstflint: the PHY error counters of an InfiniBand rail)")
     if nccl_test is not None and launcher == "srun" and found.get("srun"):
