@@ -568,9 +568,14 @@ def srun(scenario):
                                                                 "gpufabric_validate_nccl_su": True}))
         took = time.time() - started
         after = {server: slurm.node(server) for server in scenario.servers}
-        # "planned": idle, for up to a backfill cycle after a heterogeneous job ended there (Slurm 22.05)
-        same = {s: ("idle" if state == "planned" else state, reason) for s, (state, reason) in after.items()}
-        expect(same == before, "srun: the nodes' Slurm states changed: before %s, after %s" % (before, after))
+        # "planned": idle, for up to a backfill cycle after a heterogeneous job ended there (Slurm 22.05). A server
+        # outside the world is compared without sinfo's "*" (slurmctld did not hear its slurmd in time: seen once on
+        # a loaded machine, "idle*" before and "idle" after) - the gate touches no such server; the world's servers
+        # are compared exactly
+        def seen(states):
+            return {s: (state if s in pair else state.rstrip("*"), reason) for s, (state, reason) in states.items()}
+        same = seen({s: ("idle" if state == "planned" else state, reason) for s, (state, reason) in after.items()})
+        expect(same == seen(before), "srun: the nodes' Slurm states changed: before %s, after %s" % (before, after))
         left = slurm.run("scontrol", "show", "reservation", check=False).strip()
         expect(left.startswith("No reservations"), "srun: a reservation was left: %s" % left[:300])
         expect(rc == 0 and set(pair) <= set(plan.get("tested", [])), "srun: rc %d, tested %s" % (
