@@ -389,3 +389,57 @@ def test_an_mpirun_from_the_sites_directories_is_started_with_its_prefix(tmp_pat
     assert started["argv"][:3 + len(root)] == ["mpirun", *root, "--prefix", str(ompi)]
     done = ft.run(host, dict(params, action="nccl_collect", timeout=20))["launch"]
     assert done["rc"] == 0 and done["stderr"] == str(ompi / "bin")      # the ranks' PATH starts there
+
+
+# ------------------------------------------------------------------------------------------------ PHY counters
+MLXLINK_C = ("\nPhysical Counters and BER Info\n------------------------------\n"
+             "Time Since Last Clear [Min]        : 12.5\nEffective Physical Errors          : %s\n"
+             "Effective Physical BER             : 15E-255\nRaw Physical Errors Per Lane       : 7,0,3,0\n"
+             "Link Down Counter                  : 1\nRaw Physical BER                   : 15E-255\n")
+
+
+def _mlxlink_host(answer, tools=("mstlink",)):
+    calls = []
+
+    def execute(argv, env, timeout, data):
+        calls.append(argv)
+        return answer
+    return Host(execute=execute, which=lambda name: "/usr/bin/" + name if name in tools else None), calls
+
+
+def test_phy_counters_of_an_infiniband_rail_from_mstlink_where_mlxlink_is_absent():
+    host, calls = _mlxlink_host((0, MLXLINK_C % "2", ""))
+    got = ft.phy_counters(host, "ibp24s0", "mlx5_0", 1, "InfiniBand", {}, None)
+    assert calls == [["/usr/bin/mstlink", "-d", "mlx5_0", "-p", "1", "-c"]]
+    assert {k: v for k, v in got.items() if k != "read_at"} == {
+        "source": "mstlink -d mlx5_0 -p 1 -c", "effective_errors": 2, "raw_errors": 10, "link_down": 1,
+        "received_bits": None}
+
+
+@pytest.mark.parametrize("answer, tools, error", [
+    ((0, "", ""), ("mlxlink",), None),
+    ((1, "", "-E- Failed to open device: \"mlx5_0\", No such file or directory"), ("mlxlink",),
+     "rc 1: -E- Failed to open device: \"mlx5_0\", No such file or directory"),
+    ((0, MLXLINK_C % "N/A", ""), ("mlxlink",), "Effective Physical Errors: 'N/A' is not a count"),
+    ((0, MLXLINK_C % "0", ""), (), "neither mlxlink (NVIDIA MFT) nor mstlink (mstflint) is installed"),
+])
+def test_phy_counters_an_infiniband_rail_cannot_be_read_fail_closed(answer, tools, error):
+    host, _calls = _mlxlink_host(answer, tools)
+    got = ft.phy_counters(host, "ibp24s0", "mlx5_0", 1, "InfiniBand", {}, None)
+    assert "effective_errors" not in got and got["source"].endswith("-d mlx5_0 -p 1 -c")
+    if error is None:      # an empty answer: no counters section - never read as no errors
+        assert "no 'Physical Counters and BER Info' section" in got["error"]
+    else:
+        assert error in got["error"]
+
+
+def test_phy_counters_of_an_ethernet_rail_and_a_driver_without_them():
+    counters = {"link_down_events_phy": 0, "rx_pcs_symbol_err_phy": 3, "rx_corrected_bits_phy": 900,
+                "rx_bits_phy": 10 ** 15}
+    got = ft.phy_counters(Host(), "enp24s0np0", "mlx5_0", 1, "Ethernet", counters, 1000.0)
+    assert got == {"source": "ethtool -S enp24s0np0", "read_at": 1000.0, "effective_errors": 3, "raw_errors": 900,
+                   "link_down": 0, "received_bits": 10 ** 15}
+    older = {"link_down_events_phy": 0, "rx_symbol_err_phy": 0}      # no PHY statistical group
+    assert ft.phy_counters(Host(), "enp24s0np0", "mlx5_0", 1, "Ethernet", older, 1000.0) == {
+        "source": "ethtool -S enp24s0np0", "read_at": 1000.0,
+        "error": "no rx_pcs_symbol_err_phy, rx_corrected_bits_phy (the mlx5 PHY statistical counters)"}
