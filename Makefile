@@ -117,22 +117,27 @@ bench: venv collection image
 # ee, install-test) and the molecule scenarios. One after another they left a third of the two cores idle (the
 # static checks use one core, molecule ~1.4 of two while podman and the network wait). Each stream's output is
 # printed whole when the stream ends (--output-sync); a failing stream fails `make test` after the others end.
+# Each stream's output is also kept in tests/output/streams/<stream>.log; when one fails, tests/stream_summary.sh
+# prints its failure lines last (CI shows the tail of a run: the molecule stream ends last and hid a unit failure).
+STREAMS    := $(CURDIR)/tests/output/streams
+stream     = mkdir -p $(STREAMS); { ( $(1) ) 2>&1 && echo "stream rc=0" || echo "stream rc=$$?"; } | tee $(STREAMS)/$(2).log; \
+             test "$$(tail -n 1 $(STREAMS)/$(2).log)" = "stream rc=0"
 test: venv collection tools image
+	rm -rf $(STREAMS)
 	$(call timed,the three streams) $(MAKE) --no-print-directory -j3 --output-sync=recurse --keep-going test-unit \
-	  test-static test-molecule
+	  test-static test-molecule || { bash tests/stream_summary.sh $(STREAMS); exit 1; }
+	bash tests/stream_summary.sh $(STREAMS)
 
 test-unit:
-	$(MAKE) --no-print-directory unit
+	$(call stream,$(MAKE) --no-print-directory unit,unit)
 
 test-static:
-	$(MAKE) --no-print-directory sanity
-	$(MAKE) --no-print-directory lint
-	$(MAKE) --no-print-directory docs
-	$(MAKE) --no-print-directory ee
-	$(MAKE) --no-print-directory install-test
+	$(call stream,$(MAKE) --no-print-directory sanity && $(MAKE) --no-print-directory lint && \
+	  $(MAKE) --no-print-directory docs && $(MAKE) --no-print-directory ee && \
+	  $(MAKE) --no-print-directory install-test,static)
 
 test-molecule:
-	$(MAKE) --no-print-directory molecule
+	$(call stream,$(MAKE) --no-print-directory molecule,molecule)
 
 # The demo (tests/lab/demo/prepare.yml, then site.yml): the controller runs the simulator's flint for the firmware
 # images, with a simulator state of its own; the reports go to reports/demo/ (emptied first: a demo tests everything).
