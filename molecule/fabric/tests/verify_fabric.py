@@ -568,6 +568,7 @@ def srun(scenario):
                                                                 "gpufabric_validate_nccl_su": True}))
         took = time.time() - started
         after = {server: slurm.node(server) for server in scenario.servers}
+
         # "planned": idle, for up to a backfill cycle after a heterogeneous job ended there (Slurm 22.05). A server
         # outside the world is compared without sinfo's "*" (slurmctld did not hear its slurmd in time: seen once on
         # a loaded machine, "idle*" before and "idle" after) - the gate touches no such server; the world's servers
