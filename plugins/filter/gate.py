@@ -50,7 +50,7 @@ def gate_jobs(gate, host, round_no, direction):
 @filter_errors()
 @_shaped
 def gate_results(gate, plan, measured, facts_before, facts_after, leaves=None, nccl=None, versions=None, run=None,
-                 wanted_mtu=None, previous=None, hosts_info=None, nics=None):
+                 wanted_mtu=None, previous=None, hosts_info=None, nics=None, leaf_phy=None):
     gate = gate or {}
     raw = nccl or {}
     reports = _gate.nccl_reports(gate, raw)
@@ -66,7 +66,7 @@ def gate_results(gate, plan, measured, facts_before, facts_after, leaves=None, n
                       "delivery": rows or (delivery.get("devices") if isinstance(delivery, dict) else None)}
     return _gate.evaluate(plan, gate.get("pairs"), hosts, gate.get("not_retested") or [], measured, facts_before,
                           facts_after, leaves, reports, found, gate.get("limits"), run, wanted_mtu, previous,
-                          gate.get("fingerprints"), info)
+                          gate.get("fingerprints"), info, leaf_phy)
 
 
 @filter_errors()

@@ -31,6 +31,7 @@ from __future__ import annotations
 import hashlib
 import json
 import math
+import re
 import statistics
 from collections.abc import Mapping
 
@@ -359,13 +360,16 @@ def _phy_view(phy):
     return {k: phy.get(k) for k in ("effective_errors", "raw_errors", "link_down", "received_bits")} if phy else None
 
 
-def _ber_failures(host, entry, ber, limits):
+def _ber_failures(host, entry, ber, limits, side=None):
     """A rail's link (``ber``: its link_ber) against the BER limits (every failure its own measure; counters that
-    cannot be read fail)."""
-    rail, iface = entry["rail"], entry["interface"]
+    cannot be read fail). ``side``: None for what the host's NIC received (leaf -> host), ``"leaf"`` for what the
+    leaf's port received (host -> leaf): the message names the leaf port, the failure carries ``side``."""
+    rail = entry["rail"]
+    iface = entry["interface"] if side is None else "%s, received by leaf %s %s" % (
+        entry["interface"], entry.get("leaf"), entry.get("leaf_port"))
     if ber["error"]:
-        return [_fail("phy_counters", "%s rail %d (%s): the link's error counters cannot bound its BER: %s" % (
-            host, rail, iface, ber["error"]), rail)]
+        return [_sided(_fail("phy_counters", "%s rail %d (%s): the link's error counters cannot bound its BER: %s" % (
+            host, rail, iface, ber["error"]), rail), side)]
     out = []
     if ber["effective_errors"] > limits["effective_errors"]:
         out.append(_fail("effective_errors", "%s rail %d (%s): %s errors FEC could not correct in %s bits (%s)" % (
@@ -384,7 +388,55 @@ def _ber_failures(host, entry, ber, limits):
                              _sci(limits["raw_ber"], ber["raw_ber"]), ber["raw_errors"],
                              _sci(ber["bits"]), ber["source"]), rail, ber["raw_ber"], limits["raw_ber"], "errors per bit",
                          pass_if="<="))
-    return out
+    return [_sided(f, side) for f in out]
+
+
+def _sided(failure, side):
+    return dict(failure, side=side) if side else failure
+
+
+def leaf_port_phy(leaves, leaf, port):
+    """A leaf port's PHY counters (nvue_info ``gather: [phy]``, ``leaves``: ``{leaf: its result}`` of the leaves
+    the play read) as link_ber reads a side: ``{"phy": {...}}``. ``("unavailable", reason)`` when the leaf is not in
+    the play or the switch has no PHY counters for the port (a Spectrum-1 switch, Cumulus Linux before 5.10); an
+    ``error`` in the phy when the leaf was in the play but its answer has no counters for the port (its read failed,
+    the port was not asked for): fail closed, as a host's unreadable counters (link_ber names the read, before or
+    after the traffic, in its error)."""
+    if not isinstance(leaves, Mapping) or leaf not in leaves:
+        return "unavailable", "leaf %s's PHY counters were not read in this run (the leaf is not in the play)" % leaf
+    info = leaves.get(leaf) or {}
+    source = "leaf %s %s (NVUE)" % (leaf, port)
+    if not isinstance(info, Mapping) or info.get("failed") or not isinstance(info.get("phy"), Mapping):
+        why = (info.get("msg") if isinstance(info, Mapping) else None) or "its answer has no PHY counters"
+        return {"phy": {"source": source, "error": "the read (nv show interface %s link phy) failed: %s"
+                                                   % (port, why)}}
+    if port not in info["phy"]:
+        return {"phy": {"source": source, "error": "the leaf's answer has no PHY counters for %s" % port}}
+    counters = info["phy"][port]
+    if counters is None:
+        reason = (info.get("phy_unavailable") or {}).get(port) or "the switch has none for it"
+        return "unavailable", "leaf %s %s has no PHY counters: %s" % (leaf, port, reason)
+    if not isinstance(counters, Mapping):
+        return {"phy": {"source": source, "error": "leaf %s %s: PHY counters %r are not a mapping"
+                                                   % (leaf, port, counters)}}
+    # the port's own received-bits counter times the window (no read time: a counter that did not grow fails)
+    return {"phy": {"source": source, "received_bits": counters.get("received_bits"),
+                    "effective_errors": counters.get("effective_errors"), "raw_errors": counters.get("raw_errors"),
+                    "link_down": None, "read_at": None}}
+
+
+def leaf_link_ber(entry, leaves_before, leaves_after, confidence=0.95):
+    """The host -> leaf direction of a rail's link: link_ber of the leaf port's PHY counters read before and after
+    the traffic, or ``{"unavailable": reason}`` (never a pass: the report says why it was not measured); None for a
+    rail the plan cables to no leaf port."""
+    leaf, port = entry.get("leaf"), entry.get("leaf_port")
+    if not leaf or not port:
+        return None
+    sides = [leaf_port_phy(leaves_before, leaf, port), leaf_port_phy(leaves_after, leaf, port)]
+    for side in sides:
+        if isinstance(side, tuple):
+            return {"source": "leaf %s %s (NVUE)" % (leaf, port), "unavailable": side[1]}
+    return dict(link_ber(sides[0], sides[1], None, confidence), direction="host -> leaf")
 
 
 def _sci(value, other=None):
@@ -414,9 +466,10 @@ def _leaf_pfc(leaves, leaf):
     return sorted(int(p) for p in text.split(",") if p.strip().isdigit())
 
 
-def rail_fact_failures(host, entry, before, after, leaves, wanted_mtu, limits, ber=None) -> list:
+def rail_fact_failures(host, entry, before, after, leaves, wanted_mtu, limits, ber=None, leaf_ber=None) -> list:
     """The failures a host's own facts show on one rail (``entry``: its rail plan entry; ``ber``: the rail's
-    link_ber when the caller has it, else made here)."""
+    link_ber when the caller has it, else made here; ``leaf_ber``: the leaf side's leaf_link_ber, judged by the same
+    limits when it was measured)."""
     rail, iface, out = entry["rail"], entry["interface"], []
     f = after or before or {}
     if not f:
@@ -460,6 +513,8 @@ def rail_fact_failures(host, entry, before, after, leaves, wanted_mtu, limits, b
     if ber is None:
         ber = link_ber(before, after, f.get("rate_gbps"), limits["ber_confidence"])
     out.extend(_ber_failures(host, entry, ber, limits))
+    if leaf_ber and not leaf_ber.get("unavailable"):
+        out.extend(_ber_failures(host, entry, leaf_ber, limits, side="leaf"))
     port = _leaf_port(leaves, entry.get("leaf"), entry.get("leaf_port"))
     if port is not None:
         if port.get("oper_status") not in ("up", None):
@@ -500,10 +555,12 @@ def _lldp(entry, leaves, host):
 
 def evaluate(plan, pairs, tested, not_retested, measured, facts_before, facts_after, leaves=None, nccl=None,
              versions=None, limits=None, run=None, wanted_mtu=None, previous=None, fingerprints=None,
-             hosts_info=None) -> dict:
+             hosts_info=None, leaf_phy=None) -> dict:
     """The results document (schema 1). ``measured``: the measure step results, ``{host: [rail results]}`` of every
     direction and round; ``nccl``: ``{"hosts": {host: rank-0 report}, "su": {su: {...}}}``; ``versions``: ``{host:
-    {"nccl": version, "driver": ..., "driver_expected": ...}}``."""
+    {"nccl": version, "driver": ..., "driver_expected": ...}}``; ``leaves``: the leaves' nvue_info results (interfaces,
+    qos); ``leaf_phy``: ``{"before": {leaf: result}, "after": {leaf: result}}``, the nvue_info ``gather: [phy]`` of
+    the tested servers' leaf ports before and after the traffic, every leaf of the play named."""
     limits = dict(limits or DEFAULTS)
     plan_hosts = _mapping(plan, "plan").get("hosts") or {}
     facts_before, facts_after = _mapping(facts_before, "facts_before"), _mapping(facts_after, "facts_after")
@@ -525,16 +582,20 @@ def evaluate(plan, pairs, tested, not_retested, measured, facts_before, facts_af
     lat_limit = limits["write_lat_usec"] or (applied_limit(limits["write_lat_factor"] * median) if median else None)
     lat_why = ("write_lat_usec" if limits["write_lat_usec"] else
                "%g x the fleet median %s us" % (limits["write_lat_factor"], _num(median or 0, 2)))
-    fact_failures, bers = {}, {}
+    leaf_phy = _mapping(leaf_phy, "leaf_phy")
+    fact_failures, bers, leaf_bers = {}, {}, {}
     for host in tested:
         for entry in plan_hosts.get(host) or []:
             before = (facts_before.get(host) or {}).get(entry["interface"])
             after = (facts_after.get(host) or {}).get(entry["interface"])
-            # the link's error counters over the window, once: judged here, shown in the rail's row
-            bers[(host, entry["rail"])] = link_ber(before, after, (after or before or {}).get("rate_gbps"),
-                                                   limits["ber_confidence"])
-            fact_failures[(host, entry["rail"])] = rail_fact_failures(host, entry, before, after, leaves, wanted_mtu,
-                                                                      limits, bers[(host, entry["rail"])])
+            key = (host, entry["rail"])
+            # the link's error counters over the window, once, each direction: judged here, shown in the rail's row
+            bers[key] = dict(link_ber(before, after, (after or before or {}).get("rate_gbps"),
+                                      limits["ber_confidence"]), direction="leaf -> host")
+            leaf_bers[key] = leaf_link_ber(entry, leaf_phy.get("before"), leaf_phy.get("after"),
+                                           limits["ber_confidence"])
+            fact_failures[key] = rail_fact_failures(host, entry, before, after, leaves, wanted_mtu, limits, bers[key],
+                                                    leaf_bers[key])
     doc_hosts, failures_of = {}, {h: [] for h in tested}
 
     def blame(host, peer, rail, failure):
@@ -569,7 +630,7 @@ def evaluate(plan, pairs, tested, not_retested, measured, facts_before, facts_af
                             "leaf_mtu": leaf_port.get("mtu")},
                    "lldp": _lldp(entry, leaves, host), "pcie": after.get("pcie"),
                    # the link's error counters over the window and the BER they certify (docs/validation.md)
-                   "ber": bers[(host, rail)]}
+                   "ber": bers[(host, rail)], "leaf_ber": leaf_bers[(host, rail)]}
             if peer is None:
                 row["unpaired"] = next((u.get("reason") for u in _mapping(pairs, "pairs").get("unpaired") or []
                                         if u.get("host") == host and u.get("rail") == rail), "no peer this run")
@@ -820,10 +881,26 @@ def plan_run(plan, hosts, facts, previous=None, retest=None, matrix=None, overri
             if world["hosts"] and world["hosts"][0] == members[0]:
                 su_of_world[world["index"]] = key
     return {"tested": who["test"], "not_retested": who["not_retested"], "why": who["why"], "fingerprints": prints,
+            "leaf_ports": leaf_ports(plan, who["test"]),
             "limits": limits, "pairs": rail_pairs, "rounds": [r["round"] for r in rail_pairs["rounds"]],
             "nccl_pairs": pair_worlds, "nccl_su": su_worlds, "su_of_world": su_of_world,
             "participants": sorted(set(who["test"]) | {
                 p for r in rail_pairs["rounds"] for x in r["pairs"] for p in (x["server"], x["client"])})}
+
+
+def leaf_ports(plan, hosts) -> dict:
+    """``{leaf: [port, ...]}``: the leaf ports the plan cables the ``hosts``' rails to (the switch's order: swp2
+    before swp10), whose PHY counters the gate reads before and after the traffic."""
+    out = {}
+    for host in hosts:
+        for entry in (_mapping(plan, "plan").get("hosts") or {}).get(host) or []:
+            if entry.get("leaf") and entry.get("leaf_port"):
+                ports = out.setdefault(str(entry["leaf"]), [])
+                if entry["leaf_port"] not in ports:
+                    ports.append(str(entry["leaf_port"]))
+    return {leaf: sorted(ports, key=lambda p: [(0, int(t), "") if t.isdigit() else (1, 0, t)
+                                               for t in re.findall(r"[0-9]+|[^0-9]+", p)])
+            for leaf, ports in sorted(out.items())}
 
 
 def _rank0(collected):

@@ -67,7 +67,10 @@ RAIL_COLUMNS = (
     ("write_bw_verdict", "write BW verdict"), ("write_lat_usec", "write latency µs"),
     ("write_lat_limit_usec", "write latency limit µs"), ("write_lat_verdict", "write latency verdict"),
     ("ber_bits", "bits carried"), ("effective_errors", "post-FEC errors"), ("raw_ber", "raw BER"),
-    ("certified_ber", "effective BER certified below"), ("status", "status"), ("failures", "failures"),
+    ("certified_ber", "effective BER certified below"), ("leaf_port", "leaf port"),
+    ("leaf_ber_bits", "leaf port bits carried"), ("leaf_effective_errors", "leaf port post-FEC errors"),
+    ("leaf_raw_ber", "leaf port raw BER"), ("leaf_certified_ber", "leaf port effective BER certified below"),
+    ("leaf_ber_unavailable", "leaf port counters not available"), ("status", "status"), ("failures", "failures"),
 )
 # The same rows in the page and the Markdown: each value beside the limit applied to it and its verdict.
 RAIL_TABLE_COLUMNS = (
@@ -123,8 +126,9 @@ VERSION_COLUMNS = (
 # The link errors per host x rail: the counters before and after the traffic, the bits the window carried, each
 # verdict beside its limit, and the effective BER the window certifies (never a bare "OK").
 BER_COLUMNS = (
-    ("host", "host"), ("rail", "rail"), ("interface", "interface"), ("source", "counters from"),
-    ("window", "window"), ("bits", "bits carried"), ("eff_counts", "post-FEC errors before → after"),
+    ("host", "host"), ("rail", "rail"), ("interface", "interface"), ("direction", "direction"),
+    ("source", "counters from"), ("window", "window"), ("bits", "bits carried"),
+    ("eff_counts", "post-FEC errors before → after"),
     ("eff_value", "post-FEC errors in the window"), ("eff_limit", "limit"), ("eff_verdict", "verdict"),
     ("raw_counts", "raw errors before → after"), ("raw_value", "raw BER"), ("raw_limit", "raw BER limit"),
     ("raw_verdict", "raw BER verdict"), ("certified", "effective BER certified"), ("moved", "counters moved"),
@@ -350,49 +354,62 @@ def _sci(value, limit=None, rule=None):
 
 
 def _ber_rows(results):
-    """One row per host x rail with the link's error counters over the gate's window (``rails[].ber``)."""
+    """Two rows per host x rail with the link's error counters over the gate's window: what the host's NIC received
+    (``rails[].ber``, leaf -> host) and what its leaf's port received (``rails[].leaf_ber``, host -> leaf) - or why
+    the leaf's side was not measured (never a pass)."""
     thresholds, rows = _thresholds(results), []
-    eff_limit, raw_limit = _number(thresholds.get("effective_errors")), _number(thresholds.get("raw_ber"))
-    ber_limit, confidence = _number(thresholds.get("effective_ber")), _number(thresholds.get("ber_confidence"))
+    limits = {"effective": _number(thresholds.get("effective_errors")), "raw": _number(thresholds.get("raw_ber")),
+              "ber": _number(thresholds.get("effective_ber")),
+              "confidence": _number(thresholds.get("ber_confidence"))}
     for name, host in _hosts(results):
         for rail in _rails(host):
-            ber = rail.get("ber")
-            if not isinstance(ber, dict):
-                continue
-            before, after = _get(ber, "before"), _get(ber, "after")
-            counters_failed = _rail_failures(host, "phy_counters", rail.get("rail"))
-            row = {"host": name, "rail": rail.get("rail"), "interface": rail.get("interface"),
-                   "source": ber.get("source"), "_bad": bool(counters_failed or ber.get("moved"))}
-            if ber.get("error"):
-                rows.append(dict(row, window="", bits="", eff_verdict="fail: no value", raw_verdict="fail: no value",
-                                 certified="none: %s" % _text(ber["error"]), moved="unknown"))
-                continue
-
-            def counts(key):
-                return "%s → %s" % (_text(before.get(key)), _text(after.get(key)))
-            certified = ber.get("certified_ber")
-            if _number(certified) is not None:
-                meets = "" if ber_limit is None else (
-                    "; meets the %s limit" % _exact(ber_limit) if certified <= ber_limit
-                    else "; the window is too short to certify %s" % _exact(ber_limit))
-                certified_text = "< %s at %s %%%s" % (_sci(certified), _text((confidence or 0.95) * 100), meets)
-            else:
-                certified_text = ""
-            row.update({
-                "window": "%s s (%s)" % (_text(ber.get("seconds")), _text(ber.get("bits_from"))),
-                "bits": _sci(ber.get("bits")), "eff_counts": counts("effective_errors"),
-                "eff_value": _text(ber.get("effective_errors")), "eff_limit": _limit(eff_limit, "<="),
-                "eff_verdict": _verdict(results, name, "effective_errors", [ber.get("effective_errors")], eff_limit,
-                                        "<=", [], rail.get("rail")),
-                "raw_counts": counts("raw_errors"), "raw_value": _sci(ber.get("raw_ber"), raw_limit, "<="),
-                "raw_limit": _limit(raw_limit, "<="),
-                "raw_verdict": _verdict(results, name, "raw_ber", [ber.get("raw_ber")], raw_limit, "<=", [],
-                                        rail.get("rail")),
-                "certified": certified_text,
-                "moved": "yes: %s" % ", ".join(k for k in ("effective_errors", "raw_errors", "link_down")
-                                               if ber.get(k)) if ber.get("moved") else "no"})
-            rows.append(row)
+            for key, side, direction in (("ber", None, "leaf → host"), ("leaf_ber", "leaf", "host → leaf")):
+                ber = rail.get(key)
+                if isinstance(ber, dict):
+                    rows.append(_ber_row(results, name, host, rail, ber, side, direction, limits))
     return rows
+
+
+def _ber_row(results, name, host, rail, ber, side, direction, limits):
+    """One direction of one rail's link in the "Link errors and BER" table."""
+    before, after = _get(ber, "before"), _get(ber, "after")
+    counters_failed = [f for f in _rail_failures(host, "phy_counters", rail.get("rail")) if f.get("side") == side]
+    row = {"host": name, "rail": rail.get("rail"), "interface": rail.get("interface"), "direction": direction,
+           "source": ber.get("source"), "_bad": bool(counters_failed or ber.get("moved"))}
+    if ber.get("unavailable"):
+        return dict(row, window="", bits="", eff_verdict="not available", raw_verdict="not available",
+                    eff_limit=_limit(limits["effective"], "<="), raw_limit=_limit(limits["raw"], "<="),
+                    certified="not available: %s" % _text(ber["unavailable"]), moved="unknown")
+    if ber.get("error"):
+        return dict(row, window="", bits="", eff_verdict="fail: no value", raw_verdict="fail: no value",
+                    certified="none: %s" % _text(ber["error"]), moved="unknown")
+
+    def counts(key):
+        return "%s → %s" % (_text(before.get(key)), _text(after.get(key)))
+
+    def verdict(measure, value, limit):
+        return _verdict(results, name, measure, [value], limit, "<=", [], rail.get("rail"))
+    certified, ber_limit = ber.get("certified_ber"), limits["ber"]
+    if _number(certified) is not None:
+        meets = "" if ber_limit is None else (
+            "; meets the %s limit" % _exact(ber_limit) if certified <= ber_limit
+            else "; the window is too short to certify %s" % _exact(ber_limit))
+        certified_text = "< %s at %s %%%s" % (_sci(certified), _text((limits["confidence"] or 0.95) * 100), meets)
+    else:
+        certified_text = ""
+    row.update({
+        "window": ("%s s (%s)" % (_text(ber.get("seconds")), _text(ber.get("bits_from"))) if ber.get("seconds")
+                   is not None else _text(ber.get("bits_from"))),
+        "bits": _sci(ber.get("bits")), "eff_counts": counts("effective_errors"),
+        "eff_value": _text(ber.get("effective_errors")), "eff_limit": _limit(limits["effective"], "<="),
+        "eff_verdict": verdict("effective_errors", ber.get("effective_errors"), limits["effective"]),
+        "raw_counts": counts("raw_errors"), "raw_value": _sci(ber.get("raw_ber"), limits["raw"], "<="),
+        "raw_limit": _limit(limits["raw"], "<="),
+        "raw_verdict": verdict("raw_ber", ber.get("raw_ber"), limits["raw"]),
+        "certified": certified_text,
+        "moved": "yes: %s" % ", ".join(k for k in ("effective_errors", "raw_errors", "link_down")
+                                       if ber.get(k)) if ber.get("moved") else "no"})
+    return row
 
 
 def _status(results, name):
@@ -474,6 +491,7 @@ def rail_rows(results) -> list[dict]:
             lat = _number(rail.get("write_lat_usec"))
             others = [rail.get("peer")]
             ber = rail.get("ber") if isinstance(rail.get("ber"), dict) else {}
+            leaf_ber = rail.get("leaf_ber") if isinstance(rail.get("leaf_ber"), dict) else {}
             rows.append({
                 "host": name, "rack": host.get("rack"), "rail": rail.get("rail"), "interface": rail.get("interface"),
                 "leaf": rail.get("leaf"), "peer": rail.get("peer"), "write_bw_gbps": rail.get("write_bw_gbps"),
@@ -486,7 +504,10 @@ def rail_rows(results) -> list[dict]:
                                               rail.get("rail")) if rail else "",
                 "ber_bits": ber.get("bits"), "effective_errors": ber.get("effective_errors"),
                 "raw_ber": ber.get("raw_ber"), "certified_ber": ber.get("certified_ber"),
-                "status": host.get("status"), "failures": "; ".join(on_rail + host_wide),
+                "leaf_port": rail.get("leaf_port"), "leaf_ber_bits": leaf_ber.get("bits"),
+                "leaf_effective_errors": leaf_ber.get("effective_errors"), "leaf_raw_ber": leaf_ber.get("raw_ber"),
+                "leaf_certified_ber": leaf_ber.get("certified_ber"),
+                "leaf_ber_unavailable": leaf_ber.get("unavailable"), "status": host.get("status"), "failures": "; ".join(on_rail + host_wide),
                 "_bad": bool(on_rail or host_wide),
             })
             rows[-1].update({
@@ -770,11 +791,14 @@ def _cabling_rows(results):
 THRESHOLDS_INTRO = ("Every limit as the gate applied it, in the unit of the value it was applied to. Every bus "
                     "bandwidth in this report is per rail (NCCL_TESTS_SPLIT: one communicator per rail, whose "
                     "bandwidth nccl-tests reports), never per host.")
-BER_INTRO = ("Each rail's PHY error counters read before and after the traffic (ethtool -S on Ethernet, mlxlink on "
-             "InfiniBand): the errors FEC could not correct (post-FEC) and the bits it corrected (raw), over the bits "
-             "the window carried - a port counts every bit it could receive, idle ones too, so without a bit counter "
-             "the window carries port rate x its seconds. No error in N bits bounds the effective BER below about 3/N "
-             "at 95 % confidence: the bound the window certifies, which a longer window lowers.")
+BER_INTRO = ("Each rail's PHY error counters read before and after the traffic, at both ends of its cable: what the "
+             "host's NIC received (leaf → host: ethtool -S on Ethernet, mlxlink on InfiniBand) and what the leaf's "
+             "port received (host → leaf: NVUE's link phy counters) - the errors FEC could not correct (post-FEC) and "
+             "the bits it corrected (raw), over the bits the window carried. A port counts every bit it could "
+             "receive, idle ones too, so without a bit counter the window carries port rate x its seconds. No error "
+             "in N bits bounds the effective BER below about 3/N at 95 % confidence: the bound the window certifies, "
+             "which a longer window lowers. A leaf port without PHY counters (Spectrum-1, Cumulus Linux before 5.10) "
+             "is shown not available: that direction is not certified.")
 PAIRS_INTRO = ("Each host's pair run: the world of the host and its peer, one communicator per rail, sizes 1 GiB to 8 "
                "GiB; its verdict compares the run's average bus bandwidth per rail with the limit (dashed) - the "
                "hosts table has each value, limit and verdict.")

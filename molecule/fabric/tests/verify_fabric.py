@@ -32,6 +32,8 @@ import sys
 import time
 
 LEAF_STATE = "/var/lib/nvuesim"
+# the leaves whose release shows PHY counters (group_vars/leaves.yml fabric_lab_own_release); the others run 5.9.1
+PHY_LEAVES = ["r01-leaf-rail1", "r01-leaf-rail2"]
 CALLS = "/var/lib/mlxsim/calls.jsonl"
 LAB = "tests/lab/labs/fabric.yml"
 PREFIX = "gffab-"
@@ -64,6 +66,13 @@ def leaf_events(leaf):
 def server_calls(server):
     out = sh("podman", "exec", PREFIX + server, "cat", CALLS, check=False).stdout
     return [json.loads(line) for line in out.splitlines() if line.strip()]
+
+
+def on(host, argv):
+    """A fault's plant or clear command: on the server's container, or on the leaf's one for argv "@leaf", ..."""
+    if argv[0].startswith("@"):
+        return [PREFIX + argv[0][1:], *argv[1:]]
+    return [PREFIX + host, *argv]
 
 
 def fault(leaf, *args):
@@ -171,24 +180,29 @@ class Scenario:
               ["mlxsim", "fault", "add", "link_flap", "--device", "mlx5_5"], ["mlxsim", "fault", "clear", "link_flap"]),
              ("marginal cable (raw BER 1e-4, every error corrected by FEC)", "fab-r01-02", "raw_ber",
               ["mlxsim", "fault", "add", "raw_ber", "--device", "mlx5_0", "ber=1e-4"],
-              ["mlxsim", "fault", "clear", "raw_ber"])],
+              ["mlxsim", "fault", "clear", "raw_ber"]),
+             # the other direction: what r01-leaf-rail2 (Cumulus Linux 5.11, link phy-detail) receives on
+             # fab-r01-01's rail 2 port - the host's own counters are clean; planted on the leaf's container
+             ("marginal cable seen by the leaf (raw BER 1e-4 at r01-leaf-rail2 swp1)", "fab-r01-01", "raw_ber",
+              ["@r01-leaf-rail2", "nvuesim", "--state", LEAF_STATE, "fault", "set", "raw_ber", "swp1", "1e-4"],
+              ["@r01-leaf-rail2", "nvuesim", "--state", LEAF_STATE, "fault", "clear", "raw_ber", "swp1"])],
         ]
         # each run also retests the servers the run before quarantined (its faults cleared): they pass and are
         # handed over, while this run's faults quarantine exactly their own servers; a last run retests the last.
         # The first run's NCCL worlds were started by a real mpirun: the simulated ranks' log shows the rank and
         # size it gave them (lines.append in launched())
-        quarantined, tested_runs = [], 0
+        quarantined, tested_runs, leaf_sides = [], 0, set()
         for cases in runs + [[]]:
             hosts = [case[1] for case in cases]
             for _name, host, _measure, plant, _clear in cases:
-                sh(*sim, PREFIX + host, *plant)
+                sh(*sim, *on(host, plant))
             try:
                 started = time.time()
                 rc, results, plan = self.validate(*(["-e", json.dumps({"gpufabric_gate_retest": hosts})]
                                                     if hosts else []))
             finally:
                 for _name, host, _measure, _plant, clear in cases:
-                    sh(*sim, PREFIX + host, *clear)
+                    sh(*sim, *on(host, clear))
             took, tested_runs = time.time() - started, tested_runs + 1
             if tested_runs == 1:
                 lines.append(self.launched(started, plan))
@@ -209,10 +223,34 @@ class Scenario:
                     ber = row.get("ber") or {}
                     expect(ber.get("error") is None and ber.get("bits", 0) > 0 and ber.get("certified_ber"),
                            "%s rail %s: no BER certified: %s" % (host, row.get("rail"), ber))
+                    # the leaf's side: certified by the port's own received-bits counter on the leaves that have
+                    # PHY counters (5.11: link phy-detail, 5.16: link phy health), not available on the 5.9.1 ones
+                    leaf = row.get("leaf_ber") or {}
+                    if row["leaf"] in PHY_LEAVES:
+                        expect(leaf.get("error") is None and leaf.get("bits_from") == "received bits counter"
+                               and leaf.get("bits", 0) > 0 and leaf.get("certified_ber"),
+                               "%s rail %s, leaf %s: no BER certified: %s" % (host, row["rail"], row["leaf"], leaf))
+                        leaf_sides.add(row["leaf"])
+                    else:
+                        expect(leaf.get("unavailable") == "leaf %s %s has no PHY counters: Cumulus Linux 5.9.1 has "
+                               "no link phy-detail (NVUE shows PHY counters from 5.10): the switch answered that it "
+                               "has none" % (row["leaf"], row["leaf_port"]),
+                               "%s rail %s, leaf %s (5.9.1): %s" % (host, row["rail"], row["leaf"], leaf))
             for name, host, measure, _plant, _clear in cases:
                 measures = sorted({f["measure"] for f in results["hosts"][host]["failures"]})
                 expect(measure in measures, "%s on %s: the failures name %s, not %s" % (name, host, measures, measure))
-                if measure == "raw_ber":
+                if measure == "raw_ber" and "seen by the leaf" in name:
+                    mine = [f for f in results["hosts"][host]["failures"] if f.get("side") == "leaf"]
+                    expect([(f["measure"], f["rail"]) for f in mine] == [("raw_ber", 2)]
+                           and "received by leaf r01-leaf-rail2 swp1" in mine[0]["message"],
+                           "the leaf's raw BER fault: %s" % mine)
+                    ber = results["hosts"][host]["rails"][2]["leaf_ber"]
+                    expect(1e-5 < ber["raw_ber"] < 1.01e-4 and ber["effective_errors"] == 0
+                           and results["hosts"][host]["rails"][2]["ber"]["raw_ber"] == 0,
+                           "the leaf's raw BER fault's rail: %s" % results["hosts"][host]["rails"][2])
+                    lines.append("gate, raw BER fault at the leaf: %.2e over %.2e bits (%s), host side clean"
+                                 % (ber["raw_ber"], ber["bits"], ber["bits_from"]))
+                elif measure == "raw_ber":
                     ber = [r["ber"] for r in results["hosts"][host]["rails"] if r["ber"].get("raw_ber")][0]
                     # 1e-4 within 1 %: the window is timed by the reads (port rate x seconds between them), the
                     # errors by the simulator at each read - a few milliseconds apart
@@ -225,6 +263,10 @@ class Scenario:
                 lines.append(text)
         lines.append("gate, every run after a fault: the quarantined servers retested and handed over (%d runs)"
                      % tested_runs)
+        expect(leaf_sides == set(PHY_LEAVES), "leaf sides certified on %s, not on every leaf with PHY counters %s"
+               % (sorted(leaf_sides), PHY_LEAVES))
+        lines.append("gate, leaf side of the BER: certified on %s (link phy-detail, link phy health), not available "
+                     "on the 5.9.1 leaves" % ", ".join(PHY_LEAVES))
         return lines
 
     def launched(self, since, plan):

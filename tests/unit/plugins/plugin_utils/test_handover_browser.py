@@ -9,7 +9,10 @@ pair run exactly at its floor); b2 is quarantined by its own PCIe fact on rail 0
 limit, its latency just above it and its NCCL pair run just below the floor (42.299 against 42.3); b1, its peer,
 is handed over; the SU world of b1 and b2 is below its limit, with b1 handed over and b2 quarantined. Over the 300 s
 between the facts (1.2e14 bits at 400G) a2's rail 1 counts 1.2e9 bits corrected by FEC - a raw BER of 1e-5, the
-limit itself - and b2's rail 1 one more."""
+limit itself - and b2's rail 1 one more. The leaves' side (what each leaf port received, 1.2e14 bits by its own
+counter): a1's rail 0 port counts 1.2e9 corrected bits - the limit - and passes, b2's rail 0 port one more and
+fails (b2 is quarantined anyway), b1's rail 1 port is on a switch without PHY counters: not available, never a
+pass."""
 import html.parser
 import operator
 import os
@@ -58,6 +61,32 @@ def _leaves(plan):
         out[leaf] = {"interfaces": ports, "qos": {"roce": {"enable": "on", "mode": "lossless",
                                                            "pfc": {"pfc-priority": "3"}}}}
     return out
+
+
+def _leaf_phy(plan):
+    """Every leaf port's PHY counters before and after the traffic (nvue_info gather [phy]): 1.2e14 bits received,
+    no error, but for the ports the module docstring names."""
+    def port(bits, raw=0):
+        return {"received_bits": bits, "effective_errors": 0, "symbol_errors": 0, "raw_errors": raw,
+                "raw_errors_lanes": [raw], "raw_ber": 0.0, "effective_ber": 0.0, "symbol_ber": 0.0,
+                "minutes_since_clear": 1.0}
+    special = {("a1", 0): 1200000000, ("b2", 0): 1200000001}
+    before, after = {}, {}
+    for leaf, entry in plan["leaves"].items():
+        before[leaf] = {"phy": {}, "phy_unavailable": {}}
+        after[leaf] = {"phy": {}, "phy_unavailable": {}}
+        for name, cable in entry["cables"].items():
+            rail = int(leaf[-1])
+            if (cable["host"], rail) == ("b1", 1):
+                for read in (before, after):
+                    read[leaf]["phy"][name] = None
+                    read[leaf]["phy_unavailable"][name] = ("the switch answered that it has no link phy-detail for "
+                                                           "this port (Cumulus Linux 5.12.0): a Spectrum-1 switch "
+                                                           "has none")
+                continue
+            before[leaf]["phy"][name] = port(10 ** 15)
+            after[leaf]["phy"][name] = port(10 ** 15 + 12 * 10 ** 13, special.get((cable["host"], rail), 0))
+    return {"before": before, "after": after}
 
 
 def _measured(gate, bw, lat):
@@ -118,7 +147,7 @@ def gate_results():
     return _gate.evaluate(plan, gate["pairs"], gate["tested"], gate["not_retested"], measured, facts, after,
                           _leaves(plan), nccl, {}, gate["limits"],
                           {"started": "2026-12-04T10:00:00Z", "finished": "2026-12-04T10:05:00Z",
-                           "matrix": "fabric-2026.12"}, 9000, None, gate["fingerprints"])
+                           "matrix": "fabric-2026.12"}, 9000, None, gate["fingerprints"], leaf_phy=_leaf_phy(plan))
 
 
 def test_the_run_is_the_one_described():
@@ -127,7 +156,9 @@ def test_the_run_is_the_one_described():
     assert doc["handover"] == ["a1", "a2", "b1"] and doc["status"] == "quarantined"
     assert sorted((f["measure"], f["rail"], f["value"], f["limit"]) for f in doc["failures"]) == [
         ("ib_write_bw", 0, 359.99, 360.0), ("ib_write_lat", 0, 2.56, 2.55), ("nccl_busbw", None, 42.299, 42.3),
-        ("pcie", 0, 16.0, 32.0), ("raw_ber", 1, 1200000001 / 1.2e14, 1e-5)]
+        ("pcie", 0, 16.0, 32.0), ("raw_ber", 0, 1200000001 / 1.2e14, 1e-5), ("raw_ber", 1, 1200000001 / 1.2e14, 1e-5)]
+    assert doc["hosts"]["b1"]["rails"][1]["leaf_ber"]["unavailable"].startswith("leaf r0b-leaf-rail1 swp1 has no PHY")
+    assert (doc["hosts"]["a1"]["rails"][0]["leaf_ber"]["raw_ber"], doc["hosts"]["a1"]["status"]) == (1e-5, "passed")
     assert {f["host"] for f in doc["failures"]} == {"b2"}
     assert (doc["hosts"]["a1"]["rails"][0]["write_bw_gbps"], doc["hosts"]["a1"]["rails"][1]["write_lat_usec"]) == \
         (360.0, 2.55)
@@ -228,7 +259,7 @@ def test_every_displayed_value_passes_its_displayed_limit_exactly_when_its_verdi
     # every kind of value was checked, and the boundaries on both sides are among them
     assert {key: len(value) for key, value in checked.items()} == {
         ("rails", "bw"): 8, ("rails", "lat"): 8, ("hosts", "nccl"): 4, ("nccl", "su"): 2,
-        ("quarantine", "failure"): 5, ("link-errors", "effective"): 8, ("link-errors", "raw"): 8}
+        ("quarantine", "failure"): 6, ("link-errors", "effective"): 15, ("link-errors", "raw"): 15}
     bw = checked[("rails", "bw")]
     assert (["360", "385.6"], "≥ 360", "pass") in bw                     # a1 rail 0: at the limit, passes
     assert (["359.99", "385.6"], "≥ 360", "fail") in bw                  # b2 rail 0: just below, b2's own
@@ -243,7 +274,16 @@ def test_every_displayed_value_passes_its_displayed_limit_exactly_when_its_verdi
     raw = checked[("link-errors", "raw")]
     assert (["1.00e-05"], "≤ 1e-05", "pass") in raw                      # a2 rail 1: at the limit, passes
     assert (["1.000000001e-05"], "≤ 1e-05", "fail") in raw               # b2 rail 1: one error more, fails
-    assert checked[("link-errors", "effective")].count((["0"], "≤ 0", "pass")) == 8
+    assert raw.count((["1.00e-05"], "≤ 1e-05", "pass")) == 2               # and a1's rail 0 leaf port
+    assert raw.count((["1.000000001e-05"], "≤ 1e-05", "fail")) == 2       # and b2's rail 0 leaf port
+    assert checked[("link-errors", "effective")].count((["0"], "≤ 0", "pass")) == 15
+    # the leaf port without counters: a row that says so, with no verdict of pass
+    rows = [row["cells"] for row in page.rows if row["section"] == "link-errors"]
+    assert len(rows) == 16
+    spectrum1 = [cells for cells in rows if cells[:4] == ["b1", "1", "enp64s0np0", "host → leaf"]]
+    assert len(spectrum1) == 1 and "pass" not in spectrum1[0]
+    assert spectrum1[0].count("not available") == 2 and any(
+        cell.startswith("not available: leaf r0b-leaf-rail1 swp1 has no PHY counters") for cell in spectrum1[0])
 
 
 def test_the_su_verdict_agrees_with_its_hosts(page):

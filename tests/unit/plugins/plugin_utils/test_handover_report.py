@@ -238,7 +238,9 @@ def test_csv_one_row_per_host_and_rail(rendered):
     assert list(rows[0]) == ["host", "rack", "rail", "interface", "leaf", "peer", "write_bw_gbps",
                              "write_bw_reverse_gbps", "port_rate_gbps", "write_bw_limit_gbps", "write_bw_verdict",
                              "write_lat_usec", "write_lat_limit_usec", "write_lat_verdict", "ber_bits",
-                             "effective_errors", "raw_ber", "certified_ber", "status", "failures"]
+                             "effective_errors", "raw_ber", "certified_ber", "leaf_port", "leaf_ber_bits",
+                             "leaf_effective_errors", "leaf_raw_ber", "leaf_certified_ber", "leaf_ber_unavailable",
+                             "status", "failures"]
     assert len(rows) == 16
     assert [(r["host"], r["rail"]) for r in rows] == [(h, str(rail)) for h in HOSTS for rail in range(4)]
     bad = [r for r in rows if r["failures"]]
