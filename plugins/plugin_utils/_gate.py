@@ -932,13 +932,19 @@ def _launched(collected, world):
         errors.append("the launcher on %s did not finish within the gate's timeout and was stopped" % first)
     # the srun launcher's allocation: a Slurm command that failed, a node not left as it was (named, Slurm's words)
     errors.extend("%s (the world's launcher on %s)" % (e, first) for e in launch.get("errors") or [])
-    ranks = len((report or {}).get("ranks") or [])
-    if report is not None and ranks and ranks != world["size"]:
+    # a world's report lists each of its ranks once, 0 to size-1 (nccl-tests' "#  Rank  N ..." lines); processes that
+    # each ran alone each print a report of one rank, Rank 0 - under mpirun those reports come interleaved in one
+    # output, so "8 rank lines" can be eight worlds of one: the rank numbers are checked, not only their count
+    numbers = [r.get("rank") for r in (report or {}).get("ranks") or [] if isinstance(r, Mapping)]
+    if report is not None and numbers and sorted(numbers) != list(range(world["size"])):
+        alone = set(numbers) == {0}
         why = ("each rank ran alone, a world of one: they were not started by a launcher that nccl-tests' MPI "
                "talks to (nccl-tests built without MPI=1, or against another MPI than the launcher's)"
-               if ranks == 1 else "the launcher started another world than the plan's")
-        errors.append("the NCCL world of %s has %d rank(s) where the plan has %d (%d hosts x %d GPUs): %s" % (
-            ", ".join(world["hosts"]), ranks, world["size"], len(world["hosts"]), world["rails"], why))
+               if alone else "the launcher started another world than the plan's")
+        shown = ("%d report(s) of one rank each" % len(numbers) if alone and len(numbers) > 1
+                 else "%d rank(s)" % len(numbers))
+        errors.append("the NCCL world of %s has %s where the plan has %d (%d hosts x %d GPUs): %s" % (
+            ", ".join(world["hosts"]), shown, world["size"], len(world["hosts"]), world["rails"], why))
     if (report is None or not report.get("rows")) and launch.get("rc") not in (0, None):
         words = [ln.strip() for ln in str(launch.get("stderr") or "").splitlines() if ln.strip()
                  and not set(ln.strip()) <= set("-=*")]

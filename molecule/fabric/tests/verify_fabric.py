@@ -186,6 +186,11 @@ class Scenario:
              ("marginal cable seen by the leaf (raw BER 1e-4 at r01-leaf-rail2 swp1)", "fab-r01-01", "raw_ber",
               ["@r01-leaf-rail2", "nvuesim", "--state", LEAF_STATE, "fault", "set", "raw_ber", "swp1", "1e-4"],
               ["@r01-leaf-rail2", "nvuesim", "--state", LEAF_STATE, "fault", "clear", "raw_ber", "swp1"])],
+            # a launch that makes worlds of one: nccl-tests built without MPI=1 on both servers of the r02 pair -
+            # mpirun starts every rank, each runs alone; the gate fails the pair's world naming the cause
+            [("nccl-tests without MPI=1 (worlds of one)", host, "nccl_busbw",
+              ["mlxsim", "fault", "add", "nccl_no_mpi"], ["mlxsim", "fault", "clear", "nccl_no_mpi"])
+             for host in ("fab-r02-01", "fab-r02-02")],
         ]
         # each run also retests the servers the run before quarantined (its faults cleared): they pass and are
         # handed over, while this run's faults quarantine exactly their own servers; a last run retests the last.
@@ -239,7 +244,14 @@ class Scenario:
             for name, host, measure, _plant, _clear in cases:
                 measures = sorted({f["measure"] for f in results["hosts"][host]["failures"]})
                 expect(measure in measures, "%s on %s: the failures name %s, not %s" % (name, host, measures, measure))
-                if measure == "raw_ber" and "seen by the leaf" in name:
+                if measure == "nccl_busbw":
+                    words = [f["message"] for f in results["hosts"][host]["failures"] if f["measure"] == measure]
+                    expect(any("where the plan has 8 (2 hosts x 4 GPUs): each rank ran alone, a world of one" in w
+                               and "nccl-tests built without MPI=1" in w for w in words),
+                           "worlds of one on %s: %s" % (host, words))
+                    if host == "fab-r02-01":
+                        lines.append("gate, worlds of one: %s" % words[0][:160])
+                elif measure == "raw_ber" and "seen by the leaf" in name:
                     mine = [f for f in results["hosts"][host]["failures"] if f.get("side") == "leaf"]
                     expect([(f["measure"], f["rail"]) for f in mine] == [("raw_ber", 2)]
                            and "received by leaf r01-leaf-rail2 swp1" in mine[0]["message"],

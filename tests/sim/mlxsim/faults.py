@@ -40,6 +40,10 @@ TYPES = {
                            "kmp/dkms package): `mst start` prints modprobe's FATAL lines and `- Failure: 1` per module "
                            "and exits 1 [exit code invented]; the devices stay unreachable (as "
                            "fixtures/real/mst_start_fail_1.txt)",
+    "nccl_no_mpi": "nccl-tests on this host were built without MPI=1 (the plain `make`): MPI_Init is never called, so "
+                   "every all_reduce_perf process is a world of one whatever launched it - under `mpirun -np N` each "
+                   "of the N processes prints a report of its own with one rank, Rank 0 (nccl-tests' src/common.cu "
+                   "without MPI_SUPPORT) [invented: how the N outputs interleave in mpirun's]",
     "set_ignored": "param=NAME (or every parameter): mlxconfig/mstconfig set prints Done!, exits 0 and "
                    "keeps the next-boot value (firmware that ignores the TLV)",
 }

@@ -416,6 +416,22 @@ def test_nccl_json_and_collectives(pair, tmp_path):
            "busbw #wrong" in row and out.count("#       size         count") == 1
 
 
+@needs_mpirun
+def test_nccl_tests_built_without_mpi_run_alone_under_mpirun(pair):
+    """The nccl_no_mpi fault (nccl-tests built without MPI=1): a real mpirun -np 4 starts four processes, each a world
+    of one that prints its own report - four "Rank 0" lines in mpirun's output, never ranks 0 to 3 (the gate reads
+    the numbers: plugin_utils/_gate.py, _launched)."""
+    a, b = pair
+    for sim in pair:
+        sim.run("mlxsim", "fault", "add", "nccl_no_mpi", check_rc=0)
+    rc, out, err = nccl_world([(a, 0), (a, 1), (b, 0), (b, 1)], "all_reduce_perf", ["-b", "8", "-e", "8", "-g", "1"],
+                              {})
+    assert rc == 0, (out, err)
+    assert out.count("# Avg bus bandwidth") == 4
+    ranks = [int(line.split()[2]) for line in out.splitlines() if line.startswith("#  Rank")]
+    assert ranks == [0, 0, 0, 0]
+
+
 def test_nccl_ranks_started_without_a_launcher_each_run_alone(pair):
     """The environment mpirun would give, copied by hand, is no launch: the real binary's MPI_Init makes a singleton
     (no PMIx server to ask), so each process is a world of one rank and reports alone."""

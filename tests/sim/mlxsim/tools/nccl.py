@@ -21,7 +21,7 @@ import sys
 import threading
 import time
 
-from .. import model, perf
+from .. import faults, model, perf
 from .. import state as st
 from ..common import errln, outln
 
@@ -446,11 +446,15 @@ def run(tool, args):
         errln(str(exc))
         return 1
     state = st.load()
-    trouble = launcher_error()
-    if trouble not in (None, "singleton"):
-        errln(trouble)
-        return 1
-    proc, nprocs, local = world()
+    if faults.find(state, "nccl_no_mpi"):
+        # built without MPI=1: no MPI_Init, no launcher asked - a world of one, whatever the environment says
+        proc, nprocs, local = 0, 1, 0
+    else:
+        trouble = launcher_error()
+        if trouble not in (None, "singleton"):
+            errln(trouble)
+            return 1
+        proc, nprocs, local = world()
     hostname = state.get("hostname") or socket.gethostname()
     gpus = visible_gpus(state)
     if opts["ngpus"] > len(gpus):

@@ -430,6 +430,19 @@ def test_a_world_the_launcher_did_not_make_as_planned_fails_with_its_cause(plan)
         "the NCCL world of %s has 1 rank(s) where the plan has 4 (2 hosts x 2 GPUs): each rank ran alone, a world "
         "of one: they were not started by a launcher that nccl-tests' MPI talks to (nccl-tests built without MPI=1, "
         "or against another MPI than the launcher's)" % ", ".join(world["hosts"])]
+    # under mpirun -np 4 every process of a build without MPI=1 prints its own report of one rank, Rank 0: four rank
+    # lines in the output, as many as the plan's - the numbers tell them apart from a world of four
+    alone = launched(world)
+    alone["launch"]["report"]["ranks"] = [{"rank": 0, "host": h, "device": 0} for h in world["hosts"] * 2]
+    assert errors(alone) == [
+        "the NCCL world of %s has 4 report(s) of one rank each where the plan has 4 (2 hosts x 2 GPUs): each rank ran "
+        "alone, a world of one: they were not started by a launcher that nccl-tests' MPI talks to (nccl-tests built "
+        "without MPI=1, or against another MPI than the launcher's)" % ", ".join(world["hosts"])]
+    # four ranks, one of them twice and rank 3 missing: not the plan's world either
+    twice = launched(world)
+    twice["launch"]["report"]["ranks"][3]["rank"] = 2
+    assert errors(twice)[0].endswith("has 4 rank(s) where the plan has 4 (2 hosts x 2 GPUs): the launcher started "
+                                     "another world than the plan's")
     # one rank short of the plan, and one over: another world
     for count in (3, 5):
         assert errors(launched(world, ranks=count))[0].endswith(
