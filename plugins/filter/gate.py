@@ -1,8 +1,8 @@
 # -*- coding: utf-8 -*-
 # Copyright: gpufabric.mlnx contributors
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
-"""The validation gate's filters gate_plan, gate_jobs, gate_results, gate_state and handover_report (docs in the
-.yml files beside; logic in plugins/plugin_utils/_gate.py and _handover_report.py)."""
+"""The validation gate's filters gate_plan, gate_jobs, gate_results, gate_state, gate_ssh_ring and handover_report
+(docs in the .yml files beside; logic in plugins/plugin_utils/_gate.py and _handover_report.py)."""
 
 from __future__ import annotations
 
@@ -17,6 +17,7 @@ WHAT = {"gate_plan": "the rail plan, the batch's servers and their fabric_test f
         "gate_jobs": "the plan of gate_plan, a host, a round and forward/reverse",
         "gate_results": "the plan of gate_plan and what the gate's fabric_test steps returned",
         "gate_state": "the results document of gate_results",
+        "gate_ssh_ring": "a rail plan (or inventory_problems' plan) and the servers",
         "handover_report": "the results document of gate_results and a format"}
 
 
@@ -77,6 +78,12 @@ def gate_state(results, previous=None):
 
 @filter_errors()
 @_shaped
+def gate_ssh_ring(plan, hosts):
+    return _gate.ssh_ring(plan, list(hosts or []))
+
+
+@filter_errors()
+@_shaped
 def handover_report(results, fmt="html"):
     return _report.render(results, formats=(fmt,))[fmt]
 
@@ -84,4 +91,4 @@ def handover_report(results, fmt="html"):
 class FilterModule:
     def filters(self):
         return {"gate_plan": gate_plan, "gate_jobs": gate_jobs, "gate_results": gate_results, "gate_state": gate_state,
-                "handover_report": handover_report}
+                "gate_ssh_ring": gate_ssh_ring, "handover_report": handover_report}

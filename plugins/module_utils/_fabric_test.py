@@ -47,7 +47,7 @@ from ansible_collections.gpufabric.mlnx.plugins.module_utils._parsers.nccl_tests
 from ansible_collections.gpufabric.mlnx.plugins.module_utils._parsers.perftest import parse_perftest
 from ansible_collections.gpufabric.mlnx.plugins.module_utils._slurm import NODE, Slurm
 
-ACTIONS = ("facts", "serve", "measure", "collect", "nccl_start", "nccl_collect", "tools")
+ACTIONS = ("facts", "serve", "measure", "collect", "nccl_start", "nccl_collect", "tools", "ssh_check")
 PERFTESTS = ("ib_write_bw", "ib_write_lat", "ib_read_bw", "ib_read_lat", "ib_send_bw", "ib_send_lat")
 NCCL_TESTS = ("all_reduce_perf", "all_gather_perf", "sendrecv_perf")
 WORD_RE = re.compile(r"[A-Za-z0-9_.-]{1,64}", re.ASCII)
@@ -1071,6 +1071,58 @@ def tools(host, nccl_test: str | None = None, launcher: str = "mpirun", node: st
     return {"tools": found, "missing": missing}
 
 
+# mpirun starts Open MPI's daemon on each member as `ssh <address> orted ...` with `--mca plm_rsh_args "-o
+# BatchMode=yes"` (mpirun_argv): no password or host-key prompt. The preflight's check runs the same login.
+SSH_CHECK = ("-o", "BatchMode=yes", "-o", "ConnectTimeout=10")
+
+
+def check_peers(peers) -> list[dict]:
+    """ssh_check's peers: each ``{"name": inventory name, "address": what mpirun reaches it by}`` (an IPv4 address
+    or a host name), every bad one named at once."""
+    if not isinstance(peers, (list, tuple)):
+        raise FabricTestError("peers: must be a list of {name, address}", parameter="peers")
+    out, problems = [], []
+    for i, peer in enumerate(peers):
+        if not isinstance(peer, Mapping) or set(peer) - {"name", "address"}:
+            problems.append("peers[%d]: %r is not {name, address}" % (i, peer))
+            continue
+        bad = [k for k in ("name", "address") if not isinstance(peer.get(k), str) or not HOST_RE.fullmatch(peer[k])]
+        if bad:
+            problems.append("peers[%d].%s: %r is not allowed (a host name or an IPv4 address)"
+                            % (i, bad[0], peer.get(bad[0])))
+            continue
+        out.append({"name": peer["name"], "address": peer["address"]})
+    if problems:
+        raise FabricTestError("; ".join(problems), parameter="peers")
+    return out
+
+
+def ssh_check(host, peers, timeout=30) -> dict:
+    """mpirun's way onto each peer: ``ssh -o BatchMode=yes -o ConnectTimeout=10 <address> true``, as mpirun starts
+    its daemon there. ``{"ssh": [{"peer", "address", "ok", "rc", "error"}], "problems": [sentence per peer that
+    cannot be reached, with ssh's own last words]}``."""
+    out, problems = [], []
+    ssh = host.which("ssh")
+    for peer in peers:
+        entry = {"peer": peer["name"], "address": peer["address"], "ok": False, "rc": None, "error": None}
+        if not ssh:
+            entry["error"] = "ssh (openssh-client) is not on the PATH"
+        else:
+            try:
+                rc, text, err = host.run(["ssh", *SSH_CHECK, peer["address"], "true"], check=False, timeout=timeout)
+            except MlnxError as exc:        # it did not finish in time: stopped
+                rc, text, err = None, "", str(exc)
+            words = [ln.strip() for ln in (err or text or "").splitlines() if ln.strip()]
+            entry.update(rc=rc, ok=rc == 0,
+                         error=None if rc == 0 else (" / ".join(words[-2:]) or "ssh exited %s" % rc))
+        if not entry["ok"]:
+            problems.append("mpirun cannot reach %s (%s) over SSH as it starts Open MPI's daemon there (ssh -o "
+                            "BatchMode=yes %s true): %s" % (peer["name"], peer["address"], peer["address"],
+                                                             entry["error"]))
+        out.append(entry)
+    return {"ssh": out, "problems": problems}
+
+
 def _srun_needs(host, node):
     """What srun needs beyond its files: the mpi/pmix plugin, this host's Slurm node known to Slurm (and its
     slurmctld answering). Each a ``missing`` entry naming the command and Slurm's own words (fail closed)."""
@@ -1138,7 +1190,12 @@ def run(host, params: Mapping, check_mode: bool = False) -> dict:
                 "mgmt": mgmt_facts(host, params.get("mgmt_interface"))}
     if action == "tools":
         nccl = params.get("nccl") or {}
-        return dict(tools(host, nccl.get("test"), nccl.get("launcher", "mpirun"), nccl.get("node")), changed=False)
+        out = dict(tools(host, nccl.get("test"), nccl.get("launcher", "mpirun"), nccl.get("node")), changed=False)
+        if params.get("with_mgmt"):
+            out["mgmt"] = mgmt_facts(host, params.get("mgmt_interface"))
+        return out
+    if action == "ssh_check":
+        return dict(ssh_check(host, check_peers(params.get("peers") or [])), changed=False)
     if check_mode:
         return {"changed": False, "skipped": True, "msg": "check mode: the gate measures nothing"}
     path = run_path(params.get("run_dir") or "/run/gpufabric/gate", params.get("run_id"))

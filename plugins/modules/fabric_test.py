@@ -36,7 +36,10 @@ description:
   - V(tools) reads which of the gate's tools are on this host's PATH - C(ib_write_bw) and C(ib_write_lat)
     (perftest), C(ping), and with O(nccl) C(test) the NCCL test (nccl-tests) - each named with where it comes from
     when missing; the preflight runs it before batch 1.
-  - In check mode only V(facts) and V(tools) run; the other steps measure nothing and say so.
+  - V(ssh_check) logs in to each of O(peers) as mpirun does (C(ssh -o BatchMode=yes ... true)) and names each it
+    cannot reach with ssh's own words; the preflight runs it from every server to the next of its scalable unit.
+  - In check mode only V(facts), V(tools) and V(ssh_check) run (they read only); the other steps measure nothing
+    and say so.
 author:
   - gpufabric.mlnx contributors (@gpufabric)
 extends_documentation_fragment:
@@ -47,7 +50,7 @@ options:
     description: The step.
     type: str
     required: true
-    choices: [facts, serve, measure, collect, nccl_start, nccl_collect, tools]
+    choices: [facts, serve, measure, collect, nccl_start, nccl_collect, tools, ssh_check]
   jobs:
     description:
       - V(facts), V(serve), V(measure), V(collect) - one per rail, C(interface) (the rail's netdev), C(rail), C(port)
@@ -129,9 +132,22 @@ options:
     default: 300
   mgmt_interface:
     description:
-      - V(facts) - the management interface whose address RV(mgmt) returns (NCCL's bootstrap listens there); default
-        the interface of the default route.
+      - V(facts), and V(tools) with O(with_mgmt) - the management interface whose address RV(mgmt) returns (NCCL's
+        bootstrap listens there, mpirun reaches the host by it); default the interface of the default route.
     type: str
+  with_mgmt:
+    description:
+      - V(tools) - return RV(mgmt) too (the preflight's SSH check needs every server's management address).
+    type: bool
+    default: false
+  peers:
+    description:
+      - V(ssh_check) - the hosts to log in to as mpirun does, each C(name) (its inventory name) and C(address) (its
+        management address, or a host name): C(ssh -o BatchMode=yes -o ConnectTimeout=10 <address> true), no
+        password or host-key prompt. A peer that cannot be reached is in RV(problems) with ssh's own words.
+    type: list
+    elements: dict
+    default: []
   root:
     description: Where sysfs is read (the PCIe link files); V(/) on a real host, the simulator's tree in the lab.
     type: path
@@ -171,8 +187,10 @@ rails:
   returned: action is facts or measure
   type: raw
 mgmt:
-  description: V(facts) - C(interface) and C(address) of the management interface (see O(mgmt_interface)).
-  returned: action is facts
+  description:
+    - V(facts), and V(tools) with O(with_mgmt) - C(interface), C(address) and C(network) of the management interface
+      (see O(mgmt_interface)).
+  returned: action is facts, or tools with with_mgmt
   type: dict
 servers:
   description: V(serve) - the servers started (C(test), C(port), C(pid)); V(collect) - their C(rc) and C(report).
@@ -203,6 +221,18 @@ tools:
   type: dict
   sample: {"ib_write_bw": "/usr/bin/ib_write_bw", "ib_write_lat": "/usr/bin/ib_write_lat", "ping": "/usr/bin/ping",
            "all_reduce_perf": null}
+ssh:
+  description: V(ssh_check) - per peer C(peer), C(address), C(ok), C(rc) (ssh's; null when it was stopped) and C(error).
+  returned: action is ssh_check
+  type: list
+  elements: dict
+problems:
+  description: V(ssh_check) - one sentence per peer mpirun could not reach, naming it, its address and ssh's words.
+  returned: action is ssh_check
+  type: list
+  elements: str
+  sample: ["mpirun cannot reach srv-r01-02 (198.19.90.12) over SSH as it starts Open MPI's daemon there (ssh -o
+           BatchMode=yes 198.19.90.12 true): root@198.19.90.12: Permission denied (publickey)."]
 missing:
   description: V(tools) - the tools not found, each with where it comes from.
   returned: action is tools
@@ -229,6 +259,8 @@ ARGUMENT_SPEC = dict(
     run_dir=dict(type="path", default="/run/gpufabric/gate"),
     timeout=dict(type="int", default=300),
     mgmt_interface=dict(type="str"),
+    with_mgmt=dict(type="bool", default=False),
+    peers=dict(type="list", elements="dict", default=[]),
     root=dict(type="path", default="/"),
 )
 

@@ -869,10 +869,8 @@ def plan_run(plan, hosts, facts, previous=None, retest=None, matrix=None, overri
               "slurm_nodes": slurm_nodes}
     pair_worlds = nccl_worlds(plan, groups, facts, min_bw=floor, tos=tos, port=NCCL_PORT, **launch)
     by_su = {}
-    leaves = plan.get("leaves") or {}
     for host in who["test"]:
-        entry = plan_hosts[host][0]
-        by_su.setdefault(str((leaves.get(entry.get("leaf")) or {}).get("su", entry.get("leaf"))), []).append(host)
+        by_su.setdefault(su_of(plan, host), []).append(host)
     su_worlds = nccl_worlds(plan, list(by_su.values()), facts, tos=tos, port=NCCL_PORT + 100,
                             args=su_args or ["-b", "8", "-e", "8G", "-f", "4", "-g", "1"], **launch)
     su_of_world = {}
@@ -886,6 +884,26 @@ def plan_run(plan, hosts, facts, previous=None, retest=None, matrix=None, overri
             "nccl_pairs": pair_worlds, "nccl_su": su_worlds, "su_of_world": su_of_world,
             "participants": sorted(set(who["test"]) | {
                 p for r in rail_pairs["rounds"] for x in r["pairs"] for p in (x["server"], x["client"])})}
+
+
+def su_of(plan, host) -> str:
+    """The scalable unit of a server, as the gate groups its SU worlds: its first rail's leaf's ``su`` in the plan
+    (else that leaf's name)."""
+    entry = ((_mapping(plan, "plan").get("hosts") or {}).get(host) or [{}])[0]
+    return str(((plan.get("leaves") or {}).get(entry.get("leaf")) or {}).get("su", entry.get("leaf")))
+
+
+def ssh_ring(plan, hosts) -> dict:
+    """``{server: the next server of its scalable unit}``, a ring per SU of ``hosts`` (in their order; servers the
+    plan does not have left out; an SU of one server has none): the preflight logs in from each server to its next
+    as mpirun does (fabric_test ssh_check) - every server once as the one who logs in (its key, its known_hosts) and
+    once as the one logged in to (its sshd, its authorized keys), in the SU an NCCL world of the gate spans."""
+    groups = {}
+    for host in hosts or []:
+        if host in ((_mapping(plan, "plan").get("hosts")) or {}):
+            groups.setdefault(su_of(plan, host), []).append(host)
+    return {host: members[(i + 1) % len(members)] for members in groups.values() if len(members) > 1
+            for i, host in enumerate(members)}
 
 
 def leaf_ports(plan, hosts) -> dict:

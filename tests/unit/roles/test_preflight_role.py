@@ -277,6 +277,36 @@ def test_the_validation_gates_tools_are_proven_on_each_servers_path_before_any_b
     assert preflight(tmp_path, hosts, ctl, **placed).ok
 
 
+def test_mpiruns_ssh_is_proven_from_each_server_to_the_next_of_its_scalable_unit(tmp_path, sims, ctl):
+    """mpirun starts Open MPI's daemon on each member over SSH without a prompt (BatchMode): the preflight logs in
+    from each server to the next of its SU (a ring: srv-r01-01 -> srv-r01-02 -> srv-r01-01) at the address mpirun
+    uses - the management address the tools step read - and names a server that cannot, with ssh's own words. The
+    ssh here is a stand-in that logs its argv and refuses srv-r01-02's key."""
+    hosts = sims(**{"srv-r01-01": "cx6dx-roce", "srv-r01-02": "cx6dx-roce"})
+    log = tmp_path / "ssh.log"
+    for name, answer in (("srv-r01-01", "exit 0"),
+                         ("srv-r01-02", "echo \"root@$5: Permission denied (publickey).\" >&2; exit 255")):
+        folder = _bin(tmp_path, "path-" + name, stubs=["ping", "mpirun", "orted"])
+        _stub(folder, "ssh", "echo \"%s $*\" >> %s\n%s\n" % (name, log, answer))
+        hosts[name].env["PATH"] = folder
+    placed = {name: {"rack": "r01", "position": index + 1, "gpufabric_fabric": FABRIC,
+                     "gpufabric_validate_enabled": True} for index, name in enumerate(sorted(hosts))}
+    ran = preflight(tmp_path, hosts, ctl, **placed)
+    calls = sorted(log.read_text().splitlines())
+    assert len(calls) == 2 and calls[0].startswith("srv-r01-01 -o BatchMode=yes -o ConnectTimeout=10 ")
+    assert calls[1].startswith("srv-r01-02 -o BatchMode=yes -o ConnectTimeout=10 ") and calls[1].endswith(" true")
+    address = calls[1].split()[-2]                                   # srv-r01-01's management address
+    assert not ran.ok
+    assert ran.task(CHECK, "srv-r01-01", role="preflight")["msg"] == [
+        "preflight found 1 problem(s); no host was changed:",
+        "srv-r01-02: the validation gate (gpufabric_validate_launcher mpirun): mpirun cannot reach srv-r01-01 (%s) "
+        "over SSH as it starts Open MPI's daemon there (ssh -o BatchMode=yes %s true): root@%s: Permission denied "
+        "(publickey)." % (address, address, address)]
+    # srun, or the gate without NCCL: no SSH asked for
+    placed = {name: dict(where, gpufabric_validate_nccl=False) for name, where in placed.items()}
+    assert preflight(tmp_path, hosts, ctl, **placed).ok
+
+
 def _stub(folder, name, text):
     path = os.path.join(folder, name)
     with open(path, "w") as fh:

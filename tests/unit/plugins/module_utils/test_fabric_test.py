@@ -443,3 +443,60 @@ def test_phy_counters_of_an_ethernet_rail_and_a_driver_without_them():
     assert ft.phy_counters(Host(), "enp24s0np0", "mlx5_0", 1, "Ethernet", older, 1000.0) == {
         "source": "ethtool -S enp24s0np0", "read_at": 1000.0,
         "error": "no rx_pcs_symbol_err_phy, rx_corrected_bits_phy (the mlx5 PHY statistical counters)"}
+
+
+# ------------------------------------------------------------------------------------------------ mpirun's SSH
+SSH_STANDIN = """import json, os, sys
+with open(os.environ["SSH_LOG"], "a") as log:
+    log.write(json.dumps(sys.argv[1:]) + "\\n")
+address = sys.argv[-2]
+if address == "198.19.90.12":
+    sys.exit(0)
+if address == "198.19.90.13":
+    sys.stderr.write("root@198.19.90.13: Permission denied (publickey).\\n")
+    sys.exit(255)
+sys.stderr.write("Host key verification failed.\\n")
+sys.exit(255)
+"""
+
+
+def test_ssh_check_logs_in_as_mpirun_does_and_names_each_peer_it_cannot_reach(tmp_path, monkeypatch):
+    monkeypatch.setenv("SSH_LOG", str(tmp_path / "ssh.log"))
+    ssh = fake_tool(tmp_path, "ssh", SSH_STANDIN)
+    host = Host(which={"ssh": ssh}.get)
+    peers = [{"name": "srv-b", "address": "198.19.90.12"}, {"name": "srv-c", "address": "198.19.90.13"},
+             {"name": "srv-d", "address": "srv-d.mgmt"}]
+    out = ft.run(host, {"action": "ssh_check", "peers": peers}, check_mode=True)   # reads only: runs in check mode
+    assert [(e["peer"], e["ok"], e["rc"], e["error"]) for e in out["ssh"]] == [
+        ("srv-b", True, 0, None), ("srv-c", False, 255, "root@198.19.90.13: Permission denied (publickey)."),
+        ("srv-d", False, 255, "Host key verification failed.")]
+    assert out["problems"] == [
+        "mpirun cannot reach srv-c (198.19.90.13) over SSH as it starts Open MPI's daemon there (ssh -o BatchMode=yes "
+        "198.19.90.13 true): root@198.19.90.13: Permission denied (publickey).",
+        "mpirun cannot reach srv-d (srv-d.mgmt) over SSH as it starts Open MPI's daemon there (ssh -o BatchMode=yes "
+        "srv-d.mgmt true): Host key verification failed."]
+    # the argv: no prompt (BatchMode, as mpirun's plm_rsh_args), a bounded connect, the address alone, `true`
+    calls = [json.loads(line) for line in (tmp_path / "ssh.log").read_text().splitlines()]
+    assert calls[0] == ["-o", "BatchMode=yes", "-o", "ConnectTimeout=10", "198.19.90.12", "true"]
+    assert len(calls) == 3 and out["changed"] is False
+
+
+def test_ssh_check_without_ssh_names_the_package():
+    out = ft.run(_with(), {"action": "ssh_check", "peers": [{"name": "srv-b", "address": "198.19.90.12"}]})
+    assert out["problems"] == ["mpirun cannot reach srv-b (198.19.90.12) over SSH as it starts Open MPI's daemon "
+                               "there (ssh -o BatchMode=yes 198.19.90.12 true): ssh (openssh-client) is not on the PATH"]
+
+
+@pytest.mark.parametrize("peers, words", [
+    ([{"name": "srv-b", "address": "-oProxyCommand=id"}],
+     r"peers\[0\]\.address: '-oProxyCommand=id' is not allowed \(a host name or an IPv4 address\)"),
+    ([{"name": "srv b", "address": "198.19.90.12"}], r"peers\[0\]\.name: 'srv b' is not allowed"),
+    ([{"name": "srv-b", "address": "198.19.90.12", "user": "root"}], r"peers\[0\]: .* is not \{name, address\}"),
+    ("srv-b", r"peers: must be a list of \{name, address\}"),
+])
+def test_ssh_check_refuses_a_peer_outside_its_grammar_before_any_login(tmp_path, peers, words):
+    started = []
+    host = Host(which=lambda name: "/usr/bin/" + name, spawn=lambda argv, env: started.append(argv) or 1)
+    with pytest.raises(MlnxError, match=words) as err:
+        ft.run(host, {"action": "ssh_check", "peers": peers})
+    assert err.value.parameter == "peers" and started == []

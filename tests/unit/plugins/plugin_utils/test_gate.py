@@ -506,3 +506,13 @@ def test_the_srun_launchers_allocation_errors_fail_its_world(plan):
     errors = _gate.nccl_reports(gate, {"pairs": {first: result}, "su": {}})["hosts"][first]["errors"]
     assert errors == ["Slurm: node %s is idle after the run, it was drained (reason: gpufabric: rollout batch r01) "
                       "(the world's launcher on %s)" % (first, first)]
+
+
+def test_the_ssh_ring_goes_through_each_scalable_unit_once():
+    # two SUs (the first rail's leaf's su), one of three servers, one of two; an SU of one and a stranger have none
+    plan = {"hosts": {"a1": [{"leaf": "l1"}], "a2": [{"leaf": "l1"}], "a3": [{"leaf": "l2"}],
+                      "b1": [{"leaf": "l3"}], "b2": [{"leaf": "l3"}], "c1": [{"leaf": "l4"}]},
+            "leaves": {"l1": {"su": 1}, "l2": {"su": 1}, "l3": {"su": 2}, "l4": {"su": 3}}}
+    assert _gate.ssh_ring(plan, ["a1", "b1", "a2", "c1", "a3", "b2", "zz"]) == {
+        "a1": "a2", "a2": "a3", "a3": "a1", "b1": "b2", "b2": "b1"}
+    assert _gate.ssh_ring(plan, ["a1"]) == {} and _gate.ssh_ring(plan, []) == {}
