@@ -950,11 +950,13 @@ def _launched(collected, world):
         errors.append("the launcher on %s did not finish within the gate's timeout and was stopped" % first)
     # the srun launcher's allocation: a Slurm command that failed, a node not left as it was (named, Slurm's words)
     errors.extend("%s (the world's launcher on %s)" % (e, first) for e in launch.get("errors") or [])
-    # a world's report lists each of its ranks once, 0 to size-1 (nccl-tests' "#  Rank  N ..." lines); processes that
-    # each ran alone each print a report of one rank, Rank 0 - under mpirun those reports come interleaved in one
-    # output, so "8 rank lines" can be eight worlds of one: the rank numbers are checked, not only their count
-    numbers = [r.get("rank") for r in (report or {}).get("ranks") or [] if isinstance(r, Mapping)]
-    if report is not None and numbers and sorted(numbers) != list(range(world["size"])):
+    # a world prints one report listing each of its ranks once, 0 to size-1 (nccl-tests' "#  Rank  N ..." lines);
+    # processes that each ran alone each print a report of one rank, Rank 0 - under mpirun those reports come one
+    # after another or interleaved in one output, so "8 rank lines" can be eight worlds of one: every report of the
+    # output is read (the parser's runs), and the rank numbers are checked, not only their count
+    runs = [r for r in (report or {}).get("runs") or [report or {}] if isinstance(r, Mapping) and r.get("ranks")]
+    numbers = [x.get("rank") for r in runs for x in r["ranks"] if isinstance(x, Mapping)]
+    if report is not None and numbers and (len(runs) > 1 or sorted(numbers) != list(range(world["size"]))):
         alone = set(numbers) == {0}
         why = ("each rank ran alone, a world of one: they were not started by a launcher that nccl-tests' MPI "
                "talks to (nccl-tests built without MPI=1, or against another MPI than the launcher's)"

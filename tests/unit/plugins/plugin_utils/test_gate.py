@@ -438,6 +438,12 @@ def test_a_world_the_launcher_did_not_make_as_planned_fails_with_its_cause(plan)
         "the NCCL world of %s has 4 report(s) of one rank each where the plan has 4 (2 hosts x 2 GPUs): each rank ran "
         "alone, a world of one: they were not started by a launcher that nccl-tests' MPI talks to (nccl-tests built "
         "without MPI=1, or against another MPI than the launcher's)" % ", ".join(world["hosts"])]
+    # mpirun stopped the others when the first of them exited 1 (NCCL_TESTS_MIN_BW: a world of one's bus bandwidth
+    # is 0): the parser's last report of the output has one rank, two more came before it - named all the same
+    cut = launched(world, ranks=1, rc=1, stderr="Primary job  terminated normally, but 1 process returned\n")
+    cut["launch"]["report"]["runs"] = [{"ranks": [{"rank": 0}], "rows": []}] * 2 + [cut["launch"]["report"]]
+    assert errors(cut)[0].startswith("the NCCL world of %s has 3 report(s) of one rank each where the plan has 4 (2 "
+                                     "hosts x 2 GPUs): each rank ran alone, a world of one" % ", ".join(world["hosts"]))
     # four ranks, one of them twice and rank 3 missing: not the plan's world either
     twice = launched(world)
     twice["launch"]["report"]["ranks"][3]["rank"] = 2
