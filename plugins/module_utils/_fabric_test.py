@@ -1117,8 +1117,8 @@ def ssh_check(host, peers, timeout=30) -> dict:
                          error=None if rc == 0 else (" / ".join(words[-2:]) or "ssh exited %s" % rc))
         if not entry["ok"]:
             problems.append("mpirun cannot reach %s (%s) over SSH as it starts Open MPI's daemon there (ssh -o "
-                            "BatchMode=yes %s true): %s" % (peer["name"], peer["address"], peer["address"],
-                                                             entry["error"]))
+                            "BatchMode=yes %s true): %s"
+                            % (peer["name"], peer["address"], peer["address"], entry["error"]))
         out.append(entry)
     return {"ssh": out, "problems": problems}
 

@@ -142,9 +142,9 @@ options:
     default: false
   peers:
     description:
-      - V(ssh_check) - the hosts to log in to as mpirun does, each C(name) (its inventory name) and C(address) (its
-        management address, or a host name): C(ssh -o BatchMode=yes -o ConnectTimeout=10 <address> true), no
-        password or host-key prompt. A peer that cannot be reached is in RV(problems) with ssh's own words.
+      - "V(ssh_check) - the hosts to log in to as mpirun does, each C(name) (its inventory name) and C(address) (its
+        management address, or a host name) - C(ssh -o BatchMode=yes -o ConnectTimeout=10 <address> true), no
+        password or host-key prompt. A peer that cannot be reached is in RV(problems) with ssh's own words."
     type: list
     elements: dict
     default: []

@@ -204,4 +204,3 @@ def test_a_failing_leaf_side_explains_the_pair_s_slow_bandwidth(plan):
                                                                                        raw=10 ** 9)))})
     assert quarantined(result) == ["b2"]
     assert [f[0] for f in failures(result, "b2")] == ["raw_ber", "ib_write_bw"]
-
