@@ -10,7 +10,8 @@ window (10**15 before, 1.04e15 after), so raw BER 1e-5 is 4e8 corrected bits exa
 import pytest
 
 from ansible_collections.gpufabric.mlnx.plugins.plugin_utils import _gate
-from test_gate_boundaries import HOSTS, facts, failures, later, measured, nccl_pairs, plan, quarantined  # noqa: F401
+from test_gate_boundaries import HOSTS, facts, failures, later, measured, nccl_pairs, quarantined
+from test_gate_boundaries import plan  # noqa: F401 pylint: disable=unused-import  # the fixture, used by name
 
 LEAF = "r0b-leaf-rail0"
 ALL_LEAVES = ["r0a-leaf-rail0", "r0a-leaf-rail1", "r0b-leaf-rail0", "r0b-leaf-rail1"]
