@@ -293,8 +293,9 @@ def test_jobs_of_each_direction_and_the_nccl_worlds(plan):
     worlds = gate["nccl_pairs"]["worlds"]
     assert sorted(sorted(w["hosts"]) for w in worlds) == [["a1", "a2"], ["b1", "b2"]]
     env = worlds[0]["env"]
+    # no OMPI_*: the launcher gives those; no NCCL_TESTS_MIN_BW: its exit 1 made mpirun abort before the report came
     assert env == {"NCCL_COMM_ID": "198.19.90.11:29500", "NCCL_TESTS_SPLIT": "MOD 2", "NCCL_IB_GID_INDEX": "3",
-                   "NCCL_TESTS_MIN_BW": "42.3", "NCCL_IB_TC": "106"}   # no OMPI_*: the launcher gives those
+                   "NCCL_IB_TC": "106"}
     # the world's launcher runs on its first member only: one context per member, in rank order
     assert sorted(gate["nccl_pairs"]["hosts"]) == sorted(w["hosts"][0] for w in worlds) and worlds[0]["size"] == 4
     first, second = worlds[0]["hosts"]
@@ -461,8 +462,8 @@ def test_a_world_the_launcher_did_not_make_as_planned_fails_with_its_cause(plan)
     result = {"launch": {"rc": 1, "stopped": False, "stderr": stderr, "report": None}}
     assert errors(result) == ["the launcher on %s exited 1: ORTE was unable to reliably start one or more daemons. / "
                               "This usually is caused by:" % first]
-    # a full report whose NCCL_TESTS_MIN_BW check failed (nccl-tests exits 1): the bandwidth is the verdict, not
-    # mpirun's words
+    # a full report whose NCCL_TESTS_MIN_BW check failed (nccl-tests exits 1; a site's own NCCL_TESTS_MIN_BW in the
+    # ranks' environment): the bandwidth is the verdict, not mpirun's words
     assert errors(launched(world, rc=1, stderr="Primary job  terminated normally, but 1 process returned")) == []
     # not started (mpirun missing), or stopped at the timeout
     missing = {"launch": {"rc": None, "missing": True, "error": "mpirun is not installed on this host (Open MPI)",
@@ -478,7 +479,7 @@ def test_an_infiniband_world_has_no_roce_gid_index_or_traffic_class(plan):
     ib = {h: {i: dict(f, link_layer="InfiniBand") for i, f in facts_of(plan, h).items()} for h in HOSTS}
     gate = _gate.plan_run(plan, HOSTS, ib, None, None, {"name": "fabric-2026.12"}, None, 106)
     env = gate["nccl_pairs"]["worlds"][0]["env"]
-    assert "NCCL_IB_GID_INDEX" not in env and "NCCL_IB_TC" not in env and env["NCCL_TESTS_MIN_BW"] == "42.3"
+    assert env == {"NCCL_COMM_ID": env["NCCL_COMM_ID"], "NCCL_TESTS_SPLIT": "MOD 2"}
     # one RoCE rail in the world: RoCE's settings (NCCL applies them to its RoCE devices)
     first = gate["nccl_pairs"]["worlds"][0]["hosts"][0]
     mixed = dict(ib, **{first: facts_of(plan, first)})
