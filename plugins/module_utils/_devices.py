@@ -5,8 +5,9 @@
 
 Discovery is one ``lspci -D -d 15b3: -vv`` (PCI address, part number and serial from VPD,
 link capability and status, NUMA node) - it works with or without MFT, on every distro.
-A task names devices by PCI address (``18:00.0`` or ``0000:18:00.0``), by ``/dev/mst`` path or
-RDMA name (MFT only; passed to the tool as written), by ``all``, or by part number.
+A task names devices by PCI address (``18:00.0`` or ``0000:18:00.0``), by RDMA name (passed to the tool as
+written), by MST device path (MFT only), by ``all``, or by part number - each kind by its own grammar (check_names),
+an MST path against the tools chosen (check_tool), before any tool runs.
 """
 
 from __future__ import annotations
@@ -22,7 +23,9 @@ if TYPE_CHECKING:  # _runner imports _host, which imports this module
     from ansible_collections.gpufabric.mlnx.plugins.module_utils._runner import Runner
 
 NVIDIA_VENDOR = "15b3"
-PCI_RE = re.compile(r"^(?:(?P<dom>[0-9a-fA-F]{4}):)?(?P<bus>[0-9a-fA-F]{2}):(?P<dev>[0-9a-fA-F]{2})\.(?P<fn>[0-7])\Z", re.ASCII)
+# A PCI function: domain (4 hex digits, optional), bus (2), device (00-1f: 5 bits), function (0-7: 3 bits).
+PCI_RE = re.compile(r"^(?:(?P<dom>[0-9a-fA-F]{4}):)?(?P<bus>[0-9a-fA-F]{2}):(?P<dev>[01][0-9a-fA-F])\.(?P<fn>[0-7])\Z",
+                    re.ASCII)
 
 
 def pci_full(address: str) -> str:
@@ -121,16 +124,38 @@ def select(names: Sequence[str] | None, part_numbers: Sequence[str] | None,
     return chosen
 
 
-# A device as a task names it, passed to the tools as one argv word after -d: a PCI address, an mst device path,
-# an RDMA device name, or all. Nothing that the tool would read as an option (a leading "-") or a path elsewhere.
-DEVICE_NAME_RE = re.compile(r"all|/dev/mst/[A-Za-z0-9_.:-]{1,64}|[A-Za-z0-9][A-Za-z0-9_.:-]{0,63}", re.ASCII)
-DEVICE_ALLOWED = ("a PCI address (0000:18:00.0 or 18:00.0), an mst device (/dev/mst/mt4129_pciconf0), an RDMA device "
-                  "(mlx5_0) or all")
+# A device as a task names it, passed to the tools as one argv word after -d - one grammar per kind, nothing the
+# tool would read as an option (a leading "-") or a path elsewhere:
+# - a PCI function (PCI_RE: 0000:18:00.0 or 18:00.0; a short 18:00 or a function 8 is none of the kinds);
+# - an RDMA device, as the kernel or udev names it (mlx5_0, mlx5_bond_0, rocep24s0f0, ibp24s0): a letter, then
+#   letters, digits and _ - never ":" or "." (so a malformed PCI address is not taken for one);
+# - an MST device as MFT's `mst start` creates it: /dev/mst/mt<device id>_pciconf<N> or _pci_cr<N>, an optional
+#   .<function> (mt4129_pciconf0, mt41686_pciconf0.1) - opened by NVIDIA MFT's tools only (check_tool);
+# - all.
+RDMA_RE = re.compile(r"[A-Za-z][A-Za-z0-9_]{0,63}", re.ASCII)
+MST_RE = re.compile(r"/dev/mst/mt[0-9]{4,5}_pci(?:conf|_cr)[0-9]{1,2}(?:\.[0-7])?", re.ASCII)
+DEVICE_ALLOWED = ("a PCI address (0000:18:00.0 or 18:00.0: domain, bus, device 00-1f, function 0-7), an RDMA device "
+                  "(mlx5_0), an MST device (/dev/mst/mt4129_pciconf0; NVIDIA MFT only) or all")
+
+
+def device_kind(name: object) -> str | None:
+    """``pci``, ``rdma``, ``mst``, ``all``, or None for a name of no kind."""
+    if not isinstance(name, str):
+        return None
+    if name == "all":
+        return "all"
+    if PCI_RE.match(name):
+        return "pci"
+    if MST_RE.fullmatch(name):
+        return "mst"
+    if RDMA_RE.fullmatch(name):
+        return "rdma"
+    return None
 
 
 def check_names(names: object, parameter: str = "device") -> list[str]:
-    """``names`` (None, a name, or a list of names) checked against ``DEVICE_NAME_RE`` before any tool runs;
-    InvalidValue naming ``parameter[i]`` for a name that is none of a PCI address, an mst path or an RDMA name."""
+    """``names`` (None, a name, or a list of names) checked by kind (device_kind) before any tool runs; InvalidValue
+    naming ``parameter[i]`` for a name that is none of a PCI address, an RDMA device, an MST device path or all."""
     if names is None:
         return []
     items = [names] if isinstance(names, str) else names
@@ -138,11 +163,28 @@ def check_names(names: object, parameter: str = "device") -> list[str]:
         raise InvalidValue("%s must be a list of devices (%s), not %r" % (parameter, DEVICE_ALLOWED, names),
                            parameter=parameter, allowed=DEVICE_ALLOWED)
     for index, name in enumerate(items):
-        if not isinstance(name, str) or not DEVICE_NAME_RE.fullmatch(name):
+        if device_kind(name) is None:
             raise InvalidValue("%s[%d]=%r is not a device; allowed: %s. Nothing was run." % (
                 parameter, index, name, DEVICE_ALLOWED), parameter="%s[%d]" % (parameter, index),
                 allowed=DEVICE_ALLOWED)
     return list(items)
+
+
+def check_tool(names: Sequence[str] | None, runner: Runner, parameter: str = "device") -> None:
+    """The devices named (already through check_names) against the tools that will open them: an MST device path
+    is MFT's (`mst start` creates it; Debian's mstflint opens a PCI address or an RDMA device). With ``tool: auto``
+    asks ``runner`` for its family only when a path is named (a PATH lookup, no tool run); InvalidValue naming the
+    device and the tool."""
+    items = [names] if isinstance(names, str) else list(names or [])
+    paths = [(i, n) for i, n in enumerate(items) if device_kind(n) == "mst"]
+    # the tool the task chose, else the family auto finds (MFT when its mlxconfig is installed)
+    if paths and (runner.requested if runner.requested != "auto" else runner.family) == "mstflint":
+        index, name = paths[0]
+        allowed = "a PCI address or an RDMA device with mstflint"
+        raise InvalidValue("%s[%d]=%r is an MST device path, which only NVIDIA MFT's tools open (`mst start` creates "
+                           "it); the tools here are mstflint's (tool: %s): name the device by its PCI address or RDMA "
+                           "device. Nothing was run." % (parameter, index, name, runner.requested),
+                           parameter="%s[%d]" % (parameter, index), allowed=allowed)
 
 
 def needs_discovery(names: Sequence[str] | None, part_numbers: Sequence[str] | None) -> bool:

@@ -99,8 +99,9 @@ options:
     type: path
   device:
     description:
-      - Devices to update. Each is a PCI address (V(18:00.0) or V(0000:18:00.0)), an C(/dev/mst) path or RDMA device
-        name (MFT only; passed to the tool as written), or V(all) for function 0 of every NVIDIA card.
+      - Devices to update. Each is a PCI address (V(18:00.0) or V(0000:18:00.0) - bus, device 00-1f, function 0-7),
+        an RDMA device name (V(mlx5_0); passed to the tool as written), an MST device path (V(/dev/mst/mt4129_pciconf0);
+        MFT only), or V(all) for function 0 of every NVIDIA card; anything else is refused before any tool runs.
       - Both functions of a card share one flash; a card is burned once even when both are named.
     type: list
     elements: str
@@ -305,6 +306,7 @@ def main():
         runner = Runner(tool=params["tool"], timeout=params["timeout"])
         images = firmware.normalize_images(params["images"])
         devices_.check_names(params["device"])   # before any tool runs
+        devices_.check_tool(params["device"], runner)
         if params["verify_only"]:
             module.exit_json(changed=False, image_problems=firmware.images_problems(runner, images),
                              msg="%d image(s) verified" % len(images))

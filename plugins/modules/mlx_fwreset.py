@@ -40,8 +40,10 @@ attributes:
 options:
   device:
     description:
-      - Devices to activate. Each is a PCI address (V(18:00.0) or V(0000:18:00.0)), an C(/dev/mst) path or RDMA device
-        name (MFT only; passed to the tool as written), or V(all) for every NVIDIA card (function 0 of each).
+      - Devices to activate. Each is a PCI address (V(18:00.0) or V(0000:18:00.0) - bus, device 00-1f, function 0-7),
+        an RDMA device name (V(mlx5_0); passed to the tool as written), an MST device path (V(/dev/mst/mt4129_pciconf0);
+        MFT only), or V(all) for every NVIDIA card (function 0 of each); anything else is refused before any tool
+        runs.
       - Naming either function of a card selects the whole card; it is reset once, through function 0.
     type: list
     elements: str
@@ -274,6 +276,7 @@ def main():
         runner = Runner(tool=params["tool"], timeout=params["timeout"])
         check_mgmt_interface(params["mgmt_interface"])   # before any tool runs
         devices_.check_names(params["device"])
+        devices_.check_tool(params["device"], runner)
         level = normalize_level(params["level"])
         names = params["device"]
         found = None

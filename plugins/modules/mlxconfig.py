@@ -29,10 +29,12 @@ extends_documentation_fragment:
 options:
   device:
     description:
-      - Devices to configure. Each is a PCI address (V(18:00.0) or V(0000:18:00.0)), an C(/dev/mst) path or
-        RDMA device name (MFT only; passed to the tool as written), or V(all) for function 0 of every NVIDIA card.
-      - Anything else (a word starting with C(-), a blank, a shell character, a path outside C(/dev/mst)) is refused
-        before any tool runs.
+      - Devices to configure. Each is a PCI address (V(18:00.0) or V(0000:18:00.0) - bus, device 00-1f, function
+        0-7), an RDMA device name (V(mlx5_0); passed to the tool as written), an MST device path as MFT's C(mst start)
+        creates it (V(/dev/mst/mt4129_pciconf0); MFT only - refused with O(tool=mstflint), or with O(tool=auto) where
+        only mstflint is installed), or V(all) for function 0 of every NVIDIA card.
+      - Anything else (a short address such as V(18:00), a function above 7, a word starting with C(-), a blank, a
+        shell character, any other path) is refused before any tool runs.
       - Both functions of a dual-port card share the global parameters; port parameters carry C(_P1)/C(_P2).
     type: list
     elements: str
@@ -245,6 +247,9 @@ def main():
             devices_.check_names(config["device"], "%s.device" % where if where else "device")
             normalize_desired(config["params"], option="%s.params" % where if where else "params")
         runner = Runner(tool=params["tool"], timeout=params["timeout"])
+        for index, config in enumerate(configs):   # an MST path needs MFT: checked before any tool runs
+            devices_.check_tool(config["device"], runner,
+                                "configs[%d].device" % index if params["configs"] is not None else "device")
         found = None
         if any(devices_.needs_discovery(c["device"], c["part_number"]) for c in configs):
             found = devices_.discover(runner)

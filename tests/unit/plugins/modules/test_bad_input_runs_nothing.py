@@ -99,6 +99,47 @@ def test_a_malformed_device_reaches_no_tool(fake, device):
     _fails(fake, mlx_fwreset, {"device": [device]}, "device[0]=")
 
 
+# item by item, several members of each class the device grammar refuses: a short or over-long PCI address, a device
+# above 1f or a function above 7, a PCI address with spaces or a trailing dot, a path that is no MST device, an RDMA
+# name with a character no kernel or udev name has, a non-ASCII digit
+@pytest.mark.parametrize("device", ["18:00", "0000:18:00", "0000:18:00.8", "18:00.9", "0000:18:20.0", "0000:18:ff.0",
+                                    "00000:18:00.0", "0000:18:00.0.0", "0000:018:00.0", "18:00.", " 18:00.0",
+                                    "0000:18:00.0/", "/dev/mst/mt4129", "/dev/mst/mt4129_pciconf0x",
+                                    "/dev/mst/0000:18:00.0_mstconf", "/dev/mst/mt4129_pciconf0.8", "/dev/sda",
+                                    "mst/mt4129_pciconf0", "mlx5-0", "mlx5.0", "5mlx_0", "_mlx5", "mlx5_\u0663",
+                                    "18:00.\u0663", "ALL ", "x" * 65])
+def test_a_device_of_no_kind_is_refused_naming_the_kinds(fake, device):
+    out = _fails(fake, mlxconfig, {"device": [device], "params": {"SRIOV_EN": True}}, "device[0]=", "is not a device",
+                 "device 00-1f, function 0-7", "NVIDIA MFT only")
+    assert out["parameter"] == "device[0]"
+    _fails(fake, mlx_fwreset, {"device": ["0000:18:00.0", device]}, "device[1]=", "is not a device")
+    _fails(fake, mlx_firmware, {"device": [device], "images": [IMAGE]}, "device[0]=", "is not a device")
+
+
+@pytest.mark.parametrize("device, kind", [
+    ("18:00.0", "pci"), ("0000:18:00.1", "pci"), ("0000:AF:1F.7", "pci"), ("0000:18:00.0", "pci"),
+    ("mlx5_0", "rdma"), ("mlx5_bond_0", "rdma"), ("rocep24s0f0", "rdma"), ("ibp24s0", "rdma"), ("x" * 64, "rdma"),
+    ("/dev/mst/mt4129_pciconf0", "mst"), ("/dev/mst/mt41686_pciconf0.1", "mst"), ("/dev/mst/mt4123_pci_cr0", "mst"),
+    ("all", "all")])
+def test_each_kind_of_device_name_is_known(device, kind):
+    from ansible_collections.gpufabric.mlnx.plugins.module_utils import _devices
+    assert _devices.device_kind(device) == kind
+    assert _devices.check_names([device]) == [device]
+
+
+@pytest.mark.parametrize("path", ["/dev/mst/mt4129_pciconf0", "/dev/mst/mt41686_pciconf0.1"])
+def test_an_mst_device_path_with_the_mstflint_tools_is_refused_before_they_run(fake, path):
+    # mst start (NVIDIA MFT) creates the path; mstflint's tools open a PCI address or an RDMA device
+    for module, args in ((mlxconfig, {"device": [path], "params": {"SRIOV_EN": True}}),
+                         (mlx_fwreset, {"device": [path]}), (mlx_firmware, {"device": [path], "images": [IMAGE]})):
+        out = _fails(fake, module, dict(args, tool="mstflint"), "device[0]=%r is an MST device path" % path,
+                     "only NVIDIA MFT's tools open", "tool: mstflint")
+        assert out["parameter"] == "device[0]"
+    _fails(fake, mlxconfig, {"configs": [{"device": ["0000:18:00.0"], "params": {"SRIOV_EN": True}},
+                                         {"device": [path], "params": {"SRIOV_EN": True}}], "tool": "mstflint"},
+           "configs[1].device[0]=")
+
+
 @pytest.mark.parametrize("psid", ["MCX75310AAS-NEAT", "MCX7531", "mcx623106an-cdat", "900-9X7AH-0078-DTZ", "MT 0838",
                                   "MT_0000000838;x"])
 def test_a_firmware_image_keyed_by_a_part_number_or_no_psid_is_refused(fake, psid):
@@ -124,3 +165,22 @@ def test_a_timeout_of_zero_or_less_is_refused(fake, module, args, timeout):
     out = _fails(fake, module, dict(args, timeout=timeout), "timeout=%d is not a timeout" % timeout,
                  "above 0")
     assert out["parameter"] == "timeout"
+
+
+@pytest.mark.parametrize("installed, refused", [(["mstconfig", "mstflint"], True), (["mlxconfig", "flint"], False),
+                                                (["mlxconfig", "mstconfig"], False)])
+def test_with_tool_auto_an_mst_path_is_refused_where_only_mstflint_is_installed(installed, refused):
+    from ansible_collections.gpufabric.mlnx.plugins.module_utils import _devices
+    from ansible_collections.gpufabric.mlnx.plugins.module_utils._errors import InvalidValue
+    ran = []
+    runner = Runner("auto", which=lambda name: "/usr/bin/" + name if name in installed else None,
+                    execute=lambda *a, **k: ran.append(a))
+    names = ["0000:18:00.0", "/dev/mst/mt4129_pciconf0"]
+    if refused:
+        with pytest.raises(InvalidValue, match=r"device\[1\]='/dev/mst/mt4129_pciconf0' is an MST device path.*"
+                                               r"\(tool: auto\)"):
+            _devices.check_tool(names, runner)
+    else:
+        assert _devices.check_tool(names, runner) is None
+    _devices.check_tool(["0000:18:00.0", "mlx5_0"], Runner("mstflint", which=lambda name: None))   # no path: no lookup
+    assert ran == []

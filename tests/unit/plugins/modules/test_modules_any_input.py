@@ -29,7 +29,8 @@ FIXED = {"root", "src", "state_dir"}
 TEXT = st.text(alphabet="abcXYZ019_-.:, $`;'\"\n", max_size=10)
 SCALARS = st.one_of(st.none(), st.booleans(), st.integers(-5, 2 ** 40), st.floats(allow_nan=False, width=32), TEXT,
                     st.sampled_from(["0000:18:00.0", "all", "enp24s0np0", "MT_0000000838", "28.43.2566", "dscp",
-                                     "pcie_aspm=off", "query", "present", "INF"]))
+                                     "pcie_aspm=off", "query", "present", "INF", "/dev/mst/mt4129_pciconf0", "18:00",
+                                     "0000:18:00.8", "mlx5_0", "mstflint"]))
 JSONISH = st.recursive(SCALARS, lambda inner: st.lists(inner, max_size=3) | st.dictionaries(TEXT, inner, max_size=3),
                        max_leaves=8)
 
@@ -74,3 +75,20 @@ def test_any_option_values_end_in_exit_json_or_fail_json(fake, module):
         if failed:
             assert isinstance(out.get("msg"), str) and out["msg"].strip()
     check()
+
+
+@given(st.text(max_size=80) | st.from_regex(r"[0-9a-fA-F:./_a-z]{1,20}", fullmatch=True))
+@settings(max_examples=400, deadline=None)
+def test_a_device_name_of_any_kind_is_one_safe_argv_word(name):
+    """Whatever text a task gives as a device: of a kind only when it is ASCII, one word, not an option, and a path
+    only under /dev/mst; a PCI address of a kind is one the kernel can have (device 00-1f, function 0-7)."""
+    from ansible_collections.gpufabric.mlnx.plugins.module_utils import _devices
+    kind = _devices.device_kind(name)
+    assert kind in (None, "pci", "rdma", "mst", "all")
+    if kind is not None:
+        assert name.isascii() and name.split() == [name] and not name.startswith("-")
+        assert ("/" in name) == (kind == "mst") and (kind != "mst" or name.startswith("/dev/mst/mt"))
+    if kind == "pci":
+        full = _devices.pci_full(name)
+        assert int(full.split(":")[2].split(".")[0], 16) <= 0x1f and int(full[-1]) <= 7
+
