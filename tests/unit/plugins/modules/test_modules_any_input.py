@@ -91,4 +91,3 @@ def test_a_device_name_of_any_kind_is_one_safe_argv_word(name):
     if kind == "pci":
         full = _devices.pci_full(name)
         assert int(full.split(":")[2].split(".")[0], 16) <= 0x1f and int(full[-1]) <= 7
-
