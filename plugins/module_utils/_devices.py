@@ -187,6 +187,29 @@ def check_tool(names: Sequence[str] | None, runner: Runner, parameter: str = "de
                            parameter="%s[%d]" % (parameter, index), allowed=allowed)
 
 
+# A part number as NVIDIA and the OEMs print it (lspci's VPD [PN], mlxconfig's Part Number): MCX75310AAS-NEAT,
+# MCX715105AS-WEAT_Ax (a revision suffix), 900-9D3B6-00CV-AA0 (BlueField-3), P23666-B21 (an OEM's).
+PART_NUMBER_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9-]{1,39}(?:_[A-Za-z0-9]{1,4})?", re.ASCII)
+PART_NUMBER_ALLOWED = "a part number such as MCX75310AAS-NEAT or 900-9D3B6-00CV-AA0 (letters, digits, -, an _Ax suffix)"
+
+
+def check_part_numbers(values: object, parameter: str = "part_number") -> list[str]:
+    """Part numbers a task names, each by PART_NUMBER_RE, before any tool runs (an empty one would otherwise read
+    every card's VPD and match nothing); InvalidValue naming ``parameter[i]``."""
+    if values is None:
+        return []
+    items = [values] if isinstance(values, str) else values
+    if not isinstance(items, list):
+        raise InvalidValue("%s must be a list of part numbers (%s), not %r" % (parameter, PART_NUMBER_ALLOWED, values),
+                           parameter=parameter, allowed=PART_NUMBER_ALLOWED)
+    for index, value in enumerate(items):
+        if not isinstance(value, str) or not PART_NUMBER_RE.fullmatch(value):
+            raise InvalidValue("%s[%d]=%r is not a part number; allowed: %s. Nothing was run." % (
+                parameter, index, value, PART_NUMBER_ALLOWED), parameter="%s[%d]" % (parameter, index),
+                allowed=PART_NUMBER_ALLOWED)
+    return list(items)
+
+
 def needs_discovery(names: Sequence[str] | None, part_numbers: Sequence[str] | None) -> bool:
     """Whether ``select`` needs ``discover``'s list: ``all`` or a part number is named."""
     return bool(part_numbers) or any(n == "all" for n in names or [])

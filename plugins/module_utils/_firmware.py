@@ -26,8 +26,10 @@ import shutil
 from collections.abc import Mapping, Sequence
 
 from ansible_collections.gpufabric.mlnx.plugins.module_utils._devices import (
+    PART_NUMBER_ALLOWED,
     base_part_number,
     card_of,
+    check_part_numbers,
     is_pci,
 )
 from ansible_collections.gpufabric.mlnx.plugins.module_utils._errors import (
@@ -41,9 +43,15 @@ from ansible_collections.gpufabric.mlnx.plugins.module_utils._host import Result
 from ansible_collections.gpufabric.mlnx.plugins.module_utils._parsers import parse
 from ansible_collections.gpufabric.mlnx.plugins.module_utils._runner import Runner
 from ansible_collections.gpufabric.mlnx.plugins.module_utils._validate import kind_of, quoted
-from ansible_collections.gpufabric.mlnx.plugins.module_utils._versions import FIRMWARE_VERSION_RE, version_key
+from ansible_collections.gpufabric.mlnx.plugins.module_utils._versions import (
+    FIRMWARE_PIN_RE,
+    FIRMWARE_VERSION_RE,
+    version_key,
+)
 
 SHA256_RE = re.compile(r"^[0-9a-f]{64}\Z", re.ASCII)
+# A firmware image file: a path ending in .bin (what flint -i burns), no NUL, not a directory (a trailing /).
+IMAGE_PATH_RE = re.compile(r"[^\x00]*[^/\x00]\.[bB][iI][nN]", re.ASCII)
 # A vendor prefix and digits, as flint prints "PSID": MT_0000000838 (NVIDIA), DEL0000000027 (Dell), HPE0000000058.
 PSID_RE = re.compile(r"^[A-Z]{2,4}_?\d{4,13}\Z", re.ASCII)
 PSID_MAX = 16
@@ -110,10 +118,20 @@ def normalize_images(images: Sequence[object] | None) -> list[dict]:
                 raise InvalidParameter("%s.%s is required" % (where, key), parameter="%s.%s" % (where, key),
                                        allowed=["psid", "version", "path", "sha256", "part_numbers", "from_psids", "copy_from"])
         version = str(raw["version"]).strip()
-        if not FIRMWARE_VERSION_RE.match(version):
-            raise InvalidValue("%s.version %r is not a firmware version (allowed: numbers separated by dots, "
+        if isinstance(raw["version"], (bool, float)) or not FIRMWARE_PIN_RE.match(version):
+            raise InvalidValue("%s.version %r is not a firmware version (allowed: three numbers separated by dots, "
                                "for example 28.43.1014)" % (where, raw["version"]),
                                parameter=where + ".version", allowed=["N.N.NNNN"])
+        path = raw["path"]
+        if not isinstance(path, str) or not IMAGE_PATH_RE.fullmatch(path):
+            raise InvalidValue("%s.path %r is not a firmware image: a .bin file (flint -i burns one; a .zip as NVIDIA "
+                               "serves it is unzipped first, a directory is not an image)" % (where, path),
+                               parameter=where + ".path", allowed=["a path ending in .bin"])
+        numbers = raw.get("part_numbers") or []
+        if not isinstance(numbers, list):
+            raise InvalidValue("%s.part_numbers must be a list of part numbers, not %s" % (where, kind_of(numbers)),
+                               parameter=where + ".part_numbers", allowed=PART_NUMBER_ALLOWED)
+        check_part_numbers(numbers, where + ".part_numbers")
         digest = str(raw["sha256"]).strip().lower()
         if digest.startswith("sha256:"):
             digest = digest[len("sha256:"):]
@@ -136,7 +154,7 @@ def normalize_images(images: Sequence[object] | None) -> list[dict]:
             "version": version,
             "path": str(raw["path"]),
             "sha256": digest,
-            "part_numbers": [base_part_number(p) for p in raw.get("part_numbers") or [] if str(p).strip()],
+            "part_numbers": [base_part_number(p) for p in numbers],
             "from_psids": from_psids,
         })
     _check_overlaps(out)

@@ -30,6 +30,8 @@ Devices Tool"; the device itself reports which of them can load its pending firm
 
 from __future__ import annotations
 
+import re
+
 from collections.abc import Mapping, Sequence
 
 from ansible_collections.gpufabric.mlnx.plugins.module_utils import _devices as devices_
@@ -80,11 +82,12 @@ def normalize_level(value: object) -> int | str:
     """``auto`` (or nothing) -> ``"auto"``; ``3`` / ``"3"`` -> ``3``. Raises InvalidValue."""
     if value is None or (isinstance(value, str) and value.strip().lower() in ("", "auto")):
         return "auto"
-    try:
-        if isinstance(value, bool) or isinstance(value, float):
-            raise ValueError(value)
-        level = int(str(value).strip())
-    except ValueError:
+    # an int, or ASCII digits: int() would also take "٣" (an Arabic-Indic three) or "1_0"
+    if isinstance(value, int) and not isinstance(value, bool):
+        level = value
+    elif isinstance(value, str) and re.fullmatch(r"\s*[0-9]{1,2}\s*", value, re.ASCII):
+        level = int(value)
+    else:
         raise InvalidValue("level must be auto or one of %s, not %r" % (", ".join(str(x) for x in RUNNABLE), value),
                            parameter="level", allowed=ALLOWED_LEVELS)
     if level in LEVELS and LEVELS[level]["host_restart"]:

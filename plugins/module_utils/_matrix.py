@@ -33,7 +33,7 @@ from ansible_collections.gpufabric.mlnx.plugins.module_utils._profiles import MA
 from ansible_collections.gpufabric.mlnx.plugins.module_utils._validate import (
     Problems, ProblemsError, check_list, check_mapping, close_names, field, is_whole, join_path, kind_of, problem_list,
     quoted, read_bool, read_choice, read_string, unknown_keys)
-from ansible_collections.gpufabric.mlnx.plugins.module_utils._versions import version_key
+from ansible_collections.gpufabric.mlnx.plugins.module_utils._versions import FIRMWARE_PIN_RE, version_key
 
 ROOT = "gpufabric_matrix"
 SUBJECT = ROOT + " is not consistent"
@@ -57,8 +57,9 @@ BASE_URL_VARIABLE = "gpufabric_switch_image_base_url"
 ASSIGNMENT_KEYS = ("profile",) + tuple(MATCH_KEYS)
 MATCH_WHAT = {"part_numbers": "a part number", "pci": "a PCI address", "device_types": "a device type such as ConnectX7"}
 
-# 28.43.2566: major (the device family), minor, sub-minor - as flint prints "FW Version".
-FW_VERSION_RE = re.compile(r"^\d+\.\d+\.\d+\Z", re.ASCII)
+# 28.43.2566: major (the device family), minor, sub-minor - as flint prints "FW Version" (the grammar the
+# firmware module holds an image's version to, too).
+FW_VERSION_RE = FIRMWARE_PIN_RE
 # 24.10-2.1.8.0, 5.8-1.1.2.1, 25.01-0.6.0: what `ofed_info -s` prints after its prefix.
 DRIVER_VERSION_RE = re.compile(r"^\d+\.\d+-\d+(?:\.\d+){1,4}\Z", re.ASCII)
 DRIVER_PREFIX_RE = re.compile(r"^(?:MLNX_OFED_LINUX|OFED-internal|DOCA-OFED|doca-ofed|mlnx-ofed)-(?P<rest>.*?):?\Z", re.ASCII)

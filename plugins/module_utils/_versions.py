@@ -19,6 +19,9 @@ from collections.abc import Callable
 
 # A firmware version: numbers separated by dots (flint's "FW Version", the matrix's pins).
 FIRMWARE_VERSION_RE = re.compile(r"^\d+(?:\.\d+)*\Z", re.ASCII)
+# A ConnectX/BlueField firmware release as a task or the matrix pins it: exactly three parts, 28.43.2566 (family,
+# minor, sub-minor - flint's "FW Version").
+FIRMWARE_PIN_RE = re.compile(r"^\d{1,3}\.\d{1,4}\.\d{1,5}\Z", re.ASCII)
 
 
 def version_key(version: object) -> tuple[int, ...]:

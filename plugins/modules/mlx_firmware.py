@@ -55,12 +55,15 @@ options:
         required: true
       version:
         description:
-          - The FW version inside the image, for example V(28.43.1014). Versions compare as numbers, part by part.
+          - The FW version inside the image, three numbers (family, minor, sub-minor) as flint prints it, for example
+            V(28.43.1014); another form (V(28.43), V(28.43.1014.1)) is refused before any tool runs. Versions compare
+            as numbers, part by part.
         type: str
         required: true
       path:
         description:
-          - The image file (C(.bin)) on the managed host.
+          - The image file on the managed host, a path ending in C(.bin) (what C(flint -i) burns); a C(.zip) as NVIDIA
+            serves it, or a directory, is refused before any tool runs.
         type: path
         required: true
       sha256:
@@ -72,6 +75,8 @@ options:
         description:
           - Board part numbers the image is valid for (an C(_Ax) revision suffix is ignored). When given, a device
             whose part number (from C(flint q), else the PCI VPD) is not listed does not get this image.
+          - Each letters, digits and C(-) with an optional C(_Ax) suffix (V(MCX75310AAS-NEAT), V(900-9D3B6-00CV-AA0));
+            an empty or other value is refused before any tool runs.
         type: list
         elements: str
       from_psids:

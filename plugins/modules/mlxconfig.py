@@ -42,6 +42,8 @@ options:
   part_number:
     description:
       - Select function 0 of every card whose VPD part number is one of these (an C(_Ax) revision suffix is ignored).
+      - Each letters, digits and C(-) with an optional C(_Ax) suffix (V(MCX75310AAS-NEAT), V(900-9D3B6-00CV-AA0)); an
+        empty or other value is refused before any tool runs (it would read every card's VPD and match none).
     type: list
     elements: str
     aliases: [part_numbers]
@@ -245,6 +247,7 @@ def main():
         for index, config in enumerate(configs):   # every device name and NV parameter, before any tool runs
             where = "configs[%d]" % index if params["configs"] is not None else None
             devices_.check_names(config["device"], "%s.device" % where if where else "device")
+            devices_.check_part_numbers(config["part_number"], "%s.part_number" % where if where else "part_number")
             normalize_desired(config["params"], option="%s.params" % where if where else "params")
         runner = Runner(tool=params["tool"], timeout=params["timeout"])
         for index, config in enumerate(configs):   # an MST path needs MFT: checked before any tool runs

@@ -69,17 +69,18 @@ def test_normalize_images():
 
 @pytest.mark.parametrize("raw, error, words", [
     ([], InvalidParameter, "at least one image"),
-    ([dict(psid="MT_0000000001", version="28.43.1014", path="/a")], InvalidParameter, "images[0].sha256 is required"),
-    ([dict(psid="MT_0000000001", version="28.43", path="/a", sha256="a" * 64)], None, None),
-    ([dict(psid="MT_0000000001", version="latest", path="/a", sha256="a" * 64)], InvalidValue, "images[0].version 'latest'"),
-    ([dict(psid="MT_0000000001", version="1.2.3", path="/a", sha256="abc")], InvalidValue, "images[0].sha256 must be 64"),
-    ([dict(psid="MT_0000000001", version="1.2.3", path="/a", sha256="a" * 64),
-      dict(psid="mt_0000000001", version="1.2.4", path="/b", sha256="b" * 64)], InvalidParameter,
+    ([dict(psid="MT_0000000001", version="28.43.1014", path="/a.bin")], InvalidParameter, "images[0].sha256 is required"),
+    ([dict(psid="MT_0000000001", version="28.43", path="/a.bin", sha256="a" * 64)], InvalidValue,
+     "images[0].version '28.43' is not a firmware version (allowed: three numbers"),
+    ([dict(psid="MT_0000000001", version="latest", path="/a.bin", sha256="a" * 64)], InvalidValue, "images[0].version 'latest'"),
+    ([dict(psid="MT_0000000001", version="1.2.3", path="/a.bin", sha256="abc")], InvalidValue, "images[0].sha256 must be 64"),
+    ([dict(psid="MT_0000000001", version="1.2.3", path="/a.bin", sha256="a" * 64),
+      dict(psid="mt_0000000001", version="1.2.4", path="/b.bin", sha256="b" * 64)], InvalidParameter,
      "images[0] and images[1] both apply to devices with PSID MT_0000000001"),
-    ([dict(psid="MT_0000000012", version="1.2.3", path="/a", sha256="a" * 64, from_psids=["MT_0000000011"]),
-      dict(psid="MT_0000000011", version="1.2.4", path="/b", sha256="b" * 64)], InvalidParameter, "PSID MT_0000000011"),
-    ([dict(psid="MT_0000000001", version="1.2.3", path="/a", sha256="a" * 64, part_numbers=["MCX1"]),
-      dict(psid="MT_0000000001", version="1.2.4", path="/b", sha256="b" * 64, part_numbers=["MCX2"])], None, None),
+    ([dict(psid="MT_0000000012", version="1.2.3", path="/a.bin", sha256="a" * 64, from_psids=["MT_0000000011"]),
+      dict(psid="MT_0000000011", version="1.2.4", path="/b.bin", sha256="b" * 64)], InvalidParameter, "PSID MT_0000000011"),
+    ([dict(psid="MT_0000000001", version="1.2.3", path="/a.bin", sha256="a" * 64, part_numbers=["MCX1"]),
+      dict(psid="MT_0000000001", version="1.2.4", path="/b.bin", sha256="b" * 64, part_numbers=["MCX2"])], None, None),
 ])
 def test_normalize_images_errors(raw, error, words):
     if error is None:
@@ -624,3 +625,30 @@ def test_images_problems_without_flint_or_mstflint_says_so_and_still_checks_sha2
                                "configuration tool found on PATH: install mlxconfig (NVIDIA Firmware Tools")
     assert found[1].endswith("; install NVIDIA MFT (flint) or mstflint on this host")
     assert fw.images_problems(runner, []) == []
+
+
+# item by item, several members of each class an image is refused for: a version of other than three numbers, a
+# path that is no .bin file, a part number that is empty or not one word
+@pytest.mark.parametrize("change, words", [
+    ({"version": v}, "images[0].version") for v in ("28.43", "28.43.2566.1", "28", "28.43.x", "\u0662\u0668.43.2566",
+                                                     28.43, "28..2566", " 28.43.2566 x", True)
+] + [
+    ({"path": p}, "images[0].path") for p in ("/srv/fw", "/srv/fw/", "/srv/fw/a.zip", "/srv/fw/a.bin.zip",
+                                              "/srv/fw/a.bin/", "/srv/fw/.bin/", "/srv/fw/a.bin\x00", ["/a.bin"])
+] + [
+    ({"part_numbers": n}, "images[0].part_numbers") for n in ([""], [" "], ["MCX 75310"], [5], ["MCX;x"], "MCX1",
+                                                              [None])
+])
+def test_an_image_outside_its_grammar_is_refused_naming_the_key(change, words):
+    raw = dict(dict(psid="MT_0000000838", version="28.43.2566", path="/srv/fw/a.bin", sha256="a" * 64), **change)
+    with pytest.raises(InvalidValue) as err:
+        fw.normalize_images([raw])
+    assert err.value.parameter.startswith(words), (err.value.parameter, err.value.msg)
+
+
+@pytest.mark.parametrize("version, path", [("28.43.2566", "/srv/fw/fw-ConnectX7-rel-28_43_2566.signed.bin"),
+                                           ("22.36.1010", "relative/dir/image.BIN"), ("0.0.1", "/a.bin")])
+def test_images_in_the_grammar_are_taken(version, path):
+    assert fw.normalize_images([dict(psid="MT_0000000838", version=version, path=path, sha256="a" * 64,
+                                     part_numbers=["MCX75310AAS-NEAT_Ax", "900-9D3B6-00CV-AA0"])])[0]["path"] == path
+

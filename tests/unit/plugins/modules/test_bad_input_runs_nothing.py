@@ -184,3 +184,20 @@ def test_with_tool_auto_an_mst_path_is_refused_where_only_mstflint_is_installed(
         assert _devices.check_tool(names, runner) is None
     _devices.check_tool(["0000:18:00.0", "mlx5_0"], Runner("mstflint", which=lambda name: None))   # no path: no lookup
     assert ran == []
+
+
+@pytest.mark.parametrize("level", ["\u0663", "\u0663\u0663", "3\u0660", "1_0", "+3", "3.0", 3.0, True, "0x3", "three"])
+def test_a_reset_level_is_ascii_digits_or_an_int(fake, level):
+    # int() takes "٣" (an Arabic-Indic three) and "1_0" as numbers: the level is read by an ASCII grammar
+    out = _fails(fake, mlx_fwreset, {"device": ["0000:18:00.0"], "level": level}, "level must be auto or one of")
+    assert out["parameter"] == "level"
+
+
+@pytest.mark.parametrize("part", ["", " ", "MCX 75310", "MCX;reboot", "-MCX", "\u0663MCX", "x" * 41])
+def test_a_part_number_outside_its_grammar_reads_no_card(fake, part):
+    # an empty part number read every card's VPD (lspci) and then matched nothing
+    out = _fails(fake, mlxconfig, {"part_number": [part], "params": {"SRIOV_EN": True}}, "part_number[0]=",
+                 "is not a part number")
+    assert out["parameter"] == "part_number[0]"
+    _fails(fake, mlxconfig, {"configs": [{"part_number": ["MCX75310AAS-NEAT", part], "params": {"SRIOV_EN": True}}]},
+           "configs[0].part_number[1]=")
