@@ -629,16 +629,16 @@ def test_images_problems_without_flint_or_mstflint_says_so_and_still_checks_sha2
 
 # item by item, several members of each class an image is refused for: a version of other than three numbers, a
 # path that is no .bin file, a part number that is empty or not one word
-@pytest.mark.parametrize("change, words", [
-    ({"version": v}, "images[0].version") for v in ("28.43", "28.43.2566.1", "28", "28.43.x", "\u0662\u0668.43.2566",
-                                                     28.43, "28..2566", " 28.43.2566 x", True)
-] + [
-    ({"path": p}, "images[0].path") for p in ("/srv/fw", "/srv/fw/", "/srv/fw/a.zip", "/srv/fw/a.bin.zip",
-                                              "/srv/fw/a.bin/", "/srv/fw/.bin/", "/srv/fw/a.bin\x00", ["/a.bin"])
-] + [
-    ({"part_numbers": n}, "images[0].part_numbers") for n in ([""], [" "], ["MCX 75310"], [5], ["MCX;x"], "MCX1",
-                                                              [None])
-])
+BAD_VERSIONS = ("28.43", "28.43.2566.1", "28", "28.43.x", "\u0662\u0668.43.2566", 28.43, "28..2566", " 28.43.2566 x",
+                True)
+BAD_PATHS = ("/srv/fw", "/srv/fw/", "/srv/fw/a.zip", "/srv/fw/a.bin.zip", "/srv/fw/a.bin/", "/srv/fw/.bin/",
+             "/srv/fw/a.bin\x00", ["/a.bin"])
+BAD_PARTS = ([""], [" "], ["MCX 75310"], [5], ["MCX;x"], "MCX1", [None])
+
+
+@pytest.mark.parametrize("change, words", [({"version": v}, "images[0].version") for v in BAD_VERSIONS]
+                         + [({"path": p}, "images[0].path") for p in BAD_PATHS]
+                         + [({"part_numbers": n}, "images[0].part_numbers") for n in BAD_PARTS])
 def test_an_image_outside_its_grammar_is_refused_naming_the_key(change, words):
     raw = dict(dict(psid="MT_0000000838", version="28.43.2566", path="/srv/fw/a.bin", sha256="a" * 64), **change)
     with pytest.raises(InvalidValue) as err:
@@ -651,4 +651,3 @@ def test_an_image_outside_its_grammar_is_refused_naming_the_key(change, words):
 def test_images_in_the_grammar_are_taken(version, path):
     assert fw.normalize_images([dict(psid="MT_0000000838", version=version, path=path, sha256="a" * 64,
                                      part_numbers=["MCX75310AAS-NEAT_Ax", "900-9D3B6-00CV-AA0"])])[0]["path"] == path
-
