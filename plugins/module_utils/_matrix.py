@@ -273,6 +273,31 @@ def _check_apt(problems, source, base):
         _url(problems, path, key_url, "where to fetch the repository's key")
 
 
+def repository_problems(repository, kind, state_dir=None, base="repository") -> list[str]:
+    """The ofed_driver module's own ``repository`` (url, suite, components, signed_by, key_url, trusted, sources_file)
+    and ``state_dir``, by the rules the matrix's ``driver.source`` is checked with: a URL with its scheme, an apt
+    suite with its components (none for a flat ``./``), absolute key and sources files; ``kind`` the source's type
+    (apt, dnf or tarball - apt's suite rules apply to apt only). Every problem, each naming its option."""
+    problems = Problems()
+    repo = repository if repository is not None else {}
+    if check_mapping(problems, base, repo, "the repository (url, suite, components, signed_by, key_url, ...)"):
+        if repo.get("url") is not None:
+            _url(problems, join_path(base, "url"), repo["url"], "the repository URL")
+        if kind == "apt" and repo.get("url") is not None:
+            # the module's defaults: a flat repository (suite ./, no components)
+            given = {k: v for k, v in repo.items() if v is not None and k in ("suite", "components", "signed_by",
+                                                                               "key_url")}
+            _check_apt(problems, dict({"suite": "./", "components": []}, **given), base)
+        for key, what in (("sources_file", "the apt sources file on the host"),):
+            if repo.get(key) is not None:
+                _absolute_path(problems, join_path(base, key), repo[key], what)
+    if state_dir is not None:
+        text = _absolute_path(problems, "state_dir", state_dir, "where the record of a pending install is kept")
+        if text is not None and ".." in text.split("/"):
+            problems.add("state_dir", "%s has a .. component (an absolute directory without ..)" % _quoted(text))
+    return list(problems)
+
+
 def _check_kernels(problems, driver, base):
     kpath, kernels = field(problems, driver, base, "kernels", "", required=False)
     dpath, dkms = field(problems, driver, base, "dkms", "", required=False)

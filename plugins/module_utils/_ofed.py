@@ -44,9 +44,9 @@ from ansible_collections.gpufabric.mlnx.plugins.module_utils._errors import (
 )
 from ansible_collections.gpufabric.mlnx.plugins.module_utils._firmware import sha256_file
 from ansible_collections.gpufabric.mlnx.plugins.module_utils._host import Host
-from ansible_collections.gpufabric.mlnx.plugins.module_utils._matrix import matrix_problems
+from ansible_collections.gpufabric.mlnx.plugins.module_utils._matrix import matrix_problems, repository_problems
 from ansible_collections.gpufabric.mlnx.plugins.module_utils._mgmt import check_mgmt_interface, mgmt_state
-from ansible_collections.gpufabric.mlnx.plugins.module_utils._validate import check_timeout
+from ansible_collections.gpufabric.mlnx.plugins.module_utils._validate import ProblemsError, check_timeout
 from ansible_collections.gpufabric.mlnx.plugins.module_utils._parsers.common import ParseError
 from ansible_collections.gpufabric.mlnx.plugins.module_utils._parsers.ofed_info import parse_ofed_info
 from ansible_collections.gpufabric.mlnx.plugins.module_utils._parsers.packages import (
@@ -629,6 +629,11 @@ def converge(reader: Host, spec: dict, params: Mapping, *, check_mode: bool,
     check_mgmt_interface(params.get("mgmt_interface"))   # before anything is installed; the guard runs at the end
     for option, default in (("timeout", 30), ("lock_timeout", 300)):
         check_timeout(params.get(option, default), option)
+    # the module's own repository and state_dir, by the matrix's rules (the role checks them too; a task that calls
+    # the module directly gets the same refusal), before anything runs
+    found = repository_problems(params.get("repository"), spec["source"]["type"], params.get("state_dir"))
+    if found:
+        raise ProblemsError("ofed_driver's options", found, parameter=found[0].split(":", 1)[0])
     manager = params.get("package_manager") or "auto"
     if manager == "auto":
         manager = reader.package_manager()

@@ -66,6 +66,9 @@ options:
     description:
       - The repository to probe and install from. For apt and dnf sources normally the matrix's own (url, suite, components,
         signed_by, key_url); for a tarball the C(file://) directory of the unpacked bundle.
+      - Checked by the rules of the matrix's C(driver.source) before anything runs - a URL with its scheme, an apt
+        suite with its components (none for a flat V(./)), absolute key and sources files - every problem named by
+        its option.
     type: dict
     suboptions:
       url:
@@ -133,7 +136,7 @@ options:
     type: bool
     default: false
   state_dir:
-    description: Where the record of an install waiting for a reboot is kept.
+    description: Where the record of an install waiting for a reboot is kept; an absolute directory without C(..).
     type: path
     default: /var/lib/gpufabric/ofed
   mark_pending:

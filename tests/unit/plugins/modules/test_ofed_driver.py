@@ -54,3 +54,29 @@ def test_bad_matrix_entry(run):
     failed, out, _fake = run({"driver": {"flavour": "doca-ofed"}})
     assert failed and out["parameter"] == "gpufabric_matrix.driver"
     assert "gpufabric_matrix.driver.version: required" in out["msg"]
+
+
+@pytest.mark.parametrize("change, option, words", [
+    ({"url": "mirror.example/doca/ubuntu22.04"}, "repository.url", "is not a URL (allowed: https://, http:// or file://"),
+    ({"url": "ftp://mirror.example/doca"}, "repository.url", "is not a URL"),
+    ({"url": "https://mirror.example/doca repo"}, "repository.url", "is not a URL"),
+    ({"suite": "jammy"}, "repository.components", 'required when the suite "jammy" is a distribution name'),
+    ({"suite": "./", "components": ["main"]}, "repository.components", "a flat repository"),
+    ({"signed_by": "keys/doca.pub"}, "repository.signed_by", "is not an absolute path"),
+    ({"key_url": "mirror.example/doca.pub"}, "repository.key_url", "is not a URL"),
+    ({"sources_file": "sources.list.d/x.sources"}, "repository.sources_file", "is not an absolute path"),
+])
+def test_the_modules_own_repository_is_checked_before_anything_runs(run, change, option, words):
+    # the role checks these too; a task that calls the module directly gets the same refusal, with no command run
+    failed, out, fake = run({"driver": driver(), "state": "present", "repository": dict(REPO, **change)})
+    assert failed and out["parameter"] == option, out
+    assert "%s: " % option in out["msg"] and words in out["msg"], out["msg"]
+    assert fake.installed == {} and fake.calls == []
+
+
+@pytest.mark.parametrize("state_dir, words", [("var/lib/gpufabric", "is not an absolute path"),
+                                              ("/var/lib/../../etc", "has a .. component")])
+def test_a_state_dir_that_is_not_an_absolute_directory_is_refused(run, state_dir, words):
+    failed, out, fake = run({"driver": driver(), "state": "present", "repository": REPO, "state_dir": state_dir})
+    assert failed and out["parameter"] == "state_dir" and words in out["msg"], out
+    assert fake.calls == []
