@@ -285,8 +285,8 @@ def repository_problems(repository, kind, state_dir=None, base="repository") -> 
             _url(problems, join_path(base, "url"), repo["url"], "the repository URL")
         if kind == "apt" and repo.get("url") is not None:
             # the module's defaults: a flat repository (suite ./, no components)
-            given = {k: v for k, v in repo.items() if v is not None and k in ("suite", "components", "signed_by",
-                                                                               "key_url")}
+            keys = ("suite", "components", "signed_by", "key_url")
+            given = {k: v for k, v in repo.items() if v is not None and k in keys}
             _check_apt(problems, dict({"suite": "./", "components": []}, **given), base)
         for key, what in (("sources_file", "the apt sources file on the host"),):
             if repo.get(key) is not None:
