@@ -203,11 +203,42 @@ def check_part_numbers(values: object, parameter: str = "part_number") -> list[s
         raise InvalidValue("%s must be a list of part numbers (%s), not %r" % (parameter, PART_NUMBER_ALLOWED, values),
                            parameter=parameter, allowed=PART_NUMBER_ALLOWED)
     for index, value in enumerate(items):
-        if not isinstance(value, str) or not PART_NUMBER_RE.fullmatch(value):
+        if not isinstance(value, str) or not PART_NUMBER_RE.fullmatch(value.strip()):
             raise InvalidValue("%s[%d]=%r is not a part number; allowed: %s. Nothing was run." % (
                 parameter, index, value, PART_NUMBER_ALLOWED), parameter="%s[%d]" % (parameter, index),
                 allowed=PART_NUMBER_ALLOWED)
     return list(items)
+
+
+def info_cards(devices: object, prefix: str = "") -> list[dict]:
+    """One device per card of an ``mlx_info`` devices list (its lowest function; ``address`` the full PCI address,
+    ``card`` its card), in the order of the list. Every device is checked first - a mapping whose ``address`` is a PCI
+    function (PCI_RE), no address twice (two cards at one address are one card read twice, or a mistake: the rail
+    plan refuses it too) - InvalidValue naming ``devices[i]`` (after ``prefix``, e.g. the host) otherwise."""
+    if not isinstance(devices, list):
+        raise InvalidValue("%sdevices must be the devices list gpufabric.mlnx.mlx_info returns, not %s"
+                           % (prefix, type(devices).__name__), parameter="devices")
+    chosen, seen = {}, {}
+    for index, dev in enumerate(devices):
+        address = dev.get("address") if isinstance(dev, dict) else None
+        if not isinstance(address, str) or not address.strip():
+            raise InvalidValue("%sdevices[%d] is not a device of gpufabric.mlnx.mlx_info (a mapping with address, card, "
+                               "psid, part_number, fw_version, ...): %s" % (prefix, index, type(dev).__name__),
+                               parameter="devices[%d]" % index)
+        if not is_pci(address):
+            raise InvalidValue("%sdevices[%d].address %r is not a PCI address (0000:18:00.0: domain, bus, device 00-1f, "
+                               "function 0-7)" % (prefix, index, address), parameter="devices[%d].address" % index)
+        full = pci_full(address)
+        if full in seen:
+            raise InvalidValue("%sdevices[%d].address %s is listed twice (devices[%d] too): one card read twice, or two "
+                               "cards given one address" % (prefix, index, full, seen[full]),
+                               parameter="devices[%d].address" % index)
+        seen[full] = index
+        given = dev.get("card")
+        card = given.strip() if isinstance(given, str) and given.strip() else card_of(full)
+        if card not in chosen or int(full[-1]) < int(chosen[card]["address"][-1]):
+            chosen[card] = dict(dev, address=full, card=card)
+    return list(chosen.values())
 
 
 def needs_discovery(names: Sequence[str] | None, part_numbers: Sequence[str] | None) -> bool:

@@ -24,7 +24,12 @@ from __future__ import annotations
 import re
 from typing import Any, Sequence
 
-from ansible_collections.gpufabric.mlnx.plugins.module_utils._devices import base_part_number, card_of
+from ansible_collections.gpufabric.mlnx.plugins.module_utils._devices import (
+    PART_NUMBER_ALLOWED,
+    PART_NUMBER_RE,
+    base_part_number,
+    info_cards,
+)
 from ansible_collections.gpufabric.mlnx.plugins.module_utils._devices import is_pci
 from ansible_collections.gpufabric.mlnx.plugins.module_utils._errors import InvalidValue, MlnxError
 from ansible_collections.gpufabric.mlnx.plugins.module_utils._firmware import SHA256_RE, psid_problem
@@ -380,8 +385,9 @@ def _check_part_numbers(problems, path, value):
         text = read_string(problems, ipath, item, "a part number")
         if text is None:
             continue
-        if re.search(r"\s", text):
-            problems.add(ipath, "%s is not a part number (no spaces; one part number per list entry)" % _quoted(text))
+        if re.search(r"\s", text) or not PART_NUMBER_RE.fullmatch(text):
+            problems.add(ipath, "%s is not a part number (%s; one part number per list entry)"
+                         % (_quoted(text), PART_NUMBER_ALLOWED))
             continue
         base = base_part_number(text)
         if base in seen:
@@ -737,31 +743,10 @@ def _text(value):
     return value.strip() if isinstance(value, str) and value.strip() else None
 
 
-def _function(dev):
-    if is_whole(dev.get("function")):
-        return dev["function"]
-    tail = dev["address"].rsplit(".", 1)[-1]
-    return int(tail) if tail.isdigit() else None
-
-
 def _cards(devices):
-    """``[(card, device)]``: one device per card, function 0 when listed, in the order of the list."""
-    if not isinstance(devices, list):
-        raise InvalidValue("devices must be the devices list gpufabric.mlnx.mlx_info returns, not %s" % kind_of(devices),
-                           parameter="devices")
-    order, chosen = [], {}
-    for index, dev in enumerate(devices):
-        if not isinstance(dev, dict) or not _text(dev.get("address")):
-            raise InvalidValue("devices[%d] is not a device of gpufabric.mlnx.mlx_info (a mapping with address, card, "
-                               "psid, part_number, fw_version, ...): %s" % (index, kind_of(dev)),
-                               parameter="devices[%d]" % index)
-        card = _text(dev.get("card")) or card_of(dev["address"].strip())
-        if card not in chosen:
-            order.append(card)
-            chosen[card] = dev
-        elif _function(dev) == 0 and _function(chosen[card]) != 0:
-            chosen[card] = dev
-    return [(card, chosen[card]) for card in order]
+    """``[(card, device)]``: one device per card (function 0 when listed), in the order of the list (info_cards:
+    every device checked, an address that is not a PCI function or is listed twice refused)."""
+    return [(dev["card"], dev) for dev in info_cards(devices)]
 
 
 def _same_version(first, second):

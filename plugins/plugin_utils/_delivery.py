@@ -26,7 +26,7 @@ import json
 import re
 from typing import Any
 
-from ansible_collections.gpufabric.mlnx.plugins.module_utils._devices import base_part_number, card_of, pci_full
+from ansible_collections.gpufabric.mlnx.plugins.module_utils._devices import base_part_number, card_of, info_cards
 from ansible_collections.gpufabric.mlnx.plugins.module_utils._errors import InvalidValue
 from ansible_collections.gpufabric.mlnx.plugins.module_utils._matrix import check as check_matrix
 from ansible_collections.gpufabric.mlnx.plugins.module_utils._matrix import path_of
@@ -328,14 +328,6 @@ def parse_assets(assets: Any, *, source: str = "assets") -> list[dict]:
 
 # ---------------------------------------------------------------- devices
 
-def _function(dev):
-    value = dev.get("function")
-    if is_whole(value):
-        return value
-    tail = str(dev.get("address") or "").rsplit(".", 1)[-1]
-    return int(tail) if tail.isdigit() else 99
-
-
 def host_devices(value: Any) -> tuple[list | None, str | None]:
     """``(devices, None)``, or ``(None, why)`` for a host whose devices could not be read.
 
@@ -353,21 +345,13 @@ def host_devices(value: Any) -> tuple[list | None, str | None]:
 
 
 def cards_of(host: str, devices: Any) -> list[dict]:
-    """One device per card (its lowest function), in PCI order; raises InvalidValue on what is not mlx_info's."""
-    if not isinstance(devices, list):
-        raise InvalidValue("%s: devices must be the devices list gpufabric.mlnx.mlx_info returns, not %s"
-                           % (host, _kind(devices)), device=host, parameter="devices_by_host")
-    chosen = {}
-    for index, dev in enumerate(devices):
-        if not isinstance(dev, dict) or not _text(dev.get("address")):
-            raise InvalidValue("%s: devices[%d] is not a device of gpufabric.mlnx.mlx_info (a mapping with address, "
-                               "part_number, serial_number, psid, ...): %s" % (host, index, _kind(dev)),
-                               device=host, parameter="devices_by_host")
-        address = pci_full(dev["address"].strip())
-        card = _text(dev.get("card")) or card_of(address)
-        if card not in chosen or _function(dev) < _function(chosen[card]):
-            chosen[card] = dict(dev, address=address, card=card)
-    return [chosen[card] for card in sorted(chosen)]
+    """One device per card (its lowest function), in PCI order; InvalidValue naming the host on what is not
+    mlx_info's (info_cards: an address that is not a PCI function or is listed twice refused too)."""
+    try:
+        cards = info_cards(devices, prefix="%s: " % host)
+    except InvalidValue as err:
+        raise InvalidValue(err.msg, device=host, parameter="devices_by_host") from None
+    return sorted(cards, key=lambda dev: dev["card"])
 
 
 # ---------------------------------------------------------------- the checks

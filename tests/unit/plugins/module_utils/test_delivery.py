@@ -313,6 +313,12 @@ def test_bad_devices_are_refused_naming_the_host():
     assert err.value.msg.startswith("srv-r01-01: devices[0] is not a device of gpufabric.mlnx.mlx_info")
     with pytest.raises(InvalidValue):
         delivery.findings([GOOD_HOST], None, MATRIX)
+    # an address that is no PCI function, and one card listed twice (it was kept once, silently)
+    for devices, words in (([dict(GOOD_HOST[0], address="18:00")], "devices[0].address '18:00' is not a PCI address"),
+                           (GOOD_HOST + [dict(GOOD_HOST[0])], "is listed twice (devices[0] too)")):
+        with pytest.raises(InvalidValue) as err:
+            delivery.findings({"srv-r01-01": devices}, None, MATRIX)
+        assert err.value.msg.startswith("srv-r01-01: devices[") and words in err.value.msg, err.value.msg
 
 
 # ---------------------------------------------------------------- the asset list

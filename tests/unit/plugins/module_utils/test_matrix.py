@@ -1016,3 +1016,17 @@ def test_switch_os_target_filter():
     assert target("5.9.1", image_of("1", p1="5.9.1", p2="5.11.0"), BASE)["action"] == "boot"
     with pytest.raises(AnsibleFilterError, match="^switch_os_target: gpufabric_matrix is not consistent"):
         target("5.9.1", None, mutated(("set", P_OS + ("release",), "5.11")))
+
+
+@pytest.mark.parametrize("devices, words", [
+    ([{"address": "mlx5_0", "psid": "MT_0000000838"}], "devices[0].address 'mlx5_0' is not a PCI address"),
+    ([{"address": "18:00", "psid": "MT_0000000838"}], "devices[0].address '18:00' is not a PCI address"),
+    ([{"address": "0000:18:00.8", "psid": "MT_0000000838"}], "devices[0].address '0000:18:00.8' is not a PCI address"),
+    ([{"address": "0000:18:00.0", "psid": "MT_0000000838"}, {"address": "18:00.0", "psid": "MT_0000000838"}],
+     "devices[1].address 0000:18:00.0 is listed twice (devices[0] too)"),
+])
+def test_firmware_targets_refuse_a_device_that_is_no_pci_function_or_listed_twice(devices, words):
+    # before, an address that is not one passed, and a second card at one address was silently dropped
+    with pytest.raises(InvalidValue) as err:
+        mx.firmware_targets(devices, BASE)
+    assert words in err.value.msg
