@@ -105,6 +105,19 @@ def traffic_class_path(rdma: str, port: int) -> str:
     return "/sys/class/infiniband/%s/tc/%d/traffic_class" % (rdma, port)
 
 
+# What a replay step may run and write (commands, replay): the boot-time script (plugin_utils/_roce_qos_script)
+# accepts nothing else - a script that runs as root at boot takes only the tools and sysfs files these steps use.
+REPLAY_TOOLS = ("mlnx_qos", "cma_roce_tos")
+_NAME = r"(?!\.{1,2}/)[A-Za-z0-9_.+-]{1,15}"           # a netdev (IFNAME_RE), never . or ..
+_RDMA = r"(?!\.{1,2}/)[A-Za-z0-9_.-]{1,64}"            # an RDMA device (RDMA_RE), never . or ..
+REPLAY_WRITE_RE = re.compile(r"/sys/class/net/%s/ecn/roce_(?:np|rp)/enable/[0-7]|/sys/class/net/%s/ecn/roce_np/"
+                             r"(?:cnp_dscp|cnp_802p_prio)|/sys/class/infiniband/%s/tc/[0-9]{1,3}/traffic_class"
+                             % (_NAME, _NAME, _RDMA), re.ASCII)
+REPLAY_WRITE_ALLOWED = ("a file the roce_qos module writes: /sys/class/net/<if>/ecn/roce_np|roce_rp/enable/<0-7>, "
+                        "/sys/class/net/<if>/ecn/roce_np/cnp_dscp or cnp_802p_prio, "
+                        "/sys/class/infiniband/<rdma>/tc/<port>/traffic_class")
+
+
 # ---------------------------------------------------------------------------------- input: the options
 
 def _who(interfaces):

@@ -17,6 +17,11 @@ import re
 import shlex
 from typing import Any
 
+from ansible_collections.gpufabric.mlnx.plugins.module_utils._roce_qos import (
+    REPLAY_TOOLS,
+    REPLAY_WRITE_ALLOWED,
+    REPLAY_WRITE_RE,
+)
 from ansible_collections.gpufabric.mlnx.plugins.module_utils._validate import (
     IFNAME_ALLOWED,
     IFNAME_RE,
@@ -119,7 +124,10 @@ def _entries(entries: Any) -> list[tuple[str, str | None, list[dict]]]:
     problems = Problems()
     base = "roce_qos_script: interfaces"
     if entries is None:
-        return []
+        # null is no module result (a skipped or failed task): a script that restores nothing is refused
+        problems.add(base, "required: the roce_qos module's interfaces result (a list), not null")
+        raise ProblemsError("roce_qos_script: the interfaces cannot be written into a script", problems,
+                            parameter="interfaces")
     if not check_list(problems, base, entries, "the roce_qos module's interfaces result"):
         raise ProblemsError("roce_qos_script: the interfaces cannot be written into a script", problems,
                             parameter="interfaces")
@@ -144,11 +152,14 @@ def _entries(entries: Any) -> list[tuple[str, str | None, list[dict]]]:
                 if isinstance(step, dict) and isinstance(step.get("argv"), list) and step["argv"]:
                     words = [_word(problems, join_path(spot, "argv", i), w, "a command word")
                              for i, w in enumerate(step["argv"])]
-                    if None not in words:
+                    if words[0] is not None and words[0] not in REPLAY_TOOLS:
+                        problems.add(join_path(spot, "argv", 0), "%s is not a tool the script runs (allowed: %s)"
+                                     % (words[0], ", ".join(REPLAY_TOOLS)))
+                    elif None not in words:
                         steps.append({"argv": words})
                 elif isinstance(step, dict) and "write" in step and "value" in step and "argv" not in step:
-                    target = read_text(problems, join_path(spot, "write"), step["write"], ABSOLUTE_ALLOWED,
-                                       pattern=ABSOLUTE_RE)
+                    target = read_text(problems, join_path(spot, "write"), step["write"], REPLAY_WRITE_ALLOWED,
+                                       pattern=REPLAY_WRITE_RE)
                     value = _word(problems, join_path(spot, "value"), step["value"], "the value written")
                     if target is not None and value is not None:
                         steps.append({"write": target, "value": value})

@@ -24,6 +24,8 @@ INJECTIONS = ['x"$(touch %s)"' % CANARY, "$(touch %s)" % CANARY, "`touch %s`" % 
 WORDS = st.one_of(st.sampled_from(INJECTIONS), st.text(st.characters(blacklist_characters="\x00\x1e\x1f"), max_size=12),
                   st.integers(-5, 10 ** 6))
 GOOD_IFACE = "enp24s0np0"
+# a file the roce_qos module writes (the script writes no other: _roce_qos.REPLAY_WRITE_RE)
+GOOD_WRITE = "/sys/class/infiniband/mlx5_0/tc/1/traffic_class"
 # A tool stub: logs its argv (words separated by \x1f, calls by \x1e); cma_roce_tos prints its last word, as the
 # real one prints the ToS it set.
 STUB = """#!/bin/sh
@@ -77,8 +79,7 @@ def _entry(words, path, value):
 
 @pytest.mark.parametrize("word", INJECTIONS)
 def test_every_shell_character_in_a_step_is_quoted_and_runs_nothing(word):
-    root_path = "/sys/class/infiniband/mlx5_0/tc/1/%s" % word.replace("\n", "").replace("\r", "")
-    text = qs.replay_script([_entry([word], root_path, word)], root=None)
+    text = qs.replay_script([_entry([word], GOOD_WRITE, word)], root=None)
     text = text.replace("\nROOT=''\n", "\nROOT=\"$PWD/root\"\n")
     canary, calls = _run(text)
     assert not canary
@@ -99,11 +100,11 @@ def test_every_shell_character_in_a_step_is_quoted_and_runs_nothing(word):
     ("replay", [{"argv": ["mlnx_qos", ["-i"]]}], "interfaces[0].replay[0].argv[1]"),
     ("replay", [{"argv": ["mlnx_qos", True]}], "interfaces[0].replay[0].argv[1]"),
     ("replay", [{"write": "relative/path", "value": "1"}], "interfaces[0].replay[0].write"),
-    ("replay", [{"write": "/sys/x\n", "value": "1"}], "interfaces[0].replay[0].write"),
-    ("replay", [{"write": "/sys/x", "value": {"a": 1}}], "interfaces[0].replay[0].value"),
+    ("replay", [{"write": GOOD_WRITE + "\n", "value": "1"}], "interfaces[0].replay[0].write"),
+    ("replay", [{"write": GOOD_WRITE, "value": {"a": 1}}], "interfaces[0].replay[0].value"),
 ])
 def test_a_value_that_cannot_go_into_the_script_is_refused_naming_its_path(field, value, path):
-    entry = dict(_entry([], "/sys/x", "1"), **{field: value})
+    entry = dict(_entry([], GOOD_WRITE, "1"), **{field: value})
     with pytest.raises(MlnxError) as err:
         qs.replay_script([entry])
     assert "roce_qos_script: %s: " % path in err.value.msg
@@ -114,21 +115,23 @@ def test_a_value_that_cannot_go_into_the_script_is_refused_naming_its_path(field
 def test_the_script_path_and_root_are_checked(option, value):
     """The script names its own path in a comment: a newline there would start a command."""
     with pytest.raises(MlnxError) as err:
-        qs.replay_script([_entry([], "/sys/x", "1")], **{option: value})
+        qs.replay_script([_entry([], GOOD_WRITE, "1")], **{option: value})
     assert err.value.parameter == option and "roce_qos_script: %s: " % option in err.value.msg
 
 
 def test_the_rdma_name_is_replaced_only_where_it_is_a_whole_path_component():
     entry = {"interface": GOOD_IFACE, "rdma_device": "mlx5_1",
-             "replay": [{"write": "/sys/class/infiniband/mlx5_1/tc/1/mlx5_10_x", "value": "1"}]}
+             "replay": [{"write": "/sys/class/net/mlx5_10/ecn/roce_np/cnp_dscp", "value": "1"},
+                        {"write": "/sys/class/infiniband/mlx5_1/tc/1/traffic_class", "value": "1"}]}
     text = qs.replay_script([entry])
-    assert "        put /sys/class/infiniband/\"$rdma\"/tc/1/mlx5_10_x 1\n" in text
+    assert "        put /sys/class/net/mlx5_10/ecn/roce_np/cnp_dscp 1\n" in text
+    assert "        put /sys/class/infiniband/\"$rdma\"/tc/1/traffic_class 1\n" in text
 
 
 def test_not_a_list_is_refused_and_nothing_is_an_empty_script():
     with pytest.raises(MlnxError, match=r"interfaces: must be a list"):
         qs.replay_script({"interface": GOOD_IFACE})
-    assert "    for i in ''; do apply" in qs.replay_script(None)
+    assert "    for i in ''; do apply" in qs.replay_script([])        # an empty result: nothing to restore
 
 
 JSONISH = st.recursive(st.none() | st.booleans() | st.integers() | st.text(max_size=8),
@@ -158,9 +161,8 @@ def test_any_input_is_a_script_or_the_documented_error(entries):
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.lists(WORDS, min_size=1, max_size=3), WORDS)
 def test_generated_scripts_parse_and_run_no_canary(words, value):
-    entry = _entry(words, "/sys/class/net/%s/ecn/x" % GOOD_IFACE, value)
-    entry["replay"].insert(0, {"write": "/sys/class/net/%s/%s" % (GOOD_IFACE, re.sub(r"[\r\n]", "", str(words[0]))),
-                               "value": value})
+    entry = _entry(words, "/sys/class/net/%s/ecn/roce_np/cnp_dscp" % GOOD_IFACE, value)
+    entry["replay"].insert(0, {"write": "/sys/class/net/%s/ecn/roce_rp/enable/3" % GOOD_IFACE, "value": value})
     text = qs.replay_script([entry]).replace("\nROOT=''\n", "\nROOT=\"$PWD/root\"\n")
     canary, calls = _run(text)
     assert not canary
@@ -182,7 +184,7 @@ SURROGATES = ["\ud800", "a\udfffb", "mlnx\udc80", "\udcff"]
 ])
 def test_text_that_is_not_utf8_is_refused_naming_its_path(surrogate, place, path):
     entry = _entry([surrogate] if place == "argv" else ["--trust", "dscp"][:1],
-                   "/sys/x/" + surrogate if place == "write" else "/sys/x", surrogate if place == "value" else "1")
+                   GOOD_WRITE + surrogate if place == "write" else GOOD_WRITE, surrogate if place == "value" else "1")
     if place in ("interface", "rdma_device"):
         entry[place] = "x" + surrogate
     with pytest.raises(MlnxError) as err:
@@ -194,7 +196,7 @@ def test_text_that_is_not_utf8_is_refused_naming_its_path(surrogate, place, path
 @pytest.mark.parametrize("surrogate", SURROGATES)
 def test_a_root_that_is_not_utf8_is_refused(surrogate):
     with pytest.raises(MlnxError) as err:
-        qs.replay_script([_entry([], "/sys/x", "1")], root="/srv/" + surrogate)
+        qs.replay_script([_entry([], GOOD_WRITE, "1")], root="/srv/" + surrogate)
     assert err.value.parameter == "root" and "roce_qos_script: root: " in err.value.msg
     err.value.msg.encode("utf-8")
 
@@ -221,3 +223,31 @@ def test_any_text_with_surrogates_is_a_utf8_script_or_the_documented_error(words
 
 def _has_surrogate(text):
     return any("\ud800" <= char <= "\udfff" for char in text)
+
+
+# item 12 of issue 39: a script that runs as root at boot takes only the tools and sysfs files the module's steps use
+@pytest.mark.parametrize("step, path, words", [
+    ({"argv": ["sh", "-c", "reboot"]}, "interfaces[0].replay[0].argv[0]", "sh is not a tool the script runs"),
+    ({"argv": ["/usr/bin/mlnx_qos", "-i", GOOD_IFACE]}, "interfaces[0].replay[0].argv[0]", "allowed: mlnx_qos"),
+    ({"argv": ["rm", "-rf", "/"]}, "interfaces[0].replay[0].argv[0]", "rm is not a tool"),
+    ({"write": "/etc/shadow", "value": "x"}, "interfaces[0].replay[0].write", "is not a file the roce_qos module"),
+    ({"write": "/sys/class/net/../../../etc/passwd", "value": "x"}, "interfaces[0].replay[0].write", "is not a file"),
+    ({"write": "/sys/class/net/%s/ecn/roce_np/enable/8" % GOOD_IFACE, "value": "1"}, "interfaces[0].replay[0].write",
+     "is not a file"),
+    ({"write": "/sys/class/infiniband/../tc/1/traffic_class", "value": "1"}, "interfaces[0].replay[0].write",
+     "is not a file"),
+    ({"write": "/sys/class/net/%s/ecn/roce_np/cnp_dscp/../../x" % GOOD_IFACE, "value": "1"},
+     "interfaces[0].replay[0].write", "is not a file"),
+])
+def test_the_script_runs_only_the_modules_tools_and_writes_only_its_files(step, path, words):
+    entry = {"interface": GOOD_IFACE, "rdma_device": "mlx5_0", "replay": [step]}
+    with pytest.raises(MlnxError) as err:
+        qs.replay_script([entry])
+    assert "roce_qos_script: %s: " % path in err.value.msg and words in err.value.msg, err.value.msg
+
+
+def test_a_null_result_is_refused_not_a_script_that_restores_nothing():
+    with pytest.raises(MlnxError, match=r"roce_qos_script: interfaces: required: the roce_qos module's interfaces "
+                                        r"result \(a list\), not null"):
+        qs.replay_script(None)
+
