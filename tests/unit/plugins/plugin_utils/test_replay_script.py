@@ -250,4 +250,3 @@ def test_a_null_result_is_refused_not_a_script_that_restores_nothing():
     with pytest.raises(MlnxError, match=r"roce_qos_script: interfaces: required: the roce_qos module's interfaces "
                                         r"result \(a list\), not null"):
         qs.replay_script(None)
-
