@@ -190,6 +190,12 @@ def _check_value(problems, name, value, path, entry, current_value, model):
         problems.add(path, "BIOS attribute %s is read-only on this BIOS (%s): leave it out" % (name, model))
         return False
     registered = entry.get("Type") if entry is not None else None
+    if entry is not None and "Type" in entry and not (isinstance(registered, str) and registered in _TYPES):
+        # fail closed: a registry that names a type the collection does not know (or not as text) cannot check it
+        problems.add(path, "BIOS attribute %s has Type %s in this BIOS's attribute registry (%s): not one of %s, so "
+                           "the value cannot be checked against it" % (name, _value_text(registered), model,
+                                                                       ", ".join(sorted(_TYPES))))
+        return False
     kind = registered if isinstance(registered, str) and registered in _TYPES else _kind_of_current(current_value)
     types = _TYPES.get(kind)
     if types and (not isinstance(value, types) or (bool not in types and isinstance(value, bool))):

@@ -465,14 +465,22 @@ def test_a_valid_plan_applied_by_a_reset_leaves_every_wanted_attribute_current(m
     assert second["set"] == {} and second["pending"] == result["pending"]
 
 
-@pytest.mark.parametrize("kind", [["Enumeration"], {"a": 1}, None, 5])
-def test_a_registry_entry_whose_type_is_not_a_name_is_no_traceback(kind):
+@pytest.mark.parametrize("kind, shown", [(["Enumeration"], "a list"), ({"a": 1}, "a mapping"), (None, "nothing (null)"),
+                                         (5, "the number 5"), ("Enum", '"Enum"'), ("enumeration", '"enumeration"')])
+def test_a_registry_entry_whose_type_is_not_a_known_name_fails_closed(kind, shown):
     """``Type: [..]`` in a BMC's registry was looked up in a dict: TypeError (unhashable) from a filter documented as
-    never failing. It is read as no registry type (the current value's kind decides)."""
+    never failing; then it was read as no registry type (the current value's kind decided), so a registry the
+    collection does not understand checked nothing. Now each attribute it names is a problem (Redfish's
+    AttributeRegistry types: Enumeration, String, Integer, Boolean, Password) and nothing is set."""
     reg = registry(DELL)
     for item in reg["RegistryEntries"]["Attributes"]:
         item["Type"] = kind
     result = bios.plan(copy.deepcopy(SPEC), HOST, DELL, factory(DELL), registry=reg)
-    assert result["problems"] == []
-    assert result["set"] == plan_of(with_registry=False)["set"] == {
+    assert result["set"] == {}
+    assert [p.split(": ")[1].rsplit(".", 1)[-1] for p in result["problems"]] == ["ProcC1E", "ProcCStates", "SysProfile"]
+    assert result["problems"][0].endswith(
+        "BIOS attribute ProcC1E has Type %s in this BIOS's attribute registry (PowerEdge XE9680): not one of Boolean, "
+        "Enumeration, Integer, Password, String, so the value cannot be checked against it" % shown)
+    # without a registry, the current value's kind decides, as before
+    assert plan_of(with_registry=False)["set"] == {
         "SysProfile": "PerfOptimized", "ProcCStates": "Disabled", "ProcC1E": "Disabled"}
