@@ -1176,9 +1176,14 @@ def _plan_entries(plan_):
     problems = Problems()
     hosts = plan_.get("hosts") if isinstance(plan_, dict) else None
     leaves = plan_.get("leaves") if isinstance(plan_, dict) else None
-    if not isinstance(hosts, dict) or not isinstance(leaves, dict):
+    if not isinstance(plan_, dict):
         raise MlnxError("rail_cabling: the input must be the result of gpufabric.mlnx.rail_plan (a mapping with hosts "
                         "and leaves), not %s" % kind_of(plan_), parameter="plan")
+    for key, value in (("hosts", hosts), ("leaves", leaves)):
+        if not isinstance(value, dict):
+            raise MlnxError("rail_cabling: plan.%s must be a mapping (%s of gpufabric.mlnx.rail_plan's result), not %s"
+                            % (key, "host -> its rail entries" if key == "hosts" else "leaf -> its SU and ports",
+                               kind_of(value)), parameter="plan.%s" % key)
     out = []
     for name, entries in hosts.items():
         path = join_path("plan.hosts", _key_text(name))

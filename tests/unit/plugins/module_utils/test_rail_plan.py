@@ -562,7 +562,12 @@ def test_cabling_rows_sorted_by_leaf_then_port_in_natural_order():
 @pytest.mark.parametrize("bad, words", [
     (None, "rail_cabling: the input must be the result of gpufabric.mlnx.rail_plan"),
     ([], "rail_cabling: the input must be the result of gpufabric.mlnx.rail_plan"),
-    ({"hosts": {}}, "rail_cabling: the input must be the result of gpufabric.mlnx.rail_plan"),
+    ({"hosts": {}}, "rail_cabling: plan.leaves must be a mapping (leaf -> its SU and ports of gpufabric.mlnx.rail_plan's "
+                    "result), not nothing"),
+    ({"hosts": ["srv-a"], "leaves": {}}, "rail_cabling: plan.hosts must be a mapping (host -> its rail entries of "
+                                         "gpufabric.mlnx.rail_plan's result), not a list"),
+    ({"hosts": "srv-a", "leaves": {}}, "rail_cabling: plan.hosts must be a mapping"),
+    ({"hosts": {}, "leaves": ["l1"]}, "rail_cabling: plan.leaves must be a mapping"),
     ({"hosts": {"a": "x"}, "leaves": {}}, "plan.hosts.a: must be a host name and its list of rail entries"),
     ({"hosts": {"a": [{"leaf": 1}]}, "leaves": {}}, "plan.hosts.a[0]: must be a rail entry with leaf and leaf_port"),
 ])
