@@ -36,7 +36,7 @@ from ansible_collections.gpufabric.mlnx.plugins.module_utils._firmware import SH
 from ansible_collections.gpufabric.mlnx.plugins.module_utils._mlxconfig import param_problems
 from ansible_collections.gpufabric.mlnx.plugins.module_utils._profiles import MATCH_KEYS, check_assignments
 from ansible_collections.gpufabric.mlnx.plugins.module_utils._validate import (
-    Problems, ProblemsError, check_list, check_mapping, close_names, field, is_whole, join_path, kind_of, problem_list,
+    Problems, ProblemsError, check_list, check_mapping, close_names, field, join_path, kind_of, problem_list,
     quoted, read_bool, read_choice, read_string, unknown_keys)
 from ansible_collections.gpufabric.mlnx.plugins.module_utils._versions import FIRMWARE_PIN_RE, version_key
 
