@@ -154,11 +154,15 @@ def test_rail_cabling_rows():
         (host, rail, interface, address, pci) for host, rail, pci, interface, address, *_rest in PLAN)
 
 
-@pytest.mark.parametrize("bad", [None, "plan", {"hosts": []}])
-def test_rail_cabling_of_something_else(bad):
+@pytest.mark.parametrize("bad, words", [
+    (None, "rail_cabling: the input must be the result of gpufabric.mlnx.rail_plan"),
+    ("plan", "rail_cabling: the input must be the result of gpufabric.mlnx.rail_plan"),
+    ({"hosts": []}, "rail_cabling: plan.hosts must be a mapping (host -> its rail entries of gpufabric.mlnx.rail_plan's "
+                    "result), not a list")])
+def test_rail_cabling_of_something_else(bad, words):
     with pytest.raises(AnsibleFilterError) as err:
         FILTERS["rail_cabling"](bad)
-    assert "rail_cabling: the input must be the result of gpufabric.mlnx.rail_plan" in err.value.message
+    assert words in err.value.message
 
 
 @pytest.mark.parametrize("name", ["rail_plan", "rail_plan_problems", "rail_cabling", "rail_plan_servers"])
