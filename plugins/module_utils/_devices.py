@@ -156,17 +156,22 @@ def device_kind(name: object) -> str | None:
 def check_names(names: object, parameter: str = "device") -> list[str]:
     """``names`` (None, a name, or a list of names) checked by kind (device_kind) before any tool runs; InvalidValue
     naming ``parameter[i]`` for a name that is none of a PCI address, an RDMA device, an MST device path or all."""
-    if names is None:
+    return _checked_words(names, parameter, "devices", "a device", DEVICE_ALLOWED, lambda n: device_kind(n) is not None)
+
+
+def _checked_words(values, parameter, plural, singular, allowed, good):
+    """None, a word or a list of words, each ``good``; InvalidValue naming ``parameter[i]`` and what is allowed."""
+    if values is None:
         return []
-    items = [names] if isinstance(names, str) else names
+    items = [values] if isinstance(values, str) else values
     if not isinstance(items, list):
-        raise InvalidValue("%s must be a list of devices (%s), not %r" % (parameter, DEVICE_ALLOWED, names),
-                           parameter=parameter, allowed=DEVICE_ALLOWED)
-    for index, name in enumerate(items):
-        if device_kind(name) is None:
-            raise InvalidValue("%s[%d]=%r is not a device; allowed: %s. Nothing was run." % (
-                parameter, index, name, DEVICE_ALLOWED), parameter="%s[%d]" % (parameter, index),
-                allowed=DEVICE_ALLOWED)
+        raise InvalidValue("%s must be a list of %s (%s), not %r" % (parameter, plural, allowed, values),
+                           parameter=parameter, allowed=allowed)
+    for index, value in enumerate(items):
+        if not good(value):
+            raise InvalidValue("%s[%d]=%r is not %s; allowed: %s. Nothing was run." % (
+                parameter, index, value, singular, allowed), parameter="%s[%d]" % (parameter, index),
+                allowed=allowed)
     return list(items)
 
 
@@ -196,18 +201,8 @@ PART_NUMBER_ALLOWED = "a part number such as MCX75310AAS-NEAT or 900-9D3B6-00CV-
 def check_part_numbers(values: object, parameter: str = "part_number") -> list[str]:
     """Part numbers a task names, each by PART_NUMBER_RE, before any tool runs (an empty one would otherwise read
     every card's VPD and match nothing); InvalidValue naming ``parameter[i]``."""
-    if values is None:
-        return []
-    items = [values] if isinstance(values, str) else values
-    if not isinstance(items, list):
-        raise InvalidValue("%s must be a list of part numbers (%s), not %r" % (parameter, PART_NUMBER_ALLOWED, values),
-                           parameter=parameter, allowed=PART_NUMBER_ALLOWED)
-    for index, value in enumerate(items):
-        if not isinstance(value, str) or not PART_NUMBER_RE.fullmatch(value.strip()):
-            raise InvalidValue("%s[%d]=%r is not a part number; allowed: %s. Nothing was run." % (
-                parameter, index, value, PART_NUMBER_ALLOWED), parameter="%s[%d]" % (parameter, index),
-                allowed=PART_NUMBER_ALLOWED)
-    return list(items)
+    return _checked_words(values, parameter, "part numbers", "a part number", PART_NUMBER_ALLOWED,
+                          lambda v: isinstance(v, str) and PART_NUMBER_RE.fullmatch(v.strip()) is not None)
 
 
 def info_cards(devices: object, prefix: str = "") -> list[dict]:
