@@ -140,6 +140,10 @@ def test_the_default_release_is_2_17_6_and_later_ones_print_their_additions(host
     assert rc == 2 and out == [""] and "nccl-tests 2.11.0 is not simulated" in err
     rc, out, err = sim(host, "2.17.2", "-b", "8", "-e", "8", "-J", "/dev/null")     # -J came with 2.17.3
     assert rc == 1 and err == "all_reduce_perf: invalid option -- 'J'\n"
+    rc, out, err = sim(host, "2.13.3", "-b", "8", "-e", "8", "-T", "30")             # -T with 2.13.4
+    assert rc == 1 and err == "all_reduce_perf: invalid option -- 'T'\n"
+    rc, out, err = sim(host, "2.13.4", "-b", "8", "-e", "8", "-g", "1", "-T", "30")
+    assert rc == 0 and out[0].startswith("# nThread 1 nGpus 1 minBytes 8 maxBytes 8 ")
 
 
 @needs_mpirun

@@ -56,6 +56,10 @@ INIT_FAILURE_LINES = (
 )
 
 
+# options younger than the oldest release simulated: -C and -T came with d313d20 (2.13.4), -J with 00f5281 (2.17.3)
+OPTION_SINCE = {"cputime": (2, 13, 4), "timeout": (2, 13, 4), "json": (2, 17, 3)}
+
+
 def release(text):
     """``2.17.6`` -> (2, 17, 6); None when it is no release number."""
     parts = (text or "").strip().split(".")
@@ -148,8 +152,7 @@ def parse(tool, args, lay=None):
         if arg in ("-h", "--help"):
             raise Usage("help")
         name, value = (arg.split("=", 1) + [None])[:2] if arg.startswith("--") else (arg, None)
-        if name not in spec or (lay and not lay["wide"] and spec[name] in ("json", "timeout")):
-            # -J and -T came with 2.17.3's JSON output (00f5281) [invented: -T's release]
+        if name not in spec or (lay and lay["tuple"] < OPTION_SINCE.get(spec[name], (0,))):
             raise Usage("%s: invalid option -- '%s'" % (tool, arg.lstrip("-")))
         if value is None:
             if i + 1 >= len(args):
