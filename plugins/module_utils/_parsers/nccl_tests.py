@@ -152,6 +152,11 @@ def _from_text(lines, tool):
         if row is not None:
             run["rows"].append(row)
             continue
+        words = text.split()
+        if columns and len(words) >= 2 and _NUMBER_RE.match(words[0]) and _NUMBER_RE.match(words[1]):
+            # a size and a count, but not the columns the header names: a layout this parser does not know
+            raise ParseError(tool, "a result row that does not fit the report's column header (%d head columns, "
+                             "%d values)" % (3 + len(columns[0]), len(columns[1])), text, line.no)
         if _ERROR_RE.search(text):
             run = run or _started(runs, version)
             run["errors"].append(text.strip())

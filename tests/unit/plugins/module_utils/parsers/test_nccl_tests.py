@@ -256,6 +256,17 @@ def test_the_json_file_of_dash_j():
     assert parse("nccl_tests", data) == out
 
 
+def test_a_row_that_does_not_fit_its_header_is_refused_naming_it():
+    """A row of a layout the parser does not know (here: the measures of one side only, and a word where a number
+    belongs) is an error naming the line, not a report with a row less."""
+    lines = ["# nThread 1 nGpus 1 minBytes 8 maxBytes 8"] + HEADER
+    for row in ("           8             2     float     sum      -1    20.09    0.00",
+                "           8             2     float     sum      -1    20.09    fast    0.00      0    19.82    0.00"
+                "    0.00      0"):
+        with pytest.raises(ParseError, match=r"does not fit the report's column header .*line 5: '  +8 +2 +float"):
+            parse("nccl_tests", "\n".join(lines + [row]))
+
+
 def test_text_that_is_no_nccl_tests_report_names_its_first_line():
     with pytest.raises(ParseError, match=r"no nccl-tests report found .*line 1: 'hello'"):
         parse("nccl_tests", "hello\n")
