@@ -10,8 +10,15 @@ then ``time algbw busbw #wrong`` out of place and in place, ``cputime`` for ``-C
 i_cv%`` columns, a timestamp column), one row per size (``%12li  %12li  %8s  %6s  %6s`` then ``%7s  %6s  %6s  %6g``
 twice; ``#wrong`` is ``N/A`` without ``-c``; a trace replay prints no out-of-place values), and the footer ``# Out of
 bounds values : 0 OK``, ``# Avg bus bandwidth    : 66.4834 [OK|FAILED]`` (the verdict only with NCCL_TESTS_MIN_BW).
-A run that died leaves its failure lines (``Test NCCL failure common.cu:...``, ``# error: ...``) in ``errors``. A log
-of several runs gives each in ``runs``, the last one's values at the top.
+A run that died leaves its failure lines (``Test NCCL failure common.cu:...``, the `` .. host pid N: Test failure
+common.cu:L`` backtrace, ``# error: ...``) in ``errors``. A log of several runs gives each in ``runs``, the last
+one's values at the top.
+
+Every generation (tests/fixtures/FORMAT_FACTS.md, nccl-tests): before 2.13 a header per test without ``root`` or
+``redop`` and an ``error`` column (the largest difference, kept as ``error``); rank lines without ``Group`` before
+2.13.4; ``[0x..]`` bus numbers before 2.14.1, PCI BDFs after; no version line before 2.17.4 - NCCL's own ``NCCL
+version 2.19.3+cuda12.2`` line (bare, or after ``NCCL INFO``) gives the library's version then. Open MPI's
+``--tag-output`` prefix (``[1,0]<stdout>:``) is read through.
 
 The JSON (``-J FILE``): ``nccl_version`` (the library's version code), ``results[]`` with ``out_of_place`` /
 ``in_place`` (``time`` or ``cpu_time``, ``alg_bw``, ``bus_bw``, ``nwrong``), ``out_of_bounds{count,okay}``,
@@ -30,16 +37,26 @@ from ansible_collections.gpufabric.mlnx.plugins.module_utils._parsers.common imp
     is_prompt,
 )
 
+# "# nccl-tests version 2.17.6 nccl-headers=22807 nccl-library=22807" (2.17.4 and later; 2.20 adds the git hash:
+# "# nccl-tests version 2.20.0 (b4d5bee) nccl-headers=23102 nccl-library=23102")
 _VERSION_RE = re.compile(r"^#\s*nccl-tests version (?P<tests>\S+)(?:.*?nccl-library=(?P<code>\d+))?")
-# NCCL's own line: "host:pid:tid [0] NCCL INFO NCCL version 2.23.4+cuda12.4" (NCCL_DEBUG=INFO), or the bare
-# "NCCL version 2.23.4+cuda12.4" that NCCL_DEBUG=VERSION prints
-_NCCL_INFO_VERSION_RE = re.compile(r"(?:NCCL INFO |^)NCCL version (?P<version>\d+\.\d+\.\d+)(?:\+\S+)?$")
+# NCCL's own line, every nccl-tests generation: "host:pid:tid [0] NCCL INFO NCCL version 2.23.4+cuda12.4"
+# (NCCL_DEBUG=INFO), or the bare "NCCL version 2.19.3+cuda12.2" the library prints with NCCL_DEBUG=VERSION or WARN
+# (tests/fixtures/real/nccl_all_reduce_perf_bare_version_*) at the start of its line, whatever follows the version
+# (trailing blanks, a carriage return, text). nccl-tests never prints it after a "#": such a line is a comment
+_NCCL_INFO_VERSION_RE = re.compile(r"(?:NCCL INFO |^)NCCL version (?P<version>\d+\.\d+\.\d+)(?:\+\S*)?(?:\s.*)?$")
+# Open MPI's --tag-output prefix on every line of a rank ("[1,0]<stdout>:# nThread 1 ...")
+_TAG_RE = re.compile(r"^\[\d+,\d+\]<std(?:out|err)>:")
 _START_RE = re.compile(r"^#\s*nThread\s+\d+")
 # "#  Rank  0 Group  0 Pid     43 on nccl-allreduce-job0-mpiworker-0 device  0 [0x0f] NVIDIA A100-SXM4-40GB": rank 0
-# prints one line per rank of the world (src/util.cu), so their number is the world's size as the launcher made it
-_RANK_RE = re.compile(r"^#\s*Rank\s+(?P<rank>\d+)\s+Group\s+(?P<group>\d+)\s+Pid\s+(?P<pid>\d+)\s+on\s+(?P<host>\S+)"
-                      r"\s+device\s+(?P<device>\d+)\s+\[(?P<bus>[^\]]*)\]\s*(?P<name>.*?)\s*$")
-_HEADER_RE = re.compile(r"^#\s+size\s+count\s+type\s+redop\s+root\s+(?P<rest>.*)$")
+# prints one line per rank of the world (src/util.cu), so their number is the world's size as the launcher made it.
+# Before 2.13.4 there is no Group ("#   Rank  0 Pid  14926 on v100-gpu-1 device  0 [0x00] ..."), before 2.0 no Pid;
+# 2.14.1 and later print the PCI BDF ("[0000:04:00]") where older releases print the bus number ("[0x04]")
+_RANK_RE = re.compile(r"^#\s*Rank\s+(?P<rank>\d+)(?:\s+Group\s+(?P<group>\d+))?(?:\s+Pid\s+(?P<pid>\d+))?"
+                      r"\s+on\s+(?P<host>\S+)\s+device\s+(?P<device>\d+)\s+\[(?P<bus>[^\]]*)\]\s*(?P<name>.*?)\s*$")
+# "#       size         count      type   redop    root     time ..." (2.13 and later); before 2.13 each test printed
+# its own: no "root" for a reduction, no "redop" for a rooted one, "error" (the largest difference) for "#wrong"
+_HEADER_RE = re.compile(r"^#\s+size\s+count\s+type\s+(?P<head>(?:(?:redop|root)\s+)*)(?P<rest>(?:time|cputime)\b.*)$")
 _OOB_RE = re.compile(r"^#\s*Out of bounds values\s*:\s*(?P<count>\d+)\s*(?P<verdict>OK|FAILED)?\s*$")
 _AVG_RE = re.compile(r"^#\s*Avg bus bandwidth\s*:\s*(?P<bw>\S+)\s*(?P<verdict>OK|FAILED)?\s*$")
 _ERROR_RE = re.compile(r"Test (?:NCCL |CUDA )?failure|^#\s*error:|NCCL WARN|Invalid number of GPUs"
@@ -57,8 +74,10 @@ def parse_nccl_tests(text: str | bytes | Sequence[str] | Mapping, *, tool: str =
     "root": -1, "out_of_place": {"time": 36.47, "algbw": 0.0, "busbw": 0.0, "wrong": 0}, "in_place": {...}}],
     "avg_busbw": 66.4834, "avg_busbw_check": "OK" | "FAILED" | None, "out_of_bounds": 0, "errors": [...],
     "ranks": [{"rank": 0, "group": 0, "pid": 43, "host": "node-0", "device": 0, "bus": "0x0f", "name": "NVIDIA
-    A100-SXM4-40GB"}] (the "Using devices" lines: one per rank of the world),
-    "runs": [<the same keys, per run>]}`` (``wrong`` None for ``N/A``; ``out_of_place`` None when not printed).
+    A100-SXM4-40GB"}] (the "Using devices" lines: one per rank of the world; ``group`` / ``pid`` None where the
+    release prints none), "runs": [<the same keys, per run>]}`` (``wrong`` None for ``N/A``; ``out_of_place`` None
+    when not printed; ``redop`` / ``root`` None when the header has no such column; a side has ``error`` too under a
+    pre-2.13 header).
     ParseError when the text is no nccl-tests report at all.
     """
     if isinstance(text, Mapping):
@@ -92,7 +111,7 @@ def _started(runs, version):
 def _from_text(lines, tool):
     runs, run, columns, version, seen = [], None, None, None, False
     for line in lines:
-        text = line.text
+        text = _TAG_RE.sub("", line.text)
         if not text.strip() or (is_prompt(text) and not text.lstrip().startswith("#")):
             continue  # every line of the report starts with "#" - not a root prompt here
         match = _VERSION_RE.match(text)
@@ -114,14 +133,14 @@ def _from_text(lines, tool):
         match = _RANK_RE.match(text)
         if match:
             run = run or _started(runs, version)
-            run["ranks"].append({"rank": int(match.group("rank")), "group": int(match.group("group")),
-                                 "pid": int(match.group("pid")), "host": match.group("host"),
+            run["ranks"].append({"rank": int(match.group("rank")), "group": _int(match.group("group")),
+                                 "pid": _int(match.group("pid")), "host": match.group("host"),
                                  "device": int(match.group("device")), "bus": match.group("bus"),
                                  "name": match.group("name")})
             continue
         match = _HEADER_RE.match(text)
         if match:
-            columns = _columns(match.group("rest"))
+            columns = (match.group("head").split(), _columns(match.group("rest")))
             run, seen = run or _started(runs, version), True
             continue
         if text.lstrip().startswith("#"):
@@ -133,6 +152,11 @@ def _from_text(lines, tool):
         if row is not None:
             run["rows"].append(row)
             continue
+        words = text.split()
+        if columns and len(words) >= 2 and _NUMBER_RE.match(words[0]) and _NUMBER_RE.match(words[1]):
+            # a size and a count, but not the columns the header names: a layout this parser does not know
+            raise ParseError(tool, "a result row that does not fit the report's column header (%d head columns, "
+                             "%d values)" % (3 + len(columns[0]), len(columns[1])), text, line.no)
         if _ERROR_RE.search(text):
             run = run or _started(runs, version)
             run["errors"].append(text.strip())
@@ -142,6 +166,10 @@ def _from_text(lines, tool):
     last = dict(runs[-1]) if runs else _new_run(version)
     last["runs"] = [dict(r) for r in runs]
     return last
+
+
+def _int(text):
+    return int(text) if text is not None else None
 
 
 def _version(code):
@@ -159,7 +187,8 @@ def _columns(rest):
     out, side = [], "out_of_place"
     seen = set()
     for name in names:
-        key = {"time": "time", "cputime": "time", "algbw": "algbw", "busbw": "busbw", "#wrong": "wrong"}.get(name)
+        key = {"time": "time", "cputime": "time", "algbw": "algbw", "busbw": "busbw", "#wrong": "wrong",
+               "error": "error"}.get(name)
         if key is not None and key in seen and side == "out_of_place":
             side = "in_place"
             seen = set()
@@ -176,13 +205,18 @@ def _number(key, word):
 
 
 def _row(text, columns):
+    """A result row under the header ``columns`` (the head words after ``type``, the measures)."""
+    head_names, measures = columns
+    width = 3 + len(head_names)
     words = text.split()
-    if len(words) < 5 or not _NUMBER_RE.match(words[0]) or not _NUMBER_RE.match(words[1]):
+    if len(words) < width or not _NUMBER_RE.match(words[0]) or not _NUMBER_RE.match(words[1]):
         return None
-    head, values = words[:5], words[5:]
-    row = {"size": int(head[0]), "count": int(head[1]), "type": head[2], "redop": head[3],
-           "root": int(head[4]) if _NUMBER_RE.match(head[4]) else head[4], "out_of_place": None, "in_place": None}
-    measures = list(columns)
+    head, values = dict(zip(head_names, words[3:width])), words[width:]
+    root = head.get("root")
+    row = {"size": int(words[0]), "count": int(words[1]), "type": words[2], "redop": head.get("redop"),
+           "root": (int(root) if _NUMBER_RE.match(root) else root) if root is not None else None,
+           "out_of_place": None, "in_place": None}
+    measures = list(measures)
     if len(values) < len(measures):
         # no out-of-place values (a trace replay): the values are the in-place ones
         measures = [entry for entry in measures if entry[0] == "in_place"] + \
@@ -192,7 +226,7 @@ def _row(text, columns):
     for (side, key), word in zip(measures, values):
         if key is None:
             continue
-        if word == "N/A" and key == "wrong":
+        if word == "N/A" and key in ("wrong", "error"):
             value = None
         elif _NUMBER_RE.match(word):
             value = _number(key, word)

@@ -44,6 +44,11 @@ TYPES = {
                    "every all_reduce_perf process is a world of one whatever launched it - under `mpirun -np N` each "
                    "of the N processes prints a report of its own with one rank, Rank 0 (nccl-tests' src/common.cu "
                    "without MPI_SUPPORT) [invented: how the N outputs interleave in mpirun's]",
+    "nccl_rank_fail": "error=TEXT (default \"unhandled system error (run with NCCL_DEBUG=INFO for details) / \"): the "
+                      "nccl-tests ranks on this host fail their communicator init - after rank 0's device lines, "
+                      "each prints `<host>: Test NCCL failure common.cu:L '<TEXT>'` and its ` .. <host> pid P: Test "
+                      "failure common.cu:L` backtrace and exits 1, no column header (NVIDIA/nccl-tests issue 369); "
+                      "the other hosts' ranks print nothing more and exit 1 [invented: as mpirun aborts them]",
     "set_ignored": "param=NAME (or every parameter): mlxconfig/mstconfig set prints Done!, exits 0 and "
                    "keeps the next-boot value (firmware that ignores the TLV)",
 }

@@ -43,7 +43,7 @@ class Sim:
         env["MLXSIM_TIME_SCALE"] = "0"
         env["LANG"] = "C"
         for k in ("MLXSIM_MFT_VERSION", "MLXSIM_MSTFLINT_VERSION", "MLXSIM_FAULTS", "MLXSIM_LOG", "MLXSIM_UDEV_RULES",
-                  "MLXSIM_ROOT", "MLXSIM_SYSROOT", "MLXSIM_NVIDIA_SERVER"):
+                  "MLXSIM_ROOT", "MLXSIM_SYSROOT", "MLXSIM_NVIDIA_SERVER", "MLXSIM_NCCL_TESTS_VERSION"):
             env.pop(k, None)
         self.env = env
 

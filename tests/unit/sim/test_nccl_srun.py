@@ -11,6 +11,7 @@ MPI_Init / MPI_Comm_rank / MPI_Comm_size under srun):
 The real srun runs only where Slurm is (its client answers and knows this host as a node); elsewhere that test is
 skipped with the reason.
 """
+import re
 import shutil
 import socket
 import subprocess
@@ -74,7 +75,10 @@ def test_srun_with_pmix_takes_the_rank_and_size_slurm_gives(host):
         server.close()
     # not a world of one (which would pass alone): rank 0 of a world of 2 fails at the bootstrap without rank 1
     assert p.returncode == 1, p.stdout + p.stderr
-    assert p.stdout.strip().endswith("Bootstrap : 1 of 2 ranks joined'"), p.stdout + p.stderr
+    lines = p.stdout.strip().split("\n")
+    assert len(lines) == 2 and lines[0].endswith("Bootstrap : 1 of 2 ranks joined'"), p.stdout + p.stderr
+    # its backtrace at the default release, 2.17.6: main's TESTCHECK(run())
+    assert re.match(r"^ \.\. \S+ pid \d+: Test failure common\.cu:1100$", lines[1]), lines
 
 
 @pytest.mark.skipif(slurm_here() is not None, reason=slurm_here() or "")

@@ -490,36 +490,42 @@ def _runs(lines):
 
 def test_nccl_several_gpus_in_one_process_as_the_real_capture(tmp_path, pycache):
     """nccl_all_reduce_perf_v100_1.txt: `CUDA_VISIBLE_DEVICES=0,N all_reduce_perf -g 2 -c 0 -n 100 -w 20` on one
-    host - one process, two ranks with the same Pid, CUDA's device numbers 0 and 1, the report's layout; the
-    simulator prints the newer nccl-tests' additions (the version lines, ` unalign: 0`), nothing else differs."""
+    host - one process, two ranks with the same Pid, CUDA's device numbers 0 and 1, the report's layout. The capture
+    is of the 2.13.4-2.14.0 layout (Group, "[0x06]"): at that release (MLXSIM_NCCL_TESTS_VERSION) nothing but the
+    values differs; the default release (2.17.6) adds its version and start lines and widens "#wrong"."""
     sim = Sim(tmp_path, pycache).init("dgx-h100", "nccl-tests")
     runs = _runs(real("nccl_all_reduce_perf_v100_1.txt"))
     assert len(runs) == 6
     for shell, cap in runs:
-        env = dict(re.findall(r"(\w+)=(\S+)", shell.split(" all_reduce_perf")[0]))
+        env = dict(re.findall(r"(\w+)=(\S+)", shell.split(" all_reduce_perf")[0]), MLXSIM_NCCL_TESTS_VERSION="2.13.4")
         args = shell.split("all_reduce_perf ")[1].split()
         p = sim.run("all_reduce_perf", *args, env=env)
         assert p.returncode == 0, (shell, p.stdout, p.stderr)
         out = p.stdout.split("\n")
-        assert out[:2] == ["# nccl-tests version 2.17.6 nccl-headers=22304 nccl-library=22304",
-                           "# Collective test starting: all_reduce_perf"]
-        out = out[2:]
-        assert out[0] == cap[0] + " unalign: 0"                       # nThread 1 nGpus 2 ... validation: 0 graph: 0
+        assert out[0] == cap[0]                                      # nThread 1 nGpus 2 ... validation: 0 graph: 0
         assert out[1:3] == cap[1:3] == ["#", "# Using devices"]
-        shape = re.compile(r"#  Rank  (\d) Group  0 Pid +(\d+) on nccl-tests device  (\d) \[")
+        shape = re.compile(r"#  Rank  (\d) Group  0 Pid +(\d+) on nccl-tests device  (\d) \[0x[0-9a-f]{2}\] ")
         mine, theirs = [shape.match(ln) for ln in out[3:5]], [shape.match(ln) for ln in cap[3:5]]
         assert all(mine) and all(theirs)
         for m, t in zip(mine, theirs):
             assert (m.group(1), m.group(3), m.end(2)) == (t.group(1), t.group(3), t.end(2))      # %6d, right-aligned
         assert mine[0].group(2) == mine[1].group(2)                  # one process drives both GPUs
-        assert out[5:9] == cap[5:9]                                  # "#" and the column header
+        assert [ln.rstrip() for ln in out[5:9]] == cap[5:9]          # "#" and the column header (capture: W)
         ends = [[m.end() for m in re.finditer(r"\S+", ln)] for ln in (out[9], cap[9])]
         assert ends[0] == ends[1] and out[9].split()[:5] == cap[9].split()[:5]
         assert out[9].split()[8] == cap[9].split()[8] == "N/A"
         assert out[10] == cap[10] == "# Out of bounds values : 0 OK"
         assert out[11].startswith("# Avg bus bandwidth    : ") and out[12] == cap[12] == "#"
+        assert out[13] == cap[13] == ""                              # ncclGetLastError's line
         mine_r, theirs_r = parse_nccl_tests(p.stdout), parse_nccl_tests("\n".join(cap))
         assert [r["size"] for r in mine_r["rows"]] == [r["size"] for r in theirs_r["rows"]] == [33554432]
+    shell, cap = runs[0]           # the same run at the default release
+    p = sim.run("all_reduce_perf", *shell.split("all_reduce_perf ")[1].split(),
+                env=dict(re.findall(r"(\w+)=(\S+)", shell.split(" all_reduce_perf")[0])))
+    out = p.stdout.split("\n")
+    assert out[:2] == ["# nccl-tests version 2.17.6 nccl-headers=22304 nccl-library=22304",
+                       "# Collective test starting: all_reduce_perf"]
+    assert out[2] == cap[0] and "busbw  #wrong" in out[9] and "busbw #wrong" in cap[7]
     # more GPUs than CUDA shows this process: nccl-tests' own refusal
     p = sim.run("all_reduce_perf", "-g", "2", env={"CUDA_VISIBLE_DEVICES": "0,99"})
     assert p.returncode == 1 and p.stderr == "Invalid number of GPUs: 2 requested but only 1 were found.\n"

@@ -2,7 +2,9 @@
 
 Layouts from NVIDIA/nccl-tests (src/util.cu: writeDeviceReport, writeResultHeader, writeBenchmarkLine*,
 getFloatStr, writeResultFooter; src/common.cu: NCCL_TESTS_SPLIT, NCCL_TESTS_MIN_BW and the exit code; src/common.h:
-``Test NCCL failure``) and the real captures (tests/fixtures/real/nccl_all_reduce_perf_*).
+``Test NCCL failure`` and the TESTCHECK backtrace) and the real captures (tests/fixtures/real/nccl_*), per release:
+MLXSIM_NCCL_TESTS_VERSION (state ``nccl_tests_version``, default 2.17.6) picks the release whose layout is printed
+(``layout``; what changed in which tag: tests/fixtures/FORMAT_FACTS.md, nccl-tests).
 
 One process is one MPI rank driving ``-g`` GPUs (one in the per-rail sweep; several as
 fixtures/real/nccl_all_reduce_perf_v100_1.txt, with CUDA_VISIBLE_DEVICES): the rank and the world size come
@@ -33,6 +35,87 @@ COLLECTIVES = {
 }
 CONNECT_TIMEOUT = float(os.environ.get("MLXSIM_NCCL_TIMEOUT", "60"))   # [invented] NCCL's bootstrap gives up later
 
+# The nccl-tests release whose output is printed: MLXSIM_NCCL_TESTS_VERSION, else the state's "nccl_tests_version",
+# else DEFAULT_TESTS_VERSION. What changed in which tag: tests/fixtures/FORMAT_FACTS.md (nccl-tests); the real
+# captures of each generation are compared in tests/unit/sim/test_nccl_fidelity.py.
+DEFAULT_TESTS_VERSION = "2.17.6"
+OLDEST_TESTS_VERSION = (2, 13, 0)      # before 2.13 each test printed its own header: not simulated
+# A failure at communicator init, per tag (src/common.cu): the NCCLCHECK line of the ncclGroupEnd() that ends the
+# init (in run() before 2.17.8, in initComms() after), then the TESTCHECK lines it goes back through (run's call of
+# initComms from 2.17.8, main's check of run()). A release between two tags takes the older tag's numbers
+# [approximation: the exact lines of each release are not modelled]; 2.13.0-2.13.3 take v2.13.4's.
+INIT_FAILURE_LINES = (
+    ((2, 13, 0), 958, (842,)),             # v2.13.4
+    ((2, 14, 1), 1057, (893,)),
+    ((2, 16, 7), 1135, (941,)),
+    ((2, 17, 3), 1305, (1126,)),
+    ((2, 17, 6), 1279, (1100,)),
+    ((2, 17, 8), 209, (1357, 1189)),       # tests/fixtures/real/nccl_all_reduce_perf_*_gh200_1.txt: main's 1189
+    ((2, 18, 3), 212, (1388, 1218)),
+    ((2, 19, 6), 222, (1620, 1454)),
+)
+
+
+# options younger than the oldest release simulated: -C and -T came with d313d20 (2.13.4), -J with 00f5281 (2.17.3)
+OPTION_SINCE = {"cputime": (2, 13, 4), "timeout": (2, 13, 4), "json": (2, 17, 3)}
+
+
+def release(text):
+    """``2.17.6`` -> (2, 17, 6); None when it is no release number."""
+    parts = (text or "").strip().split(".")
+    if len(parts) != 3 or not all(p.isdigit() for p in parts):
+        return None
+    return tuple(int(p) for p in parts)
+
+
+def tests_version(state):
+    return os.environ.get("MLXSIM_NCCL_TESTS_VERSION") or state.get("nccl_tests_version") or DEFAULT_TESTS_VERSION
+
+
+def layout(text):
+    """What the nccl-tests release ``text`` prints (FORMAT_FACTS.md, nccl-tests), or None for a release the
+    simulator does not print (not a number, or before 2.13.0)."""
+    v = release(text)
+    if v is None or v < OLDEST_TESTS_VERSION:
+        return None
+    nccl_line, backtrace = [(line, rest) for since, line, rest in INIT_FAILURE_LINES if since <= v][-1]
+    if (2, 17, 3) <= v < (2, 17, 6):
+        tail = ""                          # "  %6s\n"
+    elif v < (2, 17, 7):
+        tail = " " + " " * 20              # " %20s" with an empty timestamp label (a62c975)
+    else:
+        tail = " "                         # " %*s" of width 0 (51f2e7e)
+    return {
+        "release": text.strip(), "tuple": v,
+        "group": v >= (2, 13, 4),          # d313d20: "#  Rank %2d Group %2d Pid ..."
+        "bdf": v >= (2, 14, 1),            # b4300cc: [%04x:%02x:%02x] for [0x%02x]
+        "start": v >= (2, 16, 7),          # dafb704: "# Collective test starting/concluded"
+        "warmup": 1 if v >= (2, 16, 8) else 5,
+        "wide": v >= (2, 17, 3),           # 00f5281: "  %6g" #wrong, getFloatStr widths, -J
+        "version_line": v >= (2, 17, 4),   # 9641693
+        "tail": tail if v >= (2, 17, 3) else None,
+        "final_hash": v >= (2, 17, 7),     # finalizeFooter's "#"
+        "last_error_line": v < (2, 17, 3),  # PRINT("%s\n", ncclGetLastError(NULL)): a blank line
+        "unalign": v >= (2, 18, 2),        # eb0d3d2
+        "init_failure": (nccl_line, backtrace),
+    }
+
+
+def failure_lines(lay, host, pid, why):
+    """What one process prints when its communicator init fails (src/common.h: NCCLCHECK, then each TESTCHECK)."""
+    nccl_line, backtrace = lay["init_failure"]
+    return ["%s: Test NCCL failure common.cu:%d '%s'" % (host, nccl_line, why)] + \
+           [" .. %s pid %d: Test failure common.cu:%d" % (host, pid, line) for line in backtrace]
+
+
+def float_text(value, width):
+    """src/util.cu getFloatStr (2.17.3 and later): two decimals if they fit, else one, else none, else e."""
+    for fmt in ("%*.2f", "%*.1f", "%*.0f"):
+        text = fmt % (width, value)
+        if len(text) <= width:
+            return text
+    return ("%*.1e" if width >= 7 else "%*.0e") % (width, value)
+
 
 class Usage(Exception):
     pass
@@ -50,9 +133,9 @@ def parse_size(text):
         raise Usage("invalid size %r" % text) from None
 
 
-def parse(tool, args):
+def parse(tool, args, lay=None):
     opts = {"minbytes": 32 * 1024 * 1024, "maxbytes": 32 * 1024 * 1024, "factor": 1, "stepbytes": 1024 * 1024,
-            "ngpus": 1, "nthreads": 1, "check": 1, "iters": 20, "warmup": 5, "json": None, "datatype": "float",
+            "ngpus": 1, "nthreads": 1, "check": 1, "iters": 20, "warmup": None, "json": None, "datatype": "float",
             "op": None}
     spec = {"-b": "minbytes", "--minbytes": "minbytes", "-e": "maxbytes", "--maxbytes": "maxbytes",
             "-f": "factor", "--stepfactor": "factor", "-i": "stepbytes", "--stepbytes": "stepbytes",
@@ -69,7 +152,7 @@ def parse(tool, args):
         if arg in ("-h", "--help"):
             raise Usage("help")
         name, value = (arg.split("=", 1) + [None])[:2] if arg.startswith("--") else (arg, None)
-        if name not in spec:
+        if name not in spec or (lay and lay["tuple"] < OPTION_SINCE.get(spec[name], (0,))):
             raise Usage("%s: invalid option -- '%s'" % (tool, arg.lstrip("-")))
         if value is None:
             if i + 1 >= len(args):
@@ -89,6 +172,8 @@ def parse(tool, args):
         i += 1
     if opts["ngpus"] < 1:
         raise Usage("%s: invalid value %r for -g" % (tool, str(opts["ngpus"])))
+    if opts["warmup"] is None:
+        opts["warmup"] = lay["warmup"] if lay else 1
     return opts
 
 
@@ -230,17 +315,23 @@ def hca_for(state, local_rank):
     return names[local_rank % len(names)]
 
 
-# The column header and the time column as the real captures print them (tests/fixtures/real/nccl_all_reduce_perf_*:
-# "36.47", "1542.0", "18289"); the HEAD of nccl-tests widens "#wrong" and picks the decimals by width instead.
-HEADER = (
-    "#                                                              out-of-place                       in-place",
-    "#       size         count      type   redop    root     time   algbw   busbw #wrong     time   algbw   busbw"
-    " #wrong",
-    "#        (B)    (elements)                               (us)  (GB/s)  (GB/s)            (us)  (GB/s)  (GB/s)",
-)
+def header(lay):
+    """writeResultHeader: "#", then three lines (2.13's single header; the wide "#wrong" and the trailing blanks of
+    2.17.3 and later)."""
+    blank5 = ("", "", "", "", "")
+    first = "# %10s  %12s  %8s  %6s  %6s           out-of-place                       in-place          " % blank5
+    names = ("size", "count", "type", "redop", "root", "time", "algbw", "busbw", "#wrong", "time", "algbw", "busbw",
+             "#wrong")
+    units = ("(B)", "(elements)", "", "", "", "(us)", "(GB/s)", "(GB/s)", "", "(us)", "(GB/s)", "(GB/s)", "")
+    if lay["wide"]:
+        fmt = "# %10s  %12s  %8s  %6s  %6s  %7s  %6s  %6s  %6s  %7s  %6s  %6s  %6s"
+        return ["#", first, fmt % names + lay["tail"], fmt % units + lay["tail"]]
+    return ["#", first, "# %10s  %12s  %8s  %6s  %6s  %7s  %6s  %6s %6s  %7s  %6s  %6s %6s" % names,
+            "# %10s  %12s  %8s  %6s  %6s  %7s  %6s  %6s  %5s  %7s  %6s  %6s  %5s" % units]
 
 
 def time_text(usec):
+    """The time column before 2.17.3 ("36.47", "1542.0", "18289": tests/fixtures/real/nccl_all_reduce_perf_*)."""
     if usec >= 10000.0:
         return "%7.0f" % usec
     if usec >= 100.0:
@@ -291,32 +382,60 @@ def rows(opts, tool, members):
 
 
 # --------------------------------------------------------------------------------------------- printing
-def report(tool, opts, everyone, groups, table, failures, version):
+def version_lines(host, pid, version):
+    """NCCL's own version line, printed by rank 0 when its communicator is created - after the device lines: bare
+    with NCCL_DEBUG=VERSION or WARN (tests/fixtures/real/nccl_all_reduce_perf_bare_version_h200_1.txt), an INFO line
+    with INFO or TRACE, none without NCCL_DEBUG."""
+    level = (os.environ.get("NCCL_DEBUG") or "").upper()
+    if level in ("INFO", "TRACE"):
+        return ["%s:%d:%d [0] NCCL INFO NCCL version %s+cuda12.4" % (host, pid, pid, version)]
+    if level in ("VERSION", "WARN"):
+        return ["NCCL version %s+cuda12.4" % version]
+    return []
+
+
+def preamble(tool, opts, everyone, version, lay):
+    """What rank 0 prints before the communicators exist: the version and start lines (by release), the options
+    line, the devices (writeDeviceReport: Group from 2.13.4, the PCI BDF from 2.14.1)."""
     code = perf.nccl_code(version)
-    lines = ["# nccl-tests version 2.17.6 nccl-headers=%d nccl-library=%d" % (code, code),
-             "# Collective test starting: %s" % tool,
-             "# nThread %d nGpus %d minBytes %d maxBytes %d step: %d(%s) warmup iters: %d iters: %d agg iters: 1 "
-             "validation: %d graph: 0 unalign: 0" % (
-                 opts["nthreads"], opts["ngpus"], opts["minbytes"], opts["maxbytes"],
-                 opts["factor"] if opts["factor"] > 1 else opts["stepbytes"],
-                 "factor" if opts["factor"] > 1 else "bytes", opts["warmup"], opts["iters"], opts["check"]),
-             "#", "# Using devices"]
+    lines = []
+    if lay["version_line"]:
+        lines.append("# nccl-tests version %s nccl-headers=%d nccl-library=%d" % (lay["release"], code, code))
+    if lay["start"]:
+        lines.append("# Collective test starting: %s" % tool)
+    lines += ["# nThread %d nGpus %d minBytes %d maxBytes %d step: %d(%s) warmup iters: %d iters: %d agg iters: 1 "
+              "validation: %d graph: 0%s" % (
+                  opts["nthreads"], opts["ngpus"], opts["minbytes"], opts["maxbytes"],
+                  opts["factor"] if opts["factor"] > 1 else opts["stepbytes"],
+                  "factor" if opts["factor"] > 1 else "bytes", opts["warmup"], opts["iters"], opts["check"],
+                  " unalign: 0" if lay["unalign"] else ""),
+              "#", "# Using devices"]
     for m in everyone:
-        bus = int(m["endpoint"]["pci"].split(":")[1], 16)
-        lines.append("#  Rank %2d Group %2d Pid %6d on %10s device %2d [%04x:%02x:%02x] %s" % (
-            m["proc"], m["color"], m["pid"], m["host"], m["local"], 0, (bus + 0x10) & 0xff, 0,
-            "NVIDIA H100 80GB HBM3"))
-    if failures:
-        return lines + failures
-    lines += ["#"] + list(HEADER)
+        bus = (int(m["endpoint"]["pci"].split(":")[1], 16) + 0x10) & 0xff
+        where = "%04x:%02x:%02x" % (0, bus, 0) if lay["bdf"] else "0x%02x" % bus
+        if lay["group"]:
+            lines.append("#  Rank %2d Group %2d Pid %6d on %10s device %2d [%s] %s" % (
+                m["proc"], m["color"], m["pid"], m["host"], m["local"], where, "NVIDIA H100 80GB HBM3"))
+        else:
+            lines.append("#   Rank %2d Pid %6d on %10s device %2d [%s] %s" % (
+                m["proc"], m["pid"], m["host"], m["local"], where, "NVIDIA H100 80GB HBM3"))
+    return lines
+
+
+def table_lines(opts, table, lay):
+    """The column header and one row per size (writeBenchmarkLinePreamble / writeBenchmarkLineBody)."""
+    lines = header(lay)
     for row in table:
         text = "%12d  %12d  %8s  %6s  %6s" % (row["size"], row["count"], row["type"], row["redop"], "%6i" % row["root"])
         for side in (row["out"], row["in"]):
-            body = (time_text(side["time"]), "%6.2f" % side["algbw"], "%6.2f" % side["busbw"])
-            if opts["check"]:
-                text += "  %7s  %6s  %6s  %6g" % (body + (side["wrong"],))
+            if lay["wide"]:
+                body = (float_text(side["time"], 7), float_text(side["algbw"], 6), float_text(side["busbw"], 6))
+                text += ("  %7s  %6s  %6s  %6g" % (body + (side["wrong"],)) if opts["check"]
+                         else "  %7s  %6s  %6s    N/A" % body)
             else:
-                text += "  %7s  %6s  %6s    N/A" % body
+                body = (time_text(side["time"]), side["algbw"], side["busbw"])
+                text += ("  %7s  %6.2f  %6.2f  %5g" % (body + (side["wrong"],)) if opts["check"]
+                         else "  %7s  %6.2f  %6.2f  %5s" % (body + ("N/A",)))
         lines.append(text)
     return lines
 
@@ -343,11 +462,19 @@ def average(table):
     return sum(r["out"]["busbw"] + r["in"]["busbw"] for r in table) / (2.0 * len(table))
 
 
-def footer(tool, avg, check):
+def footer(tool, avg, check, lay):
+    """writeResultFooter, then by release: the concluded line (2.16.7), finalizeFooter's "#" (2.17.7), the blank
+    line of ncclGetLastError (before 2.17.3)."""
     verdict = "" if check == -1 else ("FAILED" if avg < check * 0.9 else "OK")
-    return ["# %-20s : %d %s" % ("Out of bounds values", 0, "OK"),
-            "# %-20s : %s %s" % ("Avg bus bandwidth", "%g" % avg, verdict), "#",
-            "# Collective test concluded: %s" % tool, ""]
+    lines = ["# %-20s : %d %s" % ("Out of bounds values", 0, "OK"),
+             "# %-20s : %s %s" % ("Avg bus bandwidth", "%g" % avg, verdict), "#"]
+    if lay["start"]:
+        lines.append("# Collective test concluded: %s" % tool)
+    if lay["final_hash"]:
+        lines.append("#")
+    if lay["last_error_line"]:
+        lines.append("")
+    return lines
 
 
 def write_json(path, tool, opts, everyone, table, avg, check, version):
@@ -435,8 +562,14 @@ def ring_connect(me, peer):
 
 
 def run(tool, args):
+    state = st.load()
+    lay = layout(tests_version(state))
+    if lay is None:
+        errln("mlxsim: nccl-tests %s is not simulated (MLXSIM_NCCL_TESTS_VERSION / nccl_tests_version: a release "
+              "2.13.0 or later, as 2.17.6)" % tests_version(state))
+        return 2
     try:
-        opts = parse(tool, args)
+        opts = parse(tool, args, lay)
     except Usage as exc:
         if str(exc) == "help":
             outln("USAGE: %s [-t,--nthreads <num threads>] [-g,--ngpus <gpus per thread>] [-b,--minbytes <min size in"
@@ -445,7 +578,6 @@ def run(tool, args):
             return 0
         errln(str(exc))
         return 1
-    state = st.load()
     if faults.find(state, "nccl_no_mpi"):
         # built without MPI=1: no MPI_Init, no launcher asked - a world of one, whatever the environment says
         proc, nprocs, local = 0, 1, 0
@@ -473,16 +605,18 @@ def run(tool, args):
         ranks.append({"proc": proc * opts["ngpus"] + g, "local": dev, "endpoint": endpoint})
     endpoint = ranks[0]["endpoint"] if ranks else None
     if endpoint is None:
-        outln("%s: Test NCCL failure common.cu:1279 'unhandled system error (run with NCCL_DEBUG=INFO for details) / "
-              "NET/IB : No device found.'" % hostname)
+        for line in failure_lines(lay, hostname, os.getpid(), "unhandled system error (run with NCCL_DEBUG=INFO for "
+                                                              "details) / NET/IB : No device found."):
+            outln(line)
         return 1
     version = perf.nccl_version(state)
-    if (os.environ.get("NCCL_DEBUG") or "").upper() in ("INFO", "TRACE") and proc == 0:
-        outln("%s:%d:%d [0] NCCL INFO NCCL version %s+cuda12.4" % (hostname, os.getpid(), os.getpid(), version))
-    elif (os.environ.get("NCCL_DEBUG") or "").upper() == "VERSION" and proc == 0:
-        outln("NCCL version %s+cuda12.4" % version)        # NCCL_DEBUG=VERSION: the bare line, once
+    # the nccl_rank_fail fault: this host's ranks fail their communicator init (why: the fault's "error", else
+    # NCCL's "unhandled system error" with an empty last error, as the real captures print it)
+    broken = faults.find(state, "nccl_rank_fail")
+    why = (broken[0].get("error") or "unhandled system error (run with NCCL_DEBUG=INFO for details) / ") if broken \
+        else None
     me = {"proc": proc, "local": local, "host": hostname, "pid": os.getpid(), "color": split_color(proc),
-          "endpoint": endpoint, "netdev": endpoint["netdev"], "ranks": ranks}
+          "endpoint": endpoint, "netdev": endpoint["netdev"], "ranks": ranks, "fail": why}
     ring, address, port = ring_listen(me)
     echo = perf.bound_socket(socket.SOCK_DGRAM, me["netdev"])
     echo.bind((address or "0.0.0.0", 0))
@@ -493,23 +627,31 @@ def run(tool, args):
         threading.Thread(target=target, args=(sock, stop), daemon=True).start()
     try:
         if nprocs == 1:
-            return finish(tool, opts, [me], version, None)
+            return finish(tool, opts, [me], version, None, lay)
         comm = os.environ.get("NCCL_COMM_ID", "")
         if ":" not in comm:
-            outln("%s: Test NCCL failure common.cu:1279 'invalid argument (run with NCCL_DEBUG=WARN for details) / "
-                  "NCCL_COMM_ID is required in the lab'" % hostname)
+            # [invented] the lab's ranks need NCCL_COMM_ID (real nccl-tests broadcast the id over MPI)
+            for line in failure_lines(lay, hostname, me["pid"], "invalid argument (run with NCCL_DEBUG=WARN for "
+                                                                "details) / NCCL_COMM_ID is required in the lab"):
+                outln(line)
             return 1
         root_host, root_port = comm.rsplit(":", 1)
         if proc == 0:
-            return root(tool, opts, me, nprocs, root_host, int(root_port), version)
-        return member(me, root_host, int(root_port), hostname)
+            return root(tool, opts, me, nprocs, root_host, int(root_port), version, lay)
+        return member(me, root_host, int(root_port), hostname, lay)
     finally:
         stop.set()
         ring.close()
         echo.close()
 
 
-def member(me, root_host, root_port, hostname):
+def fail(lay, me, why):
+    for line in failure_lines(lay, me["host"], me["pid"], why):
+        outln(line)
+    sys.stdout.flush()
+
+
+def member(me, root_host, root_port, hostname, lay):
     deadline = time.monotonic() + CONNECT_TIMEOUT
     while True:
         try:
@@ -517,37 +659,47 @@ def member(me, root_host, root_port, hostname):
             break
         except OSError:
             if time.monotonic() > deadline:
-                outln("%s: Test NCCL failure common.cu:1279 'remote process exited or there was a network error / "
-                      "Bootstrap : no connection to %s:%d'" % (hostname, root_host, root_port))
+                fail(lay, me, "remote process exited or there was a network error / Bootstrap : no connection to "
+                              "%s:%d" % (root_host, root_port))
                 return 1
             time.sleep(0.2)
     with sock:
         sock.settimeout(CONNECT_TIMEOUT + 600)
         try:
             chan = perf.Channel(sock)
-            keys = ("proc", "local", "host", "pid", "color", "endpoint", "address", "port", "echo", "ranks")
+            keys = ("proc", "local", "host", "pid", "color", "endpoint", "address", "port", "echo", "ranks", "fail")
             chan.send({k: me[k] for k in keys})
-            task = chan.recv()
+            task = chan.recv()      # after rank 0 printed the devices
+            if me["fail"]:
+                fail(lay, me, me["fail"])
+                chan.send({"warn": None, "failed": True})
+                chan.recv()
+                return 1
+            if task.get("abort"):
+                # another rank's init failed: this one is stopped with the job [invented: as mpirun aborts it]
+                chan.send({"warn": None})
+                return int(chan.recv().get("rc", 1))
             warn = ring_connect(me, task["next"]) if task.get("next") else None
             if warn:
                 outln("%s:%d:%d [%d] %s" % (hostname, me["pid"], me["pid"], me["local"], warn))
             chan.send({"warn": warn})
             final = chan.recv()
+            if warn and int(final.get("rc", 1)):
+                fail(lay, me, "remote process exited or there was a network error / NET/IB : Got completion from "
+                              "peer with status=12")
             return int(final.get("rc", 1))
         except (OSError, ValueError, ConnectionError):
-            outln("%s: Test NCCL failure common.cu:1279 'remote process exited or there was a network error / "
-                  "Bootstrap : lost the root'" % hostname)
+            fail(lay, me, "remote process exited or there was a network error / Bootstrap : lost the root")
             return 1
 
 
-def root(tool, opts, me, nprocs, host, port, version):
+def root(tool, opts, me, nprocs, host, port, version, lay):
     listener = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
     listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     try:
         listener.bind((host, port))
     except OSError:
-        outln("%s: Test NCCL failure common.cu:1279 'unhandled system error / Bootstrap : cannot listen on %s:%d'"
-              % (me["host"], host, port))
+        fail(lay, me, "unhandled system error / Bootstrap : cannot listen on %s:%d" % (host, port))
         return 1
     listener.listen(nprocs)
     listener.settimeout(CONNECT_TIMEOUT)
@@ -557,8 +709,8 @@ def root(tool, opts, me, nprocs, host, port, version):
             try:
                 conn, _addr = listener.accept()
             except socket.timeout:
-                outln("%s: Test NCCL failure common.cu:1279 'remote process exited or there was a network error / "
-                      "Bootstrap : %d of %d ranks joined'" % (me["host"], len(everyone), nprocs))
+                fail(lay, me, "remote process exited or there was a network error / Bootstrap : %d of %d ranks "
+                              "joined" % (len(everyone), nprocs))
                 for c in conns.values():
                     c.send({"rc": 1})
                 return 1
@@ -568,6 +720,8 @@ def root(tool, opts, me, nprocs, host, port, version):
             conns[info["proc"]] = chan
             everyone.append(info)
         everyone.sort(key=lambda m: m["proc"])
+        if any(m.get("fail") for m in everyone):
+            return init_failed(tool, opts, everyone, conns, version, lay)
         groups = {}
         for m in everyone:
             groups.setdefault(m["color"], []).append(m)
@@ -587,7 +741,7 @@ def root(tool, opts, me, nprocs, host, port, version):
             answer = conn.recv()
             if answer.get("warn"):
                 warns.append("%s [rank %d] %s" % (everyone[proc]["host"], proc, answer["warn"]))
-        rc = finish(tool, opts, everyone, version, warns)
+        rc = finish(tool, opts, everyone, version, warns, lay)
         for conn in conns.values():
             conn.send({"rc": rc})
         return rc
@@ -598,30 +752,56 @@ def root(tool, opts, me, nprocs, host, port, version):
         listener.close()
 
 
+def init_failed(tool, opts, everyone, conns, version, lay):
+    """Some rank's communicator init failed (nccl_rank_fail): rank 0 has printed the devices; each failing process
+    prints its failure and backtrace (NVIDIA/nccl-tests issue 369: no column header), the others print nothing more
+    - mpirun stops them when the first exits 1 [invented: what a rank blocked in its init would print with another
+    launcher] - and every process exits 1."""
+    me = everyone[0]
+    for line in preamble(tool, opts, gpu_ranks(everyone), version, lay) + version_lines(me["host"], me["pid"], version):
+        outln(line)
+    sys.stdout.flush()
+    if me.get("fail"):
+        fail(lay, me, me["fail"])
+    for proc, conn in sorted(conns.items()):
+        conn.send({"next": None, "abort": True})
+        conn.recv()             # a failing member has printed its lines
+    for conn in conns.values():
+        conn.send({"rc": 1})
+    return 1
+
+
 def gpu_ranks(procs):
     """The communicator's ranks (one per GPU) from its processes (one per MPI rank, -g GPUs each)."""
     return [{"proc": r["proc"], "local": r["local"], "host": m["host"], "pid": m["pid"], "color": m["color"],
              "endpoint": r["endpoint"]} for m in procs for r in m["ranks"]]
 
 
-def finish(tool, opts, procs, version, warns):
+def finish(tool, opts, procs, version, warns, lay):
     everyone = gpu_ranks(procs)
     groups = {}
     for m in everyone:
         groups.setdefault(m["color"], []).append(m)
     check = float(os.environ["NCCL_TESTS_MIN_BW"]) if os.environ.get("NCCL_TESTS_MIN_BW") else -1
-    failures = []
-    if warns:
-        failures = list(warns) + ["%s: Test NCCL failure common.cu:1279 'remote process exited or there was a network "
-                                  "error / NET/IB : Got completion from peer with status=12'" % everyone[0]["host"]]
-    # every group runs at once; with -a 1 (the default) nccl-tests averages the time over every rank
-    table = averaged(opts, tool, groups) if not failures else []
-    for line in report(tool, opts, everyone, groups, table, failures, version):
+    for line in preamble(tool, opts, everyone, version, lay) + version_lines(procs[0]["host"], procs[0]["pid"], version):
         outln(line)
-    if failures:
+    if procs[0].get("fail"):
+        fail(lay, procs[0], procs[0]["fail"])
         return 1
+    if warns:
+        # a ring that does not connect: the WARN lines [invented: rank 0 repeats the other ranks' own, with their rank],
+        # then rank 0's failure and backtrace - before the column header, as a failure at init
+        for line in warns:
+            outln(line)
+        fail(lay, procs[0], "remote process exited or there was a network error / NET/IB : Got completion from peer "
+                            "with status=12")
+        return 1
+    # every group runs at once; with -a 1 (the default) nccl-tests averages the time over every rank
+    table = averaged(opts, tool, groups)
+    for line in table_lines(opts, table, lay):
+        outln(line)
     avg = average(table)
-    for line in footer(tool, avg, check):
+    for line in footer(tool, avg, check, lay):
         outln(line)
     if opts["json"]:
         write_json(opts["json"], tool, opts, everyone, table, avg, check, version)

@@ -1,6 +1,9 @@
-"""nccl-tests reports (_parsers/nccl_tests.py): all_reduce_perf over 2 nodes and a log of six single-size runs (real
-captures), the layouts of newer builds (version line, NCCL_TESTS_MIN_BW verdict, per-iteration columns, a trace
-replay without out-of-place values), the -J JSON file, and a run that died."""
+"""nccl-tests reports (_parsers/nccl_tests.py): every generation of the layout in real captures (before 2.13 with
+its "error" column; 2.13.4 with Group and "[0x..]" bus numbers; 2.14.1 with PCI BDFs; 2.16.7 with the start and
+conclude lines; 2.17.3 with the wide "#wrong"; 2.17.4 with the version line; 2.18.2 with "unalign"), NCCL's own
+version line in its forms (INFO, bare), runs that died at start-up or in their first collective, the layouts of newer
+builds (NCCL_TESTS_MIN_BW verdict, per-iteration columns, a trace replay without out-of-place values) and the -J
+JSON file."""
 import json
 
 import pytest
@@ -45,6 +48,89 @@ def _six_runs(text):
     assert [(r["rank"], r["bus"]) for r in out["ranks"]] == [(0, "0x06"), (1, "0x0b")]
 
 
+@check("nccl_all_gather_perf_2node_gb10_1.txt")
+def _gb10_2_18_3(text):
+    """nccl-tests 2.18.3: the version line (NCCL 2.28.9 by its code), ' unalign: 0', the wide #wrong column and times
+    printed by width ("27211.0")."""
+    out = parse("nccl_tests", text)
+    assert (out["nccl_version"], out["avg_busbw"], out["out_of_bounds"], out["errors"]) == ("2.28.9", 21.4033, 0, [])
+    assert [(r["rank"], r["host"], r["bus"]) for r in out["ranks"]] == [(0, "spark-fb97", "000f:01:00"),
+                                                                        (1, "spark-4440", "000f:01:00")]
+    assert [r["size"] for r in out["rows"]] == [1073741824, 2147483648, 4294967296]
+    assert out["rows"][0] == {"size": 1073741824, "count": 134217728, "type": "float", "redop": "none", "root": -1,
+                              "out_of_place": {"time": 27211.0, "algbw": 39.46, "busbw": 19.73, "wrong": 0},
+                              "in_place": {"time": 25806.7, "algbw": 41.61, "busbw": 20.8, "wrong": 0}}
+
+
+@check("nccl_all_reduce_perf_2node_gh200_1.txt")
+def _gh200_wrong_values(text):
+    """nccl-tests 2.17.8 over NCCL 2.29.2: wrong values at one size, 'Out of bounds values : 4 FAILED', and each
+    rank's backtrace line after the report (the run exits non-zero)."""
+    out = parse("nccl_tests", text)
+    assert (out["nccl_version"], out["avg_busbw"], out["avg_busbw_check"], out["out_of_bounds"]) == \
+        ("2.29.2", 4.79995, None, 4)
+    assert [(r["rank"], r["pid"], r["host"]) for r in out["ranks"]] == [(0, 662195, "gpu-1-1"), (1, 2448661, "gpu-1-7")]
+    assert len(out["rows"]) == 25
+    bad = [r for r in out["rows"] if r["out_of_place"]["wrong"] or r["in_place"]["wrong"]]
+    assert [(r["size"], r["out_of_place"]["wrong"], r["in_place"]["wrong"]) for r in bad] == [(1048576, 96, 32)]
+    assert out["rows"][-1]["out_of_place"] == {"time": 5869.38, "algbw": 22.87, "busbw": 22.87, "wrong": 0}
+    assert out["errors"] == [".. gpu-1-1 pid 662195: Test failure common.cu:1189",
+                             ".. gpu-1-7 pid 2448661: Test failure common.cu:1189"]
+
+
+@check("nccl_all_reduce_perf_fail_2node_gh200_1.txt")
+def _gh200_start_up_failure(text):
+    """A run that died at start-up on both hosts: no column header, no rows, every rank's failure line kept."""
+    out = parse("nccl_tests", text)
+    assert (out["nccl_version"], out["rows"], out["avg_busbw"], len(out["ranks"])) == ("2.26.6", [], None, 8)
+    assert len(out["errors"]) == 12
+    assert out["errors"][:2] == ["gpu-1-1: Test CUDA failure common.cu:1304 'CUDA-capable device(s) is/are busy or "
+                                 "unavailable'", ".. gpu-1-1 pid 3617715: Test failure common.cu:1189"]
+    assert sorted({e.split(":")[0] for e in out["errors"] if not e.startswith("..")}) == ["gpu-1-1", "gpu-1-7"]
+
+
+@check("nccl_all_reduce_perf_fail_5090_1.txt")
+def _one_host_two_runs(text):
+    """Two runs on one host (2.13.4-2.14.0 layout): one that completes (an algbw wider than its column,
+    "1807.89"), then one that fails after its column header, with its backtrace."""
+    out = parse("nccl_tests", text)
+    first, second = out["runs"]
+    assert (first["nccl_version"], first["avg_busbw"], first["out_of_bounds"], len(first["rows"])) == (None, 0.0, 0, 25)
+    row = [r for r in first["rows"] if r["size"] == 131072][0]
+    assert row["in_place"] == {"time": 0.07, "algbw": 1807.89, "busbw": 0.0, "wrong": 0}
+    assert [(r["rank"], r["bus"]) for r in first["ranks"]] == [(0, "0x21")]
+    assert (second["rows"], second["avg_busbw"], [(r["rank"], r["pid"]) for r in second["ranks"]]) == \
+        ([], None, [(0, 5068), (1, 5068)])
+    assert second["errors"][0] == ("GENOA-06: Test NCCL failure common.cu:392 'unhandled cuda error (run with "
+                                   "NCCL_DEBUG=INFO for details) / '")
+    assert second["errors"][1:] == [".. GENOA-06 pid 5068: Test failure %s" % where for where in (
+        "common.cu:590", "all_reduce.cu:90", "common.cu:623", "common.cu:1078", "common.cu:891")]
+    assert out["errors"] == second["errors"]
+
+
+@check("nccl_all_reduce_perf_bare_version_h200_1.txt")
+def _bare_version_h200(text):
+    """No nccl-tests version line: NCCL's bare 'NCCL version 2.19.3+cuda12.2' (NCCL_DEBUG=WARN) gives it."""
+    out = parse("nccl_tests", text)
+    assert (out["nccl_version"], out["avg_busbw"], out["out_of_bounds"]) == ("2.19.3", 477.416, 0)
+    assert [(r["rank"], r["pid"], r["device"], r["bus"]) for r in out["ranks"]] == \
+        [(i, 39280 + i, i, "0x00") for i in range(8)]
+    assert out["rows"] == [{"size": 8589934592, "count": 2147483648, "type": "float", "redop": "sum", "root": -1,
+                            "out_of_place": {"time": 31533.0, "algbw": 272.41, "busbw": 476.72, "wrong": 0},
+                            "in_place": {"time": 31441.0, "algbw": 273.2, "busbw": 478.11, "wrong": 0}}]
+
+
+@check("nccl_all_reduce_perf_bare_version_a100_1.txt")
+def _bare_version_among_info_lines(text):
+    """The bare version line among NCCL's INFO lines (an excerpt: the report is cut before its header)."""
+    out = parse("nccl_tests", text)
+    assert out["nccl_version"] == "2.19.3"
+    assert [(r["rank"], r["pid"], r["device"], r["bus"]) for r in out["ranks"]] == [
+        (0, 749452, 0, "0000:01:00"), (1, 749452, 1, "0000:02:00"), (2, 749452, 2, "0000:81:00"),
+        (3, 749452, 3, "0000:82:00")]
+    assert out["ranks"][0]["host"] == "paraai-n32-h-01-agent-18" and out["rows"] == []
+
+
 test_capture = capture_test(CHECKS)
 
 
@@ -68,6 +154,11 @@ def test_a_newer_build_with_its_version_and_the_min_bw_verdict():
     ("gpu01:1234:1234 [0] NCCL INFO NCCL version 2.18.3+cuda12.2", "2.18.3"),       # NCCL_DEBUG=INFO
     ("# NCCL version 2.23.4+cuda12.4", None),                                     # a comment, not NCCL's line
     ("NCCL version 2.23", None),
+    ("NCCL version 2.19.3+cuda12.2 ", "2.19.3"),                                    # trailing blank
+    ("NCCL version 2.19.3+cuda12.2\r", "2.19.3"),                                   # a CRLF log
+    ("NCCL version 2.19.3", "2.19.3"),                                              # no +cuda suffix
+    ("[1,0]<stdout>:NCCL version 2.28.9+cuda13.0", "2.28.9"),                       # mpirun --tag-output
+    ("NCCL versions differ", None),
 ])
 def test_the_library_version_from_nccls_own_line(line, version):
     """An nccl-tests too old to print nccl-library= (the capture's build): NCCL's own version line gives it."""
@@ -75,6 +166,56 @@ def test_the_library_version_from_nccls_own_line(line, version):
         "           8             2     float     sum      -1    20.09    0.00    0.00      0    19.82    0.00"
         "    0.00      0", "# Avg bus bandwidth    : 0 ", "#"]
     assert parse("nccl_tests", "\n".join(lines))["nccl_version"] == version
+
+
+def test_the_nccl_tests_version_line_with_its_git_hash():
+    """nccl-tests 2.20 prints its git hash in the version line (NVIDIA/dgx-spark-playbooks pull request 103)."""
+    lines = ["# nccl-tests version 2.20.0 (b4d5bee) nccl-headers=23102 nccl-library=23102",
+             "# Collective test starting: all_reduce_perf"] + HEADER + [
+        "        8192          2048     float     sum      -1    35.15    0.23    0.23       0    30.33    0.27    0.27"
+        "       0"]
+    out = parse("nccl_tests", "\n".join(lines))
+    assert out["nccl_version"] == "2.31.2" and out["rows"][0]["in_place"]["busbw"] == 0.27
+
+
+def test_a_report_of_before_2_13_its_own_header_without_root_and_the_error_column():
+    """nccl-tests before 2.13 (the output of https://github.com/NVIDIA/nccl-tests/issues/82, broadcast_perf with NCCL
+    2.9.6): no Group in the rank lines, a header per test ("root", no "redop"), "error" (the largest difference, N/A
+    without -c) where later releases print "#wrong", and NCCL's bare version line among its WARN lines. The second
+    row (a checked size, "0e+00" as nccl-tests issue 44 shows it) is written here, not copied."""
+    text = "\n".join([
+        "# nThread 1 nGpus 1 minBytes 8 maxBytes 2147483648 step: 2(factor) warmup iters: 10 iters: 100 validation: 0 ",
+        "#", "# Using devices",
+        "#   Rank  0 Pid  14926 on v100-gpu-1 device  0 [0x00] Tesla V100-PCIE-16GB",
+        "#   Rank  1 Pid   9210 on v100-gpu-5 device  0 [0x00] Tesla V100-PCIE-16GB", "",
+        "v100-gpu-1:14926:14926 [0] misc/ibvwrap.cc:63 NCCL WARN Failed to open libibverbs.so[.1]",
+        "NCCL version 2.9.6+cuda11.2", "",
+        "v100-gpu-5:9210:9210 [0] misc/ibvwrap.cc:63 NCCL WARN Failed to open libibverbs.so[.1]", "#",
+        "#                                                     out-of-place                       in-place          ",
+        "#       size         count    type    root     time   algbw   busbw  error     time   algbw   busbw  error",
+        "#        (B)    (elements)                     (us)  (GB/s)  (GB/s)            (us)  (GB/s)  (GB/s)       ",
+        "           8             2   float       0    45.82    0.00    0.00    N/A    38.17    0.00    0.00    N/A",
+        "     1048576        262144   float       0    101.3   10.35   10.35  0e+00    99.80   10.51   10.51  0e+00"])
+    out = parse("nccl_tests", text)
+    assert out["nccl_version"] == "2.9.6"
+    assert [(r["rank"], r["group"], r["pid"], r["host"], r["bus"]) for r in out["ranks"]] == [
+        (0, None, 14926, "v100-gpu-1", "0x00"), (1, None, 9210, "v100-gpu-5", "0x00")]
+    assert out["rows"][0] == {"size": 8, "count": 2, "type": "float", "redop": None, "root": 0,
+                              "out_of_place": {"time": 45.82, "algbw": 0.0, "busbw": 0.0, "wrong": None, "error": None},
+                              "in_place": {"time": 38.17, "algbw": 0.0, "busbw": 0.0, "wrong": None, "error": None}}
+    assert out["rows"][1]["out_of_place"]["error"] == 0.0 and out["rows"][1]["in_place"]["time"] == 99.8
+
+
+def test_mpirun_tag_output_prefixes():
+    """``mpirun --tag-output``: every line of rank 0 starts with ``[1,0]<stdout>:``."""
+    lines = ["# nccl-tests version 2.18.0 nccl-headers=22907 nccl-library=22907",
+             "# Collective test starting: all_reduce_perf_mpi",
+             "#  Rank  0 Group  0 Pid 2994447 on        lab device  0 [0000:02:00] NVIDIA GeForce RTX 5090"] + HEADER + [
+        "     1048576        262144     float     sum      -1    85.58   12.25   22.97      0    84.50   12.41   23.27"
+        "      0", "# Out of bounds values : 0 OK", "# Avg bus bandwidth    : 23.12 "]
+    out = parse("nccl_tests", "\n".join("[1,0]<stdout>:" + line for line in lines))
+    assert (out["nccl_version"], out["avg_busbw"], out["ranks"][0]["pid"]) == ("2.29.7", 23.12, 2994447)
+    assert out["rows"][0]["in_place"]["busbw"] == 23.27
 
 
 def test_per_iteration_columns_and_a_trace_replay_without_out_of_place_values():
@@ -113,6 +254,17 @@ def test_the_json_file_of_dash_j():
     assert out["rows"][0]["root"] == -1 and out["rows"][0]["out_of_place"]["wrong"] == 0
     assert out["rows"][0]["in_place"] == {"time": 21488.0, "algbw": 49.97, "busbw": 46.84, "wrong": None}
     assert parse("nccl_tests", data) == out
+
+
+def test_a_row_that_does_not_fit_its_header_is_refused_naming_it():
+    """A row of a layout the parser does not know (here: the measures of one side only, and a word where a number
+    belongs) is an error naming the line, not a report with a row less."""
+    lines = ["# nThread 1 nGpus 1 minBytes 8 maxBytes 8"] + HEADER
+    for row in ("           8             2     float     sum      -1    20.09    0.00",
+                "           8             2     float     sum      -1    20.09    fast    0.00      0    19.82    0.00"
+                "    0.00      0"):
+        with pytest.raises(ParseError, match=r"does not fit the report's column header .*line 5: '  +8 +2 +float"):
+            parse("nccl_tests", "\n".join(lines + [row]))
 
 
 def test_text_that_is_no_nccl_tests_report_names_its_first_line():
