@@ -158,6 +158,13 @@ def build_card(spec, hostname, index, salt=""):
     }
     if spec.get("silicon"):
         card["silicon"] = dict(spec["silicon"])
+    if spec.get("vf"):
+        # an SR-IOV VF given to a virtual machine (the card is the VF; its PF is the hypervisor's): Hyper-V gives it a
+        # node GUID of its own, 00155d ff fe 34 + 2 bytes, consecutive over the VM's VFs (0015:5dff:fe34:0033, :0034
+        # in fixtures/real/ibv_devinfo_azure_h200_cx7vf_1.txt; 00155dfffe34072b in ibstat_ibpanic_vf_azure_1.txt);
+        # the system image GUID stays the physical card's (base_guid)
+        low = (int(_h(hostname, "vf")[:4], 16) & 0xff00) + index
+        card["vf"] = {"node_guid": "00155dfffe34%04x" % (low & 0xffff)}
     for i, f in enumerate(spec["functions"]):
         card["functions"].append({"pci": f["pci"], "rdma": f.get("rdma"), "netdev": f.get("netdev"),
                                   "port": i + 1 if i < nports else 1, "nv": {}})
@@ -300,9 +307,9 @@ def netdev(card, func_idx):
 
 
 def numvfs(card, func_idx):
-    """The virtual functions the PF has at runtime: its ``numvfs`` (sysfs ``sriov_numvfs``, 0 unless a test or
-    `mlxsim vfs` sets it), and only while the firmware offers SR-IOV (current SRIOV_EN true, at most the current
-    NUM_OF_VFS). A VF exists only after both: NV configuration alone (SRIOV_EN=1 NUM_OF_VFS=8, then a reboot)
+    """The virtual functions the PF has at runtime: its ``numvfs`` (sysfs ``sriov_numvfs``: 0 unless the state sets
+    ``cards[i].functions[j].numvfs``; no simulated tool writes it yet), and only while the firmware offers SR-IOV
+    (current SRIOV_EN true, at most the current NUM_OF_VFS). A VF exists only after both: NV configuration alone (SRIOV_EN=1 NUM_OF_VFS=8, then a reboot)
     gives none until something writes sriov_numvfs, as on a real host."""
     n = int(card["functions"][func_idx].get("numvfs") or 0)
     en = nv_entry(card, func_idx, "SRIOV_EN")

@@ -67,6 +67,12 @@ def _verbose_rows(host, started):
     for card in host.cards():
         fam = families.of(card)
         dtype = "%s(rev:%x)" % (card["family"], fam["rev"])
+        if card.get("vf"):          # a VF given to this VM (profiles azure-nd-*-vm): a VF row, or none
+            if not started:
+                f = card["functions"][0]
+                rows.append(("NA", "NA", f["pci"], f.get("rdma") or "", "net-" + model.netdev(card, 0),
+                             str(card["numa"])))
+            continue
         for fidx in reversed(range(len(card["functions"]))):
             f = card["functions"][fidx]
             mst = host.mst_path(card, fidx) if started else "NA"
@@ -126,7 +132,7 @@ def status(host, verbose, unknown=None):
     outln()
     outln("MST devices:")
     outln("------------")
-    for card in host.cards():
+    for card in [c for c in host.cards() if not c.get("vf")]:
         f = card["functions"][0]
         outln("%-33s- PCI configuration cycles access." % host.mst_path(card, 0))
         outln(" " * 35 + "domain:bus:dev.fn=%s addr.reg=88 data.reg=92 cr_bar.gw_offset=-1" % f["pci"])

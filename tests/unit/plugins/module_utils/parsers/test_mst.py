@@ -87,6 +87,22 @@ def _mst_status_unknown_arg_cx5(text):
     assert good["errors"] == []
 
 
+@check("mst_status_v_vfs_cx7_1.txt")
+def _mst_status_v_vfs_cx7(text):
+    # modules not loaded: MST "NA" (None) for every row; the 7 SR-IOV VFs are rows whose DEVICE_TYPE is "NA" (None),
+    # so nothing tells them apart from a card but that: the two ConnectX-7 PFs are the only typed rows
+    status = parse("mst_status", section(text, "sh-5.1# mst status -v"))
+    assert status["modules"] == {"pci": False, "pciconf": False}
+    devs = status["devices"]
+    assert len(devs) == 9 and all(d["mst"] is None and d["numa"] == "0" for d in devs)
+    assert [(d["pci"], d["rdma"]) for d in devs if d["device_type"]] == [("0000:37:00.0", "mlx5_1"),
+                                                                         ("0000:0d:00.0", "mlx5_0")]
+    vfs = sorted((d["pci"], d["rdma"]) for d in devs if d["device_type"] is None)
+    assert vfs == [("0000:37:00.%d" % f, "mlx5_%d" % (f + 1)) for f in range(1, 8)]
+    assert [d["net"] for d in devs if d["pci"] == "0000:37:00.2"] == [["net1"]]
+    assert all(d["rev"] is None for d in devs if d["device_type"] is None)
+
+
 test_capture = capture_test(CHECKS)
 
 
