@@ -134,3 +134,31 @@ def test_mst_status_v_layout_by_version(sim):
     assert head.index("NUMA") - head.index("NET") == longest + 2
     assert head.endswith("NUMA  " + "%-18s%-25s%-12s" % ("VFIO", "FWCTL", "STATE"))
     assert all(len(r) == len(head) for r in rows)
+
+
+def test_mst_status_v_unbound_functions_as_the_capture(sim):
+    """mst_status_v_bf2_2.txt: a BlueField-2 whose functions have no mlx5 driver bound (no RDMA device, no netdev),
+    modules loaded, NUMA -1: the header as always, every row without an RDMA cell (16 characters short: mstflint
+    v4.31's print_pci_info prints it only for an RDMA device or a netdev), NET one padded space, NUMA %-6s."""
+    cap = real("mst_status_v_bf2_2.txt")
+    sim.init("legacy-eth")
+
+    def unbound(data):
+        for c in data["cards"]:
+            c["missing"] = c["family"] != "BlueField2"
+            if c["family"] == "BlueField2":
+                c["numa"] = -1
+                for f, pci in zip(c["functions"], ("0000:10:00.0", "0000:10:00.1")):
+                    f.update(pci=pci, rdma=None)
+    _edit(sim, unbound)
+    sim.run("mst", "start", check_rc=0)
+    out = sim.out("mst", "status", "-v").split("\n")
+    assert out[4:7] == [cap[0], cap[1], cap[3]]                      # the capture has a blank line after the dashes
+    rows = [ln for ln in out[7:] if ln]
+    want = [ln for ln in cap[4:] if ln]
+    assert sorted(rows) == sorted(want[:2])                           # byte-equal (mt49873 .2: not modelled)
+    assert all(len(r) == len(out[6]) - 16 and r.endswith("-1    ") for r in rows)
+    # HEAD (4.35) always prints the RDMA cell; NET is then 2 wide (no netdev anywhere)
+    out = sim.out("mst", "status", "-v", env={"MLXSIM_MFT_VERSION": "4.35.0"}).split("\n")
+    rows = [ln for ln in out[7:] if ln]
+    assert all(r[64:80] == " " * 16 and r[80:82] == "  " and r[82:88] == "-1    " for r in rows)

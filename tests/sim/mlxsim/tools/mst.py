@@ -32,13 +32,15 @@ def verbose_layout(state):
     mdevices_info.c, ported from MFT at v4.31 and changed since):
 
     - "26": NET ``%-26s`` - the older MFT of fixtures/real/mst_status_v_bf2_1.txt (2022). MFT below 4.24.
-    - "40": NET ``%-40s`` - mdevices_info as ported at mstflint v4.31 (and DOCA 2.0.2's MFT 4.24, a BlueField-2
-      capture; MFT 4.30-4.31 in mst_status_v_bf3_1.txt / mst_status_v_vfs_cx7_1.txt). The 4.24 boundary is the
-      first release seen with 40, not a documented change [invented boundary].
+    - "40": NET ``%-40s`` - mdevices_info as ported at mstflint v4.31 (MFT 4.30-4.31 in mst_status_v_bf3_1.txt /
+      mst_status_v_vfs_cx7_1.txt; mst_status_v_bf2_2.txt, whose notes name MFT 4.24.0-72 on the DPU). The 4.24
+      boundary is the oldest release seen near a 40-wide table, not a documented change [invented boundary].
+      A function with neither an RDMA device nor a netdev gets no RDMA cell (its row is 16 characters short).
     - "4.33": a VFIO column: header ``%-16s`` "VFIO", every row ``vfio-<bus:dev.fn>`` (commit 77c9fb80).
     - "4.34": the same header; a row prints one space when vfio-pci is not loaded (commit cdceae89).
     - "4.35": NET as wide as the longest NET entry of the host + 2 (get_max_net_column_width, commit 981b17bb),
-      then VFIO ``%-18s``, FWCTL ``%-25s``, STATE ``%-12s`` (commit 0a730939); each empty cell one space.
+      the RDMA cell always printed, then VFIO ``%-18s``, FWCTL ``%-25s``, STATE ``%-12s`` (commit 0a730939); each
+      empty cell one space.
     No capture of the 4.33-4.35 tables is public: they follow the source only.
     """
     v = versions.effective(versions.mft_version(state), True)
@@ -76,8 +78,9 @@ def _verbose_rows(host, started):
         for fidx in reversed(range(len(card["functions"]))):
             f = card["functions"][fidx]
             mst = host.mst_path(card, fidx) if started else "NA"
-            rows.append((dtype, mst, f["pci"], f.get("rdma") or "", "net-" + model.netdev(card, fidx),
-                         str(card["numa"])))
+            # no RDMA device: no mlx5 driver bound to the function, so no netdev either (mst_status_v_bf2_2.txt)
+            net = "net-" + model.netdev(card, fidx) if f.get("rdma") else ""
+            rows.append((dtype, mst, f["pci"], f.get("rdma") or "", net, str(card["numa"])))
         pfs = {f["pci"] for f in card["functions"]}
         for vf in vfs:
             if vf["pf"] in pfs:
@@ -107,7 +110,10 @@ def _verbose(host, started):
     outln(head)
     for dtype, mst, pci, rdma, net, numa in rows:
         addr = pci if domain else model.short_pci(pci)
-        line = "%-24s%-*s%-*s%-16s%-*s%-6s" % (dtype, mst_w, mst, pci_w, addr, rdma or " ", net_w, net or " ", numa)
+        # before 4.35 a function with neither an RDMA device nor a netdev gets no RDMA cell at all: its row is 16
+        # characters short (print_pci_info of mstflint v4.31; fixtures/real/mst_status_v_bf2_2.txt)
+        rdma_cell = "" if layout != "4.35" and not rdma and not net else "%-16s" % (rdma or " ")
+        line = "%-24s%-*s%-*s%s%-*s%-6s" % (dtype, mst_w, mst, pci_w, addr, rdma_cell, net_w, net or " ", numa)
         if layout == "4.33":
             line += "vfio-%-6s" % addr
         elif layout == "4.34":

@@ -103,6 +103,20 @@ def _mst_status_v_vfs_cx7(text):
     assert all(d["rev"] is None for d in devs if d["device_type"] is None)
 
 
+@check("mst_status_v_bf2_2.txt")
+def _mst_status_v_bf2_2(text):
+    # no mlx5 driver bound: no RDMA cell at all (the row is 16 characters short), an empty NET cell, NUMA -1
+    status = parse("mst_status", text)
+    assert status["devices"] == [
+        {"mst": "/dev/mst/mt41686_pciconf0", "pci": "0000:10:00.0", "device_type": "BlueField2", "rev": "1",
+         "rdma": None, "net": [], "numa": "-1"},
+        {"mst": "/dev/mst/mt41686_pciconf0.1", "pci": "0000:10:00.1", "device_type": "BlueField2", "rev": "1",
+         "rdma": None, "net": [], "numa": "-1"},
+        {"mst": "/dev/mst/mt49873_pciconf0.2", "pci": "0000:10:00.2", "device_type": "BlueField2", "rev": "1",
+         "rdma": None, "net": [], "numa": "-1"},
+    ]
+
+
 test_capture = capture_test(CHECKS)
 
 
