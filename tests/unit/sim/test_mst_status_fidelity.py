@@ -162,3 +162,20 @@ def test_mst_status_v_unbound_functions_as_the_capture(sim):
     out = sim.out("mst", "status", "-v", env={"MLXSIM_MFT_VERSION": "4.35.0"}).split("\n")
     rows = [ln for ln in out[7:] if ln]
     assert all(r[64:80] == " " * 16 and r[80:82] == "  " and r[82:88] == "-1    " for r in rows)
+
+
+def test_mst_status_v_older_mft_without_modules_as_the_capture(sim):
+    """mst_status_v_bond_cx6dx_cx4lx_1.txt: an MFT printing NET 26 wide (older than 4.24 here), modules not loaded:
+    MST "NA" 9 wide, DEVICE_TYPE kept for PFs; the capture's NUMA lost its padding; RDMA bonds are not modelled."""
+    cap = real("mst_status_v_bond_cx6dx_cx4lx_1.txt")        # (real() drops the leading "# mst status -v" too)
+    sim.init("cx6dx-roce")
+    out = sim.out("mst", "status", "-v", env={"MLXSIM_MFT_VERSION": "4.22.0"}).split("\n")
+    assert out[:6] == cap[:6]
+    assert out[6] == cap[6] + "  "
+    rows = [ln for ln in out[7:] if ln]
+    want = [ln for ln in cap[7:] if ln.startswith("ConnectX6DX")]
+    assert len(rows) == 4 and all(out[out.index(r) + 1] == "" for r in rows)
+    for r in rows:
+        assert r[:33] == want[0][:33] == "ConnectX6DX(rev:0)      NA       "
+        assert r[33:40] in ("3b:00.0", "3b:00.1", "d8:00.0", "d8:00.1") and r[40:43] == "   "
+        assert r[59:63] == "net-" and r[85:] in ("0     ", "1     ") and want[0][85:] == "0"

@@ -117,6 +117,18 @@ def _mst_status_v_bf2_2(text):
     ]
 
 
+@check("mst_status_v_bond_cx6dx_cx4lx_1.txt")
+def _mst_status_v_bond(text):
+    # two PCI functions share one RDMA bond device (mlx5_bond_0 on 31:00.0 and 31:00.1): each row keeps its own
+    status = parse("mst_status", section(text, "# mst status -v"))
+    assert status["modules"] == {"pci": False, "pciconf": False}
+    assert [(d["pci"], d["device_type"], d["mst"], d["rdma"], d["net"], d["numa"]) for d in status["devices"]] == [
+        ("0000:17:00.1", "ConnectX6DX", None, "mlx5_bond_1", ["bond1"], "0"),
+        ("0000:31:00.0", "ConnectX4LX", None, "mlx5_bond_0", ["bond0"], "0"),
+        ("0000:31:00.1", "ConnectX4LX", None, "mlx5_bond_0", ["bond0"], "0"),
+        ("0000:17:00.0", "ConnectX6DX", None, "mlx5_bond_1", ["bond1"], "0")]
+
+
 test_capture = capture_test(CHECKS)
 
 
