@@ -34,7 +34,7 @@ import re
 
 from ansible_collections.gpufabric.mlnx.plugins.module_utils import _devices as devices_
 from ansible_collections.gpufabric.mlnx.plugins.module_utils import _values as values
-from ansible_collections.gpufabric.mlnx.plugins.module_utils._errors import MlnxError, ToolNotFound
+from ansible_collections.gpufabric.mlnx.plugins.module_utils._errors import MlnxError, ToolFailed, ToolNotFound
 from ansible_collections.gpufabric.mlnx.plugins.module_utils._host import Host, parallel
 from ansible_collections.gpufabric.mlnx.plugins.module_utils._mlxconfig import Query, pending
 from ansible_collections.gpufabric.mlnx.plugins.module_utils._parsers import parse
@@ -269,7 +269,17 @@ def choose_port_tool(runner: Runner, rdma_known: bool) -> str | None:
 def read_ports(runner: Runner, tool: str) -> list:
     """The parsed port listing: ibstat CAs or ibdev2netdev rows."""
     if tool == "ibstat":
-        return parse("ibstat", runner.run("ibstat", []).stdout)
+        # stderr too: a device ibstat cannot read is an ibpanic line there and exit 255 before rdma-core v54 (after
+        # the CAs before it on stdout), an ibwarn line and exit 0 from v54; the parser refuses either, naming the
+        # device (the rc alone would be reported with stdout's last line, a CA's "Link layer:")
+        result = runner.run("ibstat", [], check=False)
+        text = result.stdout + ("\n" + result.stderr if result.stderr.strip() else "")
+        if result.rc != 0:
+            if "ibpanic:" in result.stderr:
+                parse("ibstat", text)
+            raise ToolFailed("%s failed with rc %s: %s" % (" ".join(result.cmd), result.rc, result.reason()),
+                             cmd=result.cmd, rc=result.rc, stdout=result.stdout, stderr=result.stderr)
+        return parse("ibstat", text)
     return parse("ibdev2netdev", runner.run("ibdev2netdev", ["-v"]).stdout)
 
 

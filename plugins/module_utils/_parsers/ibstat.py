@@ -9,6 +9,7 @@ import re
 from collections.abc import Sequence
 
 from ansible_collections.gpufabric.mlnx.plugins.module_utils._parsers.common import (
+    ParseError,
     content_lines,
     not_this_tool,
     snake,
@@ -39,6 +40,11 @@ PORT_LABELS = {
 _CA_RE = re.compile(r"^\s*CA:?\s+'([^']+)'\s*$")
 _PORT_RE = re.compile(r"^\s*Port ([0-9]{1,9}):\s*$")
 _FIELD_RE = re.compile(r"^\s*([A-Za-z][A-Za-z ]*?):(?:\s+(.*))?$")
+# rdma-core's IBPANIC / IBWARN: "ibpanic: [PID] main: stat of IB device 'mlx5_8' failed: No such file or directory"
+# (before v54 ibstat stops there, exit 255) or "ibwarn: [PID] main: stat of IB device 'mlx5_8' failed" (v54 on:
+# the device is left out and the others follow, exit 0).
+_PANIC_RE = re.compile(r"^\s*ibpanic:\s*(?:\[\d+\]\s*)?(?:\w+:\s*)?(.*)$")
+_STAT_FAILED_RE = re.compile(r"^\s*ib(?:panic|warn):.*\bstat of IB device '([^']*)' failed(?::\s*(.*))?$")
 
 
 def new_ca(name: str) -> dict:
@@ -70,12 +76,25 @@ def parse_ibstat(text: str | bytes | Sequence[str], *, tool: str = "ibstat") -> 
                      "base_lid": "0", "lmc": "0", "sm_lid": "0", "capability_mask": "0x00010000",
                      "port_guid": "0x...", "link_layer": "Ethernet"}]}]
 
-    Values are strings as printed; empty output gives ``[]``.
+    Values are strings as printed; empty output gives ``[]``. A device ibstat could not read (rdma-core's
+    ``stat of IB device 'X' failed``, as ``ibpanic:`` - the listing stopped there - or ``ibwarn:`` - the device was
+    left out) and any other ``ibpanic:`` raise ParseError naming the device: the listing is not the host's.
     """
     lines = content_lines(text, tool, commands=COMMANDS)
     cas, ca, port, unknown = [], None, None, []
     for line in lines:
         text_ = line.text
+        failed, panic = _STAT_FAILED_RE.match(text_), _PANIC_RE.match(text_)
+        if failed:
+            if panic:
+                before = "after " + ", ".join(c["name"] for c in cas) if cas else "before any device"
+                what = "ibstat stopped there, " + before
+            else:
+                what = "ibstat left it out"
+            raise ParseError(tool, "RDMA device %r could not be read (%s): %s, so the listing is not the host's"
+                             % (failed.group(1), failed.group(2) or "stat failed", what), text_.strip(), line.no)
+        if panic:
+            raise ParseError(tool, "ibstat stopped: %s" % panic.group(1), text_.strip(), line.no)
         if text_.lstrip().startswith("ibwarn:"):
             continue
         head, port_head = _CA_RE.match(text_), _PORT_RE.match(text_)

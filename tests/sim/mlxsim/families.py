@@ -340,4 +340,5 @@ def of(card):
 # mst device node names: FORMAT_FACTS.md ("mst status"); mt4131 for ConnectX-8 as public scripts and
 # `mst status -v` notes name it ("ConnectX8(rev:0) /dev/mst/mt4131_pciconf0", search-index file id 66696310365).
 MST_PREFIX = {4129: "mt4129", 4125: "mt4125", 4123: "mt4123", 41692: "mt41692", 4115: "mt4115", 4117: "mt4117",
-              4119: "mt4119", 4121: "mt4121", 4127: "mt4127", 41686: "mt41686", 4131: "mt4131"}
+              4119: "mt4119", 4121: "mt4121", 4127: "mt4127", 41686: "mt41686", 4131: "mt4131",
+              4124: "mt4124", 4126: "mt4126"}   # VFs (profiles azure-nd-*-vm): no /dev/mst node is made for them

@@ -49,6 +49,12 @@ TYPES = {
                       "each prints `<host>: Test NCCL failure common.cu:L '<TEXT>'` and its ` .. <host> pid P: Test "
                       "failure common.cu:L` backtrace and exits 1, no column header (NVIDIA/nccl-tests issue 369); "
                       "the other hosts' ranks print nothing more and exit 1 [invented: as mpirun aborts them]",
+    "ibstat_stat_fail": "ibstat cannot stat the RDMA device (device=mlx5_N or its PCI address; error=TEXT, default "
+                        "'No such file or directory'): rdma-core before v54 prints the devices sorted before it, then "
+                        "`ibpanic: [PID] main: stat of IB device 'mlx5_N' failed: TEXT` on stderr and exits 255 "
+                        "(fixtures/real/ibstat_ibpanic_partial_1.txt); from v54 (MLXSIM_RDMA_CORE_VERSION / state "
+                        "rdma_core_version, unset = before v54) `ibwarn: [PID] main: stat of IB device 'mlx5_N' "
+                        "failed`, the other devices, exit 0 (rdma-core commit 703b52c6e)",
     "set_ignored": "param=NAME (or every parameter): mlxconfig/mstconfig set prints Done!, exits 0 and "
                    "keeps the next-boot value (firmware that ignores the TLV)",
 }

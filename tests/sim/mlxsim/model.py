@@ -158,6 +158,13 @@ def build_card(spec, hostname, index, salt=""):
     }
     if spec.get("silicon"):
         card["silicon"] = dict(spec["silicon"])
+    if spec.get("vf"):
+        # an SR-IOV VF given to a virtual machine (the card is the VF; its PF is the hypervisor's): Hyper-V gives it a
+        # node GUID of its own, 00155d ff fe 34 + 2 bytes, consecutive over the VM's VFs (0015:5dff:fe34:0033, :0034
+        # in fixtures/real/ibv_devinfo_azure_h200_cx7vf_1.txt; 00155dfffe34072b in ibstat_ibpanic_vf_azure_1.txt);
+        # the system image GUID stays the physical card's (base_guid)
+        low = (int(_h(hostname, "vf")[:4], 16) & 0xff00) + index
+        card["vf"] = {"node_guid": "00155dfffe34%04x" % (low & 0xffff)}
     for i, f in enumerate(spec["functions"]):
         card["functions"].append({"pci": f["pci"], "rdma": f.get("rdma"), "netdev": f.get("netdev"),
                                   "port": i + 1 if i < nports else 1, "nv": {}})
@@ -297,6 +304,48 @@ def netdev(card, func_idx):
     if ll == "InfiniBand":
         return "ib" + base
     return "en" + base + "np%d" % port_idx
+
+
+def numvfs(card, func_idx):
+    """The virtual functions the PF has at runtime: its ``numvfs`` (sysfs ``sriov_numvfs``: 0 unless the state sets
+    ``cards[i].functions[j].numvfs``; no simulated tool writes it yet), and only while the firmware offers SR-IOV
+    (current SRIOV_EN true, at most the current NUM_OF_VFS). A VF exists only after both: NV configuration alone (SRIOV_EN=1 NUM_OF_VFS=8, then a reboot)
+    gives none until something writes sriov_numvfs, as on a real host."""
+    n = int(card["functions"][func_idx].get("numvfs") or 0)
+    en = nv_entry(card, func_idx, "SRIOV_EN")
+    total = nv_entry(card, func_idx, "NUM_OF_VFS")
+    if not n or not en or not en.get("current") or not total:
+        return 0
+    return min(n, int(total.get("current") or 0))
+
+
+def vf_functions(host_state):
+    """Every VF of the host, PF by PF (cards by PCI address, functions in order): a dict with ``pf`` (the PF's
+    PCI address), ``index``, ``pci``, ``rdma``, ``netdev``, ``numa``.
+
+    PCI address: with ARI the VFs of PF ``f`` of an ``n``-function card start at devfn ``n + f * NUM_OF_VFS``
+    of the card's bus (offset ``n`` from PF0, as lspci's "VF offset"; stride 1): the single-function
+    ConnectX-7 of fixtures/real/mst_status_v_vfs_cx7_1.txt has its VFs at 37:00.1 ... 37:00.7. RDMA names
+    follow the PFs' (the kernel probes VFs after the PFs: mlx5_2 ... mlx5_8 there). Netdev: the PF's name +
+    ``v<index>`` (systemd's naming of SR-IOV VFs)."""
+    cards = sorted((c for c in host_state["cards"] if not c.get("missing")), key=lambda c: c["functions"][0]["pci"])
+    used = [int(f["rdma"].split("_")[-1]) for c in cards for f in c["functions"]
+            if (f.get("rdma") or "").split("_")[-1].isdigit()]
+    nxt = max(used) + 1 if used else 0
+    out = []
+    for c in cards:
+        nfuncs = len(c["functions"])
+        for fidx, f in enumerate(c["functions"]):
+            n = numvfs(c, fidx)
+            total = int((nv_entry(c, fidx, "NUM_OF_VFS") or {}).get("current") or 0)
+            dom, bus, dev, _fn = bus_dev_fn(f["pci"])
+            for i in range(n):
+                devfn = dev * 8 + nfuncs + fidx * total + i
+                out.append({"pf": f["pci"], "index": i, "numa": c["numa"],
+                            "pci": "%04x:%02x:%02x.%x" % (dom, bus, devfn >> 3, devfn & 7),
+                            "rdma": "mlx5_%d" % nxt, "netdev": "%sv%d" % (netdev(c, fidx), i)})
+                nxt += 1
+    return out
 
 
 def mac_of(card, func_idx):

@@ -387,6 +387,45 @@ def _hpc_cx5ex():
     ]
 
 
+# SR-IOV virtual functions given to a cloud VM (Azure ND A100 v4 / ND H200 v5 class): every "card" is one VF; its PF
+# and the physical card stay the hypervisor's. The VF's identity as the VM's tools show it:
+# - ConnectX-6 VF: PCI id 0x101c, CA type MT4124, "MT28908 Family [ConnectX-6 Virtual Function]" (pci.ids),
+#   FW 20.28.4000, Hyper-V node GUID 00155d ff fe ..., port GUID the same with fffd, capability mask 0x2651ec48 -
+#   fixtures/real/ibstat_ibpanic_vf_azure_1.txt (github.com/Azure/azhpc-diagnostics/issues/59).
+# - ConnectX-7 VF: PCI id 0x101e, CA type / vendor_part_id 4126 ("ConnectX Family mlx5Gen Virtual Function",
+#   pci.ids), FW 28.40.1702, board_id MSF0000000047 - fixtures/real/ibv_devinfo_azure_h200_cx7vf_1.txt.
+# RDMA names mlx5_ib0 ... mlx5_ib7 (Azure's udev rule renames them; both captures) and IPoIB netdevs ib0 ... ib7.
+# The PCI addresses (Hyper-V vPCI domains 0001 ... 0008, bus 00), NUMA nodes and the A100 VF's board_id (the
+# physical card's PSID) are [invented]. Only the RDMA views (ibstat, ibstatus, rdma, ibv_devinfo, ibdev2netdev) and
+# `mst status` know a VF; lspci, flint and mlxconfig print a VF as a PF.
+CX6_VF = dict(CX6_HDR, fw="20.28.4000", fw_date="4.9.2020", vf=True,
+              silicon={"dev_id": 4124, "pci_id": "101c", "lspci": "MT28908 Family [ConnectX-6 Virtual Function]",
+                       "ca_type": "MT4124"})
+CX7_VF = dict(CX7_NEAT, fw="28.40.1702", fw_date="2.2.2024", vf=True, psid="MSF0000000047", rate=400,
+              silicon={"dev_id": 4126, "pci_id": "101e", "lspci": "ConnectX Family mlx5Gen Virtual Function",
+                       "ca_type": "MT4126"})
+
+
+def _vm_vfs(base):
+    cards = []
+    for i in range(8):
+        c = _card(base, "vf%d" % i, ["%04x:00:00.0" % (i + 1)], i // 4, ["mlx5_ib%d" % i], slot=str(i + 1),
+                  defaults={"LINK_TYPE": 1})
+        c["functions"][0]["netdev"] = "ib%d" % i
+        cards.append(c)
+    return cards
+
+
+def _azure_nd_a100_vm():
+    """A cloud VM (Azure ND A100 v4 class) whose 8 HDR InfiniBand HCAs are ConnectX-6 VFs (MT4124)."""
+    return _vm_vfs(CX6_VF)
+
+
+def _azure_nd_h200_vm():
+    """A cloud VM (Azure ND H200 v5 class) whose 8 NDR InfiniBand HCAs are ConnectX-7 VFs (MT4126)."""
+    return _vm_vfs(CX7_VF)
+
+
 PROFILES = {
     "dgx-h100": (_dgx_h100, "DGX H100: 8x ConnectX-7 MCX75310AAS-NEAT (IB) + 2x dual-port MCX755106AS-HEAT"),
     "dgx-h100-eth": (_dgx_h100_eth, "dgx-h100 with the 8 compute NICs in Ethernet mode (RoCE fabric)"),
@@ -400,6 +439,10 @@ PROFILES = {
     "legacy-eth": (_legacy_eth, "ConnectX-4 MCX416A-CCAT + ConnectX-6 Lx MCX631102AS-ADAT + BlueField-2 "
                                 "MBF2M516A-EEEOT (Ethernet)"),
     "hpc-cx5ex": (_hpc_cx5ex, "older HPC node: 2x dual-port ConnectX-5 Ex VPI MCX556A-EDAT (EDR InfiniBand)"),
+    "azure-nd-a100-vm": (_azure_nd_a100_vm, "cloud VM: 8x ConnectX-6 SR-IOV VF (MT4124, HDR InfiniBand), "
+                                            "mlx5_ib0..7 (Azure ND A100 v4 class)"),
+    "azure-nd-h200-vm": (_azure_nd_h200_vm, "cloud VM: 8x ConnectX-7 SR-IOV VF (MT4126, NDR InfiniBand), "
+                                            "mlx5_ib0..7 (Azure ND H200 v5 class)"),
     "spectrum-x-cx8": (_spectrum_x_cx8, "Spectrum-X server: 4x ConnectX-8 C8240 900-9X81Q-00CN-ST0 (Ethernet) + "
                                         "BlueField-3 B3220"),
 }

@@ -12,6 +12,8 @@ as both captures show; the all-zero Port GUID of the real H100 capture (Active C
 modelled.
 ofed_info -s: "MLNX_OFED_LINUX-<ver>:" with the trailing colon (fixtures/real/ofed_info_s_1.txt).
 """
+import os
+import re
 import sys
 
 from .. import faults, families, model
@@ -85,6 +87,15 @@ def port_info(card, fidx, state):
     phys = "LinkUp" if up else port.get("phys_state") or "Disabled"
     keeps_lid = up or phys not in ("Polling", "Sleep")      # no link, no LID from the SM
     node_guid = model.guid_of(card, fidx)
+    port_guid = node_guid if ib else _port_guid_eth(model.mac_of(card, fidx))
+    cap_mask = "0xa651e848" if ib else "0x00010000"
+    if card.get("vf"):
+        # a VF in a VM: the hypervisor's node GUID, the port GUID the same with fffd for fffe, the VF's capability
+        # mask (no SM/subnet-management bits): the MT4124 VF of fixtures/real/ibstat_ibpanic_vf_azure_1.txt
+        node_guid = card["vf"]["node_guid"]
+        if ib:
+            port_guid = node_guid[:6] + "fffd" + node_guid[10:]
+            cap_mask = "0x2651ec48"
     return {"link_layer": ll, "ib": ib, "up": up,
             "state": "Active" if up else port.get("link_state") or "Down",
             "phys_state": phys,
@@ -93,7 +104,7 @@ def port_info(card, fidx, state):
             "sm_lid": 1 if ib and keeps_lid else 0,
             "node_guid": node_guid,
             "sys_image_guid": model.guid_of(card, 0),
-            "port_guid": node_guid if ib else _port_guid_eth(model.mac_of(card, fidx)),
+            "port_guid": port_guid, "cap_mask": cap_mask,
             "netdev": model.netdev(card, fidx)}
 
 
@@ -120,10 +131,34 @@ def _ca_block(name, card, fidx, state, port_only=False):
               ind + "Base lid: %d" % p["lid"],
               ind + "LMC: 0",
               ind + "SM lid: %d" % p["sm_lid"],
-              ind + "Capability mask: %s" % ("0xa651e848" if p["ib"] else "0x00010000"),
+              ind + "Capability mask: %s" % p["cap_mask"],
               ind + "Port GUID: 0x%s" % p["port_guid"],
               ind + "Link layer: %s" % p["link_layer"]]
     return lines
+
+
+STAT_FAIL_ERROR = "No such file or directory"
+
+
+def _stat_failures(host, items):
+    """{RDMA name: error text} of the devices an ``ibstat_stat_fail`` fault names (by RDMA name or PCI address)."""
+    out = {}
+    for f in faults.find(host.state, "ibstat_stat_fail"):
+        for name, card, fidx in items:
+            if f.get("device") in (name, card["functions"][fidx]["pci"], model.short_pci(card["functions"][fidx]["pci"])):
+                out[name] = str(f.get("error") or STAT_FAIL_ERROR)
+    return out
+
+
+def rdma_core_panics(state):
+    """True when the host's rdma-core is older than v54: ibstat panics on the first device it cannot stat (rdma-core
+    commit 703b52c6e "ibdiags: Do not panic on ibstat query failure", in v54.0, made it warn and go on). The
+    version: MLXSIM_RDMA_CORE_VERSION or the state's ``rdma_core_version`` ("50.0", "2410mlnx54": the number after
+    "mlnx" is the upstream major); none given: older than v54 (the distributions' LTS releases: Ubuntu 22.04 39,
+    24.04 50, RHEL 9.4 48) [invented default: the simulator models no rdma-core version otherwise]."""
+    v = os.environ.get("MLXSIM_RDMA_CORE_VERSION") or state.get("rdma_core_version") or ""
+    m = re.search(r"mlnx(\d+)", v) or re.match(r"(\d+)", v)
+    return not m or int(m.group(1)) < 54
 
 
 def ibstat(host, args):
@@ -141,10 +176,20 @@ def ibstat(host, args):
         if not sel:
             sys.stdout.flush()
             sys.stderr.write("ibpanic: [%d] main: '%s' IB device can't be found: No such file or directory\n"
-                             % (__import__("os").getpid(), args[0]))
+                             % (os.getpid(), args[0]))
             return 255
         items = sel
+    broken = _stat_failures(host, items)
     for name, card, fidx in items:
+        if name in broken:
+            sys.stdout.flush()
+            if rdma_core_panics(host.state):
+                sys.stderr.write("ibpanic: [%d] main: stat of IB device '%s' failed: %s\n"
+                                 % (os.getpid(), name, broken[name]))
+                return 255
+            sys.stderr.write("ibwarn: [%d] main: stat of IB device '%s' failed\n" % (os.getpid(), name))
+            sys.stderr.flush()
+            continue
         outln("\n".join(_ca_block(name, card, fidx, host.state, port_only=len(args) > 1)))
     return 0
 

@@ -304,6 +304,51 @@ def test_mst_not_started_rows_still_tie_rdma_names():
     assert dev["ports"][0]["link_layer"] == "Ethernet" and dev["ports"][0]["netdev"] == "ens7f0"
 
 
+IBSTAT_PARTIAL = real("ibstat_ibpanic_partial_1.txt", start="CA 'mlx5_7'", stop="ibpanic:")
+IBPANIC_MLX5_8 = real("ibstat_ibpanic_partial_1.txt", keep="ibpanic:")
+
+
+@pytest.mark.parametrize("reply", [
+    (255, IBSTAT_PARTIAL, IBPANIC_MLX5_8),                                              # rdma-core before v54
+    (0, IBSTAT_CX6DX, "ibwarn: [1323906] main: stat of IB device 'mlx5_8' failed\n"),  # v54 on: left out, rc 0
+], ids=["ibpanic", "ibwarn"])
+def test_ibstat_that_could_not_read_a_device_gives_no_ports(reply):
+    """ibstat_ibpanic_partial_1.txt: an ibstat that could not read mlx5_8 is no port listing - not the CAs printed
+    before the panic (or around the warning) as if they were the host's: ports not read, the warning names it."""
+    host = Host(MFT + ("ibstat", "ibdev2netdev"), {
+        LSPCI: LSPCI_BF2,
+        ("mst", "status", "-v"): MST_BF2,
+        ("ibstat",): reply,
+        ("flint", "-d", "0000:e2:00.0", "q"): FLINT_CX7,
+    })
+    result = info.gather(host.runner())
+    assert result["sources"]["ports"].startswith("ibstat: ")
+    assert "stat of IB device 'mlx5_8' failed" in result["sources"]["ports"]
+    assert result["warnings"] == ["ports not read: " + result["sources"]["ports"]]
+    (dev,) = result["devices"]
+    assert dev["ports"] == [] and dev["rdma_devices"] == ["mlx5_0"]        # the RDMA name still from mst
+
+
+def test_mst_vf_rows_are_not_cards():
+    """mst_status_v_vfs_cx7_1.txt: without the MST modules SR-IOV VFs are rows of `mst status -v` (DEVICE_TYPE NA);
+    its VF rows moved onto the BlueField-2's bus: the devices stay lspci's PFs, the PF keeps its own RDMA name."""
+    vf_rows = [line.replace("37:00.", "e2:00.") for line in real("mst_status_v_vfs_cx7_1.txt").split("\n")
+               if line.startswith("NA ") and "37:00." in line]
+    assert len(vf_rows) == 7
+    with_vfs = MST_BF2 + "\n\n".join(vf_rows) + "\n\n"
+    host = Host(MFT + ("ibstat", "ibdev2netdev"), {
+        LSPCI: LSPCI_BF2,
+        ("mst", "status", "-v"): with_vfs,
+        ("ibstat",): IBSTAT_CX6DX,
+        ("flint", "-d", "0000:e2:00.0", "q"): FLINT_CX7,
+    })
+    result = info.gather(host.runner())
+    assert [dev["address"] for dev in result["devices"]] == ["0000:e2:00.0"]
+    (dev,) = result["devices"]
+    assert dev["rdma_devices"] == ["mlx5_0"] and dev["device_type"] == "BlueField2"
+    assert result["summary"]["devices"] == 1 and result["summary"]["cards"] == 1
+
+
 def test_start_mst_when_asked():
     host = Host(MFT, {
         LSPCI: LSPCI_BF2,

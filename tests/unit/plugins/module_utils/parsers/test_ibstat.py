@@ -88,4 +88,39 @@ def _ibstat_down_polling_cx3(text):
     assert eth["port_guid"] == "0xe61d2dfffe7b4082"      # a down RoCE port keeps its MAC-derived GUID
 
 
+@check("ibstat_ibpanic_partial_1.txt")
+def _ibstat_ibpanic_partial(text):
+    # ibstat stopped partway (rdma-core before v54): the CAs before mlx5_8 printed, then the panic - an error naming
+    # the device, never the CAs printed so far
+    with pytest.raises(ParseError, match=r"RDMA device 'mlx5_8' could not be read \(No such file or directory\): "
+                                         r"ibstat stopped there, after mlx5_7, so the listing is not the host's"):
+        parse("ibstat", text)
+    ca = only(parse("ibstat", text.split("ibpanic:")[0]))     # what came before the panic is a CA block
+    assert ca["name"] == "mlx5_7" and ca["ports"][0]["base_lid"] == "13305" and ca["ports"][0]["rate"] == "200"
+    # rdma-core v54 on: an ibwarn line, the device left out, the rest printed - refused as well
+    warned = text.replace("ibpanic: [1323906] main: stat of IB device 'mlx5_8' failed: No such file or directory",
+                          "ibwarn: [1323906] main: stat of IB device 'mlx5_8' failed")
+    with pytest.raises(ParseError, match=r"RDMA device 'mlx5_8' could not be read \(stat failed\): ibstat left it out"):
+        parse("ibstat", warned)
+
+
+@check("ibstat_ibpanic_vf_azure_1.txt")
+def _ibstat_ibpanic_vf_azure(text):
+    # the panic on the first device (the Azure AccelNet VF): nothing printed before it
+    with pytest.raises(ParseError, match=r"'mlx5_an0' could not be read .*ibstat stopped there, before any device"):
+        parse("ibstat", section(text, "~$ ibstat", "~$ ibstat mlx5_ib0"))
+    # `ibstat mlx5_ib0`: a ConnectX-6 VF (MT4124) of the VM, the text without indentation
+    ca = only(parse("ibstat", section(text, "~$ ibstat mlx5_ib0")))
+    assert (ca["name"], ca["ca_type"], ca["firmware_version"]) == ("mlx5_ib0", "MT4124", "20.28.4000")
+    assert (ca["node_guid"], ca["system_image_guid"]) == ("0x00155dfffe34072b", "0x0c42a10300a58684")
+    assert ca["ports"] == [{"port": 1, "state": "Initializing", "physical_state": "LinkUp", "rate": "200",
+                            "base_lid": "65535", "lmc": "0", "sm_lid": "361", "capability_mask": "0x2651ec48",
+                            "port_guid": "0x00155dfffd34072b", "link_layer": "InfiniBand"}]
+
+
+def test_ibpanic_of_another_kind_is_refused():
+    with pytest.raises(ParseError, match=r"ibstat stopped: 'mlx5_9' IB device can't be found: No such file"):
+        parse("ibstat", "ibpanic: [77] main: 'mlx5_9' IB device can't be found: No such file or directory\n")
+
+
 test_capture = capture_test(CHECKS)

@@ -87,6 +87,48 @@ def _mst_status_unknown_arg_cx5(text):
     assert good["errors"] == []
 
 
+@check("mst_status_v_vfs_cx7_1.txt")
+def _mst_status_v_vfs_cx7(text):
+    # modules not loaded: MST "NA" (None) for every row; the 7 SR-IOV VFs are rows whose DEVICE_TYPE is "NA" (None),
+    # so nothing tells them apart from a card but that: the two ConnectX-7 PFs are the only typed rows
+    status = parse("mst_status", section(text, "sh-5.1# mst status -v"))
+    assert status["modules"] == {"pci": False, "pciconf": False}
+    devs = status["devices"]
+    assert len(devs) == 9 and all(d["mst"] is None and d["numa"] == "0" for d in devs)
+    assert [(d["pci"], d["rdma"]) for d in devs if d["device_type"]] == [("0000:37:00.0", "mlx5_1"),
+                                                                         ("0000:0d:00.0", "mlx5_0")]
+    vfs = sorted((d["pci"], d["rdma"]) for d in devs if d["device_type"] is None)
+    assert vfs == [("0000:37:00.%d" % f, "mlx5_%d" % (f + 1)) for f in range(1, 8)]
+    assert [d["net"] for d in devs if d["pci"] == "0000:37:00.2"] == [["net1"]]
+    assert all(d["rev"] is None for d in devs if d["device_type"] is None)
+
+
+@check("mst_status_v_bf2_2.txt")
+def _mst_status_v_bf2_2(text):
+    # no mlx5 driver bound: no RDMA cell at all (the row is 16 characters short), an empty NET cell, NUMA -1
+    status = parse("mst_status", text)
+    assert status["devices"] == [
+        {"mst": "/dev/mst/mt41686_pciconf0", "pci": "0000:10:00.0", "device_type": "BlueField2", "rev": "1",
+         "rdma": None, "net": [], "numa": "-1"},
+        {"mst": "/dev/mst/mt41686_pciconf0.1", "pci": "0000:10:00.1", "device_type": "BlueField2", "rev": "1",
+         "rdma": None, "net": [], "numa": "-1"},
+        {"mst": "/dev/mst/mt49873_pciconf0.2", "pci": "0000:10:00.2", "device_type": "BlueField2", "rev": "1",
+         "rdma": None, "net": [], "numa": "-1"},
+    ]
+
+
+@check("mst_status_v_bond_cx6dx_cx4lx_1.txt")
+def _mst_status_v_bond(text):
+    # two PCI functions share one RDMA bond device (mlx5_bond_0 on 31:00.0 and 31:00.1): each row keeps its own
+    status = parse("mst_status", section(text, "# mst status -v"))
+    assert status["modules"] == {"pci": False, "pciconf": False}
+    assert [(d["pci"], d["device_type"], d["mst"], d["rdma"], d["net"], d["numa"]) for d in status["devices"]] == [
+        ("0000:17:00.1", "ConnectX6DX", None, "mlx5_bond_1", ["bond1"], "0"),
+        ("0000:31:00.0", "ConnectX4LX", None, "mlx5_bond_0", ["bond0"], "0"),
+        ("0000:31:00.1", "ConnectX4LX", None, "mlx5_bond_0", ["bond0"], "0"),
+        ("0000:17:00.0", "ConnectX6DX", None, "mlx5_bond_1", ["bond1"], "0")]
+
+
 test_capture = capture_test(CHECKS)
 
 
