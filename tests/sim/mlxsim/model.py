@@ -261,8 +261,11 @@ def nv_keys(card, func_idx):
     return keys
 
 
-def visible(card, func_idx, base):
-    """False for parameters the firmware hides in the current configuration."""
+def visible(card, func_idx, base, tool_v=None):
+    """False for parameters the firmware hides in the current configuration, and (given the tool's effective
+    version) for those that tool generation does not list for the card's family (families.LISTED)."""
+    if tool_v is not None and not families.listed(card, base, tool_v):
+        return False
     if base in families.ADVANCED:
         adv = nv_entry(card, func_idx, "ADVANCED_PCI_SETTINGS")
         return bool(adv and adv["current"])
