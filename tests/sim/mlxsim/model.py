@@ -136,11 +136,13 @@ def build_card(spec, hostname, index, salt=""):
         },
         "base_mac": mac,
         "base_guid": guid,
-        "uids": fam["uids"],
+        "uids": spec.get("uids", fam["uids"]),       # GuidsNumber: the card's image's (4 or 8 on a ConnectX-4 Lx)
         "fw": {
             "running": spec["fw"],
             "burned": spec["fw"],
             "release_date": spec["fw_date"],
+            # an OEM/old image's own Product Version ("rel-14_14_2320"); None: flint prints the FW version
+            "product_version": spec.get("product_version"),
             "roms": copy.deepcopy(spec["roms"]),
             "burned_roms": copy.deepcopy(spec["roms"]),
             "security": spec.get("security", "secure-fw"),

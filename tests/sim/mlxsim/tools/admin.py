@@ -30,6 +30,9 @@ def _parser():
     i.add_argument("--mst-started", action="store_true", help="start with the MST modules loaded")
     i.add_argument("--nccl-version", default=None,
                    help="the NCCL library the simulated nccl-tests report (default %s)" % perf.DEFAULT_NCCL_VERSION)
+    i.add_argument("--gpu", default=None,
+                   help="the GPU model nccl-tests print, as CUDA names it, e.g. 'NVIDIA H200', 'Tesla V100-SXM2-32GB' "
+                        "(default: the profile's, else %s)" % platform.DEFAULT_GPU)
     i.add_argument("--cpus", type=int, help="logical CPUs (default: the profile's, else 8)")
     i.add_argument("--cpufreq-driver", choices=sorted(platform.CPUFREQ),
                    help="cpufreq driver (default: the profile's, else intel_pstate)")
@@ -151,6 +154,8 @@ def cmd_init(a):
                            a.cpus, a.cpufreq_driver, a.bootloader or "grub", salt=a.identity_salt)
     if a.nccl_version:
         data["nccl_version"] = a.nccl_version
+    if a.gpu:
+        data["platform"]["gpu"] = a.gpu
     cards = data["cards"]
     st.save(data)
     root = sysfs.root_path()

@@ -21,7 +21,7 @@ import sys
 import threading
 import time
 
-from .. import faults, model, perf
+from .. import faults, model, perf, platform
 from .. import state as st
 from ..common import errln, outln
 
@@ -305,7 +305,7 @@ def report(tool, opts, everyone, groups, table, failures, version):
         bus = int(m["endpoint"]["pci"].split(":")[1], 16)
         lines.append("#  Rank %2d Group %2d Pid %6d on %10s device %2d [%04x:%02x:%02x] %s" % (
             m["proc"], m["color"], m["pid"], m["host"], m["local"], 0, (bus + 0x10) & 0xff, 0,
-            "NVIDIA H100 80GB HBM3"))
+            m["gpu"]))
     if failures:
         return lines + failures
     lines += ["#"] + list(HEADER)
@@ -470,7 +470,8 @@ def run(tool, args):
         if endpoint is None:
             ranks = []
             break
-        ranks.append({"proc": proc * opts["ngpus"] + g, "local": dev, "endpoint": endpoint})
+        ranks.append({"proc": proc * opts["ngpus"] + g, "local": dev, "endpoint": endpoint,
+                      "gpu": platform.host(state).get("gpu", platform.DEFAULT_GPU)})
     endpoint = ranks[0]["endpoint"] if ranks else None
     if endpoint is None:
         outln("%s: Test NCCL failure common.cu:1279 'unhandled system error (run with NCCL_DEBUG=INFO for details) / "
@@ -601,7 +602,7 @@ def root(tool, opts, me, nprocs, host, port, version):
 def gpu_ranks(procs):
     """The communicator's ranks (one per GPU) from its processes (one per MPI rank, -g GPUs each)."""
     return [{"proc": r["proc"], "local": r["local"], "host": m["host"], "pid": m["pid"], "color": m["color"],
-             "endpoint": r["endpoint"]} for m in procs for r in m["ranks"]]
+             "endpoint": r["endpoint"], "gpu": r.get("gpu", platform.DEFAULT_GPU)} for m in procs for r in m["ranks"]]
 
 
 def finish(tool, opts, procs, version, warns):
