@@ -98,6 +98,26 @@ def test_flint_query_hpe_oem_image(sim):
     assert mine[4:6] == cap[4:6]
 
 
+def test_image_query_as_the_real_fs3_image(sim, tmp_path):
+    """mstflint_query_image_cx4lx_1.txt (verbatim): an image file's Product Version is its release name, its GUIDs
+    N/A with the image's count, an FS3 image's query ends at Security Attributes (no Security Ver); the simulator's
+    mkimage of a ConnectX-4 Lx image (device id 4117) is FS3 with Security Attributes N/A."""
+    cap = blocks(real("mstflint_query_image_cx4lx_1.txt"))[0][1]
+    sim.init("refresh-cx5-storage")
+    img = tmp_path / "firmware.bin"
+    sim.out("mlxsim", "mkimage", "--psid", "MT_0000000267", "--version", "14.32.1912", "--device-id", "4117",
+            "--uefi", "14.25.17", "--pxe", "3.6.502", "--release-date", "21.1.2026", "--guids", "4", "-o", img)
+    mine = sim.out("mstflint", "-i", img, "q").rstrip("\n").split("\n")
+    assert mine == cap
+    # an FS4 image keeps its Security Ver line and prints its own release name
+    img4 = tmp_path / "cx7.bin"
+    sim.out("mlxsim", "mkimage", "--psid", "MT_0000000838", "--version", "28.43.2566", "--device-id", "4129",
+            "-o", img4)
+    out4 = sim.out("flint", "-i", img4, "q").split("\n")
+    assert "Product Version:       rel-28_43_2566" in out4 and "Security Ver:          0" in out4
+    assert "Image type:            FS4" in out4
+
+
 def test_flint_query_rom_info_parsed_from_the_real_forms():
     """The collection's flint parser reads every real Rom Info form: cpu lists, no cpu field, document-altered
     indentation of the continuation line; an OEM Product Version is kept as printed, apart from FW Version."""

@@ -5,7 +5,7 @@ import os
 import sys
 import time
 
-from .. import faults, image, model, perf, platform, profiles, snapshot, sysfs, versions
+from .. import faults, families, image, model, perf, platform, profiles, snapshot, sysfs, versions
 from .. import state as st
 
 USAGE = "mlxsim {init,reboot,driver-reload,boot-id,activity,show,fault,mkimage,calls,profiles} ..."
@@ -85,6 +85,8 @@ def _parser():
     m.add_argument("--uefi")
     m.add_argument("--rom", action="append", default=[], help="TYPE=VERSION, e.g. 'UEFI Virtio net=21.4.13'")
     m.add_argument("--release-date", default="")
+    m.add_argument("--guids", type=int, default=None,
+                   help="the GuidsNumber the image carries (default: its family's)")
     m.add_argument("--description", default="")
     m.add_argument("-o", "--output", required=True)
 
@@ -288,9 +290,14 @@ def cmd_mkimage(a):
     for r in a.rom:
         k, _s, v = r.partition("=")
         roms[k] = v
+    # the image format of the device's family: FS3 images of ConnectX-4/4 Lx/5 carry no secure-fw attributes
+    # (Security Attributes: N/A, mstflint_query_image_cx4lx_1.txt); FS4 for the rest and for an unknown device id
+    itype = next((f["image_type"] for f in families.FAMILIES.values() if f["dev_id"] == a.device_id), "FS4")
     meta = {"psid": a.psid, "fw_version": a.fw_version, "device_id": a.device_id,
             "part_numbers": a.part_number, "roms": roms, "release_date": a.release_date,
-            "description": a.description, "image_type": "FS4", "security": "secure-fw"}
+            "description": a.description, "image_type": itype, "security": "N/A" if itype == "FS3" else "secure-fw"}
+    if a.guids:
+        meta["uids"] = a.guids
     image.write(a.output, meta)
     print("mlxsim: image %s written (PSID %s, FW %s)" % (a.output, a.psid, a.fw_version))
     return 0

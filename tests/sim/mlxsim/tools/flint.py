@@ -140,7 +140,8 @@ def _print_info(kind, data, full, tool):
     if data.get("orig_psid") and data["orig_psid"] != data["psid"]:
         outln("%-23s%s" % ("Orig PSID:", data["orig_psid"]))
     outln("%-23s%s" % ("Security Attributes:", data.get("security", "secure-fw")))
-    if kind == "image":
+    if kind == "image" and data["image_type"] != "FS3":
+        # FS4 images only: an FS3 image's query ends at Security Attributes (fixtures/real/mstflint_query_image_cx4lx_1.txt)
         outln("%-23s%d" % ("Security Ver:", 0))
     if full:
         outln("%-23s%s" % ("Default Update Method:", "fw_ctrl"))
@@ -166,8 +167,11 @@ def _image_data(meta):
     for fam in families.FAMILIES.values():
         if fam["dev_id"] == meta.get("device_id"):
             uids = fam["uids"]
+    uids = meta.get("uids") or uids                 # the image's own GuidsNumber (mkimage --guids)
     return {"image_type": meta.get("image_type", "FS4"), "fw": meta["fw_version"], "date": meta.get("release_date"),
-            "product_version": meta.get("product_version"),
+            # an image file's Product Version is its release name, rel-14_32_1912 for FW 14.32.1912
+            # (mstflint_query_image_cx4lx_1.txt), unless the image carries another
+            "product_version": meta.get("product_version") or "rel-" + str(meta["fw_version"]).replace(".", "_"),
             "part_number": (meta.get("part_numbers") or [""])[0], "description": meta.get("description"),
             "roms": roms, "guid": "N/A", "mac": "N/A", "uids": uids, "psid": meta["psid"],
             "security": meta.get("security", "secure-fw")}

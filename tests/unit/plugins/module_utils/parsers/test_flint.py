@@ -76,6 +76,15 @@ def _mstflint_query_cx4_cx4lx_oem(text):
     assert after["rom_info"][0] == {"type": "UEFI", "version": "14.25.17", "cpu": "AMD64,AARCH64"}
 
 
+@check("mstflint_query_image_cx4lx_1.txt")
+def _mstflint_query_image_cx4lx(text):
+    info = parse("mstflint", section(text, "mstflint -i firmware.bin q"))
+    assert (info["fw_version"], info["product_version"], info["psid"]) == ("14.32.1912", "rel-14_32_1912",
+                                                                           "MT_0000000267")
+    assert (info["base_guid"], info["guids_number"]) == ("N/A", "4")
+    assert "security_ver" not in info and info["security_attributes"] == "N/A"
+
+
 @check("mlxfwreset_reset_cx7_1.txt")
 def _mlxfwreset_reset_cx7(text):
     after = parse("flint", section(text, "flint -d /dev/mst/mt4129_pciconf0 query"))
