@@ -78,3 +78,53 @@ def test_cx6lx_crypto_group_before_port_owner(sim):
     i = got.index("PORT_OWNER")
     assert got[i - 3:i] == ["LARGE_MTU_TWEAK_64", "AES_XTS_TWEAK_INC_64", "CRYPTO_POLICY"]
     assert got.count("CRYPTO_POLICY") == 1
+
+
+# Excerpts: the rows a real listing shows must be one contiguous run of the simulator's listing (an excerpt is cut out
+# of one listing) - but for the hand-listed exceptions: the ConnectX-7 query whose middle its author elided as `(...)`
+# (its rows in order only) and the last name of an issue-thread excerpt cut mid-word (`PF_NUM_`).
+EXCERPTS = [
+    # capture, profile, tool, tool version, device, command, contiguous, names cut by the excerpt
+    ("mlxconfig_query_cx5_1.txt", "refresh-cx5-storage", "mlxconfig", {}, "29:00.0", ["q"], None, []),
+    ("mlxconfig_e_query_cx5_partial_1.txt", "hpc-cx5ex", "mlxconfig", {"MLXSIM_MFT_VERSION": "4.22.0"}, "10:00.0",
+     ["-e", "q"], True, []),
+    ("mlxconfig_e_query_cx6lx_partial_1.txt", "legacy-eth", "mstconfig", {}, "41:00.0", ["-e", "q"], True, []),
+    ("mlxconfig_query_bf2_1.txt", "legacy-eth", "mstconfig", {}, "e2:00.0", ["q"], True, []),
+    ("mstconfig_query_bf3_excerpt_1.txt", "mixed", "mstconfig", {"MLXSIM_MSTFLINT_VERSION": "4.25.0"}, "ca:00.0",
+     ["q"], True, []),
+    ("mlxconfig_query_cx7_partial_1.txt", "mixed", "mlxconfig", {}, "65:00.0", ["q"], True, ["PF_NUM_"]),
+    ("mlxconfig_query_cx7_1.txt", "mixed", "mlxconfig", {}, "65:00.0", ["q"], False, []),
+]
+
+
+@pytest.mark.parametrize("capture,profile,tool,env,dev,cmd,contiguous,cut", EXCERPTS)
+def test_every_family_s_listing_against_its_captures(sim, capture, profile, tool, env, dev, cmd, contiguous, cut):
+    """contiguous None: a full listing, equal name for name; True: an excerpt, one run of the simulator's rows;
+    False: rows in the simulator's order."""
+    sim.init(profile)
+    if tool == "mlxconfig":
+        sim.run("mst", "start", check_rc=0)
+    mine = names(sim.out(tool, "-d", dev, *cmd, env=env).split("\n"))
+    theirs = [n for n in names(real(capture)) if n not in cut]
+    assert len(theirs) >= 6
+    if contiguous is None:
+        assert mine == theirs
+        return
+    assert all(n in mine for n in theirs), [n for n in theirs if n not in mine]
+    at = [mine.index(n) for n in theirs]
+    if contiguous:
+        assert at == list(range(at[0], at[0] + len(at)))
+    else:
+        assert at == sorted(at)
+
+
+def test_cx4_truncated_listing_rows_exist(sim):
+    """mlxconfig_query_cx4_1.txt is an excerpt its author edited (LINK_TYPE_P1, SRIOV_EN, NUM_OF_VFS in an order no
+    real listing has - NUM_OF_VFS precedes SRIOV_EN in every full one): only its rows and values are compared."""
+    sim.init("legacy-eth")
+    sim.out("mlxconfig", "-d", "06:00.0", "-y", "set", "SRIOV_EN=1", "NUM_OF_VFS=8")
+    out = sim.out("mlxconfig", "-d", "06:00.0", "q").split("\n")
+    rows = {ln.split()[0]: ln.split()[1] for ln in out if ln.startswith("        ") and len(ln.split()) == 2}
+    cap = {ln.split()[0]: ln.split()[1] for ln in real("mlxconfig_query_cx4_1.txt") if ln.startswith("        ")}
+    assert cap == {"LINK_TYPE_P1": "ETH(2)", "SRIOV_EN": "True(1)", "NUM_OF_VFS": "8"}
+    assert {n: rows[n] for n in cap} == cap
