@@ -212,8 +212,8 @@ CX4LX_DELL = {
 # ConnectX-4 EN MCX416A-CCAT (dual-port QSFP28 100GbE): VPD product name "CX416A - ConnectX-4 QSFP28", EC AG,
 # V0 PCIeGen3 x16, LnkCap 8GT/s x16 - lspci_vvvvv_vpd_cx4_1.txt; FW 12.28.2006 and PSID MT_2150110033 -
 # ethtool_i_cx4_cx4lx_1.txt; FS3 burn of 12.28.x - mstflint_burn_cx4_fs3_1.txt; release date, UEFI 14.21.17
-# cpu=AMD64,AARCH64 / PXE 3.6.102 cpu=AMD64 and 4 GUIDs - mstflint_query_cx4_cx4lx_oem_1.txt (the same PSID and FW).
-# Description wording [invented].
+# cpu=AMD64,AARCH64 / PXE 3.6.102 cpu=AMD64 and 4 GUIDs - mstflint_query_cx4_cx4lx_oem_1.txt (the same PSID and FW);
+# name and description - mlxfwmanager_query_dell_cx4lx_1.txt.
 CX4_EN = {
     "family": "ConnectX4",
     "part_number": "MCX416A-CCAT",

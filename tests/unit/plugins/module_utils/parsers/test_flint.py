@@ -163,3 +163,21 @@ def test_an_oem_version_string_is_no_firmware_version():
     assert "0000:01:00.0: flint query printed no usable PSID / FW Version" in str(err.value)
     assert "'rel-14_14_2320'" in str(err.value)
     assert not FIRMWARE_PIN_RE.match("rel-14_14_2320") and FIRMWARE_PIN_RE.match("14.14.2320")
+
+
+def test_rom_info_of_an_unknown_shape_is_refused_naming_the_line():
+    """Rom Info is N/A or type=... version=... entries (with or without cpu=, as the real OEM images print them);
+    any other text fails closed naming the line, never an empty ROM list."""
+    import pytest
+
+    from ansible_collections.gpufabric.mlnx.plugins.module_utils._parsers.common import ParseError
+
+    head = "Image type:            FS3\nFW Version:            14.14.2320\n"
+    assert parse("flint", head + "Rom Info:              N/A\nPSID:                  DEL2420110034\n")["rom_info"] == []
+    with pytest.raises(ParseError) as err:
+        parse("flint", head + "Rom Info:              version_id=3.4.729\nPSID:                  DEL2420110034\n")
+    assert "Rom Info is neither N/A nor type=... version=..." in str(err.value)
+    assert "(line 3: 'Rom Info:              version_id=3.4.729')" in str(err.value)
+    with pytest.raises(ParseError) as err:
+        parse("flint", head + "Rom Info:              type=UEFI version=14.9.50\n                       type=PXE\n")
+    assert "a Rom Info entry is not type=... version=..." in str(err.value) and "line 4" in str(err.value)
