@@ -124,6 +124,7 @@ def build_card(spec, hostname, index, salt=""):
         "description": spec["description"],
         "psid": spec["psid"],
         "orig_psid": spec["psid"],
+        "board_psid": spec.get("board_psid"),      # flint's Orig PSID while the image's PSID differs
         "vpd": {
             "product_name": spec["product_name"],
             "PN": pn,

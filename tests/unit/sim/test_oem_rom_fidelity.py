@@ -13,7 +13,7 @@ def blocks(lines):
     """A capture's command outputs: [(command line, output lines)], split at the prompt lines."""
     out = []
     for ln in lines:
-        if re.match(r"^root@\S+[#$] ", ln):
+        if re.match(r"^\[?root@[^\s#$]*\]?[#$]", ln):
             out.append((ln, []))
         elif out:
             out[-1][1].append(ln)
@@ -116,6 +116,36 @@ def test_image_query_as_the_real_fs3_image(sim, tmp_path):
     out4 = sim.out("flint", "-i", img4, "q").split("\n")
     assert "Product Version:       rel-28_43_2566" in out4 and "Security Ver:          0" in out4
     assert "Image type:            FS4" in out4
+
+
+def test_orig_psid_of_a_board_that_keeps_its_manufacturing_psid(sim):
+    """flint_query_orig_psid_cx4lx_1.txt: a Huawei board on NVIDIA's image prints Orig PSID after PSID; an older
+    image's device query prints its rel- Product Version too."""
+    cap = blocks(real("flint_query_orig_psid_cx4lx_1.txt"))[0][1]
+    sim.init("refresh-cx5-storage")
+    set_card(sim, "03:00.0", board_psid="HUA0000000001", uids=4, burned="14.22.1002", release_date="23.2.2018",
+             product_version="rel-14_22_1002",
+             burned_roms=[["UEFI", "14.15.19", "AMD64,AARCH64"], ["PXE", "3.5.403", "AMD64"]])
+    mine = sim.out("flint", "-d", "03:00.0", "q").rstrip("\n").split("\n")
+    same_query(mine, cap)
+    assert mine[-3:] == ["PSID:                  MT_2420110034", "Orig PSID:             HUA0000000001",
+                         "Security Attributes:   N/A"]
+
+
+def test_dell_card_cross_flashed_to_nvidia_s_image(sim, tmp_path):
+    """mstflint_query_cx4_cx4lx_oem_1.txt's third query: the Dell card after mstflint --allow_psid_change burned
+    NVIDIA's 14.32.1900 image (and a reboot) - NVIDIA's PSID, FW, date, ROMs and Product Version, no Orig PSID."""
+    cap = blocks(real("mstflint_query_cx4_cx4lx_oem_1.txt"))[2][1]
+    sim.init("oem-cx4lx-v100")
+    img = tmp_path / "fw-ConnectX4Lx-rel-14_32_1900-MCX4121A-ACA_Ax-UEFI-14.25.17-FlexBoot-3.6.502.bin"
+    sim.out("mlxsim", "mkimage", "--psid", "MT_2420110034", "--version", "14.32.1900", "--device-id", "4117",
+            "--uefi", "14.25.17", "--pxe", "3.6.502", "--release-date", "25.8.2024", "-o", img)
+    p = sim.run("mstflint", "--allow_psid_change", "-d", "01:00.0", "-i", img, "-y", "burn")
+    assert p.returncode == 0, p.stdout
+    sim.out("mlxsim", "reboot")
+    mine = sim.out("mstflint", "-d", "01:00.0", "q").rstrip("\n").split("\n")
+    same_query(mine, cap)
+    assert not any(ln.startswith("Orig PSID:") for ln in mine)
 
 
 def test_flint_query_rom_info_parsed_from_the_real_forms():

@@ -157,7 +157,10 @@ def _device_data(state, card):
             "product_version": card["fw"].get("product_version"),
             "roms": card["fw"].get("burned_roms", card["fw"]["roms"]), "guid": card["base_guid"],
             "mac": card["base_mac"], "uids": card["uids"], "psid": faults.effective_psid(state, card),
-            "orig_psid": None, "security": card["fw"].get("security", "secure-fw")}
+            # the board's manufacturing PSID, printed as Orig PSID while the image's differs: a Huawei card on NVIDIA's
+            # image (flint_query_orig_psid_cx4lx_1.txt); a Dell card cross-flashed the same way shows none
+            # (mstflint_query_cx4_cx4lx_oem_1.txt) - so a card spec's "board_psid", not the PSID it was built with
+            "orig_psid": card.get("board_psid"), "security": card["fw"].get("security", "secure-fw")}
 
 
 def _image_data(meta):

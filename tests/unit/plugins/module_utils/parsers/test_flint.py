@@ -85,6 +85,14 @@ def _mstflint_query_image_cx4lx(text):
     assert "security_ver" not in info and info["security_attributes"] == "N/A"
 
 
+@check("flint_query_orig_psid_cx4lx_1.txt")
+def _flint_query_orig_psid_cx4lx(text):
+    info = parse("flint", section(text, "flint -d 0000:18:00.0 q"))
+    assert (info["psid"], info["orig_psid"]) == ("MT_2420110034", "HUA0000000001")
+    assert (info["fw_version"], info["product_version"]) == ("14.22.1002", "rel-14_22_1002")
+    assert info["rom_info"][1] == {"type": "PXE", "version": "3.5.403", "cpu": "AMD64"}
+
+
 @check("mlxfwreset_reset_cx7_1.txt")
 def _mlxfwreset_reset_cx7(text):
     after = parse("flint", section(text, "flint -d /dev/mst/mt4129_pciconf0 query"))
