@@ -448,8 +448,7 @@ HOST_DEFAULTS = {"cpus": 8, "cpufreq_driver": "intel_pstate"}
 # GPU names as CUDA gives them to nccl-tests ("# Rank ... device N [0x..] NAME"): H100 - the simulator's default
 # [no nccl-tests capture of an H100 is in the fixtures; the DGX H100 User Guide's GPU]; A100 and V100 - the real
 # runs nccl_all_reduce_perf_2node_a100_1.txt ("NVIDIA A100-SXM4-40GB") and nccl_all_reduce_perf_v100_1.txt
-# ("Tesla V100-SXM2-32GB"); H200 - the name nvidia-smi and CUDA give an H200 SXM ("NVIDIA H200") [no capture of its
-# nccl-tests line: the Azure ND H200 v5 capture ibv_devinfo_azure_h200_cx7vf_1.txt shows only its NICs].
+# ("Tesla V100-SXM2-32GB"); H200 - the Azure ND H200 v5 run nccl_all_reduce_perf_azure_h200_1.txt ("NVIDIA H200").
 GPUS = {"h100": "NVIDIA H100 80GB HBM3", "h200": "NVIDIA H200", "a100": "NVIDIA A100-SXM4-40GB",
         "v100": "Tesla V100-SXM2-32GB"}
 HOSTS = {

@@ -194,7 +194,8 @@ def test_mlxfwmanager_dell_oem_image_and_base_mac_only(sim):
 
 
 @pytest.mark.parametrize("capture,gpu", [("nccl_all_reduce_perf_v100_1.txt", "Tesla V100-SXM2-32GB"),
-                                         ("nccl_all_reduce_perf_2node_a100_1.txt", "NVIDIA A100-SXM4-40GB")])
+                                         ("nccl_all_reduce_perf_2node_a100_1.txt", "NVIDIA A100-SXM4-40GB"),
+                                         ("nccl_all_reduce_perf_azure_h200_1.txt", "NVIDIA H200")])
 def test_nccl_ranks_print_the_host_s_gpu_as_the_captures(sim, capture, gpu):
     rank = [ln for ln in real(capture) if ln.startswith("#  Rank")][0]
     assert rank.endswith("] " + gpu)
