@@ -108,6 +108,12 @@ FAMILY_DEFAULTS = {
                   "LOG_MAX_OUTSTANDING_WQE": 7, "TX_SCHEDULER_FWS_REACTIVITY": 1, "LLDP_NB_RX_MODE": 0,
                   "LLDP_NB_TX_MODE": 0, "QOS_TRUST_STATE": 1, "PF_NUM_PF_MSIX": 63},
     "ConnectX8": {"MEMIC_ATOMIC": 2},
+    # ConnectX-6 Dx MCX623432AN-ADA_Ax (mstconfig_query_cx6dx_1.txt): the Next Boot values of an untouched card
+    # but ROCE_CC_LEGACY_DCQCN, False(0) on the MCX623106AN-CDA_Ax of test_mlxconfig_fidelity's 4.21 session (True(1)
+    # on that MCX623432AN-ADA_Ax: the firmware's choice, not the family's)
+    "ConnectX6DX": {"PCI_SWITCH_EMULATION_NUM_PORT": 16, "LOG_TX_PSN_WINDOW": 7, "LOG_MAX_OUTSTANDING_WQE": 7,
+                    "LOG_DCR_HASH_TABLE_SIZE": 11, "LLDP_NB_RX_MODE": 0, "LLDP_NB_TX_MODE": 0, "WOL_MAGIC_EN": 1,
+                    "PF_NUM_PF_MSIX": 63},
 }
 
 # ConnectX-7 (and the families that share its layout): issue 16 reports real ConnectX output with the crypto group as
@@ -226,12 +232,40 @@ _CX5 = ["MEMIC_BAR_SIZE", "MEMIC_SIZE_LIMIT"] + _HOST_CHAINING + [
     "DYNAMIC_VF_MSIX_TABLE", "EXP_ROM_UEFI_x86_ENABLE", "EXP_ROM_PXE_ENABLE", "IBM_TUNNELED_ATOMIC_EN",
     "IBM_AS_NOTIFY_EN", "ADVANCED_PCI_SETTINGS", "SAFE_MODE_THRESHOLD", "SAFE_MODE_ENABLE"]
 
+# ConnectX-6 Dx (Ethernet only): the full mstconfig q listing of an MCX623432AN-ADA_Ax (no crypto; mstflint
+# 4.26-4.30), mstconfig_query_cx6dx_1.txt - order as printed: no MEMIC_ATOMIC, no crypto group, no PF_SD_GROUP or
+# BAR_PAGE_ALIGNMENT, the ROCE CC TLV without ROCE_CC_CNP_MODERATION, WOL_MAGIC_EN before PF_TOTAL_SF.
+# MAX_ACC_OUT_READ (shown only with ADVANCED_PCI_SETTINGS, so not in that listing) where the ConnectX-5 listing has it
+# [position modelled]. A crypto-enabled ConnectX-6 Dx's rows are not modelled (no capture).
+_CX6DX = _HEAD + _HOST_CHAINING + _FLEX + [
+    "PF_BAR2_SIZE", "PF_NUM_OF_VF_VALID", "NON_PREFETCHABLE_PF_BAR", "VF_VPD_ENABLE", "PF_NUM_PF_MSIX_VALID",
+    "PER_PF_NUM_SF", "STRICT_VF_MSIX_NUM", "VF_NODNIC_ENABLE", "NUM_PF_MSIX_VALID", "NUM_OF_VFS", "NUM_OF_PF",
+    "PF_BAR2_ENABLE", "SRIOV_EN", "PF_LOG_BAR_SIZE", "VF_LOG_BAR_SIZE", "NUM_PF_MSIX", "NUM_VF_MSIX",
+    "INT_LOG_MAX_PAYLOAD_SIZE", "PCIE_CREDIT_TOKEN_TIMEOUT", "MAX_ACC_OUT_READ", "LAG_RESOURCE_ALLOCATION",
+    "PHY_COUNT_LINK_UP_DELAY",
+    "ACCURATE_TX_SCHEDULER", "PARTIAL_RESET_EN", "RESET_WITH_HOST_ON_ERRORS", "PCI_SWITCH_EMULATION_NUM_PORT",
+    "PCI_SWITCH_EMULATION_ENABLE", "PCI_DOWNSTREAM_PORT_OWNER", "CQE_COMPRESSION", "IP_OVER_VXLAN_EN", "MKEY_BY_NAME",
+    "PRIO_TAG_REQUIRED_EN", "UCTX_EN", "REAL_TIME_CLOCK_ENABLE", "RDMA_SELECTIVE_REPEAT_EN", "PCI_ATOMIC_MODE",
+    "TUNNEL_ECN_COPY_DISABLE", "LRO_LOG_TIMEOUT0", "LRO_LOG_TIMEOUT1", "LRO_LOG_TIMEOUT2", "LRO_LOG_TIMEOUT3",
+    "LOG_TX_PSN_WINDOW", "LOG_MAX_OUTSTANDING_WQE", "TUNNEL_IP_PROTO_ENTROPY_DISABLE", "ICM_CACHE_MODE", "TLS_OPTIMIZE",
+    "TX_SCHEDULER_BURST", "ZERO_TOUCH_TUNING_ENABLE", "ROCE_CC_LEGACY_DCQCN", "LOG_MAX_QUEUE", "LOG_DCR_HASH_TABLE_SIZE",
+    "MAX_PACKET_LIFETIME", "DCR_LIFO_SIZE", ("port", ["ROCE_CC_PRIO_MASK"])] + _PORT_TLVS[1:6] + [
+    ("port", ["NUM_OF_VL", "NUM_OF_TC", "NUM_OF_PFC", "VL15_BUFFER_SIZE"]),
+    ("port", ["DUP_MAC_ACTION", "MPFS_MC_LOOPBACK_DISABLE", "MPFS_UC_LOOPBACK_DISABLE", "UNKNOWN_UPLINK_MAC_FLOOD",
+              "SRIOV_IB_ROUTING_MODE", "IB_ROUTING_MODE"]),
+    ("port", ["PHY_FEC_OVERRIDE"]),
+    "WOL_MAGIC_EN", "PF_TOTAL_SF", "PF_SF_BAR_SIZE", "PF_NUM_PF_MSIX", "ROCE_CONTROL", "PCI_WR_ORDERING",
+    "MULTI_PORT_VHCA_EN", "PORT_OWNER", "ALLOW_RD_COUNTERS", "RENEG_ON_CHANGE", "TRACER_ENABLE", "IP_VER",
+    "BOOT_UNDI_NETWORK_WAIT", "UEFI_HII_EN", "BOOT_DBG_LOG", "UEFI_LOGS", "BOOT_VLAN", "LEGACY_BOOT_PROTOCOL",
+    "BOOT_INTERRUPT_DIS", "BOOT_LACP_DIS", "BOOT_VLAN_EN", "BOOT_PKEY", "P2P_ORDERING_MODE", "ATS_ENABLED",
+    "DYNAMIC_VF_MSIX_TABLE", "EXP_ROM_UEFI_ARM_ENABLE", "EXP_ROM_UEFI_x86_ENABLE", "EXP_ROM_PXE_ENABLE",
+    "ADVANCED_PCI_SETTINGS", "SAFE_MODE_THRESHOLD", "SAFE_MODE_ENABLE"]
+
 # ConnectX-6 Lx (Ethernet only): mlxconfig_e_query_cx6lx_partial_1.txt shows the head (MEMIC, HOST_CHAINING,
-# FLEX, ESWITCH_HAIRPIN, PF_BAR2_SIZE); the rest is the ConnectX-6 Dx order without LINK_TYPE [invented tail] -
-# with the crypto group (LARGE_MTU_TWEAK_64, AES_XTS_TWEAK_INC_64, CRYPTO_POLICY) before PORT_OWNER as every
-# ConnectX of its generation (_CRYPTO_BY_PORT_OWNER; issue 39 item 5: it kept the old place).
-_CX6LX = ["MEMIC_BAR_SIZE", "MEMIC_SIZE_LIMIT"] + _HOST_CHAINING + _FLEX + ["PF_BAR2_SIZE"] + [
-    n for n in _layout(vpi=False, crypto_at_owner=True) if n not in _HEAD + _HOST_CHAINING + _FLEX + ["PF_BAR2_SIZE"]]
+# FLEX, ESWITCH_HAIRPIN, PF_BAR2_SIZE) - the head of the real ConnectX-6 Dx listing (mstconfig_query_cx6dx_1.txt);
+# the rest is that sibling's order [invented tail: no full ConnectX-6 Lx listing]. Neither a no-crypto ConnectX-6 Dx
+# nor this card lists a crypto group (issue 39 item 5 asked for the ConnectX-7's: the real sibling listing wins).
+_CX6LX = list(_CX6DX)
 
 # BlueField-2: NVIDIA's bf2_facts unit test (mlxconfig q of an MBF2M516A-EEEO_Ax, <=4.21 layout,
 # search-index file id 28986063556) prints INTERNAL_CPU_MODEL right after HOST_CHAINING_*, then FLEX,
@@ -260,7 +294,7 @@ FAMILIES = {
     "ConnectX6DX": {
         "dev_id": 4125, "pci_id": "101d", "lspci": "MT2892 Family [ConnectX-6 Dx]", "rev": 0,
         "ca_type": "MT4125", "fw_major": 22, "image_type": "FS4", "uids": 8,
-        "layout": _layout(cx7=True, vpi=False, crypto_at_owner=True),
+        "layout": _CX6DX,
         "max": {"NUM_OF_VFS": 127}, "pcie": ("16GT/s", 16), "slot_power": "25W",
         "reset_levels": [3, 4], "reset_types": [0],
     },

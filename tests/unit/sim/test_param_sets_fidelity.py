@@ -70,14 +70,13 @@ def test_cx4lx_rows_with_equal_values_are_byte_identical_to_the_4_31_capture(sim
     assert "Configurations:                                          Next Boot" in real("mlxconfig_query_cx4lx_1.txt")
 
 
-def test_cx6lx_crypto_group_before_port_owner(sim):
-    """ConnectX-6 Lx as the rest of its generation (no ConnectX-6 Lx capture lists it; issue 39 item 5):
-    LARGE_MTU_TWEAK_64, AES_XTS_TWEAK_INC_64, CRYPTO_POLICY right before PORT_OWNER."""
+def test_cx6lx_lists_its_sibling_s_real_rows(sim):
+    """ConnectX-6 Lx: its excerpt is the head of the real ConnectX-6 Dx listing, so the rest is that listing's
+    (mstconfig_query_cx6dx_1.txt) - no crypto group on a no-crypto card of that generation."""
     sim.init("legacy-eth")
-    got = names(sim.out("mlxconfig", "-d", "41:00.0", "q").split("\n"))
-    i = got.index("PORT_OWNER")
-    assert got[i - 3:i] == ["LARGE_MTU_TWEAK_64", "AES_XTS_TWEAK_INC_64", "CRYPTO_POLICY"]
-    assert got.count("CRYPTO_POLICY") == 1
+    got = names(sim.out("mstconfig", "-d", "41:00.0", "q", env={"MLXSIM_MSTFLINT_VERSION": "4.28.0"}).split("\n"))
+    assert got == names(real("mstconfig_query_cx6dx_1.txt"))
+    assert not [n for n in got if "CRYPTO" in n or "TWEAK" in n]
 
 
 # Excerpts: the rows a real listing shows must be one contiguous run of the simulator's listing (an excerpt is cut out
@@ -86,6 +85,9 @@ def test_cx6lx_crypto_group_before_port_owner(sim):
 EXCERPTS = [
     # capture, profile, tool, tool version, device, command, contiguous, names cut by the excerpt
     ("mlxconfig_query_cx5_1.txt", "refresh-cx5-storage", "mlxconfig", {}, "29:00.0", ["q"], None, []),
+    ("mstconfig_query_cx6dx_1.txt", "cx6dx-roce", "mstconfig", {"MLXSIM_MSTFLINT_VERSION": "4.28.0"}, "3b:00.0", ["q"],
+     None, []),
+    ("mstconfig_query_cx6dx_1.txt", "cx6dx-roce", "mlxconfig", {}, "3b:00.0", ["q"], None, []),
     ("mlxconfig_e_query_cx5_partial_1.txt", "hpc-cx5ex", "mlxconfig", {"MLXSIM_MFT_VERSION": "4.22.0"}, "10:00.0",
      ["-e", "q"], True, []),
     ("mlxconfig_e_query_cx6lx_partial_1.txt", "legacy-eth", "mstconfig", {}, "41:00.0", ["-e", "q"], True, []),
@@ -128,3 +130,21 @@ def test_cx4_truncated_listing_rows_exist(sim):
     cap = {ln.split()[0]: ln.split()[1] for ln in real("mlxconfig_query_cx4_1.txt") if ln.startswith("        ")}
     assert cap == {"LINK_TYPE_P1": "ETH(2)", "SRIOV_EN": "True(1)", "NUM_OF_VFS": "8"}
     assert {n: rows[n] for n in cap} == cap
+
+
+def test_cx6dx_listing_byte_for_byte(sim):
+    """mstconfig_query_cx6dx_1.txt: the untouched ConnectX-6 Dx's header, column layout (4.26-4.30) and every row's
+    value - no crypto group, no MEMIC_ATOMIC, no ROCE_CC_CNP_MODERATION, WOL_MAGIC_EN True(1)."""
+    sim.init("cx6dx-roce")
+    mine = sim.out("mstconfig", "-d", "3b:00.0", "q", env={"MLXSIM_MSTFLINT_VERSION": "4.28.0"}).rstrip("\n").split("\n")
+    cap = real("mstconfig_query_cx6dx_1.txt")
+    cap = cap[cap.index("Configurations:                                     Next Boot"):]
+    body = mine[mine.index("Configurations:                                     Next Boot"):]
+    cap = [ln for ln in cap if ln]
+    # the source lost the last row's trailing spaces (the tool pads every value to 20); ROCE_CC_LEGACY_DCQCN is True(1)
+    # on this card and False(0) on the profile's MCX623106AN-CDA_Ax (test_mlxconfig_fidelity's real 4.21 session)
+    legacy = "        ROCE_CC_LEGACY_DCQCN                        %-20s"
+    assert body[:-1] == [legacy % "False(0)" if ln == legacy % "True(1)" else ln for ln in cap[:-1]]
+    assert body[-1].rstrip() == cap[-1] and len(body) == len(cap) == 186
+    assert "        WOL_MAGIC_EN                                True(1)             " in body
+    assert not [ln for ln in body if "CRYPTO" in ln or "MEMIC_ATOMIC" in ln or "CNP_MODERATION" in ln]
