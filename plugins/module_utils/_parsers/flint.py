@@ -9,6 +9,7 @@ import re
 from collections.abc import Sequence
 
 from ansible_collections.gpufabric.mlnx.plugins.module_utils._parsers.common import (
+    ParseError,
     content_lines,
     message,
     not_this_tool,
@@ -63,10 +64,26 @@ def rom_entry(text: str) -> dict[str, str]:
     return entry
 
 
+def _rom(tool, line, text):
+    """One Rom Info entry; anything but ``type=... version=...`` words is refused naming the line (an OEM or old
+    image's ROMs have no ``cpu=``: ``type=PXE version=3.4.729``)."""
+    entry = rom_entry(text)
+    if not entry.get("type") or not entry.get("version"):
+        raise ParseError(tool, "a Rom Info entry is not type=... version=...", line.text, line.no)
+    return entry
+
+
+def _rom_info(tool, line, value):
+    """``Rom Info:``'s own value: its first entry, ``[]`` for ``N/A``; any other text is refused naming the line."""
+    if _ROM_RE.match(value):
+        return [_rom(tool, line, value)]
+    if value in ("N/A", ""):
+        return []
+    raise ParseError(tool, "Rom Info is neither N/A nor type=... version=...", line.text, line.no)
+
+
 def _query_value(result, key, value):
-    if key == "rom_info":
-        result["rom_info"] = [rom_entry(value)] if _ROM_RE.match(value) else []
-    elif key in COUNTS:
+    if key in COUNTS:
         words = value.split()
         result[key] = words[0] if words else ""
         if len(words) > 1:
@@ -88,7 +105,8 @@ def parse_flint(text: str | bytes | Sequence[str], *, tool: str = "flint") -> di
          "image_vsd": "N/A", "device_vsd": "N/A", "psid": "MT_0000001244",
          "security_attributes": "secure-fw", ..., "errors": [-E- lines]}
 
-    ``rom_info`` is ``[]`` for ``Rom Info: N/A``.
+    ``rom_info`` is ``[]`` for ``Rom Info: N/A``; an entry has no ``cpu`` when the image's ROM prints none (OEM and
+    old images: ``type=PXE version=3.4.729``). A ``Rom Info`` line that is neither raises ParseError naming it.
     """
     lines = content_lines(text, tool, commands=COMMANDS)
     result = {"errors": []}
@@ -100,7 +118,7 @@ def parse_flint(text: str | bytes | Sequence[str], *, tool: str = "flint") -> di
                 result["errors"].append(msg[1])
             continue
         if _ROM_RE.match(line.text):
-            result.setdefault("rom_info", []).append(rom_entry(line.text))
+            result.setdefault("rom_info", []).append(_rom(tool, line, line.text))
             continue
         label = _LABEL_RE.match(line.text)
         if not label:
@@ -110,7 +128,9 @@ def parse_flint(text: str | bytes | Sequence[str], *, tool: str = "flint") -> di
         if name == "Description" and _TABLE_HEAD_RE.match(value):
             continue
         key = LABELS.get(name, snake(name))
-        if key != "errors":
+        if key == "rom_info":
+            result["rom_info"] = _rom_info(tool, line, value)
+        elif key != "errors":
             _query_value(result, key, value)
     if not result["errors"] and not any(key in result for key in EVIDENCE):
         raise not_this_tool(tool, unknown or lines, "flint query field")

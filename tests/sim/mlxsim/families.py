@@ -108,6 +108,12 @@ FAMILY_DEFAULTS = {
                   "LOG_MAX_OUTSTANDING_WQE": 7, "TX_SCHEDULER_FWS_REACTIVITY": 1, "LLDP_NB_RX_MODE": 0,
                   "LLDP_NB_TX_MODE": 0, "QOS_TRUST_STATE": 1, "PF_NUM_PF_MSIX": 63},
     "ConnectX8": {"MEMIC_ATOMIC": 2},
+    # ConnectX-6 Dx MCX623432AN-ADA_Ax (mstconfig_query_cx6dx_1.txt): the Next Boot values of an untouched card
+    # but ROCE_CC_LEGACY_DCQCN, False(0) on the MCX623106AN-CDA_Ax of test_mlxconfig_fidelity's 4.21 session (True(1)
+    # on that MCX623432AN-ADA_Ax: the firmware's choice, not the family's)
+    "ConnectX6DX": {"PCI_SWITCH_EMULATION_NUM_PORT": 16, "LOG_TX_PSN_WINDOW": 7, "LOG_MAX_OUTSTANDING_WQE": 7,
+                    "LOG_DCR_HASH_TABLE_SIZE": 11, "LLDP_NB_RX_MODE": 0, "LLDP_NB_TX_MODE": 0, "WOL_MAGIC_EN": 1,
+                    "PF_NUM_PF_MSIX": 63},
 }
 
 # ConnectX-7 (and the families that share its layout): issue 16 reports real ConnectX output with the crypto group as
@@ -167,20 +173,38 @@ def _layout(cx7=False, vpi=True, bf=False, dpa=False, module_split=False, crypto
 # Each list is the order of one real listing (sources named per family); names the listing lacks
 # are not shown for that family (a ConnectX-4 Lx has none of the ConnectX-7-only parameters).
 
-# ConnectX-4 Lx: the full mstconfig -e listing mstconfig_e_query_cx4lx_1.txt (Ethernet only, no
-# LINK_TYPE, no HOST_CHAINING / ESWITCH_HAIRPIN / PROG_PARSE_GRAPH / crypto / IP_VER / UEFI ARM ROM).
+# ConnectX-4 Lx: two full real listings, one per tool generation - the mstconfig -e listing
+# mstconfig_e_query_cx4lx_1.txt (4.26-4.30 layout: Ethernet only, no LINK_TYPE, HOST_CHAINING, ESWITCH_HAIRPIN,
+# PROG_PARSE_GRAPH or crypto; WOL_MAGIC_EN before PF_SD_GROUP) and the MFT mlxconfig q listing of an
+# MCX4121A-ACA_Ax with FW 14.32.1900, mlxconfig_query_cx4lx_1.txt (4.31 layout: LOG_MAX_QUEUE after
+# TX_SCHEDULER_BURST, the port TLVs NUM_OF_PLANES and IB_PROTO_WIDTH_EN_MASK after DCR_LIFO_SIZE, IP_VER after
+# TRACER_ENABLE, EXP_ROM_UEFI_ARM_ENABLE before EXP_ROM_UEFI_x86_ENABLE, and no WOL_MAGIC_EN). The layout is the
+# union in the order both print; LISTED below says which tool generation lists which of the rows that differ.
 _CX4LX = (["MEMIC_BAR_SIZE", "MEMIC_SIZE_LIMIT", "FLEX_PARSER_PROFILE_ENABLE", "FLEX_IPV4_OVER_VXLAN_PORT",
            "ROCE_NEXT_PROTOCOL", "PF_NUM_OF_VF_VALID", "NON_PREFETCHABLE_PF_BAR", "VF_VPD_ENABLE", "STRICT_VF_MSIX_NUM",
            "VF_NODNIC_ENABLE", "NUM_PF_MSIX_VALID", "NUM_OF_VFS", "NUM_OF_PF", "SRIOV_EN"]
           + [n for n in _PCI_B if n not in ("ROCE_ADAPTIVE_ROUTING_EN",)]
-          + ["LOG_DCR_HASH_TABLE_SIZE", "MAX_PACKET_LIFETIME", "DCR_LIFO_SIZE"] + _PORT_TLVS
-          + [n for n in _TAIL if n not in ("IP_VER", "EXP_ROM_UEFI_ARM_ENABLE")])
+          + ["LOG_MAX_QUEUE", "LOG_DCR_HASH_TABLE_SIZE", "MAX_PACKET_LIFETIME", "DCR_LIFO_SIZE"] + _LINK_PLANES[1:]
+          + _PORT_TLVS + _TAIL[:_TAIL.index("BOOT_PKEY") + 1]
+          + ["DYNAMIC_VF_MSIX_TABLE", "EXP_ROM_UEFI_ARM_ENABLE", "EXP_ROM_UEFI_x86_ENABLE", "EXP_ROM_PXE_ENABLE",
+             "ADVANCED_PCI_SETTINGS", "SAFE_MODE_THRESHOLD", "SAFE_MODE_ENABLE"])
 
 # ConnectX-4 (VPI): no full public listing; mlxconfig_query_cx4_1.txt shows LINK_TYPE_P1 ETH(2), SRIOV_EN,
-# NUM_OF_VFS only. The ConnectX-4 Lx order with the port's LINK_TYPE before PF_LOG_BAR_SIZE (where the
-# ConnectX-6 layout has it) is [invented].
+# NUM_OF_VFS only. The ConnectX-4 Lx order with the port's LINK_TYPE beside the other two port TLVs after
+# DCR_LIFO_SIZE (where the ConnectX-5 MFT 4.30.1 listing has it) is [invented].
 _CX4 = list(_CX4LX)
-_CX4.insert(_CX4.index("PF_LOG_BAR_SIZE"), _LINK_TYPE)
+_CX4.insert(_CX4.index(_LINK_PLANES[1]), _LINK_TYPE)
+
+# Rows one tool generation lists for a family and the other does not (family -> base name -> (first, last+1)
+# effective tool version, None = unbounded). ConnectX-4 Lx: the 4.26-4.30 mstconfig listing has WOL_MAGIC_EN and
+# none of the others, the MFT 4.30.1 (4.31 layout) listing the reverse (the two captures named at _CX4LX). Where
+# between 4.30 and 4.31 the set changed is not public: the 4.31 layout change is taken [boundary invented].
+# ConnectX-4 is given the ConnectX-4 Lx sets [invented: no full ConnectX-4 listing].
+_NEW_431 = (4, 31, 0)
+_CX4_GEN = {"WOL_MAGIC_EN": (None, _NEW_431), "LOG_MAX_QUEUE": (_NEW_431, None), "NUM_OF_PLANES": (_NEW_431, None),
+            "IB_PROTO_WIDTH_EN_MASK": (_NEW_431, None), "IP_VER": (_NEW_431, None),
+            "EXP_ROM_UEFI_ARM_ENABLE": (_NEW_431, None)}
+LISTED = {"ConnectX4LX": _CX4_GEN, "ConnectX4": _CX4_GEN}
 
 # ConnectX-5 (VPI, MFT 4.30.1, FW 16.35.4506): the full mlxconfig q listing of an MCX555A-ECA_Ax_Bx in the
 # public notes "Mellanox" (reStructuredText, search-index file id 34834585618) - order as printed.
@@ -208,10 +232,40 @@ _CX5 = ["MEMIC_BAR_SIZE", "MEMIC_SIZE_LIMIT"] + _HOST_CHAINING + [
     "DYNAMIC_VF_MSIX_TABLE", "EXP_ROM_UEFI_x86_ENABLE", "EXP_ROM_PXE_ENABLE", "IBM_TUNNELED_ATOMIC_EN",
     "IBM_AS_NOTIFY_EN", "ADVANCED_PCI_SETTINGS", "SAFE_MODE_THRESHOLD", "SAFE_MODE_ENABLE"]
 
+# ConnectX-6 Dx (Ethernet only): the full mstconfig q listing of an MCX623432AN-ADA_Ax (no crypto; mstflint
+# 4.26-4.30), mstconfig_query_cx6dx_1.txt - order as printed: no MEMIC_ATOMIC, no crypto group, no PF_SD_GROUP or
+# BAR_PAGE_ALIGNMENT, the ROCE CC TLV without ROCE_CC_CNP_MODERATION, WOL_MAGIC_EN before PF_TOTAL_SF.
+# MAX_ACC_OUT_READ (shown only with ADVANCED_PCI_SETTINGS, so not in that listing) where the ConnectX-5 listing has it
+# [position modelled]. A crypto-enabled ConnectX-6 Dx's rows are not modelled (no capture).
+_CX6DX = _HEAD + _HOST_CHAINING + _FLEX + [
+    "PF_BAR2_SIZE", "PF_NUM_OF_VF_VALID", "NON_PREFETCHABLE_PF_BAR", "VF_VPD_ENABLE", "PF_NUM_PF_MSIX_VALID",
+    "PER_PF_NUM_SF", "STRICT_VF_MSIX_NUM", "VF_NODNIC_ENABLE", "NUM_PF_MSIX_VALID", "NUM_OF_VFS", "NUM_OF_PF",
+    "PF_BAR2_ENABLE", "SRIOV_EN", "PF_LOG_BAR_SIZE", "VF_LOG_BAR_SIZE", "NUM_PF_MSIX", "NUM_VF_MSIX",
+    "INT_LOG_MAX_PAYLOAD_SIZE", "PCIE_CREDIT_TOKEN_TIMEOUT", "MAX_ACC_OUT_READ", "LAG_RESOURCE_ALLOCATION",
+    "PHY_COUNT_LINK_UP_DELAY",
+    "ACCURATE_TX_SCHEDULER", "PARTIAL_RESET_EN", "RESET_WITH_HOST_ON_ERRORS", "PCI_SWITCH_EMULATION_NUM_PORT",
+    "PCI_SWITCH_EMULATION_ENABLE", "PCI_DOWNSTREAM_PORT_OWNER", "CQE_COMPRESSION", "IP_OVER_VXLAN_EN", "MKEY_BY_NAME",
+    "PRIO_TAG_REQUIRED_EN", "UCTX_EN", "REAL_TIME_CLOCK_ENABLE", "RDMA_SELECTIVE_REPEAT_EN", "PCI_ATOMIC_MODE",
+    "TUNNEL_ECN_COPY_DISABLE", "LRO_LOG_TIMEOUT0", "LRO_LOG_TIMEOUT1", "LRO_LOG_TIMEOUT2", "LRO_LOG_TIMEOUT3",
+    "LOG_TX_PSN_WINDOW", "LOG_MAX_OUTSTANDING_WQE", "TUNNEL_IP_PROTO_ENTROPY_DISABLE", "ICM_CACHE_MODE", "TLS_OPTIMIZE",
+    "TX_SCHEDULER_BURST", "ZERO_TOUCH_TUNING_ENABLE", "ROCE_CC_LEGACY_DCQCN", "LOG_MAX_QUEUE", "LOG_DCR_HASH_TABLE_SIZE",
+    "MAX_PACKET_LIFETIME", "DCR_LIFO_SIZE", ("port", ["ROCE_CC_PRIO_MASK"])] + _PORT_TLVS[1:6] + [
+    ("port", ["NUM_OF_VL", "NUM_OF_TC", "NUM_OF_PFC", "VL15_BUFFER_SIZE"]),
+    ("port", ["DUP_MAC_ACTION", "MPFS_MC_LOOPBACK_DISABLE", "MPFS_UC_LOOPBACK_DISABLE", "UNKNOWN_UPLINK_MAC_FLOOD",
+              "SRIOV_IB_ROUTING_MODE", "IB_ROUTING_MODE"]),
+    ("port", ["PHY_FEC_OVERRIDE"]),
+    "WOL_MAGIC_EN", "PF_TOTAL_SF", "PF_SF_BAR_SIZE", "PF_NUM_PF_MSIX", "ROCE_CONTROL", "PCI_WR_ORDERING",
+    "MULTI_PORT_VHCA_EN", "PORT_OWNER", "ALLOW_RD_COUNTERS", "RENEG_ON_CHANGE", "TRACER_ENABLE", "IP_VER",
+    "BOOT_UNDI_NETWORK_WAIT", "UEFI_HII_EN", "BOOT_DBG_LOG", "UEFI_LOGS", "BOOT_VLAN", "LEGACY_BOOT_PROTOCOL",
+    "BOOT_INTERRUPT_DIS", "BOOT_LACP_DIS", "BOOT_VLAN_EN", "BOOT_PKEY", "P2P_ORDERING_MODE", "ATS_ENABLED",
+    "DYNAMIC_VF_MSIX_TABLE", "EXP_ROM_UEFI_ARM_ENABLE", "EXP_ROM_UEFI_x86_ENABLE", "EXP_ROM_PXE_ENABLE",
+    "ADVANCED_PCI_SETTINGS", "SAFE_MODE_THRESHOLD", "SAFE_MODE_ENABLE"]
+
 # ConnectX-6 Lx (Ethernet only): mlxconfig_e_query_cx6lx_partial_1.txt shows the head (MEMIC, HOST_CHAINING,
-# FLEX, ESWITCH_HAIRPIN, PF_BAR2_SIZE); the rest is the ConnectX-6 Dx order without LINK_TYPE [invented tail].
-_CX6LX = ["MEMIC_BAR_SIZE", "MEMIC_SIZE_LIMIT"] + _HOST_CHAINING + _FLEX + ["PF_BAR2_SIZE"] + [
-    n for n in _layout(vpi=False, crypto=True) if n not in _HEAD + _HOST_CHAINING + _FLEX + ["PF_BAR2_SIZE"]]
+# FLEX, ESWITCH_HAIRPIN, PF_BAR2_SIZE) - the head of the real ConnectX-6 Dx listing (mstconfig_query_cx6dx_1.txt);
+# the rest is that sibling's order [invented tail: no full ConnectX-6 Lx listing]. Neither a no-crypto ConnectX-6 Dx
+# nor this card lists a crypto group (issue 39 item 5 asked for the ConnectX-7's: the real sibling listing wins).
+_CX6LX = list(_CX6DX)
 
 # BlueField-2: NVIDIA's bf2_facts unit test (mlxconfig q of an MBF2M516A-EEEO_Ax, <=4.21 layout,
 # search-index file id 28986063556) prints INTERNAL_CPU_MODEL right after HOST_CHAINING_*, then FLEX,
@@ -240,7 +294,7 @@ FAMILIES = {
     "ConnectX6DX": {
         "dev_id": 4125, "pci_id": "101d", "lspci": "MT2892 Family [ConnectX-6 Dx]", "rev": 0,
         "ca_type": "MT4125", "fw_major": 22, "image_type": "FS4", "uids": 8,
-        "layout": _layout(cx7=True, vpi=False, crypto_at_owner=True),
+        "layout": _CX6DX,
         "max": {"NUM_OF_VFS": 127}, "pcie": ("16GT/s", 16), "slot_power": "25W",
         "reset_levels": [3, 4], "reset_types": [0],
     },
@@ -326,6 +380,12 @@ FAMILIES.update({
         "reset_levels": [3, 4], "reset_types": [0, 1],
     },
 })
+
+
+def listed(card, base, tool_v):
+    """Whether a tool of effective version tool_v lists (and accepts) parameter `base` on this card's family."""
+    first, until = LISTED.get(card["family"], {}).get(base, (None, None))
+    return (first is None or tool_v >= first) and (until is None or tool_v < until)
 
 
 def of(card):

@@ -124,6 +124,7 @@ def build_card(spec, hostname, index, salt=""):
         "description": spec["description"],
         "psid": spec["psid"],
         "orig_psid": spec["psid"],
+        "board_psid": spec.get("board_psid"),      # flint's Orig PSID while the image's PSID differs
         "vpd": {
             "product_name": spec["product_name"],
             "PN": pn,
@@ -136,11 +137,13 @@ def build_card(spec, hostname, index, salt=""):
         },
         "base_mac": mac,
         "base_guid": guid,
-        "uids": fam["uids"],
+        "uids": spec.get("uids", fam["uids"]),       # GuidsNumber: the card's image's (4 or 8 on a ConnectX-4 Lx)
         "fw": {
             "running": spec["fw"],
             "burned": spec["fw"],
             "release_date": spec["fw_date"],
+            # an OEM/old image's own Product Version ("rel-14_14_2320"); None: flint prints the FW version
+            "product_version": spec.get("product_version"),
             "roms": copy.deepcopy(spec["roms"]),
             "burned_roms": copy.deepcopy(spec["roms"]),
             "security": spec.get("security", "secure-fw"),
@@ -268,8 +271,11 @@ def nv_keys(card, func_idx):
     return keys
 
 
-def visible(card, func_idx, base):
-    """False for parameters the firmware hides in the current configuration."""
+def visible(card, func_idx, base, tool_v=None):
+    """False for parameters the firmware hides in the current configuration, and (given the tool's effective
+    version) for those that tool generation does not list for the card's family (families.LISTED)."""
+    if tool_v is not None and not families.listed(card, base, tool_v):
+        return False
     if base in families.ADVANCED:
         adv = nv_entry(card, func_idx, "ADVANCED_PCI_SETTINGS")
         return bool(adv and adv["current"])

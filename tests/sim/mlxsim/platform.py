@@ -145,13 +145,20 @@ def _h(*parts):
     return hashlib.sha256("/".join(str(p) for p in parts).encode()).hexdigest()
 
 
-def build_host(profile, hostname, cpus=None, cpufreq_driver=None, bootloader="grub"):
+# The GPU model a host's nccl-tests ranks print ("# Rank ... device N [0x..] <name>"), as CUDA names it: the
+# profile's (profiles.HOSTS "gpu"), `mlxsim init --gpu NAME`, else this one. profiles.GPUS lists the names the
+# real captures show.
+DEFAULT_GPU = "NVIDIA H100 80GB HBM3"
+
+
+def build_host(profile, hostname, cpus=None, cpufreq_driver=None, bootloader="grub", gpu=None):
     """state["platform"] of a new host."""
     spec = profiles.host_spec(profile)
     h = _h(hostname, "rootfs")
     return {
         "cpus": int(cpus if cpus is not None else spec["cpus"]),
         "cpufreq_driver": cpufreq_driver or spec["cpufreq_driver"],
+        "gpu": gpu or spec.get("gpu") or DEFAULT_GPU,
         "bootloader": bootloader,
         "kernel": RHEL_KERNEL if bootloader == "bls" else DEBIAN_KERNEL,
         "root_uuid": "%s-%s-%s-%s-%s" % (h[:8], h[8:12], h[12:16], h[16:20], h[20:32]),

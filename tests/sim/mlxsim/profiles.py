@@ -124,7 +124,8 @@ BF3_B3220 = {
 # ConnectX-5 EN MCX515A-CCAT: part number/name MCX515A-CCA_Ax_Bx, PSID MT_0000000011, FW 16.28.2006 with
 # PXE 3.6.0102 / UEFI 14.21.0017 - mlxfwmanager_query_and_mlxconfig_e_query_cx5_1.txt (whose description is
 # elided after "100GbE single-port": the rest "QSFP28; PCIe3.0 x16; tall bracket; ROHS R6" is [invented]).
-# Old ROMs print no cpu= in flint's Rom Info [modelled: no capture shows a ConnectX-5 flint query].
+# flint's Rom Info of its ROMs (UEFI first, cpu fields) is the ConnectX-4 image's of the same release 16/12.28.2006
+# (mstflint_query_cx4_cx4lx_oem_1.txt) [modelled: no capture shows a ConnectX-5 flint query].
 CX5_EN = {
     "family": "ConnectX5",
     "part_number": "MCX515A-CCAT",
@@ -137,7 +138,7 @@ CX5_EN = {
     "v0": "PCIeGen3 x16",
     "ec": "B2",
     "fw": "16.28.2006", "fw_date": "15.9.2020",
-    "roms": [["PXE", "3.6.0102", ""], ["UEFI", "14.21.0017", ""]],
+    "roms": [["UEFI", "14.21.17", "AMD64,AARCH64"], ["PXE", "3.6.102", "AMD64"]],
     "security": "N/A",
     "rate": 100, "ports": 1,
     "defaults": {"LINK_TYPE": 2},
@@ -162,15 +163,16 @@ CX5_EX_VPI = {
     "v0": "PCIeGen4 x16",
     "ec": "A3",
     "fw": "16.30.1004", "fw_date": "29.3.2021",
-    "roms": [["PXE", "3.6.0301", ""], ["UEFI", "14.23.0017", ""]],
+    "roms": [["UEFI", "14.23.17", "AMD64,AARCH64"], ["PXE", "3.6.301", "AMD64"]],
     "security": "N/A",
     "rate": 100, "ports": 2,
     "defaults": {"LINK_TYPE": 1},
 }
 
 # ConnectX-4 Lx EN MCX4121A-ACAT: PSID MT_2420110034 and FW 14.32.1900 - ethtool_i_cx4_cx4lx_1.txt and
-# mstflint_burn_psid_mismatch_cx4lx_1.txt (the NVIDIA image of the card's retail PSID). Description,
-# ROM versions and release date [invented].
+# mstflint_burn_psid_mismatch_cx4lx_1.txt (the NVIDIA image of the card's retail PSID); release date 25.8.2024,
+# UEFI 14.25.17 / PXE 3.6.502 and their cpu fields - mstflint_query_cx4_cx4lx_oem_1.txt; name and description -
+# mlxconfig_query_cx4lx_1.txt.
 CX4LX = {
     "family": "ConnectX4LX",
     "part_number": "MCX4121A-ACAT",
@@ -180,15 +182,38 @@ CX4LX = {
     "psid": "MT_2420110034",
     "v0": "PCIeGen3 x8",
     "ec": "A1",
-    "fw": "14.32.1900", "fw_date": "2.11.2021",
-    "roms": [["PXE", "3.6.0502", ""], ["UEFI", "14.25.0017", ""]],
+    "fw": "14.32.1900", "fw_date": "25.8.2024",
+    "roms": [["UEFI", "14.25.17", "AMD64,AARCH64"], ["PXE", "3.6.502", "AMD64"]],
+    "security": "N/A",
+    "rate": 25, "ports": 2,
+}
+
+# A Dell-branded ConnectX-4 Lx on its OEM image (issue 39 item 6): part number 020NJD, name 020NJD_0MRT0D_Ax,
+# description "Mellanox 25GBE 2P ConnectX-4 Lx Adapter", PSID DEL2420110034, FW 14.14.2320 of 10.5.2016 with the
+# Product Version rel-14_14_2320, UEFI 14.9.50 / PXE 3.4.729 with no cpu field (mlxfwmanager: PXE 3.4.0729,
+# UEFI 14.9.0050), 8 GUIDs - mstflint_query_cx4_cx4lx_oem_1.txt and mlxfwmanager_query_dell_cx4lx_1.txt; VPD product
+# name and EC A02 - the same author's lspci -vvvvv of the card. Its PCIe link and V0 are the ConnectX-4 Lx's.
+CX4LX_DELL = {
+    "family": "ConnectX4LX",
+    "part_number": "020NJD",
+    "name": "020NJD_0MRT0D_Ax",
+    "description": "Mellanox 25GBE 2P ConnectX-4 Lx Adapter",
+    "product_name": "Mellanox ConnectX-4 LX Dual Port 25 GbE SFP Network Adapter",
+    "psid": "DEL2420110034",
+    "v0": "PCIeGen3 x8",
+    "ec": "A02",
+    "fw": "14.14.2320", "fw_date": "10.5.2016", "product_version": "rel-14_14_2320",
+    "roms": [["UEFI", "14.9.50", ""], ["PXE", "3.4.729", ""]],
+    "uids": 8,
     "security": "N/A",
     "rate": 25, "ports": 2,
 }
 
 # ConnectX-4 EN MCX416A-CCAT (dual-port QSFP28 100GbE): VPD product name "CX416A - ConnectX-4 QSFP28", EC AG,
 # V0 PCIeGen3 x16, LnkCap 8GT/s x16 - lspci_vvvvv_vpd_cx4_1.txt; FW 12.28.2006 and PSID MT_2150110033 -
-# ethtool_i_cx4_cx4lx_1.txt; FS3 burn of 12.28.x - mstflint_burn_cx4_fs3_1.txt. Description wording, ROMs [invented].
+# ethtool_i_cx4_cx4lx_1.txt; FS3 burn of 12.28.x - mstflint_burn_cx4_fs3_1.txt; release date, UEFI 14.21.17
+# cpu=AMD64,AARCH64 / PXE 3.6.102 cpu=AMD64 and 4 GUIDs - mstflint_query_cx4_cx4lx_oem_1.txt (the same PSID and FW);
+# name and description - mlxfwmanager_query_dell_cx4lx_1.txt.
 CX4_EN = {
     "family": "ConnectX4",
     "part_number": "MCX416A-CCAT",
@@ -199,7 +224,8 @@ CX4_EN = {
     "v0": "PCIeGen3 x16",
     "ec": "AG",
     "fw": "12.28.2006", "fw_date": "15.9.2020",
-    "roms": [["PXE", "3.6.0102", ""], ["UEFI", "14.21.0017", ""]],
+    "roms": [["UEFI", "14.21.17", "AMD64,AARCH64"], ["PXE", "3.6.102", "AMD64"]],
+    "uids": 4,
     "security": "N/A",
     "rate": 100, "ports": 2,
     "defaults": {"LINK_TYPE": 2},
@@ -239,7 +265,7 @@ BF2 = {
     "ec": "A4",
     "modl": "BF2M516A",
     "fw": "24.29.2008", "fw_date": "21.12.2020",
-    "roms": [["PXE", "3.6.0205", "AMD64"], ["UEFI", "14.22.0019", "AMD64,AARCH64"]],
+    "roms": [["UEFI", "14.22.19", "AMD64,AARCH64"], ["PXE", "3.6.205", "AMD64"]],
     "rate": 100, "ports": 2,
     "defaults": {"LINK_TYPE": 2},
 }
@@ -269,7 +295,7 @@ CX8_C8240 = {
 # The modelled cards, in the order a snapshot's card is matched against them (mlxsim init --snapshot, snapshot.py):
 # by part number, else by PSID, else the first of its device type (family).
 MODELS = (CX7_NEAT, CX7_HEAT_DUAL, CX6DX, CX6_HDR, BF3_B3220, CX5_EN, CX4LX, CX4_EN, CX6LX, BF2, CX8_C8240,
-          CX5_EX_VPI)
+          CX5_EX_VPI, CX4LX_DELL)
 
 
 def _card(base, cid, pcis, numa, rdma, slot=None, **extra):
@@ -424,6 +450,10 @@ def _azure_nd_a100_vm():
 def _azure_nd_h200_vm():
     """A cloud VM (Azure ND H200 v5 class) whose 8 NDR InfiniBand HCAs are ConnectX-7 VFs (MT4126)."""
     return _vm_vfs(CX7_VF)
+def _oem_cx4lx_v100():
+    """An older GPU node (Tesla V100-SXM2-32GB, profiles.HOSTS) whose NIC is a Dell-branded ConnectX-4 Lx on its OEM
+    image at 0000:01:00.0 as the source's (mstflint_query_cx4_cx4lx_oem_1.txt). NUMA node and slot [invented]."""
+    return [_card(CX4LX_DELL, "cx4lx-dell0", ["0000:01:00.0", "0000:01:00.1"], 0, ["mlx5_0", "mlx5_1"], slot="1")]
 
 
 PROFILES = {
@@ -443,6 +473,8 @@ PROFILES = {
                                             "mlx5_ib0..7 (Azure ND A100 v4 class)"),
     "azure-nd-h200-vm": (_azure_nd_h200_vm, "cloud VM: 8x ConnectX-7 SR-IOV VF (MT4126, NDR InfiniBand), "
                                             "mlx5_ib0..7 (Azure ND H200 v5 class)"),
+    "oem-cx4lx-v100": (_oem_cx4lx_v100, "older GPU node (Tesla V100): Dell ConnectX-4 Lx 020NJD on its OEM image "
+                                        "(PSID DEL2420110034, FW 14.14.2320, Product Version rel-14_14_2320)"),
     "spectrum-x-cx8": (_spectrum_x_cx8, "Spectrum-X server: 4x ConnectX-8 C8240 900-9X81Q-00CN-ST0 (Ethernet) + "
                                         "BlueField-3 B3220"),
 }
@@ -454,11 +486,18 @@ PROFILES = {
 # HWP; Documentation/admin-guide/pm/intel_pstate.rst). ``mixed`` stands for an AMD host whose kernel
 # uses acpi-cpufreq (the second driver the platform role must handle).
 HOST_DEFAULTS = {"cpus": 8, "cpufreq_driver": "intel_pstate"}
+# GPU names as CUDA gives them to nccl-tests ("# Rank ... device N [0x..] NAME"): H100 - the simulator's default
+# [no nccl-tests capture of an H100 is in the fixtures; the DGX H100 User Guide's GPU]; A100 and V100 - the real
+# runs nccl_all_reduce_perf_2node_a100_1.txt ("NVIDIA A100-SXM4-40GB") and nccl_all_reduce_perf_v100_1.txt
+# ("Tesla V100-SXM2-32GB"); H200 - the Azure ND H200 v5 run nccl_all_reduce_perf_azure_h200_1.txt ("NVIDIA H200").
+GPUS = {"h100": "NVIDIA H100 80GB HBM3", "h200": "NVIDIA H200", "a100": "NVIDIA A100-SXM4-40GB",
+        "v100": "Tesla V100-SXM2-32GB"}
 HOSTS = {
     "dgx-h100": {"cpus": 224, "cpufreq_driver": "intel_pstate"},
     "dgx-h100-noreset": {"cpus": 224, "cpufreq_driver": "intel_pstate"},
     "dgx-h100-eth": {"cpus": 224, "cpufreq_driver": "intel_pstate"},
     "mixed": {"cpus": 16, "cpufreq_driver": "acpi-cpufreq"},
+    "oem-cx4lx-v100": {"gpu": GPUS["v100"]},
 }
 
 

@@ -198,7 +198,8 @@ def test_flint_query_new_families(sim):
         [m.start() for m in re.finditer(r"\S+", [x for x in q if x.startswith("Base MAC:")][0])]
     fs3 = sim.out("mstflint", "-d", "06:00.0", "q").split("\n")
     assert "Image type:            FS3" in fs3 and "Security Attributes:   N/A" in fs3
-    assert "Rom Info:              type=PXE version=3.6.0102" in fs3          # an old ROM: no cpu field
+    # as mstflint_query_cx4_cx4lx_oem_1.txt: UEFI first, no zero padding, cpu= (test_oem_rom_fidelity.py)
+    assert "Rom Info:              type=UEFI version=14.21.17 cpu=AMD64,AARCH64" in fs3
     cx8 = sim.init("spectrum-x-cx8")
     out = sim.out("flint", "-d", "18:00.0", "q")
     assert "FW Version:            40.48.1000" in out and "PSID:                  MT_0000001222" in out

@@ -5,7 +5,7 @@ import os
 import sys
 import time
 
-from .. import faults, image, model, perf, platform, profiles, snapshot, sysfs, versions
+from .. import faults, families, image, model, perf, platform, profiles, snapshot, sysfs, versions
 from .. import state as st
 
 USAGE = "mlxsim {init,reboot,driver-reload,boot-id,activity,show,fault,mkimage,calls,profiles} ..."
@@ -32,6 +32,9 @@ def _parser():
                    help="the NCCL library the simulated nccl-tests report (default %s)" % perf.DEFAULT_NCCL_VERSION)
     i.add_argument("--nccl-tests-version", default=None,
                    help="the nccl-tests release whose output layout is printed, 2.13.0 or later (default 2.17.6)")
+    i.add_argument("--gpu", default=None,
+                   help="the GPU model nccl-tests print, as CUDA names it, e.g. 'NVIDIA H200', 'Tesla V100-SXM2-32GB' "
+                        "(default: the profile's, else %s)" % platform.DEFAULT_GPU)
     i.add_argument("--cpus", type=int, help="logical CPUs (default: the profile's, else 8)")
     i.add_argument("--cpufreq-driver", choices=sorted(platform.CPUFREQ),
                    help="cpufreq driver (default: the profile's, else intel_pstate)")
@@ -84,6 +87,8 @@ def _parser():
     m.add_argument("--uefi")
     m.add_argument("--rom", action="append", default=[], help="TYPE=VERSION, e.g. 'UEFI Virtio net=21.4.13'")
     m.add_argument("--release-date", default="")
+    m.add_argument("--guids", type=int, default=None,
+                   help="the GuidsNumber the image carries (default: its family's)")
     m.add_argument("--description", default="")
     m.add_argument("-o", "--output", required=True)
 
@@ -155,6 +160,8 @@ def cmd_init(a):
         data["nccl_version"] = a.nccl_version
     if a.nccl_tests_version:
         data["nccl_tests_version"] = a.nccl_tests_version
+    if a.gpu:
+        data["platform"]["gpu"] = a.gpu
     cards = data["cards"]
     st.save(data)
     root = sysfs.root_path()
@@ -287,9 +294,14 @@ def cmd_mkimage(a):
     for r in a.rom:
         k, _s, v = r.partition("=")
         roms[k] = v
+    # the image format of the device's family: FS3 images of ConnectX-4/4 Lx/5 carry no secure-fw attributes
+    # (Security Attributes: N/A, mstflint_query_image_cx4lx_1.txt); FS4 for the rest and for an unknown device id
+    itype = next((f["image_type"] for f in families.FAMILIES.values() if f["dev_id"] == a.device_id), "FS4")
     meta = {"psid": a.psid, "fw_version": a.fw_version, "device_id": a.device_id,
             "part_numbers": a.part_number, "roms": roms, "release_date": a.release_date,
-            "description": a.description, "image_type": "FS4", "security": "secure-fw"}
+            "description": a.description, "image_type": itype, "security": "N/A" if itype == "FS3" else "secure-fw"}
+    if a.guids:
+        meta["uids"] = a.guids
     image.write(a.output, meta)
     print("mlxsim: image %s written (PSID %s, FW %s)" % (a.output, a.psid, a.fw_version))
     return 0

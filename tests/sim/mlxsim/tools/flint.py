@@ -87,12 +87,28 @@ def parse(tool, args):
     return o
 
 
+def rom_version(text):
+    """A ROM version as flint prints it: the numbers without zero padding ("3.6.0102" -> "3.6.102"); mlxfwmanager
+    pads the third to 4 digits instead (fwmanager._rom_ver)."""
+    parts = str(text).split(".")
+    return ".".join(str(int(p)) if p.isdigit() else p for p in parts)
+
+
+def rom_order(roms):
+    """The ROMs in the order flint prints them: UEFI, then PXE (every real query: flint_query_cx7_1.txt,
+    mstflint_query_cx6lx_1.txt, flint_query_cx4_lenovo_1.txt, mstflint_query_cx4_cx4lx_oem_1.txt), then any other
+    ROM in the order the card lists it [invented: no capture shows a third ROM in flint's Rom Info]."""
+    rank = {"UEFI": 0, "PXE": 1}
+    return [r for _i, r in sorted(enumerate(roms), key=lambda ir: (rank.get(ir[1][0], 2), ir[0]))]
+
+
 def _fmt_rom(roms):
     lines = []
-    for r in roms:
+    for r in rom_order(roms):
         rtype, ver, cpu = (list(r) + ["", "", ""])[:3]
-        # an old ROM (FlexBoot 3.6.0xxx / UEFI 14.2x.00xx of the FS3 cards) carries no cpu field
-        lines.append("type=%s version=%s" % (rtype, ver) + (" cpu=%s" % cpu if cpu else ""))
+        # an old ROM prints no cpu field: the Dell image's UEFI 14.9.50 / PXE 3.4.729
+        # (mstflint_query_cx4_cx4lx_oem_1.txt), the HPE image's PXE 3.5.110 (flint_query_hpe_cx4lx_1.txt)
+        lines.append("type=%s version=%s" % (rtype, rom_version(ver)) + (" cpu=%s" % cpu if cpu else ""))
     return lines
 
 
@@ -109,7 +125,7 @@ def _print_info(kind, data, full, tool):
             outln("%-23s%s" % ("Part Number:", data["part_number"]))
         if data.get("description"):
             outln("%-23s%s" % ("Description:", data["description"]))
-    outln("%-23s%s" % ("Product Version:", data["fw"]))
+    outln("%-23s%s" % ("Product Version:", data.get("product_version") or data["fw"]))
     roms = _fmt_rom(data.get("roms", []))
     if roms:
         outln("%-23s%s" % ("Rom Info:", roms[0]))
@@ -124,7 +140,8 @@ def _print_info(kind, data, full, tool):
     if data.get("orig_psid") and data["orig_psid"] != data["psid"]:
         outln("%-23s%s" % ("Orig PSID:", data["orig_psid"]))
     outln("%-23s%s" % ("Security Attributes:", data.get("security", "secure-fw")))
-    if kind == "image":
+    if kind == "image" and data["image_type"] != "FS3":
+        # FS4 images only: an FS3 image's query ends at Security Attributes (fixtures/real/mstflint_query_image_cx4lx_1.txt)
         outln("%-23s%d" % ("Security Ver:", 0))
     if full:
         outln("%-23s%s" % ("Default Update Method:", "fw_ctrl"))
@@ -137,9 +154,13 @@ def _device_data(state, card):
     return {"image_type": families.of(card)["image_type"], "fw": card["fw"]["burned"],
             "running": card["fw"]["running"], "date": card["fw"]["release_date"],
             "part_number": card["name"], "description": card["description"],
+            "product_version": card["fw"].get("product_version"),
             "roms": card["fw"].get("burned_roms", card["fw"]["roms"]), "guid": card["base_guid"],
             "mac": card["base_mac"], "uids": card["uids"], "psid": faults.effective_psid(state, card),
-            "orig_psid": None, "security": card["fw"].get("security", "secure-fw")}
+            # the board's manufacturing PSID, printed as Orig PSID while the image's differs: a Huawei card on NVIDIA's
+            # image (flint_query_orig_psid_cx4lx_1.txt); a Dell card cross-flashed the same way shows none
+            # (mstflint_query_cx4_cx4lx_oem_1.txt) - so a card spec's "board_psid", not the PSID it was built with
+            "orig_psid": card.get("board_psid"), "security": card["fw"].get("security", "secure-fw")}
 
 
 def _image_data(meta):
@@ -149,7 +170,11 @@ def _image_data(meta):
     for fam in families.FAMILIES.values():
         if fam["dev_id"] == meta.get("device_id"):
             uids = fam["uids"]
+    uids = meta.get("uids") or uids                 # the image's own GuidsNumber (mkimage --guids)
     return {"image_type": meta.get("image_type", "FS4"), "fw": meta["fw_version"], "date": meta.get("release_date"),
+            # an image file's Product Version is its release name, rel-14_32_1912 for FW 14.32.1912
+            # (mstflint_query_image_cx4lx_1.txt), unless the image carries another
+            "product_version": meta.get("product_version") or "rel-" + str(meta["fw_version"]).replace(".", "_"),
             "part_number": (meta.get("part_numbers") or [""])[0], "description": meta.get("description"),
             "roms": roms, "guid": "N/A", "mac": "N/A", "uids": uids, "psid": meta["psid"],
             "security": meta.get("security", "secure-fw")}
@@ -277,6 +302,7 @@ def cmd_burn(tool, state, host, o):
     with st.transaction() as s:
         c2 = next(x for x in s["cards"] if x["id"] == card["id"])
         c2["fw"]["burned"] = new
+        c2["fw"]["product_version"] = meta.get("product_version")
         model.count(c2, "burns")
         c2["fw"]["burned_roms"] = _image_data(meta)["roms"] or c2["fw"].get("burned_roms", [])
         if meta.get("release_date"):

@@ -65,12 +65,20 @@ def mlxup_list():
     rows = []
     for card in profiles.MODELS:
         entry = MLXUP_BUNDLE.get(card["family"])
-        if entry is None:
+        if entry is None or not nvidia_psid(card["psid"]):
             continue
         roms = " ".join("%s %s" % kv for kv in sorted(entry[1].items())) or "--"
         desc = card["description"] if len(card["description"]) <= 110 else card["description"][:110] + "..."
         rows.append("%-26s%-19s%-29s%-15s%s" % (card["name"], card["psid"], "FW " + entry[0], roms, desc))
     return "\n".join(rows) + "\n"
+
+
+def nvidia_psid(psid):
+    """Whether NVIDIA's bundle and server carry images of this PSID: its own (MT_...), not an OEM's (DEL..., HP_...,
+    LNV...), whose images come from the OEM [modelled: NVIDIA's firmware pages list MT_ PSIDs only - an OEM card is
+    flashed with an NVIDIA image by its PSID's digits and --allow_psid_change, as in mstflint_query_cx4_cx4lx_oem_1.txt's
+    source]."""
+    return str(psid).startswith("MT_")
 
 
 def bundle_images(host, state, online=False):
@@ -79,7 +87,7 @@ def bundle_images(host, state, online=False):
     imgs = []
     for card in host.cards():
         entry = server_entry(card["family"]) if online else MLXUP_BUNDLE.get(card["family"])
-        if entry:
+        if entry and nvidia_psid(card["psid"]):
             imgs.append({"psid": card["psid"], "fw_version": entry[0], "roms": dict(entry[1]),
                          "device_id": None})
     return imgs
@@ -216,10 +224,12 @@ class Dev:
 
 # Which cards print only the Base MAC: a ConnectX-7 or BlueField-3 whose ports are all Ethernet (mlxup_query_cx7_1.txt,
 # mlxup_update_cx7_1.txt) and an Ethernet BlueField-2 (mlxfwmanager_query_bf2_1.txt); ConnectX-8 as ConnectX-7
-# [invented]. Every other card prints the Base GUID and the Base MAC, Ethernet-only silicon included: ConnectX-6 Lx
-# in mlxup_query_cx6lx_1.txt and mlxup_online_cx6lx_1.txt, a ConnectX-5 EN card in
-# mlxfwmanager_query_and_mlxconfig_e_query_cx5_1.txt; ConnectX-4 / -4 Lx as those (no capture of theirs).
-MAC_ONLY_WHEN_ETHERNET = ("ConnectX7", "BlueField3", "BlueField2", "ConnectX8")
+# [invented]; a ConnectX-4 Lx, on its Dell OEM image and on NVIDIA's (mlxfwmanager_query_dell_cx4lx_1.txt). Every
+# other card prints the Base GUID and the Base MAC, Ethernet-only silicon included: ConnectX-6 Lx in
+# mlxup_query_cx6lx_1.txt and mlxup_online_cx6lx_1.txt, a ConnectX-5 EN card in
+# mlxfwmanager_query_and_mlxconfig_e_query_cx5_1.txt, a ConnectX-4 in Ethernet mode in
+# mlxfwmanager_query_dell_cx4lx_1.txt.
+MAC_ONLY_WHEN_ETHERNET = ("ConnectX7", "BlueField3", "BlueField2", "ConnectX8", "ConnectX4LX")
 
 
 def _port_types(card):
@@ -541,6 +551,7 @@ def run(tool, args):
         with st.transaction() as s:
             c2 = next(c for c in s["cards"] if c["id"] == d.card["id"])
             c2["fw"]["burned"] = img["fw_version"]
+            c2["fw"]["product_version"] = img.get("product_version")
             model.count(c2, "burns")
             roms = [[k, v, "AMD64" if k == "PXE" else "AMD64,AARCH64"] for k, v in sorted(img.get("roms", {}).items())]
             if roms:

@@ -270,7 +270,7 @@ class DeviceView:
     def all_rows(self, layout):
         rows = []
         for key, base in model.nv_keys(self.card, self.fidx):
-            if not model.visible(self.card, self.fidx, base) or not layout.knows(base):
+            if not model.visible(self.card, self.fidx, base, layout.v) or not layout.knows(base):
                 continue
             e = model.nv_entry(self.card, self.fidx, key)
             rows.append(Row(key, paramdb.param(base), e["default"], e["current"], e["next"],
@@ -285,7 +285,7 @@ class DeviceView:
             raise CfgError(paramdb.unknown_text(name, layout, self.nports))
         key = bare
         e = model.nv_entry(self.card, self.fidx, key)
-        if e is None or not model.visible(self.card, self.fidx, base):
+        if e is None or not model.visible(self.card, self.fidx, base, layout.v):
             raise CfgError("The Device doesn't support %s parameter" % name)
         index = idx[0] if idx else None
         if index is not None:
@@ -459,7 +459,7 @@ def cmd_set(tool, state, host, layout, prm):
             raise CfgError("Failed to get %s settings %s" % (_first_tlv(card), SEMAPHORE_ERR))
         for name, key, base, index, p, val in resolved:
             e = model.nv_entry(card, fidx, key)
-            if e is None or not model.visible(card, fidx, base):
+            if e is None or not model.visible(card, fidx, base, layout.v):
                 raise CfgError("The Device doesn't support %s parameter" % name)
             if index is not None:
                 if not isinstance(e["next"], list):

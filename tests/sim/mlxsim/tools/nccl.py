@@ -23,7 +23,7 @@ import sys
 import threading
 import time
 
-from .. import faults, model, perf
+from .. import faults, model, perf, platform
 from .. import state as st
 from ..common import errln, outln
 
@@ -415,10 +415,10 @@ def preamble(tool, opts, everyone, version, lay):
         where = "%04x:%02x:%02x" % (0, bus, 0) if lay["bdf"] else "0x%02x" % bus
         if lay["group"]:
             lines.append("#  Rank %2d Group %2d Pid %6d on %10s device %2d [%s] %s" % (
-                m["proc"], m["color"], m["pid"], m["host"], m["local"], where, "NVIDIA H100 80GB HBM3"))
+                m["proc"], m["color"], m["pid"], m["host"], m["local"], where, m["gpu"]))
         else:
             lines.append("#   Rank %2d Pid %6d on %10s device %2d [%s] %s" % (
-                m["proc"], m["pid"], m["host"], m["local"], where, "NVIDIA H100 80GB HBM3"))
+                m["proc"], m["pid"], m["host"], m["local"], where, m["gpu"]))
     return lines
 
 
@@ -602,7 +602,8 @@ def run(tool, args):
         if endpoint is None:
             ranks = []
             break
-        ranks.append({"proc": proc * opts["ngpus"] + g, "local": dev, "endpoint": endpoint})
+        ranks.append({"proc": proc * opts["ngpus"] + g, "local": dev, "endpoint": endpoint,
+                      "gpu": platform.host(state).get("gpu", platform.DEFAULT_GPU)})
     endpoint = ranks[0]["endpoint"] if ranks else None
     if endpoint is None:
         for line in failure_lines(lay, hostname, os.getpid(), "unhandled system error (run with NCCL_DEBUG=INFO for "
@@ -774,7 +775,7 @@ def init_failed(tool, opts, everyone, conns, version, lay):
 def gpu_ranks(procs):
     """The communicator's ranks (one per GPU) from its processes (one per MPI rank, -g GPUs each)."""
     return [{"proc": r["proc"], "local": r["local"], "host": m["host"], "pid": m["pid"], "color": m["color"],
-             "endpoint": r["endpoint"]} for m in procs for r in m["ranks"]]
+             "endpoint": r["endpoint"], "gpu": r.get("gpu", platform.DEFAULT_GPU)} for m in procs for r in m["ranks"]]
 
 
 def finish(tool, opts, procs, version, warns, lay):

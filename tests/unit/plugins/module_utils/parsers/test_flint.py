@@ -35,6 +35,64 @@ def _mstflint_query_cx6lx(text):
     assert "fw_version_running" not in info
 
 
+@check("flint_query_cx4_lenovo_1.txt")
+def _flint_query_cx4_lenovo(text):
+    info = parse("flint", section(text, "flint -d /dev/mst/mt4115_pciconf0 query"))
+    assert info["rom_info"] == [{"type": "UEFI", "version": "14.21.17", "cpu": "AMD64"},
+                                {"type": "PXE", "version": "3.6.102", "cpu": "AMD64"}]
+    assert (info["fw_version"], info["product_version"], info["psid"]) == ("12.28.2006", "12.28.2006",
+                                                                           "LNV2180110032")
+    assert info["security_attributes"] == "N/A" and info["guids_number"] == "4"
+
+
+@check("flint_query_hpe_cx4lx_1.txt")
+def _flint_query_hpe_cx4lx(text):
+    # an HPE OEM image: Product Version rel-14_18_2030, a PXE ROM without a cpu field
+    info = parse("flint", section(text, "flint -d /dev/mst/mt4117_pciconf0 q"))
+    assert info["rom_info"] == [{"type": "UEFI", "version": "14.12.27", "cpu": "AMD64"},
+                                {"type": "PXE", "version": "3.5.110"}]
+    assert (info["fw_version"], info["product_version"]) == ("14.18.2030", "rel-14_18_2030")
+    assert (info["psid"], info["guids_number"]) == ("HP_2420110034", "16")
+
+
+@check("mstflint_query_cx4_cx4lx_oem_1.txt")
+def _mstflint_query_cx4_cx4lx_oem(text):
+    from ansible_collections.gpufabric.mlnx.plugins.module_utils._firmware import state_from_query
+
+    cx4 = parse("mstflint", section(text, "root@kube02", "root@kube01"))
+    assert cx4["rom_info"] == [{"type": "UEFI", "version": "14.21.17", "cpu": "AMD64,AARCH64"},
+                               {"type": "PXE", "version": "3.6.102", "cpu": "AMD64"}]
+    dell = parse("mstflint", section(text, "root@kube01:/etc", "root@kube01:~#"))
+    # the Dell image's old ROMs print no cpu field; its Product Version is the image's rel- string
+    assert dell["rom_info"] == [{"type": "UEFI", "version": "14.9.50"}, {"type": "PXE", "version": "3.4.729"}]
+    assert (dell["fw_version"], dell["product_version"], dell["psid"]) == ("14.14.2320", "rel-14_14_2320",
+                                                                           "DEL2420110034")
+    # the firmware state takes FW Version, never the OEM Product Version
+    assert state_from_query("01:00.0", dell) == {"psid": "DEL2420110034", "part_number": None,
+                                                 "burned": "14.14.2320", "running": "14.14.2320"}
+    after = parse("mstflint", section(text, "root@kube01:~#"))
+    assert (after["fw_version"], after["product_version"], after["psid"]) == ("14.32.1900", "14.32.1900",
+                                                                              "MT_2420110034")
+    assert after["rom_info"][0] == {"type": "UEFI", "version": "14.25.17", "cpu": "AMD64,AARCH64"}
+
+
+@check("mstflint_query_image_cx4lx_1.txt")
+def _mstflint_query_image_cx4lx(text):
+    info = parse("mstflint", section(text, "mstflint -i firmware.bin q"))
+    assert (info["fw_version"], info["product_version"], info["psid"]) == ("14.32.1912", "rel-14_32_1912",
+                                                                           "MT_0000000267")
+    assert (info["base_guid"], info["guids_number"]) == ("N/A", "4")
+    assert "security_ver" not in info and info["security_attributes"] == "N/A"
+
+
+@check("flint_query_orig_psid_cx4lx_1.txt")
+def _flint_query_orig_psid_cx4lx(text):
+    info = parse("flint", section(text, "flint -d 0000:18:00.0 q"))
+    assert (info["psid"], info["orig_psid"]) == ("MT_2420110034", "HUA0000000001")
+    assert (info["fw_version"], info["product_version"]) == ("14.22.1002", "rel-14_22_1002")
+    assert info["rom_info"][1] == {"type": "PXE", "version": "3.5.403", "cpu": "AMD64"}
+
+
 @check("mlxfwreset_reset_cx7_1.txt")
 def _mlxfwreset_reset_cx7(text):
     after = parse("flint", section(text, "flint -d /dev/mst/mt4129_pciconf0 query"))
@@ -95,3 +153,39 @@ def test_flint_running_version_and_fs2():
                          "GUIDs:           e41d2d0300b0c5f0 e41d2d0300b0c5f1 e41d2d0300b0c5f2 e41d2d0300b0c5f3\n"
                          "PSID:            MT_1090111023\n")
     assert "description" not in fs2 and fs2["guids"].split()[3] == "e41d2d0300b0c5f3"
+
+
+def test_an_oem_version_string_is_no_firmware_version():
+    """A query whose FW Version had the OEM Product Version's shape (rel-14_14_2320) is refused naming the device,
+    not read as a ConnectX xx.yy.zzzz version (mstflint_query_cx4_cx4lx_oem_1.txt prints it only as Product
+    Version); the pin grammar refuses it too."""
+    import pytest
+
+    from ansible_collections.gpufabric.mlnx.plugins.module_utils._firmware import state_from_query
+    from ansible_collections.gpufabric.mlnx.plugins.module_utils._versions import FIRMWARE_PIN_RE
+
+    info = parse("mstflint", "Image type:            FS3\nFW Version:            rel-14_14_2320\n"
+                             "PSID:                  DEL2420110034\n")
+    with pytest.raises(Exception) as err:
+        state_from_query("0000:01:00.0", info)
+    assert "0000:01:00.0: flint query printed no usable PSID / FW Version" in str(err.value)
+    assert "'rel-14_14_2320'" in str(err.value)
+    assert not FIRMWARE_PIN_RE.match("rel-14_14_2320") and FIRMWARE_PIN_RE.match("14.14.2320")
+
+
+def test_rom_info_of_an_unknown_shape_is_refused_naming_the_line():
+    """Rom Info is N/A or type=... version=... entries (with or without cpu=, as the real OEM images print them);
+    any other text fails closed naming the line, never an empty ROM list."""
+    import pytest
+
+    from ansible_collections.gpufabric.mlnx.plugins.module_utils._parsers.common import ParseError
+
+    head = "Image type:            FS3\nFW Version:            14.14.2320\n"
+    assert parse("flint", head + "Rom Info:              N/A\nPSID:                  DEL2420110034\n")["rom_info"] == []
+    with pytest.raises(ParseError) as err:
+        parse("flint", head + "Rom Info:              version_id=3.4.729\nPSID:                  DEL2420110034\n")
+    assert "Rom Info is neither N/A nor type=... version=..." in str(err.value)
+    assert "(line 3: 'Rom Info:              version_id=3.4.729')" in str(err.value)
+    with pytest.raises(ParseError) as err:
+        parse("flint", head + "Rom Info:              type=UEFI version=14.9.50\n                       type=PXE\n")
+    assert "a Rom Info entry is not type=... version=..." in str(err.value) and "line 4" in str(err.value)

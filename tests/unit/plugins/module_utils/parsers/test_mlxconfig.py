@@ -51,6 +51,29 @@ def _mlxconfig_query_cx5(text):
     assert dev["errors"] == []
 
 
+@check("mlxconfig_query_cx4lx_1.txt")
+def _mlxconfig_query_cx4lx(text):
+    dev = only(parse("mlxconfig", text))  # MFT 4.31 layout, the document's indent removed, trailing spaces stripped
+    assert dev["device_type"] == "ConnectX4LX" and dev["name"] == "MCX4121A-ACA_Ax"
+    assert len(dev["params"]) == 161
+    assert dev["params"]["IP_VER"] == {"next": "IPv4(0)"}
+    assert dev["params"]["NUM_OF_PLANES_P2"] == {"next": "0"}
+    assert dev["params"]["EXP_ROM_UEFI_ARM_ENABLE"] == {"next": "False(0)"}
+    assert "WOL_MAGIC_EN" not in dev["params"] and "LINK_TYPE_P1" not in dev["params"]
+    assert dev["errors"] == []
+
+
+@check("mstconfig_query_cx6dx_1.txt")
+def _mstconfig_query_cx6dx(text):
+    dev = only(parse("mstconfig", text))  # mstflint 4.26-4.30 layout
+    assert dev["device_type"] == "ConnectX6DX" and dev["name"] == "MCX623432AN-ADA_Ax"
+    assert len(dev["params"]) == 185 and dev["errors"] == []
+    assert dev["params"]["ROCE_CC_PRIO_MASK_P2"] == {"next": "255"}
+    assert dev["params"]["PCI_ATOMIC_MODE"] == {"next": "PCI_ATOMIC_DISABLED_EXT_ATOMIC_ENABLED(0)"}
+    assert dev["params"]["SAFE_MODE_ENABLE"] == {"next": "True(1)"}
+    assert "CRYPTO_POLICY" not in dev["params"] and "ROCE_CC_CNP_MODERATION_P1" not in dev["params"]
+
+
 @check("mlxconfig_query_bf2_1.txt")
 def _mlxconfig_query_bf2(text):
     dev = only(parse("mlxconfig", text))  # <=4.21 layout; a hidden _INTERNAL_CPU_MODEL row one column off

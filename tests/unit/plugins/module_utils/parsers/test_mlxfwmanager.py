@@ -41,6 +41,27 @@ CX6LX_FW = {
 }
 
 
+@check("mlxfwmanager_query_dell_cx4lx_1.txt")
+def _mlxfwmanager_query_dell_cx4lx(text):
+    # the document dropped the block's own indents: put back the real 2-space field and 5-space version-row indents
+    def real_indent(block):
+        return "\n".join(("     " + ln) if ln.split()[:1] in (["FW"], ["PXE"], ["UEFI"]) else
+                         ("  " + ln) if ":" in ln and not ln.startswith(("Device #", "Querying")) else ln
+                         for ln in block.split("\n"))
+
+    dell = only(parse("mlxfwmanager", real_indent(section(text, "root@kube01:~/mlnx#", "root@kube01:~#"))))
+    assert (dell["device_type"], dell["part_number"], dell["psid"]) == ("ConnectX4LX", "020NJD_0MRT0D_Ax",
+                                                                        "DEL2420110034")
+    assert dell["description"] == "Mellanox 25GBE 2P ConnectX-4 Lx Adapter"
+    assert dell["versions"] == {"FW": {"current": "14.14.2320", "available": "N/A"},
+                                "PXE": {"current": "3.4.0729", "available": "N/A"},
+                                "UEFI": {"current": "14.9.0050", "available": "N/A"}}
+    assert dell["base_mac"] == "248a07914da4" and "base_guid" not in dell
+    assert dell["status"] == "No matching image found"
+    cx4 = only(parse("mlxfwmanager", real_indent(section(text, "root@kube02", "root@kube01"))))
+    assert (cx4["psid"], cx4["base_guid"]) == ("MT_2150110033", "98039b0300688698")
+
+
 @check("mlxup_query_cx6lx_1.txt")
 def _mlxup_query_cx6lx(text):
     assert parse("mlxup", text) == [CX6LX_FW]

@@ -37,6 +37,16 @@ def _two_nodes(text):
                                "device": 0, "bus": "0x0f", "name": "NVIDIA A100-SXM4-40GB"}
 
 
+@check("nccl_all_reduce_perf_azure_h200_1.txt")
+def _azure_h200(text):
+    out = parse("nccl_tests", text)
+    assert [r["size"] for r in out["rows"]] == [8589934592]
+    assert out["rows"][0]["in_place"] == {"time": 31516.0, "algbw": 272.56, "busbw": 476.98, "wrong": 0}
+    assert out["avg_busbw"] == 476.967 and out["out_of_bounds"] == 0 and out["errors"] == []
+    # eight processes, one GPU each; the VM shows every GPU at bus 0x00
+    assert [(r["rank"], r["pid"], r["bus"]) for r in out["ranks"]] == [(i, 23690 + i, "0x00") for i in range(8)]
+
+
 @check("nccl_all_reduce_perf_v100_1.txt")
 def _six_runs(text):
     out = parse("nccl_tests", text)
