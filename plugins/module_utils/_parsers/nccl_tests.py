@@ -44,7 +44,7 @@ _VERSION_RE = re.compile(r"^#\s*nccl-tests version (?P<tests>\S+)(?:.*?nccl-libr
 # (NCCL_DEBUG=INFO), or the bare "NCCL version 2.19.3+cuda12.2" the library prints with NCCL_DEBUG=VERSION or WARN
 # (tests/fixtures/real/nccl_all_reduce_perf_bare_version_*) at the start of its line, whatever follows the version
 # (trailing blanks, a carriage return, text). nccl-tests never prints it after a "#": such a line is a comment
-_NCCL_INFO_VERSION_RE = re.compile(r"(?:NCCL INFO |^)NCCL version (?P<version>\d+\.\d+\.\d+)(?:\+\S*)?(?:\s.*)?$")
+_NCCL_INFO_VERSION_RE = re.compile(r"(?:NCCL INFO |^\s*)NCCL version (?P<version>\d+\.\d+\.\d+)(?:\+\S*)?(?:\s.*)?$")
 # Open MPI's --tag-output prefix on every line of a rank ("[1,0]<stdout>:# nThread 1 ...")
 _TAG_RE = re.compile(r"^\[\d+,\d+\]<std(?:out|err)>:")
 _START_RE = re.compile(r"^#\s*nThread\s+\d+")

@@ -168,6 +168,9 @@ def test_a_newer_build_with_its_version_and_the_min_bw_verdict():
     ("NCCL version 2.19.3+cuda12.2\r", "2.19.3"),                                   # a CRLF log
     ("NCCL version 2.19.3", "2.19.3"),                                              # no +cuda suffix
     ("[1,0]<stdout>:NCCL version 2.28.9+cuda13.0", "2.28.9"),                       # mpirun --tag-output
+    ("  NCCL version 2.19.3+cuda12.2", "2.19.3"),                                   # a log indented by its writer
+    ("NCCL version 2.19.3+cuda12.2 (from a container)", "2.19.3"),                  # text after the version
+    ("xNCCL version 2.19.3", None),                                                 # not the line's start
     ("NCCL versions differ", None),
 ])
 def test_the_library_version_from_nccls_own_line(line, version):
