@@ -13,6 +13,8 @@ Sources for the facts below (no code was copied):
   (docs.nvidia.com/networking/display/mftv43011210lts/supported-adapter-cards-firmware-versions).
 """
 
+import re
+
 # Ordered parameter layout. A plain string is one parameter (value = default); a tuple
 # ("port", [names]) is a port TLV printed as NAME_P1... then NAME_P2...
 # Each entry may carry a default via DEFAULTS; unknown -> 0.
@@ -382,6 +384,24 @@ FAMILIES.update({
 })
 
 
+# ConnectX-6 Dx / Lx ordered with crypto (NVIDIA's ordering part numbers: the letter after "A" - MCX623106AC-CDAT,
+# MCX623106AE-CDAT, MCX631102AC-ADAT, MCX631102AE-ADAT - C or E for crypto; N, S without): issue 39 item 5 reports
+# real listings of these generations with the crypto group as plain rows before PORT_OWNER (LARGE_MTU_TWEAK_64,
+# AES_XTS_TWEAK_INC_64, CRYPTO_POLICY), as the ConnectX-7 prints it; the real no-crypto ConnectX-6 Dx listing
+# (mstconfig_query_cx6dx_1.txt, an MCX623432AN) has none. Which letters mean crypto: NVIDIA's ordering tables
+# [the letters' meaning, not a capture of such a card]; the group's place: the report [no capture].
+CRYPTO_PARTS = re.compile(r"MCX6(?:23|31)\d{3}A[CE]-[A-Z0-9]{3,4}", re.ASCII)
+
+
+def _with_crypto(layout):
+    out = list(layout)
+    out[out.index("PORT_OWNER"):out.index("PORT_OWNER")] = _CRYPTO_BY_PORT_OWNER
+    return out
+
+
+CRYPTO_LAYOUT = {"ConnectX6DX": _with_crypto(_CX6DX), "ConnectX6LX": _with_crypto(_CX6LX)}
+
+
 def listed(card, base, tool_v):
     """Whether a tool of effective version tool_v lists (and accepts) parameter `base` on this card's family."""
     first, until = LISTED.get(card["family"], {}).get(base, (None, None))
@@ -391,9 +411,12 @@ def listed(card, base, tool_v):
 def of(card):
     """The family of a card (or a card model) as its silicon shows it: the family's entry with the model's own
     "silicon" keys over it - a ConnectX-5 Ex is a ConnectX5 (Device Type, firmware 16.x, parameters) with its own PCI
-    device id (0x1019, mst name mt4121), lspci name, CA type and PCIe link."""
+    device id (0x1019, mst name mt4121), lspci name, CA type and PCIe link - and, for a ConnectX-6 Dx or Lx ordered
+    with crypto, the crypto group in its listing (CRYPTO_PARTS)."""
     fam = FAMILIES[card["family"]]
     over = card.get("silicon")
+    if card["family"] in CRYPTO_LAYOUT and CRYPTO_PARTS.fullmatch(card.get("part_number") or ""):
+        over = dict(over or {}, layout=CRYPTO_LAYOUT[card["family"]])
     return dict(fam, **over) if over else fam
 
 

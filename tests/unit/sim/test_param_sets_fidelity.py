@@ -148,3 +148,25 @@ def test_cx6dx_listing_byte_for_byte(sim):
     assert body[-1].rstrip() == cap[-1] and len(body) == len(cap) == 186
     assert "        WOL_MAGIC_EN                                True(1)             " in body
     assert not [ln for ln in body if "CRYPTO" in ln or "MEMIC_ATOMIC" in ln or "CNP_MODERATION" in ln]
+
+
+@pytest.mark.parametrize("family, part, crypto", [
+    ("ConnectX6DX", "MCX623106AN-CDAT", False),   # the profiles' card; no crypto (N)
+    ("ConnectX6DX", "MCX623432AN-ADAB", False),   # the real listing's card (mstconfig_query_cx6dx_1.txt)
+    ("ConnectX6DX", "MCX623106AS-CDAT", False),   # secure boot, no crypto (S)
+    ("ConnectX6DX", "MCX623106AC-CDAT", True),    # crypto (C)
+    ("ConnectX6DX", "MCX623106AE-CDAT", True),    # crypto (E)
+    ("ConnectX6LX", "MCX631102AS-ADAT", False),   # the profiles' ConnectX-6 Lx
+    ("ConnectX6LX", "MCX631102AC-ADAT", True),
+    ("ConnectX6LX", "MCX631102AC-ADAT-X", False),  # not an ordering part number
+    ("ConnectX7", "MCX75310AAS-NEAT", True),      # the ConnectX-7 lists it whatever its part number (families._layout)
+])
+def test_the_crypto_group_is_listed_before_port_owner_only_by_cards_ordered_with_crypto(family, part, crypto):
+    """Issue 39 item 5: a ConnectX-6 Dx / Lx ordered with crypto lists LARGE_MTU_TWEAK_64, AES_XTS_TWEAK_INC_64 and
+    CRYPTO_POLICY right before PORT_OWNER, as the ConnectX-7 does; one without (the real MCX623432AN listing) none."""
+    from mlxsim import families
+    layout = [n for n in families.of({"family": family, "part_number": part})["layout"] if isinstance(n, str)]
+    owner = layout.index("PORT_OWNER")
+    group = ["LARGE_MTU_TWEAK_64", "AES_XTS_TWEAK_INC_64", "CRYPTO_POLICY"]
+    assert (layout[owner - 3:owner] == group) is crypto
+    assert ("CRYPTO_POLICY" in layout) is crypto
