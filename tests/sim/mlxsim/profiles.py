@@ -450,6 +450,8 @@ def _azure_nd_a100_vm():
 def _azure_nd_h200_vm():
     """A cloud VM (Azure ND H200 v5 class) whose 8 NDR InfiniBand HCAs are ConnectX-7 VFs (MT4126)."""
     return _vm_vfs(CX7_VF)
+
+
 def _oem_cx4lx_v100():
     """An older GPU node (Tesla V100-SXM2-32GB, profiles.HOSTS) whose NIC is a Dell-branded ConnectX-4 Lx on its OEM
     image at 0000:01:00.0 as the source's (mstflint_query_cx4_cx4lx_oem_1.txt). NUMA node and slot [invented]."""
