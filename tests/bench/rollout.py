@@ -122,10 +122,20 @@ def main():
         images(scenario, work / "firmware")
         hosts = {h: v["ansible_host"] for rack in yaml.safe_load((inventory / "hosts.yml").read_text())
                  ["all"]["children"]["servers"]["children"].values() for h, v in rack["hosts"].items()}
+        # The controller as molecule's driver_firmware scenario gives it: the preflight reads the firmware images
+        # with flint on the controller, so the simulator's first on PATH with a state of its own (the real mstflint
+        # that `make test` installs, or the simulator's without a state, refuses the simulated images and stops the
+        # rollout before batch 1)
+        sim = REPO / "tests" / "sim" / "bin"
         env = dict(os.environ, MOLECULE_EPHEMERAL_DIRECTORY=str(work), ANSIBLE_NOCOLOR="1",
                    ANSIBLE_CALLBACKS_ENABLED="ansible.posix.profile_tasks",
                    ANSIBLE_CONFIG=str(REPO / "ansible.cfg"),
-                   ANSIBLE_COLLECTIONS_PATH=str(REPO / ".collections"))
+                   ANSIBLE_COLLECTIONS_PATH=str(REPO / ".collections"),
+                   PATH=os.pathsep.join([str(sim), str(BIN), os.environ.get("PATH", "")]),
+                   MLXSIM_STATE=str(work / "controller" / "state.json"),
+                   MLXSIM_LOG=str(work / "controller" / "calls.jsonl"))
+        run([sys.executable, sim / "mlxsim", "init", "--profile", "cx6dx-roce", "--hostname", "controller",
+             "--state", work / "controller" / "state.json"])
         drivers = {"v1": DRIVER, "v2": dict(DRIVER, version="25.01-0.6.0.0")}
         common = {"gpufabric_ofed_enabled": False, "molecule_driver": drivers}
         v1 = dict(common, molecule_release="v1")
