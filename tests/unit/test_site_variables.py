@@ -31,10 +31,16 @@ def site_entries():
             out.append((play.get("tags", []), play.get("when")))
         for role in play.get("roles", []):
             out.append((role.get("tags", []), role.get("when")))
-        # the rollout's steps: roles imported in one block (its rescue records why a host failed)
+        # the rollout's steps: roles included in one block (its rescue records why a host failed); the server's
+        # steps are the tasks of the role gpufabric.mlnx.server, each importing a step's role
         for task in play.get("tasks", []):
             for step in task.get("block", []):
-                if "ansible.builtin.import_role" in step:
+                role = (step.get("ansible.builtin.include_role") or {}).get("name")
+                if role == "gpufabric.mlnx.server":
+                    for inner in yaml.safe_load((REPO / "roles" / "server" / "tasks" / "main.yml").read_text()):
+                        if "ansible.builtin.import_role" in inner:
+                            out.append((inner.get("tags", []), inner.get("when")))
+                elif role:
                     out.append((step.get("tags", []), step.get("when")))
     return out
 
