@@ -117,6 +117,12 @@ def host_tasks(output):
             for m in RECAP.finditer(output)}
 
 
+def by_kind(tasks):
+    """{host: host-tasks} -> (the servers' counts, the leaves' counts) by the twin's host names."""
+    return ([n for h, n in tasks.items() if h.startswith("srv-")],
+            [n for h, n in tasks.items() if "-leaf-" in h])
+
+
 def main():
     with tempfile.TemporaryDirectory(prefix="bench-twin-") as tmp:
         tmp = Path(tmp)
@@ -145,20 +151,18 @@ def main():
         (REPO / "tests" / "output" / "bench-twin-site.log").write_text(site["output"])
     hosts = len(host_tasks(pings[0]["output"]))
     ping_cost = (pings[1]["cpu"] - pings[0]["cpu"]) / (3 * hosts) if hosts else None
-    servers = {h: n for h, n in tasks.items() if h.startswith("srv-")}
-    leaves = {h: n for h, n in tasks.items() if "-leaf-" in h}
-    total_tasks = sum(servers.values()) + sum(leaves.values())
+    servers, leaves = by_kind(tasks)
+    total_tasks = sum(servers) + sum(leaves)
     site_cost = site["cpu"] / total_tasks if total_tasks else None
     cores = os.cpu_count() or 1
     # the whole site: the same cost per host-task, as many host-tasks per server and per leaf, on every core
-    per_server = sum(servers.values()) / len(servers) if servers else 0
-    per_leaf = sum(leaves.values()) / len(leaves) if leaves else 0
+    per_server = sum(servers) / len(servers) if servers else 0
+    per_leaf = sum(leaves) / len(leaves) if leaves else 0
     full_tasks = FULL_SERVERS * per_server + FULL_LEAVES * per_leaf
     predicted = (full_tasks * site_cost / cores) if site_cost else None
     # ansible-core's own floor: the same host-tasks, each as cheap as a ping over the twin's connection
     floor = (full_tasks * ping_cost / cores) if ping_cost else None
-    rerun_servers = [n for h, n in rerun_tasks.items() if h.startswith("srv-")]
-    rerun_leaves = [n for h, n in rerun_tasks.items() if "-leaf-" in h]
+    rerun_servers, rerun_leaves = by_kind(rerun_tasks)
     rerun_per_server = round(sum(rerun_servers) / len(rerun_servers), 1) if rerun_servers else None
     rerun_per_leaf = round(sum(rerun_leaves) / len(rerun_leaves), 1) if rerun_leaves else None
     numbers = {

@@ -125,6 +125,13 @@ FAMILY_DEFAULTS = {
 _CRYPTO_BY_PORT_OWNER = ["LARGE_MTU_TWEAK_64", "AES_XTS_TWEAK_INC_64", "CRYPTO_POLICY"]
 
 
+def _with_crypto(layout):
+    """A layout with the crypto group right before PORT_OWNER (_CRYPTO_BY_PORT_OWNER)."""
+    out = list(layout)
+    out[out.index("PORT_OWNER"):out.index("PORT_OWNER")] = _CRYPTO_BY_PORT_OWNER
+    return out
+
+
 def _layout(cx7=False, vpi=True, bf=False, dpa=False, module_split=False, crypto=True, crypto_at_owner=False):
     out = []
     if module_split:
@@ -145,8 +152,7 @@ def _layout(cx7=False, vpi=True, bf=False, dpa=False, module_split=False, crypto
         # BAR_PAGE_ALIGNMENT - where the ConnectX-5 MFT 4.30.1 listing puts them (_CX5 below); BAR_PAGE_ALIGNMENT
         # beside the other two rows of its TLV [position invented]
         out.insert(out.index("VF_VPD_ENABLE") + 1, "PER_PF_NUM_SF")
-        tail = list(_TAIL)
-        tail[tail.index("PORT_OWNER"):tail.index("PORT_OWNER")] = _CRYPTO_BY_PORT_OWNER
+        tail = _with_crypto(_TAIL)
         tail[tail.index("BOOT_PKEY") + 1:tail.index("BOOT_PKEY") + 1] = ["P2P_ORDERING_MODE", "ATS_ENABLED",
                                                                          "BAR_PAGE_ALIGNMENT"]
         out += _PCI_B + ["LOG_MAX_QUEUE"] + _PCI_C + _PORT_TLVS + tail
@@ -391,12 +397,6 @@ FAMILIES.update({
 # (mstconfig_query_cx6dx_1.txt, an MCX623432AN) has none. Which letters mean crypto: NVIDIA's ordering tables
 # [the letters' meaning, not a capture of such a card]; the group's place: the report [no capture].
 CRYPTO_PARTS = re.compile(r"MCX6(?:23|31)\d{3}A[CE]-[A-Z0-9]{3,4}", re.ASCII)
-
-
-def _with_crypto(layout):
-    out = list(layout)
-    out[out.index("PORT_OWNER"):out.index("PORT_OWNER")] = _CRYPTO_BY_PORT_OWNER
-    return out
 
 
 CRYPTO_LAYOUT = {"ConnectX6DX": _with_crypto(_CX6DX), "ConnectX6LX": _with_crypto(_CX6LX)}
