@@ -2,6 +2,8 @@
 role's or playbook's task sets (``set_fact`` or ``register``) is a row, every row is set by something, and its
 "set by" and "read by" columns are what the YAML says. A role that starts setting or reading such a fact without
 the table saying so fails here."""
+import ast
+import functools
 import re
 
 import pytest
@@ -27,10 +29,29 @@ def tasks_of(items):
                 yield from tasks_of(item[key])
 
 
+@functools.lru_cache(maxsize=None)
+def module_facts(name):
+    """The ``gpufabric_*`` facts that the collection's module (or action) ``name`` returns as ``ansible_facts``: the
+    keys its RETURN documentation lists under ``ansible_facts`` - a task of such a module sets them as a set_fact
+    would (one task instead of a call and a set_fact)."""
+    path = REPO / "plugins" / "modules" / ("%s.py" % name)
+    if not path.is_file():
+        return frozenset()
+    for node in ast.parse(path.read_text()).body:
+        if isinstance(node, ast.Assign) and any(getattr(t, "id", None) == "RETURN" for t in node.targets):
+            returned = yaml.safe_load(ast.literal_eval(node.value)) or {}
+            contains = (returned.get("ansible_facts") or {}).get("contains") or {}
+            return frozenset(key for key in contains if key.startswith("gpufabric_"))
+    return frozenset()
+
+
 def facts_set(items):
     """The ``gpufabric_*`` names that the tasks of ``items`` set."""
     out = set()
     for task in tasks_of(items):
+        for key in task:
+            if str(key).startswith("gpufabric.mlnx."):
+                out.update(module_facts(key.split(".")[-1]))
         for module in SET_FACT:
             if isinstance(task.get(module), dict):
                 out.update(key for key in task[module] if key.startswith("gpufabric_"))
@@ -111,3 +132,21 @@ def test_the_walk_finds_facts_in_blocks_registers_and_plays():
                          "rescue": [{"ansible.builtin.command": "true", "register": "gpufabric_c"}]}],
               "roles": ["x"]}]
     assert facts_set(plays) == {"gpufabric_a", "gpufabric_b", "gpufabric_c"}
+
+
+def test_a_module_that_returns_facts_sets_them(tmp_path, monkeypatch):
+    """A task of a collection module whose RETURN documents ``ansible_facts`` sets those facts; other keys and other
+    modules' tasks set nothing."""
+    modules = tmp_path / "plugins" / "modules"
+    modules.mkdir(parents=True)
+    (modules / "m.py").write_text('RETURN = r"""\nansible_facts:\n  description: x\n  returned: always\n  type: dict\n'
+                                  '  contains:\n    gpufabric_m_done: {description: y, type: bool}\n    other: {description: z, type: int}\n'
+                                  'msg: {description: m, returned: always, type: str}\n"""\n')
+    (modules / "n.py").write_text('RETURN = r"""\nmsg: {description: m, returned: always, type: str}\n"""\n')
+    monkeypatch.setattr(__import__(__name__), "REPO", tmp_path)
+    module_facts.cache_clear()
+    try:
+        tasks = [{"gpufabric.mlnx.m": {}}, {"gpufabric.mlnx.n": {}}, {"gpufabric.mlnx.absent": {}}, {"other.ns.m": {}}]
+        assert facts_set(tasks) == {"gpufabric_m_done"}
+    finally:
+        module_facts.cache_clear()
