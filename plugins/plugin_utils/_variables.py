@@ -25,12 +25,17 @@ import functools
 import glob
 import json
 import os
+import re
 from collections.abc import Iterable, Mapping
 from typing import Any
 
 import yaml
+from ansible.module_utils.parsing.convert_bool import boolean
+
 from ansible_collections.gpufabric.mlnx.plugins.module_utils._validate import close_names
-from ansible_collections.gpufabric.mlnx.plugins.plugin_utils._role_defaults import ROLES, role_defaults, spec_check
+from ansible_collections.gpufabric.mlnx.plugins.plugin_utils import _drain
+from ansible_collections.gpufabric.mlnx.plugins.plugin_utils._role_defaults import (
+    ROLES, role_defaults, role_options, spec_check)
 from ansible_collections.gpufabric.mlnx.plugins.plugin_utils._roles import read_vars
 
 PREFIX = "gpufabric_"
@@ -204,4 +209,109 @@ def value_problems(names: Iterable[str], hostvars: Mapping[str, Any], skip: Iter
     found = []
     for (key, _mark), (value, where) in sorted(distinct.items()):
         found.extend("%s: %s" % (hosts_text(where), error) for error in spec_check({key: specs[key]}, {key: value})[1])
+    return found
+
+
+# ------------------------------------------------------------------------------------------ site.yml's first play
+
+# The play settings of site.yml: read once for the whole rollout (serial, the batch gate), so one value for all.
+PLAY_SETTINGS = ("gpufabric_batch_size", "gpufabric_batch_by", "gpufabric_max_fail_percentage")
+# A batch size as a play's serial takes it: a whole number of at least 1 or a percentage 1%-100%.
+BATCH_SIZE_RE = re.compile(r"[1-9][0-9]*|([1-9][0-9]?|100)%", re.ASCII)
+# The steps of a server in site.yml with the roles whose required options they need: site.yml enters each step's
+# role without Ansible's argument-spec task (a task per host each time a role starts, tasks/site.yml of each role),
+# so what that task would refuse - a value of the wrong type or choice, a required option not set - is refused
+# here, for every server at once, before any host is contacted.
+SERVER_STEPS = (("preflight", "preflight"), ("ofed", "ofed"), ("firmware", "firmware"))
+
+
+def _enabled(values: Mapping, step: str) -> bool:
+    """Whether the step's switch ``gpufabric_<step>_enabled`` (default true) is on in ``values``."""
+    try:
+        return boolean(values.get("gpufabric_%s_enabled" % step, True), strict=True)
+    except TypeError:
+        return True   # not a bool: value_problems names it
+
+
+def _batch_size_problem(value: Any) -> list[str]:
+    sizes = value if isinstance(value, (list, tuple)) else [value]
+    good = bool(sizes) and all(not isinstance(size, (bool, Mapping, list, tuple))
+                               and BATCH_SIZE_RE.fullmatch(str(size)) for size in sizes)
+    return [] if good else [
+        "gpufabric_batch_size=%s is not a batch size: allowed is a whole number of at least 1, a percentage 1%%-100%%, "
+        "or a non-empty list of those" % json.dumps(value, default=repr)]
+
+
+def _range_problems(values: Mapping) -> list[str]:
+    """What a type cannot say of one host's play settings: the batch grammar and the ranges."""
+    found = _batch_size_problem(values["gpufabric_batch_size"]) if "gpufabric_batch_size" in values else []
+    try:
+        percentage = float(values.get("gpufabric_max_fail_percentage", 0))
+    except (TypeError, ValueError):
+        percentage = 0.0   # not a number: value_problems names it
+    if not 0 <= percentage <= 100:
+        found.append("gpufabric_max_fail_percentage=%s is outside 0-100" % values["gpufabric_max_fail_percentage"])
+    try:
+        unreachable = int(values.get("gpufabric_max_unreachable", 0))
+    except (TypeError, ValueError):
+        unreachable = 0
+    if unreachable < 0:
+        found.append("gpufabric_max_unreachable=%s is negative: allowed is 0 or more" % values["gpufabric_max_unreachable"])
+    return found
+
+
+def site_problems(servers: Iterable[str], hostvars: Mapping[str, Any], all_servers: Iterable[str] | None = None,
+                  everyone: Iterable[str] = (), leaves: Iterable[str] = ()) -> list[str]:
+    """Every problem of the variables of ``playbooks/site.yml``, one sentence each, hosts that share one named together
+    (``hosts_text``):
+
+    - of the run's ``servers`` (the play's hosts) and the ``leaves``: values their roles' argument specs refuse
+      (``value_problems``: type, elements, choices - what Ansible's argument-spec task would refuse when the role
+      starts, checked here once for every host), a required option not set for a step that runs, the batch grammar
+      and the ranges;
+    - of ``all_servers`` (the inventory's servers; default ``servers``): the drain's settings and the play settings
+      that differ between servers (read once for the whole rollout);
+    - of ``everyone`` (every host of the inventory): names nothing reads (``unknown_variables``)."""
+    names = list(read_vars(servers, hostvars, (), what="site_problems", parameter="servers"))
+    inventory = names if all_servers is None else list(read_vars(all_servers, hostvars, (), what="site_problems",
+                                                                 parameter="all_servers"))
+    found = unknown_variables(list(dict.fromkeys(list(everyone) + names)), hostvars)
+    found.extend("%s (docs/operations.md)" % problem for problem in _drain.problems(inventory, hostvars))
+    found.extend(value_problems(list(dict.fromkeys(names + list(leaves))), hostvars))
+    needs = {step: sorted(name for name, option in role_options(role).items()
+                          if option.get("required") and name not in role_defaults(role))
+             for step, role in SERVER_STEPS}
+    keys = PLAY_SETTINGS + ("gpufabric_max_unreachable",) + tuple("gpufabric_%s_enabled" % step for step in needs) + tuple(
+        sorted({name for names_ in needs.values() for name in names_}))
+    read = read_vars(names, hostvars, keys, what="site_problems", parameter="servers")
+
+    required: dict[str, list] = {}
+    for host, values in read.items():
+        unset: dict[str, list] = {}
+        for step, names_ in needs.items():
+            for name in names_:
+                if name not in values and _enabled(values, step):
+                    unset.setdefault(name, []).append(step)
+        for name, steps in unset.items():
+            what = "%s is not set: the step%s %s need%s it" % (
+                name, "s" if len(steps) > 1 else "", ", ".join(steps), "" if len(steps) > 1 else "s")
+            required.setdefault(what, []).append(host)
+    found.extend("%s: %s (docs/variables.md)" % (hosts_text(hosts), what) for what, hosts in required.items())
+
+    ranges: dict[str, list] = {}
+    for host, values in read.items():
+        for problem in _range_problems(values):
+            ranges.setdefault(problem, []).append(host)
+    found.extend("%s: %s (docs/variables.md)" % (hosts_text(hosts), what) for what, hosts in ranges.items())
+
+    differ = []
+    settings = read_vars(inventory, hostvars, PLAY_SETTINGS, what="site_problems", parameter="all_servers")
+    for key in PLAY_SETTINGS:
+        seen = list(dict.fromkeys(json.dumps(values.get(key, "(unset)"), default=repr, sort_keys=True)
+                                  for values in settings.values()))
+        if len(seen) > 1:
+            differ.append("%s differs between servers (%s)" % (key, ", ".join(seen)))
+    if differ:
+        found.append("%s: a play setting is read once for the whole rollout, so it must be the same on every server - "
+                     "set it in group_vars/all or with -e (docs/variables.md)" % "; ".join(differ))
     return found

@@ -34,6 +34,8 @@ def site_entries():
         # the rollout's steps: roles included in one block (its rescue records why a host failed); the server's
         # steps are the tasks of the role gpufabric.mlnx.server, each importing a step's role
         for task in play.get("tasks", []):
+            if "ansible.builtin.import_role" in task:   # a play's one role (site_variables, the preflight)
+                out.append((task.get("tags", []), task.get("when")))
             for step in task.get("block", []):
                 role = (step.get("ansible.builtin.include_role") or {}).get("name")
                 if role == "gpufabric.mlnx.server":
@@ -59,6 +61,13 @@ def test_every_step_has_a_switch_in_the_spec_and_a_tag_with_its_switch_in_site_y
         switch = "gpufabric_%s_enabled" % step
         assert switch in SPEC["options"] and SPEC["options"][switch]["type"] == "bool"
         assert any(switch in (w or "") for w in tagged[step]), (step, tagged[step])
+
+
+def batches_of(ran):
+    """The hosts of each batch of the rollout play: what its first task (once per batch) remembered."""
+    return [sorted(r["ansible_facts"]["gpufabric_batch_hosts"]) for p in ran.data["plays"]
+            if p["play"]["name"].startswith("The rollout, batch by batch")
+            for r in p["tasks"][0]["hosts"].values()]
 
 
 def fail_text(ran):
@@ -103,8 +112,7 @@ def test_good_values_pass_and_every_step_can_be_switched_off(tmp_path):
                   if " : " in t["task"]["name"] and not t["task"]["name"].startswith("gpufabric.mlnx.site_variables")
                   and any(not r.get("skipped") for r in t["hosts"].values())]
     assert role_tasks == []
-    batches = [p["tasks"][0]["hosts"] for p in ran.data["plays"] if p["play"]["name"].startswith("The rollout, batch by batch")]
-    assert [sorted(b) for b in batches] == [["srv-r01-01"], ["srv-r01-02"], ["srv-r01-03"]]  # serial [1, 50%]
+    assert batches_of(ran) == [["srv-r01-01"], ["srv-r01-02"], ["srv-r01-03"]]  # serial [1, 50%]
 
 
 def test_the_batch_size_of_the_inventory_reaches_serial(tmp_path):
@@ -112,8 +120,7 @@ def test_the_batch_size_of_the_inventory_reaches_serial(tmp_path):
     hosts = {"srv-r01-0%d" % i: dict(OFF) for i in (1, 2, 3, 4)}
     ran = run(tmp_path, hosts, SITE, group_vars={"gpufabric_batch_size": 2})
     assert ran.ok, ran
-    batches = [sorted(p["tasks"][0]["hosts"]) for p in ran.data["plays"] if p["play"]["name"].startswith("The rollout, batch by batch")]
-    assert batches == [["srv-r01-01", "srv-r01-02"], ["srv-r01-03", "srv-r01-04"]]
+    assert batches_of(ran) == [["srv-r01-01", "srv-r01-02"], ["srv-r01-03", "srv-r01-04"]]
 
 
 def test_the_plan_names_the_leaves_that_serve_servers_of_later_batches(tmp_path):

@@ -67,8 +67,12 @@ def test_hosts_that_fit_pass_and_keep_what_was_read(tmp_path, sims, ctl):
     assert ran.ok, ran
     assert ran.task(CHECK, "srv-r01-01", role="preflight")["msg"] == "matrix unit-preflight and 2 hosts: no problem"
     for host in hosts:
-        kept = ran.task("Keep the devices read for the rest of the rollout (the firmware and nic_config roles reuse "
-                        "them)", host, role="preflight")["ansible_facts"]["gpufabric_nic_devices"]
+        # one task per server reads them and keeps them for the rest of the rollout (the firmware and nic_config
+        # roles reuse them): the fact is the devices it read
+        read = ran.task("Read the NVIDIA devices and the validation gate's tools (read-only)", host, role="preflight")
+        kept = read["ansible_facts"]["gpufabric_nic_devices"]
+        assert kept == read["info"]["devices"]
+        assert "tools" not in read     # no rail plan: the validation gate does not run, its tools are not looked for
         assert addresses(kept) == ["0000:3b:00.0", "0000:3b:00.1", "0000:d8:00.0", "0000:d8:00.1"]
         assert {dev["serial_number"] for dev in kept} != {None}
 
