@@ -11,8 +11,8 @@ _variables = lazy("plugin_utils._variables")
 
 
 @filter_errors()
-def site_problems(servers, hostvars, all_servers=None, everyone=(), leaves=()):
-    return _variables.site_problems(servers, hostvars, all_servers, everyone, leaves)
+def site_problems(servers, hostvars, all_servers=None, everyone=(), leaves=(), steps=None):
+    return _variables.site_problems(servers, hostvars, all_servers, everyone, leaves, steps)
 
 
 class FilterModule:

@@ -261,7 +261,7 @@ def _range_problems(values: Mapping) -> list[str]:
 
 
 def site_problems(servers: Iterable[str], hostvars: Mapping[str, Any], all_servers: Iterable[str] | None = None,
-                  everyone: Iterable[str] = (), leaves: Iterable[str] = ()) -> list[str]:
+                  everyone: Iterable[str] = (), leaves: Iterable[str] = (), steps: Iterable[str] | None = None) -> list[str]:
     """Every problem of the variables of ``playbooks/site.yml``, one sentence each, hosts that share one named together
     (``hosts_text``):
 
@@ -271,7 +271,10 @@ def site_problems(servers: Iterable[str], hostvars: Mapping[str, Any], all_serve
       and the ranges;
     - of ``all_servers`` (the inventory's servers; default ``servers``): the drain's settings and the play settings
       that differ between servers (read once for the whole rollout);
-    - of ``everyone`` (every host of the inventory): names nothing reads (``unknown_variables``)."""
+    - of ``everyone`` (every host of the inventory): names nothing reads (``unknown_variables``).
+
+    ``steps``: the steps of the run whose required options are checked (default every step of site.yml; pull mode
+    has no preflight)."""
     names = list(read_vars(servers, hostvars, (), what="site_problems", parameter="servers"))
     inventory = names if all_servers is None else list(read_vars(all_servers, hostvars, (), what="site_problems",
                                                                  parameter="all_servers"))
@@ -280,7 +283,7 @@ def site_problems(servers: Iterable[str], hostvars: Mapping[str, Any], all_serve
     found.extend(value_problems(list(dict.fromkeys(names + list(leaves))), hostvars))
     needs = {step: sorted(name for name, option in role_options(role).items()
                           if option.get("required") and name not in role_defaults(role))
-             for step, role in SERVER_STEPS}
+             for step, role in SERVER_STEPS if steps is None or step in steps}
     keys = PLAY_SETTINGS + ("gpufabric_max_unreachable",) + tuple("gpufabric_%s_enabled" % step for step in needs) + tuple(
         sorted({name for names_ in needs.values() for name in names_}))
     read = read_vars(names, hostvars, keys, what="site_problems", parameter="servers")

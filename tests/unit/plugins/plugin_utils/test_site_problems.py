@@ -86,3 +86,13 @@ def test_a_misspelt_name_anywhere_in_the_inventory_is_refused_with_the_one_meant
     found = site_problems(["srv-1"], values, everyone=list(values))
     assert len(found) == 1 and found[0].startswith("leaf-1: gpufabric_batch_sise is not a variable of gpufabric.mlnx")
     assert "did you mean gpufabric_batch_size?" in found[0]
+
+
+def test_only_the_steps_of_the_run_need_their_required_options():
+    """pull mode has no preflight: a server without the matrix and with firmware and ofed off has no problem there."""
+    values = {"srv-1": {"gpufabric_firmware_enabled": False, "gpufabric_ofed_enabled": False}}
+    assert site_problems(["srv-1"], values) == [
+        "srv-1: gpufabric_matrix is not set: the step preflight needs it (docs/variables.md)"]
+    assert site_problems(["srv-1"], values, steps=["platform", "ofed", "firmware"]) == []
+    assert site_problems(["srv-1"], {"srv-1": {}}, steps=["firmware"]) == [
+        "srv-1: gpufabric_matrix is not set: the step firmware needs it (docs/variables.md)"]
