@@ -15,9 +15,9 @@ description:
     RV(info) and as the fact C(gpufabric_nic_devices), which the firmware and nic_config roles use instead of reading
     the host again.
   - With O(tools) - which of the validation gate's tools are on the host's PATH, as M(gpufabric.mlnx.fabric_test)
-    V(tools) reads them (the same code), with the management address mpirun reaches the host by (O(tools.with_mgmt)).
+    V(tools) reads them (the same code), with the management address mpirun reaches the host by (C(with_mgmt) of O(tools)).
     Not read when the devices could not be read (the preflight lists that host already).
-  - A read that fails does not fail the task - RV(info.failed) and RV(info.msg) say why, and the preflight's check
+  - A read that fails does not fail the task - C(failed) and C(msg) of RV(info) say why, and the preflight's check
     lists it with every other problem of every host at once. An unreachable host is unreachable, as for any task.
 author:
   - gpufabric.mlnx contributors (@gpufabric)
@@ -69,7 +69,7 @@ ansible_facts:
   type: dict
   contains:
     gpufabric_nic_devices:
-      description: RV(info.devices) - the firmware and nic_config roles use them instead of reading the host again.
+      description: The C(devices) of RV(info) - the firmware and nic_config roles use them instead of reading the host again.
       type: list
       elements: dict
 """

@@ -63,8 +63,9 @@ def test_a_type_the_argument_spec_refuses_is_named_without_a_role_starting():
 
 
 def test_a_required_option_is_refused_only_when_a_step_that_needs_it_runs():
-    values = {"srv-1": {}, "srv-2": {"gpufabric_firmware_enabled": False, "gpufabric_ofed_enabled": False,
-                                      "gpufabric_preflight_enabled": False},
+    values = {"srv-1": {},
+              "srv-2": {"gpufabric_firmware_enabled": False, "gpufabric_ofed_enabled": False,
+                        "gpufabric_preflight_enabled": False},
               "srv-3": {"gpufabric_ofed_enabled": False, "gpufabric_preflight_enabled": False}}
     assert site_problems(list(values), values) == [
         "srv-1: gpufabric_matrix is not set: the steps preflight, ofed, firmware need it (docs/variables.md)",
