@@ -24,6 +24,8 @@ def site(tmp_path, made, args=(), check=False, **play_vars):
                groups={"leaves": inventory}, args=extra + list(args))
 
 
+CONFIGURED = ("The pinned switch OS, then one revision - ports, addresses, RoCE QoS; applied only when it "
+              "changes something")
 GATE = "Batch gate - stop before the next batch when too many servers of this one failed or were held"
 
 
@@ -61,7 +63,7 @@ def test_by_rack_each_batch_is_its_leaves_then_its_servers_and_a_rerun_applies_n
     (first, first_tasks), (second, second_tasks) = batches(ran)
     assert first == ["r01-leaf-rail0", "r01-leaf-rail1", "srv-r01-01"]
     assert second == ["r02-leaf-rail0", "r02-leaf-rail1", "srv-r02-01"]
-    configured = "One revision - ports, addresses, RoCE QoS; applied only when it changes something"
+    configured = CONFIGURED
     assert sorted(first_tasks[configured]) == ["r01-leaf-rail0", "r01-leaf-rail1"]
     assert sorted(second_tasks[configured]) == ["r02-leaf-rail0", "r02-leaf-rail1"]
     assert applies(made) == dict.fromkeys(made, 1)
@@ -117,8 +119,7 @@ def test_check_mode_applies_nothing_on_any_leaf(tmp_path, make_switch):
     ran = site(tmp_path, made, args=["--diff"], check=True)
     assert ran.ok, ran
     assert applies(made) == dict.fromkeys(made, 0)
-    predicted = ran.task("One revision - ports, addresses, RoCE QoS; applied only when it changes "
-                         "something", "r02-leaf-rail1", role="leaf")
+    predicted = ran.task(CONFIGURED, "r02-leaf-rail1", role="leaf")
     assert predicted["changed"] and predicted["diff"]
 
 
