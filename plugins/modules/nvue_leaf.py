@@ -16,11 +16,11 @@ description:
   - "First the leaf's place: the leaf (C(inventory_hostname)) must have an entry in O(plan_leaves), the rail plan's
     C(leaves); otherwise the task fails naming the leaf, O(group) and a leaf the plan has (C(check
     gpufabric_fabric.leaf_name)), with RV(plan_problem) - before the switch is contacted."
-  - With a pinned switch OS in O(matrix) (C(switch_os)), the running release and the image partitions are read and
+  - "With a pinned switch OS in O(matrix) (C(switch_os)), the running release and the image partitions are read and
     P(gpufabric.mlnx.switch_os_target#filter) decides - nothing (the pin runs), an upgrade (fetch, verify, install,
     boot-next, ONE reboot) or a boot of the other partition (M(gpufabric.mlnx.nvue_image)); a refused target (a
     downgrade the pin does not allow, no URL, an unreadable release) fails the task as C(<leaf>: <reason>) before
-    anything changes. Without a pin only the release is read.
+    anything changes. Without a pin only the release is read."
   - Then ONE revision from the leaf's rail plan entry (P(gpufabric.mlnx.leaf_config#filter) with O(settings), written
     in the spelling of the release the leaf runs - or, in check mode, would run after the upgrade), made and applied
     only when it changes the applied configuration (M(gpufabric.mlnx.nvue_config) with O(apply_timeout) and O(save)).
