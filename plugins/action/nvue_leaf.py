@@ -25,10 +25,8 @@ ARGUMENT_SPEC = dict(
 class ActionModule(NvueActionModule):
     """See the module's documentation (plugins/modules/nvue_leaf.py)."""
 
-    def run(self, tmp=None, task_vars=None):
-        result = super(NvueActionModule, self).run(tmp, task_vars)  # ActionBase's: this action runs no module itself
-        del tmp
-        task_vars = task_vars or {}
+    def run_on_switch(self, task_vars):
+        result = {}
         _validated, args = self.validate_argument_spec(ARGUMENT_SPEC)
         name = str(task_vars.get("inventory_hostname"))
         problem = _leaf_steps.plan_problem(name, args["plan_leaves"], args["group"])

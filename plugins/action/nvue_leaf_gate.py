@@ -28,13 +28,10 @@ ARGUMENT_SPEC = dict(
 class ActionModule(NvueActionModule):
     """See the module's documentation (plugins/modules/nvue_leaf_gate.py)."""
 
-    def run(self, tmp=None, task_vars=None):
-        result = super(NvueActionModule, self).run(tmp, task_vars)  # ActionBase's: this action runs no module itself
-        del tmp
-        task_vars = task_vars or {}
+    def run_on_switch(self, task_vars):
         _validated, args = self.validate_argument_spec(ARGUMENT_SPEC)
         name = str(task_vars.get("inventory_hostname"))
-        result["changed"] = False
+        result = {"changed": False}
         if (args["status"] or {}).get("failed"):
             result.update(ready=False, reads=0, msg="%s was not read: its configuration failed (%s); its servers are "
                                                     "held" % (name, args["status"].get("msg")))

@@ -75,9 +75,14 @@ class NvueActionModule(ActionBase):
     def run(self, tmp=None, task_vars=None):
         result = super().run(tmp, task_vars)
         del tmp
-        with self._switch_modules(task_vars or {}) as call:
-            result.update(call(self._task.action, self._task.args))
+        result.update(self.run_on_switch(task_vars or {}))
         return result
+
+    def run_on_switch(self, task_vars):
+        """The task's result: its module with its arguments. An action that runs several switch modules in one task
+        overrides this (and calls them through ``_switch_modules``)."""
+        with self._switch_modules(task_vars) as call:
+            return call(self._task.action, self._task.args)
 
     @contextlib.contextmanager
     def _switch_modules(self, task_vars):
