@@ -109,9 +109,10 @@ def converge(name: str, entry: Mapping, settings: Mapping, call: Call, *, matrix
             err.result["image"] = {k: v for k, v in image.items() if k not in INTERNAL}
         raise
     image_changed = bool(image and image.get("changed"))
-    out = {"changed": image_changed or bool(config.get("changed")), "release": release,
-           "image": None if image is None else dict({k: v for k, v in image.items() if k not in INTERNAL},
-                                                     changed=image_changed),
+    image_result = None
+    if image is not None:
+        image_result = dict({k: v for k, v in image.items() if k not in INTERNAL}, changed=image_changed)
+    out = {"changed": image_changed or bool(config.get("changed")), "release": release, "image": image_result,
            "warnings": _warnings(info, image, config)}
     out.update({k: v for k, v in config.items() if k not in INTERNAL})
     out["status"] = {"failed": False, "changed": bool(config.get("changed")), "revision": config.get("revision"),

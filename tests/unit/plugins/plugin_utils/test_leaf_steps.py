@@ -24,8 +24,9 @@ PLAN = {"leaf1": ENTRY, "leaf2": {"cables": {}}}
 TREE_591 = {"interface": {"swp1": {"type": "swp", "link": {"state": {"up": {}}, "mtu": 9216},
                                    "description": "srv-a:enp24s0np0 -> leaf1:swp1",
                                    "ip": {"address": {"198.18.0.0/31": {}}}}},
-            "qos": {"roce": {"enable": "on", "mode": "lossless"}, "mapping": {"default-global": {
-                "trust": "l3", "dscp": {"26": {"switch-priority": 3}, "48": {"switch-priority": 6}}}},
+            "qos": {"roce": {"enable": "on", "mode": "lossless"},
+                    "mapping": {"default-global": {"trust": "l3", "dscp": {"26": {"switch-priority": 3},
+                                                                           "48": {"switch-priority": 6}}}},
                     "pfc": {"default-global": {"switch-priority": {"3": {}}}},
                     "traffic-pool": {"roce-lossless": {"switch-priority": {"3": {}}}},
                     "congestion-control": {"default-global": {"traffic-class": {"3": {"ecn": "enable"}}}}}}
@@ -186,8 +187,8 @@ def test_a_ready_leaf_is_read_once():
     out = gate("leaf1", ENTRY, EXPECTED, switch, plan_leaves=PLAN, hosts_qos={"srv-a": {}}, attempts=5,
                sleep=slept.append)
     assert switch.calls == [("nvue_info", {"gather": ["system", "interfaces", "qos", "revisions"]})]
-    assert out == {"ready": True, "reads": 1, "gate": {"ready": True, "leaf": [], "ports": {}, "hosts": {},
-                                                        "held": []}}
+    ready = {"ready": True, "leaf": [], "ports": {}, "hosts": {}, "held": []}
+    assert out == {"ready": True, "reads": 1, "gate": ready}
     assert slept == []
 
 
@@ -200,8 +201,8 @@ def test_a_port_that_comes_up_is_waited_for():
 def test_a_port_still_down_when_the_time_is_up_holds_its_server():
     switch, slept = Switch(nvue_info=[read(False)] * 3), []
     out = gate("leaf1", ENTRY, EXPECTED, switch, attempts=3, interval=1, sleep=slept.append)
-    assert out == {"ready": False, "reads": 3, "gate": {"ready": False, "leaf": [], "ports": {"swp1": [DOWN]},
-                                                         "hosts": {"srv-a": [DOWN]}, "held": ["srv-a"]}}
+    held = {"ready": False, "leaf": [], "ports": {"swp1": [DOWN]}, "hosts": {"srv-a": [DOWN]}, "held": ["srv-a"]}
+    assert out == {"ready": False, "reads": 3, "gate": held}
     assert slept == [1, 1]
 
 
