@@ -38,6 +38,7 @@ MODULE_GROUPS = {
     "roce_qos": "roce_qos",
     "nvue_config": "leaf_configuration",
     "nvue_image": "leaf_release",
+    "nvue_leaf": "leaf_configuration",  # its pinned switch OS step (its result's image) is leaf_release: settings()
 }
 STEPS = {
     "platform": "platform", "ofed": "driver", "firmware": "firmware", "nic_config": "nv_parameters",
@@ -124,6 +125,8 @@ def settings(result: dict, task: str, module: str | None = None, role: str | Non
     key is null: absent); a diff of texts (a file's content) one row with ``diff``; a changed result without a diff
     one row named by the task, its ``msg`` as the expected change.
     """
+    if (module or "").rsplit(".", 1)[-1] == "nvue_leaf":
+        return _leaf_settings(result, task, role, task_file)
     group = group_of(module, role, task_file)
     rows = []
     for diff in _diffs(result):
@@ -150,6 +153,19 @@ def settings(result: dict, task: str, module: str | None = None, role: str | Non
         msg = result.get("msg")
         rows.append({"group": group, "task": task, "setting": task, "actual": None,
                      "expected": msg if isinstance(msg, str) and msg else "changed"})
+    return rows
+
+
+def _leaf_settings(result: dict, task: str, role: str | None, task_file: str | None) -> list[dict]:
+    """The settings of a changed nvue_leaf result: its pinned switch OS step's (``image``: one ``release`` row, the
+    running release and the pinned one) and its configuration's (the rest, as nvue_config's - only when its
+    ``nvue_diff`` holds a change)."""
+    image = result.get("image") if isinstance(result.get("image"), dict) else {}
+    rows = [{"group": MODULE_GROUPS["nvue_image"], "task": task, "setting": "release",
+             "actual": image.get("release_before"), "expected": image.get("release")}] if image.get("changed") else []
+    config = {key: value for key, value in result.items() if key != "image"}
+    if config.get("nvue_diff") or not rows:
+        rows.extend(settings(config, task, "nvue_config", role, task_file))
     return rows
 
 

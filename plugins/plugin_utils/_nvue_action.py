@@ -23,6 +23,7 @@ needs).
 
 from __future__ import annotations
 
+import contextlib
 import copy
 import importlib
 import io
@@ -74,21 +75,42 @@ class NvueActionModule(ActionBase):
     def run(self, tmp=None, task_vars=None):
         result = super().run(tmp, task_vars)
         del tmp
-        host_vars = self._host_vars(task_vars or {})
+        result.update(self.run_on_switch(task_vars or {}))
+        return result
+
+    def run_on_switch(self, task_vars):
+        """The task's result: its module with its arguments. An action that runs several switch modules in one task
+        overrides this (and calls them through ``_switch_modules``)."""
+        with self._switch_modules(task_vars) as call:
+            return call(self._task.action, self._task.args)
+
+    @contextlib.contextmanager
+    def _switch_modules(self, task_vars):
+        """A function ``call(module, args)`` that runs the switch module ``module`` (its FQCN) with ``args`` on this
+        task's host and returns its result - in this worker over one connection made at the first call and closed at
+        the end (httpapi, network_cli), else as a process. An action that runs several switch modules in one task
+        (nvue_leaf, nvue_leaf_gate) runs them all over the same connection."""
+        host_vars = self._host_vars(task_vars)
         name = CONNECTIONS.get(to_text(self._templar.template(host_vars.get("ansible_connection",
                                                                             self._task.connection))))
         if name is None:
-            result.update(self._execute_module(module_name=self._task.action, task_vars=task_vars))
-            return result
-        connection = self._connect(name, host_vars)
+            yield lambda module, args: self._execute_module(module_name=module, module_args=copy.deepcopy(dict(args)),
+                                                            task_vars=task_vars)
+            return
+        made = []
+
+        def call(module, args):
+            if not made:
+                made.append(self._connect(name, host_vars))
+            return self._run_in_worker(InWorkerConnection(made[0]), task_vars, module=module, args=args)
         try:
-            result.update(self._run_in_worker(InWorkerConnection(connection), task_vars))
+            yield call
         finally:
-            try:
-                connection.close()
-            except (AnsibleError, OSError):
-                pass
-        return result
+            for connection in made:
+                try:
+                    connection.close()
+                except (AnsibleError, OSError):
+                    pass
 
     def _host_vars(self, task_vars):
         if self._task.delegate_to:
@@ -122,13 +144,15 @@ class NvueActionModule(ActionBase):
                    for var in C.config.get_plugin_vars(plugin_type, plugin._load_name) if var in host_vars}
         plugin.set_options(task_keys=task_keys, var_options=options)
 
-    def _run_in_worker(self, connection, task_vars):
-        """The module's ``main()`` in this process with the task's arguments and the connection; its result."""
+    def _run_in_worker(self, connection, task_vars, module=None, args=None):
+        """The ``main()`` of ``module`` (default: the task's) in this process with ``args`` (default: the task's
+        arguments) and the connection; its result."""
+        name = module or self._task.action
         context = self._shared_loader_obj.module_loader.find_plugin_with_context(
-            self._task.action, collection_list=self._task.collections)
+            name, collection_list=self._task.collections)
         module = importlib.import_module(context.plugin_resolved_name)
-        args = copy.deepcopy(self._task.args)
-        self._update_module_args(self._task.action, args, task_vars)
+        args = copy.deepcopy(dict(self._task.args if args is None else args))
+        self._update_module_args(name, args, task_vars)
         recorded = {}
 
         class WorkerModule(AnsibleModule):

@@ -412,8 +412,8 @@ class Scenario:
         before = self.applies("r02-leaf-rail0")
         fault("r02-leaf-rail0", "set", "roce_lossy")
         rc, data = self.site("--check", "--diff", "--limit", "rack_r02:r02-leaf-*")
-        found = self.results(data, "One revision - ports, addresses, RoCE QoS; applied only when it changes "
-                                   "something")
+        found = self.results(data, "The pinned switch OS, then one revision - ports, addresses, RoCE QoS; applied "
+                                   "only when it changes something")
         expect(rc == 0 and found["r02-leaf-rail0"]["changed"] and not found["r02-leaf-rail1"]["changed"],
                "--check did not find the lossy leaf: rc %d %s" % (rc, {k: v.get("changed") for k, v in found.items()}))
         expect("lossy" in json.dumps(found["r02-leaf-rail0"].get("diff")), "the diff does not show lossy")

@@ -45,6 +45,10 @@ def rollout(tmp_path, made, check=False, **extra):
                groups={"leaves": inventory(made, **extra)}, args=["--diff"] if check else [])
 
 
+CONFIGURED = ("The pinned switch OS, then one revision - ports, addresses, RoCE QoS; applied only when it "
+              "changes something")
+
+
 def held(ran, host):
     try:
         return ran.task("Why this server's leaves hold it", host, role="leaf_ready")["ansible_facts"]["gpufabric_held"]
@@ -135,8 +139,7 @@ def test_check_mode_applies_nothing_and_still_holds_for_what_a_change_cannot_fix
     ran = rollout(tmp_path, made, check=True)
     assert ran.ok, ran
     assert all(sw.since(marks[n], "apply") == [] for n, sw in made.items())
-    assert ran.task("One revision - ports, addresses, RoCE QoS; applied only when it changes something",
-                    "su1-leaf-rail1", role="leaf")["changed"] is True
+    assert ran.task(CONFIGURED, "su1-leaf-rail1", role="leaf")["changed"] is True
     assert held(ran, "srv-r01-02") == [] and touched(ran, "srv-r01-02")  # MTU/QoS not applied yet: not held
     assert "is down" in held(ran, "srv-r01-01")[0]["reason"]
 

@@ -13,7 +13,7 @@ from ansible_collections.gpufabric.mlnx.plugins.plugin_utils import _drift
 @pytest.mark.parametrize("module, role, task_file, group", [
     ("gpufabric.mlnx.mlxconfig", "gpufabric.mlnx.nic_config", None, "nv_parameters"),
     ("gpufabric.mlnx.nvue_config", "gpufabric.mlnx.leaf", "roles/leaf/tasks/main.yml", "leaf_configuration"),
-    ("gpufabric.mlnx.nvue_image", "gpufabric.mlnx.leaf", "roles/leaf/tasks/image.yml", "leaf_release"),
+    ("gpufabric.mlnx.nvue_image", "gpufabric.mlnx.leaf", None, "leaf_release"),
     ("ansible.builtin.debug", "gpufabric.mlnx.platform", "/x/roles/platform/tasks/bios.yml", "bios"),
     ("gpufabric.mlnx.kernel_cmdline", "gpufabric.mlnx.platform", "/x/roles/platform/tasks/kernel.yml",
      "kernel_parameters"),
@@ -51,6 +51,27 @@ def test_a_leaf_s_renamed_key_in_either_spelling_is_one_setting():
     # another group's keys are not touched
     other = {"changed": True, "diff": {"before": {"enable": "on"}, "after": {"state": "enabled"}}}
     assert len(_drift.settings(other, "t", "gpufabric.mlnx.mlxconfig")) == 2
+
+
+def test_a_leaf_s_one_task_gives_its_release_and_its_configuration_each_in_its_group():
+    """nvue_leaf (the leaf role's one task): the upgrade under ``image`` is the leaf_release setting ``release``, the
+    configuration's diff the leaf_configuration rows."""
+    image = {"changed": True, "release_before": "5.9.1", "release": "5.11.0", "actions": ["fetch", "install",
+                                                                                          "boot-next", "reboot"]}
+    config = {"nvue_diff": [{"set": {"interface": {"swp1": {"link": {"mtu": 9216}}}}}],
+              "diff": {"before": {"interface": {"swp1": {"link": {"mtu": 1500}}}},
+                       "after": {"interface": {"swp1": {"link": {"mtu": 9216}}}}}}
+    both = dict(config, changed=True, image=image)
+    rows = _drift.settings(both, "The leaf", "gpufabric.mlnx.nvue_leaf", "gpufabric.mlnx.leaf")
+    assert [(r["group"], r["setting"], r["actual"], r["expected"]) for r in rows] == [
+        ("leaf_release", "release", "5.9.1", "5.11.0"), ("leaf_configuration", "interface/swp1/link/mtu", 1500, 9216)]
+    only_release = {"changed": True, "image": image, "nvue_diff": [], "diff": {"before": {}, "after": {}}}
+    assert [(r["group"], r["setting"]) for r in _drift.settings(only_release, "t", "gpufabric.mlnx.nvue_leaf")] == [
+        ("leaf_release", "release")]
+    only_config = dict(config, changed=True, image=None)
+    assert [(r["group"], r["setting"]) for r in _drift.settings(only_config, "t", "gpufabric.mlnx.nvue_leaf")] == [
+        ("leaf_configuration", "interface/swp1/link/mtu")]
+    assert _drift.group_of("gpufabric.mlnx.nvue_leaf", "gpufabric.mlnx.leaf") == "leaf_configuration"
 
 
 def test_a_key_only_the_host_has_and_a_list_value_are_rows_too():
