@@ -59,21 +59,23 @@ class ActionModule(ActionBase):
                 result.update(problem, reset=reset, changed=True, rebooted=True)
                 return result
             rebooted = True
+        if reset is not None:      # the module's own result, as a bare mlx_fwreset task returns it
+            result.update({k: v for k, v in reset.items() if k not in ("changed", "msg", "ansible_facts")})
+        done = (reset.get("msg") or "") if reset is not None else \
+            "no reset: the host waits for a reboot anyway (reboot_required)"
+        if method == "reboot":
+            done += "; %s the host to activate everything pending" % (
+                "would reboot" if self._play_context.check_mode else "rebooted")
+        elif method == "pending":
+            done += "; pending activation: a reboot is needed and allow_reboot is false"
         result.update(
             changed=bool(reset and reset.get("changed")) or rebooted,
             rebooted=rebooted,
             reboot_required=needs_reboot,
             reset=reset,
-            msg={"none": "nothing to activate", "fwreset": reset and reset.get("msg"),
-                 "reboot": "rebooted to activate everything pending%s" % (
-                     " (would, check mode)" if self._play_context.check_mode else ""),
-                 "pending": "pending activation: a reboot is needed and allow_reboot is false"}[method],
+            msg=done,
             ansible_facts={"gpufabric_activation": {"method": method, "level": reset.get("level") if reset else None}},
         )
-        if reset is not None:
-            for key in ("devices", "level", "reset_supported", "unsupported", "management", "mgmt"):
-                if key in reset:
-                    result[key] = reset[key]
         return result
 
     @staticmethod

@@ -57,6 +57,8 @@ def test_reboot_required_without_allow_reboot_is_pending_and_resets_nothing():
     result = plugin.run(task_vars=HOST)
     assert result["ansible_facts"] == {"gpufabric_activation": {"method": "pending", "level": None}}
     assert result["reset"] is None and result["changed"] is False
+    assert result["msg"] == ("no reset: the host waits for a reboot anyway (reboot_required); pending activation: a "
+                             "reboot is needed and allow_reboot is false")
     assert not plugin._execute_module.called and not reboot.run.called
 
 
@@ -68,7 +70,8 @@ def test_a_card_that_cannot_be_reset_is_one_reboot_with_the_devices_read_before_
          {"devices": devices}, {"devices": [dict(d, fw_pending=False, pending_nv={}) for d in devices]}])
     result = plugin.run(task_vars=HOST)
     assert result["ansible_facts"] == {"gpufabric_activation": {"method": "reboot", "level": 3}}
-    assert result["rebooted"] is True and result["changed"] is True
+    assert result["rebooted"] is True and result["changed"] is True and result["level"] == 3
+    assert result["msg"] == "reset not supported on %s; rebooted the host to activate everything pending" % A
     assert ran(plugin)[1:] == [("gpufabric.mlnx.mlx_info", {"tool": "auto"}),
                                ("gpufabric.mlnx.mlx_info", {"tool": "auto", "nv_config": True})]
     assert reboot.run.call_count == 1
