@@ -108,7 +108,7 @@ options:
       - In check mode, the cards (PCI addresses) that earlier steps of the run would leave pending - nothing was
         burned or set, so the cards cannot show it yet (the firmware and nic_config roles'
         C(gpufabric_firmware_pending_devices) and C(gpufabric_nv_pending_devices)). They are planned as if pending,
-        so RV(changed), RV(level) and the activation predict what the real run does.
+        so C(changed), RV(level) and the activation predict what the real run does.
       - Not used outside check mode, where every card is read as it is.
     type: list
     elements: str
