@@ -12,7 +12,8 @@ molecule scenarios' containers.)
 
     sim = simulated(tmp_path, "srv-r01-01", "cx6dx-roce")
     ran = run(tmp_path, {"srv-r01-01": sim_vars(sim, gpufabric_activate_allow_reboot=True)}, play("activate"))
-    assert ran.ok and ran.task("Record the activation")["ansible_facts"]["gpufabric_activation"]["method"] == "none"
+    activation = ran.task("Activate everything pending with ONE firmware reset or ONE reboot (reads every card itself)")
+    assert ran.ok and activation["ansible_facts"]["gpufabric_activation"]["method"] == "none"
 """
 import hashlib
 import json

@@ -251,7 +251,7 @@ def _describe_kinds(needed):
 
 
 def decide(states: Sequence[Mapping], *, level: int | str = "auto", only_if_pending: bool = True,
-           protected: Mapping[str, Sequence[str]] | None = None) -> dict:
+           protected: Mapping[str, Sequence[str]] | None = None, predicted: Sequence[str] = ()) -> dict:
     """Pure decision for one host.
 
     ``states``: ``[{"device", "supported_levels", "pending": {"firmware": bool, "nv_config": [...]}}]``.
@@ -261,10 +261,12 @@ def decide(states: Sequence[Mapping], *, level: int | str = "auto", only_if_pend
     Returns ``{"level", "reset_supported", "reboot_required", "unsupported": [...], "management": [...],
     "actions": {device: (action, reason)}}``. ``level`` is the level used (or that would be
     needed when ``reset_supported`` is false), None when nothing is to be reset.
+    ``predicted``: the cards (function 0) that earlier steps of this run would leave pending (a check run: nothing was
+    burned or set); they are planned as if pending - as a forced reset of the card when nothing is pending on it now.
     Raises InvalidValue when an explicitly named level cannot activate what is pending.
     """
     protected = protected or {}
-    targets = [s for s in states if kinds(s["pending"]) or not only_if_pending]
+    targets = [s for s in states if kinds(s["pending"]) or not only_if_pending or s["device"] in predicted]
     actions = {s["device"]: (NONE, "nothing pending") for s in states}
     plan = {"level": None, "reset_supported": True, "reboot_required": False, "unsupported": [], "management": [],
             "actions": actions}
@@ -325,7 +327,8 @@ def decide(states: Sequence[Mapping], *, level: int | str = "auto", only_if_pend
     for s in targets:
         what = kinds(s["pending"])
         actions[s["device"]] = (RESET, ("activates the pending %s" % _describe_kinds(what)) if what
-                                else "reset requested (only_if_pending is false)")
+                                else "activates what this run would leave pending (predicted_pending)"
+                                if s["device"] in predicted else "reset requested (only_if_pending is false)")
     return plan
 
 
@@ -425,10 +428,12 @@ def _entry(state, action, reason, level):
 
 def converge(runner: Runner, selected: Sequence[str], *, discovered: Sequence[dict] | None = None,
              state: str = "reset", level: object = "auto", only_if_pending: bool = True, check_mode: bool = False,
-             output_format: str = "auto", protected: Mapping[str, Sequence[str]] | None = None) -> dict:
+             output_format: str = "auto", protected: Mapping[str, Sequence[str]] | None = None,
+             predicted: Sequence[str] = ()) -> dict:
     """Query (and with ``state=reset`` activate) the pending changes of ``selected`` devices.
 
     ``protected``: ``{card: [interfaces]}`` of the management connection (``mgmt_cards``), see ``decide``.
+    ``predicted``: PCI addresses of cards an earlier step of this run would leave pending (check mode), see ``decide``.
 
     Returns ``{"devices", "level", "reset_supported", "reboot_required", "unsupported",
     "changed", "failed"}``; ``failed`` maps a device to what went wrong after its reset (the
@@ -439,7 +444,8 @@ def converge(runner: Runner, selected: Sequence[str], *, discovered: Sequence[di
     query = Query(runner, output_format=output_format)
     read = plan_all(lambda unit: read_unit(runner, query, unit), units(selected, discovered=discovered))
     states = [res for _unit, res in read]
-    plan = decide(states, level=level, only_if_pending=only_if_pending, protected=protected)
+    forced = {devices_.card_of(name) + ".0" for name in predicted if devices_.is_pci(name)}
+    plan = decide(states, level=level, only_if_pending=only_if_pending, protected=protected, predicted=forced)
 
     entries = []
     for st in states:
@@ -485,3 +491,20 @@ def converge(runner: Runner, selected: Sequence[str], *, discovered: Sequence[di
         else:
             entry["after"] = after
     return result
+
+
+# ---------------------------------------------------------------- reporting (after a reboot)
+
+def after_reboot_problem(host: str, method: str, before: Sequence[Mapping], after: Sequence[Mapping]) -> str | None:
+    """Why the host is not done after its ``method`` (``reboot``): a device of ``before`` missing (mlx_info's
+    ``devices`` before the reboot) or something still pending in ``after`` (read with ``nv_config``); None when all
+    is well."""
+    fw_left = [d["address"] for d in after if d.get("fw_pending")]
+    nv_left = [d["address"] for d in after if d.get("pending_nv")]
+    if len(after) == len(before) and not fw_left and not nv_left:
+        return None
+    present = [d["address"] for d in after]
+    missing = [d["address"] for d in before if d["address"] not in present]
+    return ("%s after the %s: %d devices before, %d after (missing: %s); firmware still pending on %s; NV config still "
+            "pending on %s" % (host, method, len(before), len(after), ", ".join(missing) or "none",
+                               ", ".join(fw_left) or "none", ", ".join(nv_left) or "none"))

@@ -853,6 +853,49 @@ def firmware_images(matrix: Any, firmware_dir: Any) -> list[dict]:
     return out
 
 
+def firmware_plan(devices: Any, matrix: Any, firmware_dir: Any) -> dict:
+    """The firmware step of one host from its cards (mlx_info's ``devices``) and the matrix, decided before anything
+    is burned: ``{targets, refused, burn, images, allow_downgrade, pending}``.
+
+    ``targets``: ``firmware_targets``; ``refused``: the sentence that stops the host (``the matrix refuses N card(s),
+    nothing was burned: ADDRESS: REASON; ...``) or None; ``burn``: the addresses of the cards to burn; ``images``:
+    the images of their PSIDs under ``firmware_dir`` (the ``images`` of gpufabric.mlnx.mlx_firmware);
+    ``allow_downgrade``: a card to burn is a downgrade the matrix allows; ``pending``: the cards whose pinned
+    firmware is burned and waits for an activation.
+    """
+    targets = firmware_targets(devices, matrix)
+    refused = [t for t in targets if t["action"] == REFUSED]
+    burn = [t for t in targets if t["action"] == BURN]
+    psids = {t["psid"].upper() for t in burn}
+    return {
+        "targets": targets,
+        "refused": ("the matrix refuses %d card(s), nothing was burned: %s" % (
+            len(refused), "; ".join("%s: %s" % (t["address"], t["reason"]) for t in refused))) if refused else None,
+        "burn": [t["address"] for t in burn],
+        "images": [im for im in firmware_images(matrix, firmware_dir) if im["psid"].upper() in psids] if burn else [],
+        "allow_downgrade": any(t["downgrade"] for t in burn),
+        "pending": [t["address"] for t in targets if t["action"] == PENDING],
+    }
+
+
+def firmware_summary(plan: dict) -> str:
+    """The ``msg`` of a firmware step with nothing to burn: the cards at the pin and those waiting for an activation."""
+    at_pin = [t["address"] for t in plan["targets"] if t["action"] == NONE]
+    return "nothing to burn: %d card(s) at the pinned firmware%s" % (
+        len(at_pin), ("; activation pending on %s" % ", ".join(plan["pending"])) if plan["pending"] else "")
+
+
+def firmware_pending(plan: dict, burned: Sequence[dict] = ()) -> dict:
+    """The firmware step's facts: the cards that wait for an activation - those a burn of this run left pending
+    (``burned``: mlx_firmware's ``devices``; in check mode those that would be) and those already pending - once each,
+    in that order."""
+    pending = []
+    for address in [d["device"] for d in burned if d.get("pending_reset")] + list(plan["pending"]):
+        if address not in pending:
+            pending.append(address)
+    return {"gpufabric_firmware_pending_devices": pending, "gpufabric_firmware_pending_reset": bool(pending)}
+
+
 # ---------------------------------------------------------------- one leaf x the pinned switch OS
 
 UPGRADE = "upgrade"

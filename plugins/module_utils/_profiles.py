@@ -119,3 +119,11 @@ def assign(devices: list[dict], profiles: dict, assignments: list) -> dict[str, 
         if name:
             out.setdefault(name, []).append(address)
     return out
+
+
+def configs(devices: list[dict], profiles: dict, assignments: list) -> list[dict]:
+    """``[{name, device, params}]``: one ``gpufabric.mlnx.mlxconfig`` config per NV profile that a device has (the PCI
+    addresses of function 0 of its cards, first matching assignment wins), in the order of ``assign``: a profile
+    where its first device is in ``devices``."""
+    return [{"name": name, "device": addresses, "params": profiles[name]}
+            for name, addresses in assign(devices, profiles, assignments).items()]

@@ -26,6 +26,12 @@ description:
     earlier run has not been activated yet. Activate with M(gpufabric.mlnx.mlx_fwreset) or a reboot.
   - A device whose PSID no image covers is reported as RV(devices[].action=skipped) with a reason, unless
     O(require_image=true).
+  - With O(matrix) the task decides per card from the version matrix itself (the P(gpufabric.mlnx.fw_targets#filter)
+    decision - burn, nothing, pending activation, or refused with the reason), refuses the host before anything is
+    burned or fetched when a card is refused, burns only the cards to burn with the images of their PSIDs (under
+    O(firmware_dir)), and returns which cards wait for an activation as RV(ansible_facts) - what the
+    P(gpufabric.mlnx.firmware#role) role runs as its one task. A host with nothing to burn costs no module run
+    when O(nic_devices) is given.
 author:
   - gpufabric.mlnx contributors (@gpufabric)
 extends_documentation_fragment:
@@ -43,9 +49,9 @@ options:
       - The firmware pinned per PSID. Each device gets the image whose O(images[].psid) equals its PSID.
       - Only images that some device will be burned with are verified and need to be present on the host; a host
         already on the pinned versions needs no image file.
+      - Required unless O(matrix) is given (the images are then the matrix's, under O(firmware_dir)).
     type: list
     elements: dict
-    required: true
     suboptions:
       psid:
         description:
@@ -139,8 +145,50 @@ options:
         MFT or mstflint, else the PSID and version cannot be read and a problem says so.
     type: bool
     default: false
+  matrix:
+    description:
+      - The version matrix (C(gpufabric_matrix), docs/matrix.md); its C(firmware) part is used. Per card (function
+        0 of each) the action is decided as P(gpufabric.mlnx.fw_targets#filter) decides it - V(burn) (older than
+        the pin, or a downgrade the PSID's C(allow_downgrade) permits), V(none), V(pending) (the pin is burned,
+        another version runs) or V(refused) (unknown PSID, a part number the image is not for, a downgrade the
+        matrix does not allow, firmware that could not be read).
+      - A refused card fails the task before anything is fetched or burned, naming the host, each card and why
+        (RV(targets)). Otherwise only the cards to burn are burned (O(device), O(allow_downgrade) and O(images) are
+        decided from the matrix and must not be given), and RV(ansible_facts) says which cards wait for an
+        activation.
+    type: dict
+  firmware_dir:
+    description:
+      - With O(matrix), the folder on the host that holds (or receives) the matrix's images, C(<firmware_dir>/<image>).
+    type: path
+    default: /var/lib/gpufabric/firmware
+  nic_devices:
+    description:
+      - With O(matrix), the host's NVIDIA devices as M(gpufabric.mlnx.mlx_info) returns them (RV(gpufabric.mlnx.mlx_info#module:devices);
+        the preflight's C(gpufabric_nic_devices)). Not given - the task reads them first, as M(gpufabric.mlnx.mlx_info)
+        does.
+    type: list
+    elements: dict
+  mirror:
+    description:
+      - With O(matrix), an HTTP mirror of the images, its base URL (the firmware role's C(gpufabric_firmware_mirror)) -
+        only when a card is to be burned, each image of the PSIDs to burn is fetched on the host from
+        C(<mirror>/<image>) into O(firmware_dir) (folder created 0755, file 0644, owner root) by
+        M(ansible.builtin.get_url) with the sha256 the matrix pins, before anything is burned; an image that does
+        not arrive or has another sha256 fails the task naming the image, the URL and both checksums, nothing is
+        burned and the file is not kept. O(src) is not used then.
+      - An http:// or https:// URL of ASCII letters, digits and C(. _ ~ % + -) (P(gpufabric.mlnx.mirror_downloads#filter));
+        anything else fails naming the host and the variable. Empty - no mirror.
+    type: str
+    default: ""
+  mirror_timeout:
+    description: Seconds one request to O(mirror) may take.
+    type: int
+    default: 60
 notes:
   - Images are verified on the managed host, as sent with O(src) or already there.
+  - O(matrix) with O(src) or O(mirror) is decided on the controller by the task's action (from O(nic_devices), or
+    after reading the host's devices) before an image is sent or fetched; the module is run only to burn.
   - The burn runs C(flint -d DEV -i IMAGE -y burn); a burn that fails on one device does not stop the others,
     the task fails at the end listing RV(failed_devices).
 seealso:
@@ -265,6 +313,39 @@ image_problems:
   elements: str
   sample:
     - "images[0] (PSID MT_0000000838, version 28.43.2566, /srv/fw/cx7.bin): /srv/fw/cx7.bin is not a file on this host"
+targets:
+  description:
+    - With O(matrix), the decision per card, as P(gpufabric.mlnx.fw_targets#filter) returns it (C(address),
+      C(psid), C(part_number), C(current), C(target), C(action) V(burn), V(none), V(pending) or V(refused),
+      C(reason), C(downgrade)).
+  returned: when O(matrix) is given
+  type: list
+  elements: dict
+  sample:
+    - {address: "0000:18:00.0", card: "0000:18:00", psid: MT_0000000838, part_number: MCX75310AAS-NEAT,
+       current: {burned: 28.42.1000, running: 28.42.1000}, action: burn, reason: 28.42.1000 -> 28.43.2566,
+       target: {version: 28.43.2566, image: fw-ConnectX7.bin, sha256: 92a5...}, downgrade: false}
+images_fetched:
+  description: With O(mirror), the images fetched from the mirror into O(firmware_dir) (missing or different before).
+  returned: when O(mirror) is set and a card is burned
+  type: list
+  elements: str
+  sample: [/var/lib/gpufabric/firmware/fw-ConnectX7-rel-28_43_1014.bin]
+ansible_facts:
+  description: With O(matrix), the facts the P(gpufabric.mlnx.activate#role) role reads (docs/role_facts.md).
+  returned: when O(matrix) is given and the task succeeds
+  type: dict
+  contains:
+    gpufabric_firmware_pending_devices:
+      description:
+        - PCI addresses of the cards whose burned firmware waits for an activation - burned now (in check mode,
+          would be) or earlier and not activated since.
+      type: list
+      elements: str
+      sample: ["0000:18:00.0"]
+    gpufabric_firmware_pending_reset:
+      description: At least one card waits for an activation of its firmware.
+      type: bool
 failed_devices:
   description: Devices whose burn failed, with the tool's words (rc and C(-E-) lines).
   returned: when a device failed
@@ -276,6 +357,8 @@ from ansible.module_utils.basic import AnsibleModule
 
 from ansible_collections.gpufabric.mlnx.plugins.module_utils import _devices as devices_
 from ansible_collections.gpufabric.mlnx.plugins.module_utils import _firmware as firmware
+from ansible_collections.gpufabric.mlnx.plugins.module_utils import _matrix as matrix_
+from ansible_collections.gpufabric.mlnx.plugins.module_utils._info import gather
 from ansible_collections.gpufabric.mlnx.plugins.module_utils._errors import MlnxError
 from ansible_collections.gpufabric.mlnx.plugins.module_utils._module import ansible_module
 from ansible_collections.gpufabric.mlnx.plugins.module_utils._runner import TOOL_ARGSPEC, Runner
@@ -295,7 +378,12 @@ def main():
     module = ansible_module(
         AnsibleModule,
         argument_spec=dict(
-            images=dict(type="list", elements="dict", required=True, options=IMAGE_SPEC),
+            images=dict(type="list", elements="dict", options=IMAGE_SPEC),
+            matrix=dict(type="dict"),
+            firmware_dir=dict(type="path", default="/var/lib/gpufabric/firmware"),
+            nic_devices=dict(type="list", elements="dict"),
+            mirror=dict(type="str", default=""),
+            mirror_timeout=dict(type="int", default=60),
             device=dict(type="list", elements="str", default=["all"], aliases=["devices"]),
             allow_downgrade=dict(type="bool", default=False),
             allow_psid_change=dict(type="bool", default=False),
@@ -304,12 +392,17 @@ def main():
             verify_only=dict(type="bool", default=False),
             **TOOL_ARGSPEC
         ),
+        required_one_of=[("images", "matrix")],
+        mutually_exclusive=[("images", "matrix")],
         supports_check_mode=True,
     )
     params = module.params
+    plan = None
     try:
         runner = Runner(tool=params["tool"], timeout=params["timeout"])
-        images = firmware.normalize_images(params["images"])
+        if params["matrix"] is not None:
+            plan = _matrix_plan(module, runner)
+        images = firmware.normalize_images(params["images"] if plan is None else plan["images"])
         devices_.check_names(params["device"])   # before any tool runs
         devices_.check_tool(params["device"], runner)
         if params["verify_only"]:
@@ -318,13 +411,15 @@ def main():
         found = None
         if devices_.needs_discovery(params["device"], None) or any(im["part_numbers"] for im in images):
             found = devices_.discover(runner)
-        selected = firmware.one_per_card(devices_.select(params["device"], None, found))
+        selected = firmware.one_per_card(devices_.select(params["device"] if plan is None else plan["burn"], None, found))
         installed = []
         results = firmware.converge(
-            runner, selected, images, check_mode=module.check_mode, allow_downgrade=params["allow_downgrade"],
+            runner, selected, images, check_mode=module.check_mode,
+            allow_downgrade=params["allow_downgrade"] if plan is None else plan["allow_downgrade"],
             allow_psid_change=params["allow_psid_change"], require_image=params["require_image"],
             part_numbers={d["address"]: d.get("part_number") for d in found or []},
-            staged={im["path"]: im["copy_from"] for im in params["images"] if im.get("copy_from")}, installed=installed)
+            staged={im["path"]: im["copy_from"] for im in params["images"] or [] if im.get("copy_from")},
+            installed=installed)
     except MlnxError as err:
         module.fail_json(**err.fail_kwargs())
 
@@ -338,10 +433,36 @@ def main():
         diff=dict(before={r["device"]: r["before"]["burned"] for r in done},
                   after={r["device"]: r["after"]["burned"] for r in done}),
     )
+    if plan is not None:
+        out.update(targets=plan["targets"], ansible_facts=matrix_.firmware_pending(plan, done))
     if failed:
+        out.pop("ansible_facts", None)
         module.fail_json(msg="firmware burn failed on %d of %d devices: %s"
                          % (len(failed), len(results), "; ".join(failed.values())), failed_devices=failed, **out)
     module.exit_json(msg=firmware.summary(done, check_mode=module.check_mode), **out)
+
+
+def _matrix_plan(module, runner):
+    """With ``matrix``: the cards decided from the matrix (the host's devices read here unless ``nic_devices`` are
+    given); exits when a card is refused or nothing is to be burned, else the plan of the burn."""
+    params = module.params
+    for name in ("device", "allow_downgrade"):
+        if params[name] != module.argument_spec[name]["default"]:
+            raise MlnxError("%s is decided from matrix per card: leave it out" % name, parameter=name)
+    if params["mirror"]:
+        raise MlnxError("mirror is fetched by the task's action (run gpufabric.mlnx.mlx_firmware as a task, not as a "
+                        "bare module)", parameter="mirror")
+    found = params["nic_devices"]
+    if found is None:
+        found = gather(runner, host=runner.host)["devices"]
+    plan = matrix_.firmware_plan(found, params["matrix"], params["firmware_dir"])
+    if plan["refused"]:
+        module.fail_json(msg=plan["refused"], targets=plan["targets"])
+    if not plan["burn"]:
+        module.exit_json(changed=False, devices=[], pending_reset=bool(plan["pending"]), images_installed=[],
+                         targets=plan["targets"], ansible_facts=matrix_.firmware_pending(plan),
+                         msg=matrix_.firmware_summary(plan))
+    return plan
 
 
 if __name__ == "__main__":

@@ -26,6 +26,12 @@ description:
     parameter still pending - and the task fails naming each card that is not.
   - With O(state=query) the module reports the supported levels, what is pending and what a reset would do, and
     changes nothing.
+  - As a task (its action) it is the host's ONE activation, what the P(gpufabric.mlnx.activate#role) role runs. No
+    reset when O(reboot_required) says a reboot is due anyway. When a reboot is needed and O(allow_reboot=true), the
+    devices are read, the host is rebooted with M(ansible.builtin.reboot) and every device is read again (the task
+    fails, naming the host, when one is missing or something is still pending). The activation is returned as
+    RV(ansible_facts) (C(gpufabric_activation) - V(none), V(fwreset), V(reboot) or V(pending), a reboot that was
+    needed but not allowed).
 author:
   - gpufabric.mlnx contributors (@gpufabric)
 extends_documentation_fragment:
@@ -97,6 +103,39 @@ options:
         takes its link down (every level but V(0)); the host gets RV(reboot_required) instead.
     type: bool
     default: false
+  predicted_pending:
+    description:
+      - In check mode, the cards (PCI addresses) that earlier steps of the run would leave pending - nothing was
+        burned or set, so the cards cannot show it yet (the firmware and nic_config roles'
+        C(gpufabric_firmware_pending_devices) and C(gpufabric_nv_pending_devices)). They are planned as if pending,
+        so C(changed), RV(level) and the activation predict what the real run does.
+      - Not used outside check mode, where every card is read as it is.
+    type: list
+    elements: str
+    default: []
+  reboot_required:
+    description:
+      - Something else waits for a reboot (a new driver, a kernel command line the host did not boot with) - no card
+        is reset - the reboot activates everything - and the host is rebooted (O(allow_reboot)) or reported pending.
+    type: bool
+    default: false
+  allow_reboot:
+    description:
+      - When a reboot is needed (O(reboot_required), or a card that cannot be reset), reboot the host in this task
+        with M(ansible.builtin.reboot) and read every device again afterwards. V(false) - the activation is
+        V(pending) and the caller reports it.
+    type: bool
+    default: false
+  reboot_timeout:
+    description: With O(allow_reboot), seconds to wait for the host to come back (M(ansible.builtin.reboot)'s C(reboot_timeout)).
+    type: int
+    default: 1800
+  reboot_command:
+    description: With O(allow_reboot), the command M(ansible.builtin.reboot) runs instead of its default.
+    type: str
+  boot_time_command:
+    description: With O(allow_reboot), a command whose output changes on every boot, for M(ansible.builtin.reboot).
+    type: str
 notes:
   - A reset drops the card's links for a few seconds and restarts its driver instances. The card that carries the
     management connection is found (O(mgmt_interface)) and never reset unless O(allow_mgmt_reset=true); when the
@@ -238,6 +277,27 @@ msg:
   returned: always
   type: str
   sample: reset 0000:18:00.0, 0000:40:00.0 at level 3 (driver restart and PCI reset)
+rebooted:
+  description: The task rebooted the host (in check mode, would).
+  returned: always
+  type: bool
+reset:
+  description:
+    - The firmware reset's own result (RV(devices), RV(level), RV(msg), ...), as the module returned it to the task's
+      action; null when O(reboot_required) skipped it.
+  returned: always
+  type: dict
+ansible_facts:
+  description: The activation of the host (docs/role_facts.md); the rails and roce_qos roles read it in check mode.
+  returned: when the task succeeds
+  type: dict
+  contains:
+    gpufabric_activation:
+      description:
+        - C(method) - V(none), V(fwreset), V(reboot) or V(pending) (a reboot is needed and O(allow_reboot) is
+          false); C(level) - the firmware reset level, or null. In check mode, the activation the run would do.
+      type: dict
+      sample: {method: fwreset, level: 3}
 failed_devices:
   description: Cards whose reset failed, that disappeared, or that still have something pending after the reset, with what happened.
   returned: on failure after a reset
@@ -267,6 +327,12 @@ def main():
             mgmt_interface=dict(type="str"),
             mgmt_address=dict(type="str"),
             allow_mgmt_reset=dict(type="bool", default=False),
+            predicted_pending=dict(type="list", elements="str", default=[]),
+            reboot_required=dict(type="bool", default=False),
+            allow_reboot=dict(type="bool", default=False),
+            reboot_timeout=dict(type="int", default=1800),
+            reboot_command=dict(type="str"),
+            boot_time_command=dict(type="str"),
             **TOOL_ARGSPEC
         ),
         supports_check_mode=True,
@@ -276,7 +342,12 @@ def main():
         runner = Runner(tool=params["tool"], timeout=params["timeout"])
         check_mgmt_interface(params["mgmt_interface"])   # before any tool runs
         devices_.check_names(params["device"])
+        devices_.check_names(params["predicted_pending"], "predicted_pending")
         devices_.check_tool(params["device"], runner)
+        if params["reboot_required"] and params["state"] == "reset":
+            module.exit_json(changed=False, devices=[], level=None, reset_supported=True, reboot_required=True,
+                             unsupported=[], management=[], rebooted=False, reset=None,
+                             msg="no reset: the host waits for a reboot anyway (reboot_required)")
         level = normalize_level(params["level"])
         names = params["device"]
         found = None
@@ -296,7 +367,8 @@ def main():
                             "no interface holds the address Ansible connects to); resetting without that guard - "
                             "set mgmt_interface")
         result = converge(runner, selected, discovered=found, state=params["state"], level=level,
-                          only_if_pending=params["only_if_pending"], check_mode=module.check_mode, protected=protected)
+                          only_if_pending=params["only_if_pending"], check_mode=module.check_mode, protected=protected,
+                          predicted=params["predicted_pending"] if module.check_mode else ())
     except MlnxError as err:
         module.fail_json(**err.fail_kwargs())
 

@@ -85,6 +85,28 @@ options:
         description: As O(params).
         type: dict
         required: true
+  profiles:
+    description:
+      - Named NV parameter sets (C(gpufabric_nic_config_profiles), the matrix's C(nv_profiles)), a mapping of profile
+        name to O(params). With O(assignments) each card of the host gets the first profile whose assignment matches
+        it - what the P(gpufabric.mlnx.nv_configs#filter) filter gives as O(configs) - and the task returns which
+        cards then wait for a reset as RV(ansible_facts) (what the P(gpufabric.mlnx.nic_config#role) role runs as its
+        one task). Instead of O(configs)/O(device)/O(part_number)/O(params).
+      - No assignment matching a card - nothing is read with the NV tool and nothing is written.
+    type: dict
+  assignments:
+    description:
+      - With O(profiles), which card gets which profile, tried in order, the first match wins; each item has
+        C(profile) and one or more of C(part_numbers), C(pci), C(device_types) (docs/matrix.md).
+    type: list
+    elements: dict
+  nic_devices:
+    description:
+      - With O(profiles), the host's NVIDIA devices as M(gpufabric.mlnx.mlx_info) returns them (RV(gpufabric.mlnx.mlx_info#module:devices);
+        the preflight's C(gpufabric_nic_devices)) to match the assignments against. Not given - read here, as
+        M(gpufabric.mlnx.mlx_info) reads them (only when there is an assignment).
+    type: list
+    elements: dict
   output_format:
     description:
       - How to read the query. V(json) uses mlxconfig's C(-j FILE) (MFT only), V(text) parses the table,
@@ -191,6 +213,25 @@ devices:
     pending_reset:
       description: True when the device needs a firmware reset or reboot to run its next-boot configuration.
       type: bool
+configs:
+  description: With O(profiles), the O(configs) the assignments gave for the host's cards (one per profile).
+  returned: when O(profiles) is given
+  type: list
+  elements: dict
+  sample: [{name: roce_compute, device: ["0000:18:00.0"], part_number: null, params: {LINK_TYPE_P1: ETH}}]
+ansible_facts:
+  description: With O(profiles), the facts the P(gpufabric.mlnx.activate#role) role reads (docs/role_facts.md).
+  returned: when O(profiles) is given and the task succeeds
+  type: dict
+  contains:
+    gpufabric_nv_pending_devices:
+      description: PCI addresses of the cards whose NV configuration waits for a reset (in check mode, would).
+      type: list
+      elements: str
+      sample: ["0000:18:00.0"]
+    gpufabric_nv_pending_reset:
+      description: At least one card's NV configuration waits for a reset.
+      type: bool
 failed_devices:
   description: Devices whose write failed, with the tool's words.
   returned: when a device failed
@@ -211,8 +252,10 @@ from ansible.module_utils.basic import AnsibleModule
 
 from ansible_collections.gpufabric.mlnx.plugins.module_utils import _devices as devices_
 from ansible_collections.gpufabric.mlnx.plugins.module_utils._errors import MlnxError
+from ansible_collections.gpufabric.mlnx.plugins.module_utils._info import gather
 from ansible_collections.gpufabric.mlnx.plugins.module_utils._mlxconfig import converge_each, normalize_desired, per_device
 from ansible_collections.gpufabric.mlnx.plugins.module_utils._module import ansible_module
+from ansible_collections.gpufabric.mlnx.plugins.module_utils._profiles import configs as profile_configs
 from ansible_collections.gpufabric.mlnx.plugins.module_utils._runner import TOOL_ARGSPEC, Runner
 
 CONFIG_SPEC = dict(
@@ -232,18 +275,26 @@ def main():
             params=dict(type="dict"),
             configs=dict(type="list", elements="dict", options=CONFIG_SPEC,
                          required_one_of=[("device", "part_number")]),
+            profiles=dict(type="dict"),
+            assignments=dict(type="list", elements="dict"),
+            nic_devices=dict(type="list", elements="dict"),
             output_format=dict(type="str", default="auto", choices=["auto", "json", "text"]),
             **TOOL_ARGSPEC
         ),
-        required_one_of=[("device", "part_number", "configs")],
-        required_by={"device": "params", "part_number": "params"},
-        mutually_exclusive=[("configs", "device"), ("configs", "part_number"), ("configs", "params")],
+        required_one_of=[("device", "part_number", "configs", "profiles")],
+        required_by={"device": "params", "part_number": "params", "assignments": "profiles", "nic_devices": "profiles"},
+        mutually_exclusive=[("configs", "device"), ("configs", "part_number"), ("configs", "params"),
+                            ("profiles", "configs"), ("profiles", "device"), ("profiles", "part_number"),
+                            ("profiles", "params")],
         supports_check_mode=True,
     )
     params = module.params
-    configs = params["configs"] if params["configs"] is not None else [
-        dict(name=None, device=params["device"], part_number=params["part_number"], params=params["params"])]
+    by_profile = params["profiles"] is not None
     try:
+        if by_profile:
+            params["configs"] = _profile_configs(params)
+        configs = params["configs"] if params["configs"] is not None else [
+            dict(name=None, device=params["device"], part_number=params["part_number"], params=params["params"])]
         for index, config in enumerate(configs):   # every device name and NV parameter, before any tool runs
             where = "configs[%d]" % index if params["configs"] is not None else None
             devices_.check_names(config["device"], "%s.device" % where if where else "device")
@@ -271,13 +322,30 @@ def main():
         devices=done,
         diff=dict(before={r["device"]: r["before"] for r in done}, after={r["device"]: r["after"] for r in done}),
     )
+    if by_profile:
+        out["configs"] = params["configs"]
     if failed:
         first = errors[0][1].fail_kwargs() if isinstance(errors[0][1], MlnxError) else {}
         details = {k: v for k, v in first.items() if k in ("parameter", "allowed")}
         module.fail_json(msg="NV configuration failed on %d of %d devices: %s"
                          % (len(failed), len(results), "; ".join(failed.values())), failed_devices=failed,
                          **dict(out, **details))
+    if by_profile:
+        pending = [r["device"] for r in done if r["pending_reset"]]
+        out["ansible_facts"] = dict(gpufabric_nv_pending_devices=pending, gpufabric_nv_pending_reset=bool(pending))
     module.exit_json(**out)
+
+
+def _profile_configs(params):
+    """``configs`` from ``profiles`` and ``assignments`` for the host's cards (read here unless ``nic_devices`` are
+    given; not read when nothing is assigned)."""
+    assignments = params["assignments"] or []
+    found = params["nic_devices"]
+    if found is None:
+        runner = Runner(tool=params["tool"], timeout=params["timeout"])
+        found = gather(runner, host=runner.host)["devices"] if assignments else []
+    return [dict(name=c["name"], device=c["device"], part_number=None, params=c["params"])
+            for c in profile_configs(found, params["profiles"], assignments)]
 
 
 if __name__ == "__main__":

@@ -31,7 +31,7 @@ from jinja2 import Undefined
 
 from ansible_collections.gpufabric.mlnx.plugins.module_utils._errors import InvalidValue
 from ansible_collections.gpufabric.mlnx.plugins.module_utils._platform import GOVERNOR_RE
-from ansible_collections.gpufabric.mlnx.plugins.module_utils._profiles import assign
+from ansible_collections.gpufabric.mlnx.plugins.module_utils._profiles import configs
 from ansible_collections.gpufabric.mlnx.plugins.module_utils._validate import IFNAME_ALLOWED, IFNAME_RE, kind_of
 
 try:
@@ -214,8 +214,7 @@ def nv_configs(devices: Iterable[Mapping[str, Any]], profiles: Mapping[str, Mapp
     """``[{name, device, params}]``: one ``gpufabric.mlnx.mlxconfig`` config per NV profile that a device has
     (the PCI addresses of function 0 of its cards, first matching assignment wins), in the order of ``assign``:
     a profile where its first device is in ``devices``."""
-    return [{"name": name, "device": addresses, "params": profiles[name]}
-            for name, addresses in assign(devices, profiles, assignments).items()]
+    return configs(devices, profiles, assignments)
 
 
 # ------------------------------------------------------------------------------------------ PCIe links

@@ -33,16 +33,19 @@ def tasks_of(items):
 def module_facts(name):
     """The ``gpufabric_*`` facts that the collection's module (or action) ``name`` returns as ``ansible_facts``: the
     keys its RETURN documentation lists under ``ansible_facts`` - a task of such a module sets them as a set_fact
-    would (one task instead of a call and a set_fact)."""
+    would (one task instead of a call and a set_fact) - and the option a task must give for that, when the
+    ``returned`` of ``ansible_facts`` names one (``when O(matrix) is given``), else None: ``(facts, option)``."""
     path = REPO / "plugins" / "modules" / ("%s.py" % name)
     if not path.is_file():
-        return frozenset()
+        return frozenset(), None
     for node in ast.parse(path.read_text()).body:
         if isinstance(node, ast.Assign) and any(getattr(t, "id", None) == "RETURN" for t in node.targets):
             returned = yaml.safe_load(ast.literal_eval(node.value)) or {}
-            contains = (returned.get("ansible_facts") or {}).get("contains") or {}
-            return frozenset(key for key in contains if key.startswith("gpufabric_"))
-    return frozenset()
+            doc = returned.get("ansible_facts") or {}
+            option = re.search(r"\bO\((\w+)\)", str(doc.get("returned") or ""), re.ASCII)
+            return (frozenset(key for key in doc.get("contains") or {} if key.startswith("gpufabric_")),
+                    option.group(1) if option else None)
+    return frozenset(), None
 
 
 def facts_set(items):
@@ -51,7 +54,9 @@ def facts_set(items):
     for task in tasks_of(items):
         for key in task:
             if str(key).startswith("gpufabric.mlnx."):
-                out.update(module_facts(key.split(".")[-1]))
+                facts, option = module_facts(key.split(".")[-1])
+                if option is None or (isinstance(task[key], dict) and option in task[key]):
+                    out.update(facts)
         for module in SET_FACT:
             if isinstance(task.get(module), dict):
                 out.update(key for key in task[module] if key.startswith("gpufabric_"))
@@ -143,10 +148,15 @@ def test_a_module_that_returns_facts_sets_them(tmp_path, monkeypatch):
                                   '  contains:\n    gpufabric_m_done: {description: y, type: bool}\n    other: {description: z, type: int}\n'
                                   'msg: {description: m, returned: always, type: str}\n"""\n')
     (modules / "n.py").write_text('RETURN = r"""\nmsg: {description: m, returned: always, type: str}\n"""\n')
+    (modules / "o.py").write_text('RETURN = r"""\nansible_facts:\n  description: x\n  returned: when O(plan) is given\n'
+                                  '  type: dict\n  contains:\n    gpufabric_o_done: {description: y, type: bool}\n"""\n')
     monkeypatch.setattr(__import__(__name__), "REPO", tmp_path)
     module_facts.cache_clear()
     try:
         tasks = [{"gpufabric.mlnx.m": {}}, {"gpufabric.mlnx.n": {}}, {"gpufabric.mlnx.absent": {}}, {"other.ns.m": {}}]
         assert facts_set(tasks) == {"gpufabric_m_done"}
+        # facts returned only with an option: set by a task that gives it, not by one that does not
+        assert facts_set([{"gpufabric.mlnx.o": {"verify": True}}]) == set()
+        assert facts_set([{"gpufabric.mlnx.o": {"plan": "{{ x }}"}}]) == {"gpufabric_o_done"}
     finally:
         module_facts.cache_clear()

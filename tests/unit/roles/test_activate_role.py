@@ -11,9 +11,8 @@ from _roleplay import play, run, sim_vars, simulated
 
 HOST = "srv-r01-01"
 A, B = "0000:3b:00.0", "0000:d8:00.0"   # the two ConnectX-6 Dx cards of the cx6dx-roce profile
-RESET = "Firmware reset at the lowest level that activates every pending change (reads every card itself)"
-REBOOT = "Reboot (ONE activation for everything pending)"
-RECORD = "Record the activation"
+# The role's one task (mlx_fwreset's action): the reset or the reboot, the reads after it, gpufabric_activation.
+ACTIVATE = "Activate everything pending with ONE firmware reset or ONE reboot (reads every card itself)"
 
 
 @pytest.fixture
@@ -25,8 +24,13 @@ def activate(tmp_path, sim, check=False, **role_vars):
     """The activate role on ``sim`` (reboots allowed unless ``role_vars`` say otherwise) -> (Run, activation)."""
     ran = run(tmp_path, {HOST: sim_vars(sim, **dict({"gpufabric_activate_allow_reboot": True}, **role_vars))},
               play("activate"), check=check)
-    activation = ran.task(RECORD, HOST, role="activate")["ansible_facts"]["gpufabric_activation"]
+    activation = ran.task(ACTIVATE, HOST, role="activate")["ansible_facts"]["gpufabric_activation"]
     return ran, activation
+
+
+def done(ran):
+    """The result of the role's one task."""
+    return ran.task(ACTIVATE, HOST, role="activate")
 
 
 def activity(sim):
@@ -46,8 +50,10 @@ def test_nothing_pending_is_neither_reset_nor_rebooted(tmp_path, sim):
         ran, activation = activate(tmp_path, sim, check=check)
         assert ran.ok, ran
         assert activation == {"method": "none", "level": None}
-        assert ran.task(REBOOT, HOST, role="activate").get("skipped"), ran
+        assert done(ran)["rebooted"] is False and done(ran)["reset"]["devices"], ran
         assert ran.stats(HOST)["changed"] == 0, ran
+        # the argument spec, the activation, and the report of a pending host (skipped)
+        assert (ran.stats(HOST)["ok"], ran.stats(HOST)["skipped"]) == (2, 1), ran
     assert activity(sim) == (0, {A: 0, B: 0})
 
 
@@ -55,13 +61,15 @@ def test_nv_pending_on_a_card_that_can_be_reset_is_one_firmware_reset_of_that_ca
     pend_nv(sim, A)
     ran, activation = activate(tmp_path, sim, check=True)   # the check run predicts it and resets nothing
     assert ran.ok, ran
-    assert activation["method"] == "fwreset" and ran.task(REBOOT, HOST, role="activate").get("skipped")
+    assert activation == {"method": "fwreset", "level": 3} and done(ran)["rebooted"] is False
+    assert done(ran)["changed"] is True
+    assert [(d["device"], d["action"]) for d in done(ran)["devices"]] == [(A, "reset"), (B, "none")]
     assert activity(sim) == (0, {A: 0, B: 0})
 
     ran, activation = activate(tmp_path, sim)
     assert ran.ok, ran
     assert activation == {"method": "fwreset", "level": 3}
-    assert ran.task(REBOOT, HOST, role="activate").get("skipped"), ran
+    assert done(ran)["rebooted"] is False, ran
     assert activity(sim) == (0, {A: 1, B: 0})
     assert json.loads(sim.mlxsim("show", "--pending"))["cx6dx0"]["nv"] == []    # the value runs now
 
@@ -73,8 +81,7 @@ def test_a_card_that_only_a_reboot_activates_is_one_reboot_for_the_whole_host(tm
     ran, activation = activate(tmp_path, sim)
     assert ran.ok, ran
     assert activation["method"] == "reboot"
-    assert ran.task(REBOOT, HOST, role="activate")["rebooted"] is True
-    assert ran.task("Nothing is pending and no device disappeared", HOST, role="activate").get("failed") is not True
+    assert done(ran)["rebooted"] is True and done(ran)["changed"] is True
     assert activity(sim) == (1, {A: 0, B: 0})              # ONE power cycle, no firmware reset before it
 
 
@@ -84,7 +91,7 @@ def test_a_new_driver_or_kernel_setting_is_one_reboot_and_no_firmware_reset(tmp_
     ran, activation = activate(tmp_path, sim, **{fact: True})
     assert ran.ok, ran
     assert activation == {"method": "reboot", "level": None}
-    assert ran.task(RESET, HOST, role="activate").get("skipped"), ran
+    assert done(ran)["reset"] is None and done(ran)["rebooted"] is True, ran
     assert activity(sim) == (1, {A: 0, B: 0})
     assert json.loads(sim.mlxsim("show", "--pending"))["cx6dx0"]["nv"] == []
 
@@ -97,7 +104,7 @@ def test_a_reboot_that_is_not_allowed_leaves_the_host_pending_and_failed(tmp_pat
     assert report["failed"] and " ".join(report["msg"].split()) == (  # the role's folded YAML keeps a newline
         "srv-r01-01 is pending activation: a reboot is needed (new driver or kernel command line) and "
         "gpufabric_activate_allow_reboot is false")
-    assert ran.task(REBOOT, HOST, role="activate").get("skipped")
+    assert done(ran)["rebooted"] is False and done(ran)["reset"] is None
 
     sim.mlxsim("fault", "add", "fwreset_unsupported", "--device", A)
     pend_nv(sim, A)

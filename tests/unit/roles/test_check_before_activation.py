@@ -25,7 +25,8 @@ def check_run(tmp_path, roles, **extra):
 def test_check_run_reports_rails_and_qos_after_the_pending_link_type_activation(tmp_path):
     ran = check_run(tmp_path, ["nic_config", "activate", "rails", "roce_qos"])
     assert ran.ok, ran
-    activation = ran.task("Record the activation", HOST, role="activate")["ansible_facts"]["gpufabric_activation"]
+    activation = ran.task("Activate everything pending with ONE firmware reset or ONE reboot (reads every card itself)",
+                          HOST, role="activate")["ansible_facts"]["gpufabric_activation"]
     assert activation["method"] == "fwreset"
 
     rails = ran.task("In check mode, wait for the driver or the activation of this run (rails that appear only after it)",

@@ -13,8 +13,8 @@ CX6, CX7, BF3 = "0000:17:00.0", "0000:65:00.0", "0000:ca:00.0"
 PROFILES = {"sriov": {"SRIOV_EN": True, "NUM_OF_VFS": 8}, "vfs16": {"SRIOV_EN": True, "NUM_OF_VFS": 16}}
 ASSIGNMENTS = [{"profile": "sriov", "part_numbers": ["MCX653105A-HDAT"]},
                {"profile": "vfs16", "part_numbers": ["MCX75310AAS-NEAT", "MCX653105A-HDAT"]}]  # CX6: first wins
+# The role's one task: the profiles applied and the facts set (gpufabric.mlnx.mlxconfig with profiles).
 APPLY = "Apply every NV profile in one task (all devices of the host read and written at the same time)"
-RECORD = "Record whether a device waits for a reset to run its NV configuration"
 
 
 @pytest.fixture
@@ -31,7 +31,7 @@ def nic_config(tmp_path, sim, check=False, assignments=None, profiles=None):
 
 
 def recorded(ran):
-    facts = ran.task(RECORD, HOST, role="nic_config")["ansible_facts"]
+    facts = ran.task(APPLY, HOST, role="nic_config")["ansible_facts"]
     return facts["gpufabric_nv_pending_reset"], sorted(facts["gpufabric_nv_pending_devices"])
 
 
@@ -82,8 +82,10 @@ def test_each_card_gets_its_profile_and_waits_for_the_activation(tmp_path, sim):
 
 def test_no_assignment_that_matches_touches_nothing(tmp_path, sim):
     ran = nic_config(tmp_path, sim, assignments=[{"profile": "sriov", "part_numbers": ["MCX623106AN-CDAT"]}])
-    assert ran.task(APPLY, HOST, role="nic_config").get("skipped")
+    applied = ran.task(APPLY, HOST, role="nic_config")
+    assert not applied["changed"] and applied["devices"] == [] and applied["configs"] == []
     assert recorded(ran) == (False, [])
+    assert ran.stats(HOST)["ok"] + ran.stats(HOST)["skipped"] == 2     # the argument spec and the one task
     assert sets(sim) == [] and sim.argvs("mlxconfig") + sim.argvs("mstconfig") == []
 
 

@@ -83,7 +83,7 @@ def test_a_compliant_host_reruns_without_any_activation(host, tmp_path):
         assert proc.returncode == 0, proc.stdout[-3000:]
         ran = results(data)
         assert not ran[KERNEL_TASK]["changed"] and not ran[KERNEL_TASK]["regenerated"]
-        assert ran["gpufabric.mlnx.activate : Record the activation"]["ansible_facts"]["gpufabric_activation"][
-            "method"] == "none"
+        assert ran["gpufabric.mlnx.activate : Activate everything pending with ONE firmware reset or ONE reboot "
+                   "(reads every card itself)"]["ansible_facts"]["gpufabric_activation"]["method"] == "none"
         assert data.stats(HOST)["changed"] == 0, [n for n, r in ran.items() if r.get("changed")]
     assert boots(host) == 1

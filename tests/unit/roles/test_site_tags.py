@@ -61,7 +61,7 @@ def test_skip_tags_firmware_leaves_activate_deciding_on_the_cards_it_reads(tmp_p
     ran = site(tmp_path, ["--skip-tags", "firmware,preflight,platform,ofed,rails,roce_qos,validate"])
     assert roles_that_ran(ran) == ["site_variables", "rail_plan", "nic_config", "activate"], ran
     assert ran.ok, ran
-    facts = ran.task("Record the activation", HOST, role="activate")["ansible_facts"]
+    facts = ran.task("Activate everything pending with ONE firmware reset or ONE reboot (reads every card itself)", HOST, role="activate")["ansible_facts"]
     assert facts["gpufabric_activation"]["method"] == "fwreset"
 
 

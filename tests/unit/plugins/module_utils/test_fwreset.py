@@ -170,6 +170,35 @@ def test_forced_reset_of_cards_with_nothing_pending_is_a_full_one():
     assert "only_if_pending" in plan["actions"][A][1]
 
 
+def test_predicted_cards_of_a_check_run_are_planned_as_pending():
+    """A check run: the firmware / nic_config steps would leave A pending (nothing written yet): A is planned as a
+    reset, at the full level a card with nothing pending now gets; B, pending now, is reset too; C is left."""
+    plan = fr.decide([st(A, (0, 3, 4)), st(B, (0, 3, 4), firmware=True), st(C)], predicted={A})
+    assert plan["level"] == 0 and actions(plan) == {A: "reset", B: "reset", C: "none"}
+    assert plan["actions"][A][1] == "activates what this run would leave pending (predicted_pending)"
+    assert plan["actions"][B][1] == "activates the pending firmware"
+    plan = fr.decide([st(A, (0, 3, 4)), st(C)], predicted={A})
+    assert plan["level"] == 3 and actions(plan) == {A: "reset", C: "none"}
+    # a predicted card that cannot be reset at that level: a reboot, no reset
+    plan = fr.decide([st(A, (4,)), st(C)], predicted={A})
+    assert plan["reboot_required"] and actions(plan) == {A: "unsupported", C: "none"}
+    assert fr.decide([st(A), st(C)], predicted=set())["level"] is None
+
+
+def test_after_reboot_every_device_back_and_nothing_pending():
+    before = [{"address": A}, {"address": B}, {"address": B[:-1] + "1"}]
+    fine = [dict(d, fw_pending=False, pending_nv={}) for d in before]
+    assert fr.after_reboot_problem("srv-1", "reboot", before, fine) is None
+    gone = [fine[0], dict(fine[2], fw_pending=True)]
+    assert fr.after_reboot_problem("srv-1", "reboot", before, gone) == (
+        "srv-1 after the reboot: 3 devices before, 2 after (missing: %s); firmware still pending on %s; NV config "
+        "still pending on none" % (B, B[:-1] + "1"))
+    left = [fine[0], fine[1], dict(fine[2], pending_nv={"SRIOV_EN": {"current": "0", "next": "1"}})]
+    assert fr.after_reboot_problem("srv-1", "reboot", before, left) == (
+        "srv-1 after the reboot: 3 devices before, 3 after (missing: none); firmware still pending on none; NV config "
+        "still pending on %s" % (B[:-1] + "1"))
+
+
 def test_explicit_level_must_activate_what_is_pending():
     with pytest.raises(InvalidValue) as err:
         fr.decide([st(A, (0, 3, 4), nv=["SRIOV_EN"]), st(B, (0, 3, 4), firmware=True)], level=0)
@@ -247,6 +276,15 @@ def test_check_mode_and_query_reset_nothing(host):
     result = fr.converge(make_runner(fake), [A], state="query")
     assert fake.resets() == [] and result["changed"] is False and by_device(result)[A]["action"] == "reset"
     assert by_device(result)[A]["after"]["firmware"]["running"] == OLD
+
+
+def test_check_mode_plans_the_predicted_cards_and_a_real_run_ignores_them(host):
+    fake = host({A: Card(burned=OLD, running=OLD), B: Card(burned=OLD, running=OLD)})
+    result = fr.converge(make_runner(fake), [A, B], check_mode=True, predicted=["%s" % B[:-1] + "1"])
+    assert fake.resets() == [] and result["changed"] is True and result["level"] == 3
+    assert [d["action"] for d in result["devices"]] == ["none", "reset"]
+    result = fr.converge(make_runner(fake), [A, B])     # nothing pending on the cards: no reset, whatever was predicted
+    assert fake.resets() == [] and result["changed"] is False and result["level"] is None
 
 
 def test_a_card_that_cannot_be_read_stops_everything_before_any_reset(host):

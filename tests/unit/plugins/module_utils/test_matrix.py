@@ -1030,3 +1030,56 @@ def test_firmware_targets_refuse_a_device_that_is_no_pci_function_or_listed_twic
     with pytest.raises(InvalidValue) as err:
         mx.firmware_targets(devices, BASE)
     assert words in err.value.msg
+
+
+# ---------------------------------------------------------------- firmware_plan (the firmware role's one task)
+
+AT_PIN = {"fw_version": TARGET, "fw_running": TARGET}
+PINNED = {"fw_version": TARGET, "fw_running": "28.42.1000", "fw_pending": True}
+COMPUTE = ["cx7-compute%d" % n for n in range(8)]
+
+
+def test_plan_of_a_compliant_host_burns_nothing_and_names_the_pending_cards():
+    cards = dict({card: AT_PIN for card in COMPUTE + ["cx7-storage0", "cx7-storage1"]},
+                 **{"cx7-compute1": PINNED, "cx7-storage1": PINNED})
+    plan = mx.firmware_plan(devices_from_sim("dgx-h100", **cards), BASE, "/var/lib/gpufabric/firmware")
+    assert (plan["refused"], plan["burn"], plan["images"], plan["allow_downgrade"]) == (None, [], [], False)
+    assert plan["pending"] == ["0000:40:00.0", "0000:aa:00.0"]
+    assert len(plan["targets"]) == 10
+    assert mx.firmware_pending(plan) == {"gpufabric_firmware_pending_devices": ["0000:40:00.0", "0000:aa:00.0"],
+                                         "gpufabric_firmware_pending_reset": True}
+    assert mx.firmware_summary(plan) == ("nothing to burn: 8 card(s) at the pinned firmware; activation pending on "
+                                         "0000:40:00.0, 0000:aa:00.0")
+
+
+def test_plan_burns_the_cards_below_the_pin_with_the_images_of_their_psids_only():
+    cards = dict({card: AT_PIN for card in COMPUTE + ["cx7-storage0", "cx7-storage1"]}, **{"cx7-storage0": {}})
+    plan = mx.firmware_plan(devices_from_sim("dgx-h100", **cards), BASE, "/fw/")
+    assert plan["burn"] == ["0000:29:00.0"] and plan["refused"] is None and plan["pending"] == []
+    storage = BASE["firmware"][CX7_STORAGE]
+    assert plan["images"] == [{"psid": CX7_STORAGE, "version": TARGET, "path": "/fw/" + storage["image"],
+                               "sha256": storage["sha256"], "part_numbers": ["MCX755106AS-HEAT"]}]
+    # the burn leaves the card pending: it comes first, then the cards pending before; each once
+    burned = [{"device": "0000:29:00.0", "pending_reset": True}, {"device": "0000:18:00.0", "pending_reset": False}]
+    assert mx.firmware_pending(dict(plan, pending=["0000:40:00.0", "0000:29:00.0"]), burned) == {
+        "gpufabric_firmware_pending_devices": ["0000:29:00.0", "0000:40:00.0"], "gpufabric_firmware_pending_reset": True}
+    assert mx.firmware_pending(plan, [{"device": "0000:29:00.0", "pending_reset": False}]) == {
+        "gpufabric_firmware_pending_devices": [], "gpufabric_firmware_pending_reset": False}
+
+
+def test_plan_refuses_the_host_naming_every_refused_card_and_burns_nothing():
+    cards = {"cx7-compute0": {"fw_version": "28.44.1036", "fw_running": "28.44.1036"},
+             "cx7-compute3": {"psid": "MT_0000000999"}}
+    plan = mx.firmware_plan(devices_from_sim("dgx-h100", **cards), BASE, "/fw")
+    assert plan["refused"].startswith("the matrix refuses 2 card(s), nothing was burned: 0000:18:00.0: downgrade from "
+                                      "28.44.1036 to 28.43.2566 refused")
+    assert "; 0000:5e:00.0: unknown PSID MT_0000000999: gpufabric_matrix.firmware covers " in plan["refused"]
+    assert len(plan["burn"]) == 8         # decided, but the refusal stops the host before any burn
+
+
+def test_plan_with_a_downgrade_the_matrix_allows_burns_with_allow_downgrade():
+    matrix = mutated(("set", P_CX7 + ("allow_downgrade",), True))
+    cards = dict({card: AT_PIN for card in COMPUTE + ["cx7-storage0", "cx7-storage1"]},
+                 **{"cx7-compute0": {"fw_version": "28.44.1036", "fw_running": "28.44.1036"}})
+    plan = mx.firmware_plan(devices_from_sim("dgx-h100", **cards), matrix, "/fw")
+    assert plan["burn"] == ["0000:18:00.0"] and plan["allow_downgrade"] is True and plan["refused"] is None

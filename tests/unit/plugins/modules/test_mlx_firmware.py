@@ -265,3 +265,61 @@ def test_sent_image_no_device_needs_is_not_written(run, tmp_path):
                                   "copy_from": copy}], "device": [A]}, fake)
     assert not failed and not out["changed"] and out["images_installed"] == []
     assert not os.path.exists(place) and fake.calls == [["/usr/bin/flint", "-d", A, "q"]]
+
+
+# ---------------------------------------------------------------- matrix: decided per card by the module itself
+
+def matrix_of(path, sha):
+    return {"name": "unit", "driver": {"flavour": "doca-ofed", "version": "24.10-2.1.8.0", "dkms": True,
+                                       "source": {"type": "tarball", "path": "/srv/ofed/doca.tgz", "sha256": sha}},
+            "firmware": {CX7_PSID: {"version": TARGET, "image": os.path.basename(path), "sha256": sha,
+                                    "part_numbers": ["MCX75310AAS-NEAT"]}},
+            "compatibility": {"firmware_drivers": {TARGET: ["24.10-2.1.8.0"]}}}
+
+
+def info(address, burned, running=None, psid=CX7_PSID):
+    return {"address": address, "psid": psid, "part_number": "MCX75310AAS-NEAT", "fw_version": burned,
+            "fw_running": running or burned, "errors": []}
+
+
+def test_matrix_burns_only_the_cards_below_the_pin_and_returns_the_facts(run, image):
+    path, sha = image
+    fake = FakeFlint({A: dev(), B: dev(burned=TARGET)}, {path: (CX7_PSID, TARGET)})
+    failed, out = run({"matrix": matrix_of(path, sha), "firmware_dir": os.path.dirname(path),
+                       "nic_devices": [info(A, CX7_FW), info(B, TARGET, CX7_FW)]}, fake,
+                      discovered=lspci((A, "MCX75310AAS-NEAT"), (B, "MCX75310AAS-NEAT")))
+    assert not failed and out["changed"], out
+    assert [c for c in fake.calls if c[-1] == "burn"] == [["/usr/bin/flint", "-d", A, "-i", path, "-y", "burn"]]
+    assert [(t["address"], t["action"]) for t in out["targets"]] == [(A, "burn"), (B, "pending")]
+    assert out["ansible_facts"] == {"gpufabric_firmware_pending_devices": [A, B],
+                                    "gpufabric_firmware_pending_reset": True}
+
+
+def test_matrix_with_nothing_to_burn_runs_no_tool(run, image):
+    path, sha = image
+    fake = FakeFlint({A: dev(burned=TARGET)}, {path: (CX7_PSID, TARGET)})
+    failed, out = run({"matrix": matrix_of(path, sha), "nic_devices": [info(A, TARGET)]}, fake)
+    assert not failed and not out["changed"] and fake.calls == [] and out["devices"] == []
+    assert out["msg"] == "nothing to burn: 1 card(s) at the pinned firmware"
+    assert out["ansible_facts"] == {"gpufabric_firmware_pending_devices": [], "gpufabric_firmware_pending_reset": False}
+
+
+def test_matrix_refuses_a_card_before_any_tool_and_names_it(run, image):
+    path, sha = image
+    fake = FakeFlint({A: dev()}, {path: (CX7_PSID, TARGET)})
+    failed, out = run({"matrix": matrix_of(path, sha), "nic_devices": [info(A, CX7_FW), info(B, "1.2.3", psid="X_1")]},
+                      fake)
+    assert failed and fake.calls == [] and "ansible_facts" not in out
+    assert out["msg"] == ("the matrix refuses 1 card(s), nothing was burned: %s: unknown PSID X_1: "
+                          "gpufabric_matrix.firmware covers %s" % (B, CX7_PSID))
+    assert [(t["address"], t["action"]) for t in out["targets"]] == [(A, "burn"), (B, "refused")]
+
+
+@pytest.mark.parametrize("extra, words", [({"device": [A]}, "device is decided from matrix per card"),
+                                          ({"allow_downgrade": True}, "allow_downgrade is decided from matrix"),
+                                          ({"mirror": "http://m/fw"}, "mirror is fetched by the task's action")])
+def test_matrix_with_what_it_decides_or_a_mirror_is_refused_before_any_tool(run, image, extra, words):
+    path, sha = image
+    fake = FakeFlint({A: dev()}, {path: (CX7_PSID, TARGET)})
+    failed, out = run(dict({"matrix": matrix_of(path, sha), "nic_devices": [info(A, CX7_FW)]}, **extra), fake)
+    assert failed and words in out["msg"] and fake.calls == []

@@ -77,6 +77,25 @@ def test_check_mode_predicts(run):
     assert out["msg"].startswith("would reset %s" % A)
 
 
+def test_check_mode_plans_the_cards_an_earlier_step_would_leave_pending(run):
+    failed, out, fake = run({"predicted_pending": [B]}, {A: Card(), B: Card()}, check=True)
+    assert not failed and out["changed"] is True and out["level"] == 3 and fake.resets() == []
+    assert [(d["device"], d["action"]) for d in out["devices"]] == [(A, "none"), (B, "reset")]
+    failed, out, fake = run({"predicted_pending": [B]}, {A: Card(), B: Card()})     # a real run reads the cards only
+    assert not failed and out["changed"] is False and fake.resets() == []
+
+
+def test_reboot_required_resets_nothing_and_reads_nothing(run):
+    failed, out, fake = run({"reboot_required": True}, {A: Card(burned=NEW, running=OLD)})
+    assert not failed and out["changed"] is False and out["reboot_required"] is True and fake.resets() == []
+    assert out["msg"] == "no reset: the host waits for a reboot anyway (reboot_required)"
+
+
+def test_a_predicted_card_that_is_not_a_device_name_fails_before_any_tool(run):
+    failed, out, fake = run({"predicted_pending": ["18:00"]}, {A: Card(burned=NEW, running=OLD)}, check=True)
+    assert failed and "predicted_pending[0]" in out["msg"] and fake.resets() == []
+
+
 @pytest.mark.parametrize("level, words", [(4, "restarts the whole host"), ("x", "level must be auto"),
                                           (0, "does not activate the NV configuration")])
 def test_bad_level_fails_before_any_reset(run, level, words):

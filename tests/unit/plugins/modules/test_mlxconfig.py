@@ -169,3 +169,49 @@ def test_set_the_firmware_ignores_fails_that_device_and_names_the_value(sim_host
     assert not failed, out
     assert {d["device"]: d["set"] for d in out["devices"]} == {"0000:3b:00.0": {"SRIOV_EN": "True"},
                                                                "0000:d8:00.0": {}}
+
+
+def test_profiles_assigned_to_the_cards_read_here_and_the_pending_facts(sim_host):
+    """The nic_config role's one task: profiles and assignments, the cards read by the module (no nic_devices), the
+    first matching assignment wins, and the facts say which cards wait for a reset."""
+    host = sim_host("dgx-h100")
+    args = {"profiles": {"roce": {"LINK_TYPE_P1": "ETH"}, "storage": {"SRIOV_EN": False}},
+            "assignments": [{"profile": "storage", "pci": ["0000:29:00.0"]},
+                            {"profile": "roce", "part_numbers": COMPUTE + ["MCX755106AS-HEAT"]}]}
+    failed, out = run_module(mlxconfig, args, check=True)
+    assert not failed, out
+    assert [(c["name"], c["device"]) for c in out["configs"]] == [
+        ("roce", ["0000:18:00.0", "0000:40:00.0", "0000:4f:00.0", "0000:5e:00.0", "0000:9a:00.0", "0000:aa:00.0",
+                  "0000:c0:00.0", "0000:ce:00.0", "0000:dc:00.0"]), ("storage", ["0000:29:00.0"])]
+    assert sets(host) == []
+    failed, out = run_module(mlxconfig, args)
+    assert not failed and out["changed"]
+    pending = sorted(d["device"] for d in out["devices"] if d["pending_reset"])
+    assert out["ansible_facts"] == {"gpufabric_nv_pending_devices": [d["device"] for d in out["devices"]
+                                                                     if d["pending_reset"]],
+                                    "gpufabric_nv_pending_reset": True}
+    assert "0000:18:00.0" in pending
+
+
+def test_profiles_without_a_matching_assignment_read_and_write_nothing(sim_host):
+    host = sim_host("cx6dx-roce")
+    failed, out = run_module(mlxconfig, {"profiles": {"x": {"SRIOV_EN": True}}, "assignments": [
+        {"profile": "x", "part_numbers": ["MCX75310AAS-NEAT"]}], "nic_devices": [
+        {"address": "0000:3b:00.0", "part_number": "MCX623106AN-CDAT"}]})
+    assert not failed and not out["changed"] and out["devices"] == [] and out["configs"] == []
+    assert out["ansible_facts"] == {"gpufabric_nv_pending_devices": [], "gpufabric_nv_pending_reset": False}
+    assert host.calls() == []          # the cards given: nothing read
+
+
+def test_profiles_with_an_unknown_profile_fail_naming_the_assignment(sim_host):
+    host = sim_host("cx6dx-roce")
+    failed, out = run_module(mlxconfig, {"profiles": {}, "assignments": [{"profile": "nope", "pci": ["0000:3b:00.0"]}],
+                                         "nic_devices": []})
+    assert failed and "assignment #1 names profile 'nope', which is not one of: (none defined)" in out["msg"]
+    assert sets(host) == []
+
+
+def test_profiles_and_configs_together_are_refused(sim_host):
+    sim_host("cx6dx-roce")
+    failed, out = run_module(mlxconfig, {"profiles": {}, "configs": [{"device": ["all"], "params": {"SRIOV_EN": 1}}]})
+    assert failed and "mutually exclusive" in out["msg"]
