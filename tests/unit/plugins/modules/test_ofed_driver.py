@@ -80,3 +80,29 @@ def test_a_state_dir_that_is_not_an_absolute_directory_is_refused(run, state_dir
     failed, out, fake = run({"driver": driver(), "state": "present", "repository": REPO, "state_dir": state_dir})
     assert failed and out["parameter"] == "state_dir" and words in out["msg"], out
     assert fake.calls == []
+
+
+def test_pinned_returns_the_role_facts_and_the_diffs(run):
+    matrix = {"name": "lab-1", "driver": driver()}
+    failed, out, fake = run({"driver": matrix, "state": "pinned", "apt_trusted": True, "restart_driver": True,
+                             "restart_command": ["/etc/init.d/openibd", "restart"], "mgmt_interface": "ibp24s0"})
+    assert not failed, out
+    assert fake.installed == V1 and out["changed"]
+    facts = out["ansible_facts"]
+    assert facts["gpufabric_ofed_changed"] is True and facts["gpufabric_ofed_reboot_required"] is True
+    result = facts["gpufabric_ofed_result"]
+    assert result["action"] == "install" and result["installed"] == sorted("%s=%s" % kv for kv in V1.items())
+    assert result["msg"] == "installed doca-ofed 24.10-2.1.8.0: %s; reboot (or driver restart) required" % (
+        ", ".join(result["installed"]))
+    assert result["restart"]["done"] is False and "ibp24s0 depends on the mlx5 driver" in result["restart"]["reason"]
+    assert out["msg"] == result["msg"] + "; driver not restarted: " + result["restart"]["reason"]
+    assert [d["after_header"] for d in out["diff"]] == ["/etc/apt/sources.list.d/gpufabric-ofed.sources",
+                                                       "/etc/apt/preferences.d/gpufabric-ofed.pref"]
+    assert "# Managed by gpufabric.mlnx (ofed role): gpufabric_matrix lab-1, doca-ofed 24.10-2.1.8.0." in \
+        out["diff"][0]["after"]
+    assert "changes" not in out and "driver_changed" not in out
+
+
+def test_other_states_return_no_facts(run):
+    failed, out, _fake = run({"driver": driver(), "repository": REPO}, installed=V1, release="24.10-2.1.8")
+    assert not failed and "ansible_facts" not in out and "diff" not in out
