@@ -22,15 +22,6 @@ from ansible_collections.gpufabric.mlnx.plugins.module_utils._host import Host
 # ---------------------------------------------------------------------------------- reading
 
 
-def read_text(host: Host, path: str) -> str | None:
-    """The file's text, or None when it does not exist (or is not a regular file)."""
-    full = host.path(path)
-    if not os.path.isfile(full):
-        return None
-    with open(full, encoding="utf-8", errors="surrogateescape") as stream:
-        return stream.read()
-
-
 def _as_root() -> bool:
     return hasattr(os, "geteuid") and os.geteuid() == 0
 
