@@ -950,6 +950,17 @@ def _decided(result: dict, decided: dict, pins: Mapping[str, str | None]) -> Non
         raise Refused(decided["refused"], parameter="%s.version" % ROOT)
 
 
+def driver_diff(result: dict) -> dict:
+    """The driver's change as a diff (``--diff``, the drift report): ``ofed_info -s`` and the pinned packages as the
+    host had them, and as the matrix pins them."""
+    was = result["driver"]["before"]
+    rows = result["packages"]
+    return {"before": {"driver": "%s (%s)" % (was["raw"] if was else "no driver", ", ".join(
+                "%s=%s" % (name, rows[name]["installed"] or "(not installed)") for name in sorted(rows)))},
+            "after": {"driver": "%s %s (%s)" % (result["driver"]["flavour"], result["driver"]["wanted"],
+                                                ", ".join(result["would_install"]) or "the bundle's versions")}}
+
+
 def role_facts(result: dict, msg: str) -> dict:
     """The ofed role's facts from a ``pinned`` result (docs/role_facts.md): gpufabric_ofed_changed (the driver was
     (would be) installed), gpufabric_ofed_reboot_required (not restarted in place), gpufabric_ofed_result."""

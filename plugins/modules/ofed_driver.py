@@ -60,7 +60,8 @@ attributes:
         the install (and, with O(state=pinned), the files, key, bundle and restart). Installs nothing and writes nothing.
   diff_mode:
     details:
-      - With O(state=pinned), the diff of every file it writes (sources file, pins, the bundle's C(.sha256)).
+      - With O(state=pinned), the driver's change (C(ofed_info -s) and the pinned packages as installed, and as pinned)
+        and the diff of every file it writes (sources file, pins, the bundle's C(.sha256)).
   idempotent:
     details: A second run finds the pinned versions installed and does nothing.
 options:
@@ -371,7 +372,14 @@ from ansible.module_utils.urls import fetch_url
 from ansible_collections.gpufabric.mlnx.plugins.module_utils._errors import MlnxError, ToolFailed
 from ansible_collections.gpufabric.mlnx.plugins.module_utils._host import Host
 from ansible_collections.gpufabric.mlnx.plugins.module_utils._module import ansible_module
-from ansible_collections.gpufabric.mlnx.plugins.module_utils._ofed import PINNED, converge, driver_spec, role_facts, summary
+from ansible_collections.gpufabric.mlnx.plugins.module_utils._ofed import (
+    PINNED,
+    converge,
+    driver_diff,
+    driver_spec,
+    role_facts,
+    summary,
+)
 
 
 def main():
@@ -444,6 +452,8 @@ def main():
         result["msg"] += "".join("; " + text for text in done)
     result.pop("driver_changed")
     diffs = [c for c in changes if isinstance(c, dict)]
+    if params["state"] == PINNED and result["action"] != "none" and (result["installed"] or module.check_mode):
+        diffs.insert(0, driver_diff(result))
     if diffs:
         result["diff"] = diffs
     module.exit_json(**result)

@@ -96,13 +96,39 @@ def test_pinned_returns_the_role_facts_and_the_diffs(run):
         ", ".join(result["installed"]))
     assert result["restart"]["done"] is False and "ibp24s0 depends on the mlx5 driver" in result["restart"]["reason"]
     assert out["msg"] == result["msg"] + "; driver not restarted: " + result["restart"]["reason"]
-    assert [d["after_header"] for d in out["diff"]] == ["/etc/apt/sources.list.d/gpufabric-ofed.sources",
-                                                       "/etc/apt/preferences.d/gpufabric-ofed.pref"]
+    assert out["diff"][0] == {
+        "before": {"driver": "no driver (doca-ofed=(not installed), mlnx-ofed-kernel-modules=(not installed), "
+                             "mlnx-ofed-kernel-utils=(not installed), ofed-scripts=(not installed))"},
+        "after": {"driver": "doca-ofed 24.10-2.1.8.0 (%s)" % ", ".join(result["installed"])}}
+    assert [d["after_header"] for d in out["diff"][1:]] == ["/etc/apt/sources.list.d/gpufabric-ofed.sources",
+                                                           "/etc/apt/preferences.d/gpufabric-ofed.pref"]
     assert "# Managed by gpufabric.mlnx (ofed role): gpufabric_matrix lab-1, doca-ofed 24.10-2.1.8.0." in \
-        out["diff"][0]["after"]
+        out["diff"][1]["after"]
     assert "changes" not in out and "driver_changed" not in out
 
 
 def test_other_states_return_no_facts(run):
     failed, out, _fake = run({"driver": driver(), "repository": REPO}, installed=V1, release="24.10-2.1.8")
     assert not failed and "ansible_facts" not in out and "diff" not in out
+
+
+def test_pinned_check_mode_shows_the_driver_change_and_a_rerun_no_diff(run):
+    args = {"driver": driver("25.01-0.6.0.0"), "state": "pinned", "apt_trusted": True}
+    failed, out, fake = run(args, check=True, installed=V1, release="24.10-2.1.8")
+    assert not failed and out["changed"] and fake.installed == V1
+    assert out["diff"][0] == {
+        "before": {"driver": "OFED-internal-24.10-2.1.8 (doca-ofed=2.9.2-0.0.3, "
+                             "mlnx-ofed-kernel-modules=24.10.OFED.24.10.2.1.8.1-1, "
+                             "mlnx-ofed-kernel-utils=24.10.OFED.24.10.2.1.8.1-1, ofed-scripts=24.10.OFED.24.10.2.1.8-1)"},
+        "after": {"driver": "doca-ofed 25.01-0.6.0.0 (%s)" % ", ".join("%s=%s" % kv for kv in sorted(V2.items()))}}
+    assert out["ansible_facts"]["gpufabric_ofed_changed"] is True
+    assert out["msg"].startswith("would upgrade doca-ofed 25.01-0.6.0.0: ")
+
+
+def test_pinned_on_a_compliant_host_shows_the_files_it_writes_and_no_driver_change(run):
+    failed, out, _fake = run({"driver": driver(), "state": "pinned", "apt_trusted": True}, installed=V1,
+                             release="24.10-2.1.8")
+    assert not failed and out["changed"]        # the files were not there yet: written, with their diffs
+    assert [d["after_header"] for d in out["diff"]] == ["/etc/apt/sources.list.d/gpufabric-ofed.sources",
+                                                       "/etc/apt/preferences.d/gpufabric-ofed.pref"]
+    assert out["ansible_facts"]["gpufabric_ofed_changed"] is False
