@@ -955,10 +955,10 @@ def driver_diff(result: dict) -> dict:
     host had them, and as the matrix pins them."""
     was = result["driver"]["before"]
     rows = result["packages"]
-    return {"before": {"driver": "%s (%s)" % (was["raw"] if was else "no driver", ", ".join(
-                "%s=%s" % (name, rows[name]["installed"] or "(not installed)") for name in sorted(rows)))},
-            "after": {"driver": "%s %s (%s)" % (result["driver"]["flavour"], result["driver"]["wanted"],
-                                                ", ".join(result["would_install"]) or "the bundle's versions")}}
+    had = ", ".join("%s=%s" % (name, rows[name]["installed"] or "(not installed)") for name in sorted(rows))
+    wanted = ", ".join(result["would_install"]) or "the bundle's versions"
+    return {"before": {"driver": "%s (%s)" % (was["raw"] if was else "no driver", had)},
+            "after": {"driver": "%s %s (%s)" % (result["driver"]["flavour"], result["driver"]["wanted"], wanted)}}
 
 
 def role_facts(result: dict, msg: str) -> dict:

@@ -100,8 +100,8 @@ def test_pinned_returns_the_role_facts_and_the_diffs(run):
         "before": {"driver": "no driver (doca-ofed=(not installed), mlnx-ofed-kernel-modules=(not installed), "
                              "mlnx-ofed-kernel-utils=(not installed), ofed-scripts=(not installed))"},
         "after": {"driver": "doca-ofed 24.10-2.1.8.0 (%s)" % ", ".join(result["installed"])}}
-    assert [d["after_header"] for d in out["diff"][1:]] == ["/etc/apt/sources.list.d/gpufabric-ofed.sources",
-                                                           "/etc/apt/preferences.d/gpufabric-ofed.pref"]
+    files = ["/etc/apt/sources.list.d/gpufabric-ofed.sources", "/etc/apt/preferences.d/gpufabric-ofed.pref"]
+    assert [d["after_header"] for d in out["diff"][1:]] == files
     assert "# Managed by gpufabric.mlnx (ofed role): gpufabric_matrix lab-1, doca-ofed 24.10-2.1.8.0." in \
         out["diff"][1]["after"]
     assert "changes" not in out and "driver_changed" not in out
@@ -129,6 +129,6 @@ def test_pinned_on_a_compliant_host_shows_the_files_it_writes_and_no_driver_chan
     failed, out, _fake = run({"driver": driver(), "state": "pinned", "apt_trusted": True}, installed=V1,
                              release="24.10-2.1.8")
     assert not failed and out["changed"]        # the files were not there yet: written, with their diffs
-    assert [d["after_header"] for d in out["diff"]] == ["/etc/apt/sources.list.d/gpufabric-ofed.sources",
-                                                       "/etc/apt/preferences.d/gpufabric-ofed.pref"]
+    files = ["/etc/apt/sources.list.d/gpufabric-ofed.sources", "/etc/apt/preferences.d/gpufabric-ofed.pref"]
+    assert [d["after_header"] for d in out["diff"]] == files
     assert out["ansible_facts"]["gpufabric_ofed_changed"] is False
