@@ -83,6 +83,7 @@ DEFAULT_STATE_DIR = "/var/lib/gpufabric/ofed"
 PINNED = "pinned"   # the state of the ofed role's one call: decide, write, install, verify, restart, facts
 BUNDLE_MARK = ".sha256"
 REPO_NAME_RE = re.compile(r"[A-Za-z0-9_.-]+", re.ASCII)
+COMMENT_RE = re.compile(r"[^\x00-\x1f\x7f]{0,400}")   # one line of the apt files: no newline, no control character
 
 
 # ---------------------------------------------------------------------------------- input: the matrix entry
@@ -267,6 +268,9 @@ def apt_files(repo: Mapping, packages: Mapping, *, name: str = "gpufabric-ofed",
     if fmt not in ("deb822", "list"):
         raise InvalidValue("ofed_apt_files: format must be deb822 or list, not %r" % (fmt,), parameter="format",
                            allowed=["deb822", "list"])
+    if comment is not None and not (isinstance(comment, str) and COMMENT_RE.fullmatch(comment)):
+        raise InvalidValue("ofed_apt_files: comment %r must be one line without control characters (it is the first "
+                           "line of both files; gpufabric_matrix.name is part of it)" % (comment,), parameter="comment")
     head = "Managed by gpufabric.mlnx (ofed role)%s." % (": " + comment if comment else "")
     sources = apt_sources(repo, fmt=fmt, comment=head + " The pinned NIC driver repository.")
     suffix = ".sources" if fmt == "deb822" else ".list"
