@@ -13,7 +13,8 @@ description:
     C(.sources) file (or a one-line C(.list)), with C(Signed-By) and, for test repositories and verified bundles only,
     C(Trusted) - and apt preferences that hold every pinned package at its exact version with C(Pin-Priority 1001),
     so a routine C(apt upgrade) cannot move the driver, whatever newer version the repository offers.
-  - The same functions write the sources file M(gpufabric.mlnx.ofed_driver) probes the repository with.
+  - The same functions write the sources file M(gpufabric.mlnx.ofed_driver) probes the repository with, and the two
+    files the module keeps with O(gpufabric.mlnx.ofed_driver#module:state=pinned) (the role's one task).
 options:
   _input:
     description: The repository - C(url), C(suite) (V(./) for a flat one), C(components), C(signed_by), C(trusted).
@@ -63,38 +64,14 @@ _value:
       content: "Package: doca-ofed\nPin: version 2.9.2-0.0.3\nPin-Priority: 1001\n"
 """
 
-import re
-
-from ansible_collections.gpufabric.mlnx.plugins.module_utils._errors import InvalidValue
 from ansible_collections.gpufabric.mlnx.plugins.plugin_utils._filters import filter_errors, lazy
 
 _ofed = lazy("module_utils._ofed")
 
-_NAME_RE = re.compile(r"^[A-Za-z0-9_.-]+$")
-
 
 @filter_errors()
 def ofed_apt_files(repo, packages, name="gpufabric-ofed", format="deb822", comment=None):  # noqa: A002 (filter option)
-    if not isinstance(repo, dict) or not repo.get("url"):
-        raise InvalidValue("ofed_apt_files: the input must be the repository (a mapping with url), not %r" % (repo,),
-                           parameter="_input")
-    if not isinstance(packages, dict) or not packages:
-        raise InvalidValue("ofed_apt_files: packages must map each package name to its exact version", parameter="packages")
-    if not isinstance(name, str) or not _NAME_RE.match(name):
-        raise InvalidValue("ofed_apt_files: name %r may hold letters, digits, '_', '.' and '-' only (apt ignores "
-                           "other file names)" % (name,), parameter="name")
-    if format not in ("deb822", "list"):
-        raise InvalidValue("ofed_apt_files: format must be deb822 or list, not %r" % (format,), parameter="format",
-                           allowed=["deb822", "list"])
-    head = "Managed by gpufabric.mlnx (ofed role)%s." % (": " + comment if comment else "")
-    sources = _ofed.apt_sources(repo, fmt=format, comment=head + " The pinned NIC driver repository.")
-    suffix = ".sources" if format == "deb822" else ".list"
-    return {
-        "sources": {"path": "/etc/apt/sources.list.d/%s%s" % (name, suffix), "content": sources},
-        "preferences": {"path": "/etc/apt/preferences.d/%s.pref" % name,
-                        "content": _ofed.apt_preferences({str(k): str(v) for k, v in packages.items()},
-                                                         comment=head + " The driver packages stay at these versions.")},
-    }
+    return _ofed.apt_files(repo, packages, name=name, fmt=format, comment=comment)
 
 
 class FilterModule:

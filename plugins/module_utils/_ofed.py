@@ -42,6 +42,7 @@ from ansible_collections.gpufabric.mlnx.plugins.module_utils._errors import (
     ToolFailed,
     ToolNotFound,
 )
+from ansible_collections.gpufabric.mlnx.plugins.module_utils._files import ensure_dir, remove_file, write_file
 from ansible_collections.gpufabric.mlnx.plugins.module_utils._firmware import sha256_file
 from ansible_collections.gpufabric.mlnx.plugins.module_utils._host import Host
 from ansible_collections.gpufabric.mlnx.plugins.module_utils._matrix import matrix_problems, repository_problems
@@ -79,6 +80,10 @@ MLX5_RE = re.compile(r"(?:^|/)mlx5_core\.ko(?:\.xz|\.zst|\.gz)?$")
 DKMS_MODULES = ("mlnx-ofed-kernel", "mlnx_ofed_kernel", "mlnx-ofa_kernel")
 MARKER = "pending.json"
 DEFAULT_STATE_DIR = "/var/lib/gpufabric/ofed"
+PINNED = "pinned"   # the state of the ofed role's one call: decide, write, install, verify, restart, facts
+BUNDLE_MARK = ".sha256"
+REPO_NAME_RE = re.compile(r"[A-Za-z0-9_.-]+", re.ASCII)
+COMMENT_RE = re.compile(r"[^\x00-\x1f\x7f]{0,400}")   # one line of the apt files: no newline, no control character
 
 
 # ---------------------------------------------------------------------------------- input: the matrix entry
@@ -245,6 +250,58 @@ def apt_preferences(packages: Mapping[str, str], *, comment: str | None = None) 
     for name in sorted(packages):
         blocks.append("Package: %s\nPin: version %s\nPin-Priority: 1001" % (name, packages[name]))
     return "\n\n".join(blocks) + "\n"
+
+
+def apt_files(repo: Mapping, packages: Mapping, *, name: str = "gpufabric-ofed", fmt: str = "deb822",
+              comment: str | None = None) -> dict:
+    """The two files the role keeps on apt hosts: ``{"sources": {path, content}, "preferences": {path, content}}``
+    (filter ``ofed_apt_files`` and ``converge`` with state pinned). ``name`` by a strict grammar (apt ignores other
+    file names), ``comment`` at the top of both."""
+    if not isinstance(repo, Mapping) or not repo.get("url"):
+        raise InvalidValue("ofed_apt_files: the input must be the repository (a mapping with url), not %r" % (repo,),
+                           parameter="_input")
+    if not isinstance(packages, Mapping) or not packages:
+        raise InvalidValue("ofed_apt_files: packages must map each package name to its exact version", parameter="packages")
+    if not isinstance(name, str) or not REPO_NAME_RE.fullmatch(name):
+        raise InvalidValue("ofed_apt_files: name %r may hold letters, digits, '_', '.' and '-' only (apt ignores "
+                           "other file names)" % (name,), parameter="name")
+    if fmt not in ("deb822", "list"):
+        raise InvalidValue("ofed_apt_files: format must be deb822 or list, not %r" % (fmt,), parameter="format",
+                           allowed=["deb822", "list"])
+    if comment is not None and not (isinstance(comment, str) and COMMENT_RE.fullmatch(comment)):
+        raise InvalidValue("ofed_apt_files: comment %r must be one line without control characters (it is the first "
+                           "line of both files; gpufabric_matrix.name is part of it)" % (comment,), parameter="comment")
+    head = "Managed by gpufabric.mlnx (ofed role)%s." % (": " + comment if comment else "")
+    sources = apt_sources(repo, fmt=fmt, comment=head + " The pinned NIC driver repository.")
+    suffix = ".sources" if fmt == "deb822" else ".list"
+    return {
+        "sources": {"path": "/etc/apt/sources.list.d/%s%s" % (name, suffix), "content": sources},
+        "preferences": {"path": "/etc/apt/preferences.d/%s.pref" % name,
+                        "content": apt_preferences({str(k): str(v) for k, v in packages.items()},
+                                                   comment=head + " The driver packages stay at these versions.")},
+    }
+
+
+def role_repository(spec: dict, params: Mapping) -> dict:
+    """The repository the role installs from, as the module's ``repository`` option: none for a tarball (the bundle
+    inside says once it is unpacked); else the matrix's source with the key file (``source.signed_by``, or
+    ``keyring_dir/repo_name.gpg`` when only ``source.key_url`` is given), ``apt_trusted`` and the sources file."""
+    source = spec["source"]
+    if source["type"] == "tarball":
+        return {}
+    name = params.get("repo_name") or "gpufabric-ofed"
+    signed_by = source.get("signed_by") or (
+        "%s/%s.gpg" % (params.get("keyring_dir") or "/etc/apt/keyrings", name)
+        if source.get("key_url") else None)
+    return {"url": source.get("url") or "", "suite": source.get("suite") or "./",
+            "components": list(source.get("components") or []), "signed_by": signed_by or None,
+            "key_url": source.get("key_url") or None, "trusted": bool(params.get("apt_trusted")),
+            "sources_file": _sources_file(params)}
+
+
+def _sources_file(params: Mapping) -> str:
+    return "/etc/apt/sources.list.d/%s.%s" % (params.get("repo_name") or "gpufabric-ofed",
+                                              "list" if params.get("apt_format") == "list" else "sources")
 
 
 def apt_probe_argv(workdir: str, *, timeout: int) -> list[str]:
@@ -595,6 +652,114 @@ def check_tarball(reader: Host, spec: dict) -> str:
     return have
 
 
+# ---------------------------------------------------------------------------------- writing: the bundle, the key, the files
+
+def unpack_bundle(reader: Host, spec: dict, params: Mapping, *, check_mode: bool) -> tuple[dict, list[dict]]:
+    """The offline bundle (its sha256 verified before) unpacked into ``bundle_dir/<version>`` - once: the
+    ``.sha256`` file inside marks a folder that holds it - and the flat apt repository inside it (the first folder,
+    by path, within 4 levels that holds ``Packages`` or ``Packages.gz``) as the repository to install from.
+
+    Returns ``(repository, changes)``: the repository is ``{}`` in check mode before the bundle is unpacked (its
+    versions are not known yet); ``changes`` what was (would be) done: a file's diff, or a sentence. Refuses an ISO image, and a
+    bundle without an apt repository."""
+    path = spec["source"]["path"]
+    if re.search(r"\.iso\Z", path, re.IGNORECASE):
+        raise Refused("%s.source.path %s is an ISO image, which this role does not mount: loop-mount it read-only on the "
+                      "host and use source type apt with url file:///<mount point>/DEBS (or the .tgz bundle). Nothing "
+                      "was changed." % (ROOT, path), parameter="%s.source.path" % ROOT)
+    folder = "%s/%s" % (params.get("bundle_dir") or DEFAULT_STATE_DIR + "/bundles", spec["version"])
+    changes = []
+    if ensure_dir(reader, folder, check_mode=check_mode):
+        changes.append("made the folder %s" % folder)
+    if not os.path.exists(reader.path(folder, BUNDLE_MARK)):
+        changes.append("unpacked %s into %s" % (path, folder))
+        if not check_mode:
+            argv = ["tar", "-x", "-f", path, "-C", folder]
+            rc, out, err = reader.run(argv, check=False)
+            if rc != 0:
+                raise ToolFailed("unpacking the driver bundle %s into %s failed (rc=%d): %s" % (
+                    path, folder, rc, (err or out).strip()[-400:]), cmd=argv, rc=rc, stdout=out, stderr=err,
+                    parameter="%s.source.path" % ROOT)
+    written = write_file(reader, "%s/%s" % (folder, BUNDLE_MARK),
+                         "%s  %s\n" % (spec["source"]["sha256"], os.path.basename(path)), check_mode=check_mode)
+    if written["changed"]:
+        changes.append(written["diff"] or "set the mode of %s/%s" % (folder, BUNDLE_MARK))
+    index = bundle_index(reader, folder)
+    if index is None:
+        if check_mode:
+            return {}, changes
+        raise Refused("the bundle %s unpacked in %s has no apt repository (no Packages index within 4 levels)" % (
+            path, folder), parameter="%s.source.path" % ROOT)
+    return {"url": "file://" + index, "suite": "./", "components": [], "signed_by": None, "key_url": None,
+            "trusted": True, "sources_file": _sources_file(params)}, changes
+
+
+def bundle_index(reader: Host, folder: str, depth: int = 4) -> str | None:
+    """The folder (a host path) holding the first ``Packages`` or ``Packages.gz`` by path within ``depth`` levels of
+    ``folder`` (ansible.builtin.find's depth: a file in ``folder`` is level 1), or None."""
+    top = reader.path(folder)
+    found = []
+    for dirpath, dirs, files in os.walk(top):
+        level = 0 if dirpath == top else os.path.relpath(dirpath, top).count(os.sep) + 1
+        if level + 1 >= depth:
+            dirs[:] = []
+        found += [os.path.join(dirpath, f) for f in files if f in ("Packages", "Packages.gz")]
+    if not found:
+        return None
+    first = os.path.dirname(sorted(found)[0])
+    rel = os.path.relpath(first, top)
+    return folder.rstrip("/") + ("" if rel == "." else "/" + rel)
+
+
+def keep_repository(reader: Host, params: Mapping, repo: Mapping, pins: Mapping[str, str | None], spec: dict, *,
+                    check_mode: bool, key_fetch: Callable[[str, str], None] | None) -> list[dict]:
+    """What the role keeps on an apt host before it installs: the repository's key (fetched from ``key_url`` into
+    ``signed_by`` once, when it is not there), the sources file and the pins (rewritten when they differ). Returns
+    what was (would be) done: a file's diff, or a sentence."""
+    changes = []
+    signed_by, key_url = repo.get("signed_by"), repo.get("key_url")
+    if key_url and signed_by and not os.path.exists(reader.path(signed_by)):
+        folder = os.path.dirname(signed_by)
+        if ensure_dir(reader, folder, check_mode=check_mode):
+            changes.append("made the folder %s" % folder)
+        changes.append("fetched the repository key %s from %s" % (signed_by, key_url))
+        if not check_mode:
+            if key_fetch is None:
+                raise ToolNotFound("the driver repository's key %s cannot be fetched here" % key_url,
+                                   parameter="%s.source.key_url" % ROOT)
+            fd, tmp = tempfile.mkstemp(dir=reader.path(folder), prefix=".gpufabric.")
+            os.close(fd)
+            try:
+                key_fetch(key_url, tmp)
+                os.chmod(tmp, 0o644)
+                os.replace(tmp, reader.path(signed_by))
+            finally:
+                if os.path.exists(tmp):
+                    os.unlink(tmp)
+    if repo.get("url") and pins and all(v is not None for v in pins.values()):
+        comment = "gpufabric_matrix %s, %s %s" % (params.get("matrix_name") or "?", spec["flavour"], spec["version"])
+        files = apt_files(repo, pins, name=params.get("repo_name") or "gpufabric-ofed",
+                          fmt=params.get("apt_format") or "deb822", comment=comment)
+        for item in (files["sources"], files["preferences"]):
+            written = write_file(reader, item["path"], item["content"], check_mode=check_mode)
+            if written["changed"]:
+                changes.append(written["diff"] or "set the mode or owner of %s" % item["path"])
+    return changes
+
+
+def restart_driver(reader: Host, argv: Sequence[str], state_dir: str) -> None:
+    """Run the driver restart command; then the install record is forgotten (the new driver runs now)."""
+    if argv[0].startswith("/"):
+        done = reader.call(list(argv))     # a path, as given (the role's default /etc/init.d/openibd)
+        rc, out, err = done.rc, done.stdout, done.stderr
+    else:
+        rc, out, err = reader.run(list(argv), check=False)
+    if rc != 0:
+        raise ToolFailed("the driver restart (%s) failed (rc=%d): %s" % (" ".join(argv), rc, (err or out).strip()[-400:]),
+                         cmd=list(argv), rc=rc, stdout=out, stderr=err, parameter="restart_command")
+    remove_file(reader, "%s/%s" % (state_dir.rstrip("/"), MARKER))
+
+
 # ---------------------------------------------------------------------------------- the whole job
 
 def read_state(reader: Host, params: Mapping, manager: str, pins: Mapping[str, str | None]) -> dict:
@@ -621,17 +786,33 @@ def check_kernels(reader: Host, spec: dict, manager: str, pins: Mapping[str, str
 
 def converge(reader: Host, spec: dict, params: Mapping, *, check_mode: bool,
              key_fetch: Callable[[str, str], None] | None = None) -> dict:
-    """Everything the module does. ``params``: state (query, present, verified), repository (the
+    """Everything the module does. ``params``: state (query, present, verified, pinned), repository (the
     effective repository: url, suite, components, signed_by, key_url, trusted, sources_file), probe,
     packages (a tarball's pins), mgmt_interface, mgmt_address, boot_kernel, restart_driver,
-    state_dir, boot_id_command, mark_pending, timeout, lock_timeout, package_manager."""
+    state_dir, boot_id_command, mark_pending, timeout, lock_timeout, package_manager.
+
+    State ``pinned`` is the ofed role's one call: the repository described from the matrix and repo_name,
+    apt_format, keyring_dir, apt_trusted (``role_repository``) unless ``repository`` is given; on an apt host a
+    needed bundle unpacked (bundle_dir), the key, sources file and pins kept (``keep_repository``), the install,
+    the verification and the kernel guard; on a dnf host the same decision, and when something must change
+    nothing more (the role's dnf tasks install, then call again with mark_pending); at the end the driver restarted
+    with ``restart_command`` when asked for and safe. ``result["changes"]``: what else was (would be) done - the
+    diff of a file written, or a sentence; ``result["driver_changed"]``: the driver was (would be) installed."""
     state = params.get("state") or "query"
+    pinned = state == PINNED
     check_mgmt_interface(params.get("mgmt_interface"))   # before anything is installed; the guard runs at the end
     for option, default in (("timeout", 30), ("lock_timeout", 300)):
         check_timeout(params.get(option, default), option)
+    if pinned and not params.get("repository"):
+        if not REPO_NAME_RE.fullmatch(str(params.get("repo_name") or "gpufabric-ofed")):
+            raise InvalidValue("repo_name %r may hold letters, digits, '_', '.' and '-' only (apt ignores other file "
+                               "names)" % (params.get("repo_name"),), parameter="repo_name")
+        repo = role_repository(spec, params)
+    else:
+        repo = dict(params.get("repository") or {})
     # the module's own repository and state_dir, by the matrix's rules (the role checks them too; a task that calls
     # the module directly gets the same refusal), before anything runs
-    found = repository_problems(params.get("repository"), spec["source"]["type"], params.get("state_dir"))
+    found = repository_problems(repo or None, spec["source"]["type"], params.get("state_dir"))
     if found:
         raise ProblemsError("ofed_driver's options", found, parameter=found[0].split(":", 1)[0])
     manager = params.get("package_manager") or "auto"
@@ -645,9 +826,12 @@ def converge(reader: Host, spec: dict, params: Mapping, *, check_mode: bool,
         raise Refused("%s.source.type is %s, but this host installs packages with %s: give this host group a "
                       "matrix whose source fits its distribution" % (ROOT, kind, manager),
                       parameter="%s.source.type" % ROOT, allowed=[manager, "tarball"])
-    repo = params.get("repository") or {}
+    if pinned and kind == "tarball" and manager == "dnf":
+        raise Refused("%s.source.type tarball is not supported on dnf hosts by this role: unpack the bundle and use "
+                      "source type dnf with url file:///<folder with repodata>. Nothing was changed." % ROOT,
+                      parameter="%s.source.type" % ROOT, allowed=["dnf"])
+    names = params.get("bundle_packages") or BUNDLE_PACKAGES[spec["flavour"]]
     if kind == "tarball":
-        names = params.get("bundle_packages") or BUNDLE_PACKAGES[spec["flavour"]]
         if repo.get("url"):
             pins = bundle_pins(reader, repo["url"], names)
         else:
@@ -660,23 +844,17 @@ def converge(reader: Host, spec: dict, params: Mapping, *, check_mode: bool,
     result = {
         "changed": False,
         "package_manager": manager,
-        "action": decided["action"],
-        "compliant": decided["compliant"],
-        "reasons": decided["reasons"],
-        "packages": decided["packages"],
-        "would_install": ["%s=%s" % kv for kv in sorted(decided["to_install"].items())],
-        "installed": [],
         "driver": {"wanted": spec["version"], "flavour": spec["flavour"], "before": before["ofed"],
                    "after": before["ofed"]},
+        "installed": [],
         "kernels": {"running": before["running"], "boot": before["boot"], "boot_how": before["boot_how"],
                     "modules": {}, "problem": None},
         "repository": {"url": repo.get("url"), "probed": False, "available": {},
                        "key_present": bool(repo.get("signed_by")) and os.path.isfile(reader.path(repo["signed_by"]))},
-        "pins": pins,
         "tarball": None,
+        "changes": [],
     }
-    if decided["refused"]:
-        raise Refused(decided["refused"], parameter="%s.version" % ROOT)
+    _decided(result, decided, pins)
     action_needed = decided["action"] != NONE
     if action_needed:
         problem = kernel_precheck(spec, before["running"], before["boot"])
@@ -684,26 +862,45 @@ def converge(reader: Host, spec: dict, params: Mapping, *, check_mode: bool,
             raise Refused(problem, parameter="%s.kernels" % ROOT)
         if kind == "tarball":
             result["tarball"] = {"path": spec["source"]["path"], "sha256": check_tarball(reader, spec)}
-        if params.get("probe", True) and repo.get("url") and all(v is not None for v in pins.values()):
+            if pinned and not repo.get("url"):
+                repo, unpacked = unpack_bundle(reader, spec, params, check_mode=check_mode)
+                result["changes"] += unpacked
+                if repo.get("url"):
+                    result["repository"]["url"] = repo["url"]
+                    pins = bundle_pins(reader, repo["url"], names)
+                    decided = plan(spec, before["ofed"], reader.installed(manager, list(pins)), manager, packages=pins)
+                    _decided(result, decided, pins)
+                    action_needed = decided["action"] != NONE
+        if action_needed and params.get("probe", True) and repo.get("url") and all(v is not None for v in pins.values()):
             result["repository"]["available"] = probe_repository(reader, manager, repo, list(pins), pins,
                                                                  timeout=timeout, key_fetch=key_fetch)
             result["repository"]["probed"] = True
 
-    if state == "present" and action_needed:
+    installs = state == "present" or (pinned and manager == "apt")
+    waits_for_dnf = pinned and manager == "dnf" and action_needed   # the role's dnf tasks install, then call again
+    if pinned and manager == "apt":
+        result["changes"] += keep_repository(reader, params, repo, pins, spec, check_mode=check_mode,
+                                             key_fetch=key_fetch)
+    driver_changed = False
+    if installs and action_needed:
         if manager != "apt":
             raise InvalidValue("state=present installs with apt only; on dnf hosts install with ansible.builtin.dnf "
                                "and check with state=verified", parameter="state", allowed=["query", "verified"])
         if any(v is None for v in pins.values()) and not check_mode:
             raise InvalidValue("the driver bundle %s is not unpacked yet: pass its repository (file:///...) so the "
                                "pinned versions are known" % spec["source"]["path"], parameter="repository")
-        result["changed"] = True
+        driver_changed = True
         if not check_mode:
-            install_apt(reader, spec, params, pins, decided, timeout=timeout)
+            install_apt(reader, spec, dict(params, repository=repo), pins, decided, timeout=timeout)
             result["installed"] = result["would_install"]
             record_install(reader, spec, params, pins)
-    elif state == "verified" and params.get("mark_pending") and not check_mode:
+    elif waits_for_dnf and check_mode:
+        driver_changed = True   # what the dnf tasks would install
+    elif state in ("verified", PINNED) and params.get("mark_pending") and not check_mode:
         record_install(reader, spec, params, pins)
-    if state in ("present", "verified") and not (check_mode and action_needed):
+        driver_changed = pinned   # installed in this run by the role's dnf tasks
+    verifies = state in ("present", "verified") or (pinned and not waits_for_dnf)
+    if verifies and not (check_mode and action_needed):
         verify_installed(reader, spec, manager, pins, result)
         found, problem = check_kernels(reader, spec, manager, pins, result["kernels"]["running"],
                                        result["kernels"]["boot"])
@@ -719,8 +916,8 @@ def converge(reader: Host, spec: dict, params: Mapping, *, check_mode: bool,
     # reboot / restart
     boot_id = reader.boot_id(params.get("boot_id_command"))
     state_dir = params.get("state_dir") or DEFAULT_STATE_DIR
-    changed_now = bool(result["installed"]) or (check_mode and result["changed"]) \
-        or (state == "verified" and params.get("mark_pending"))
+    changed_now = bool(result["installed"]) or (check_mode and driver_changed) \
+        or (state in ("verified", PINNED) and bool(params.get("mark_pending")))
     marker = read_marker(reader, state_dir)
     after = result["driver"]["after"]
     pending, why = pending_decision(marker, boot_id, read_loaded_version(reader),
@@ -734,7 +931,50 @@ def converge(reader: Host, spec: dict, params: Mapping, *, check_mode: bool,
     mgmt = mgmt_state(reader, params)
     result["mgmt"] = mgmt
     result["restart"] = restart_decision(mgmt, requested=bool(params.get("restart_driver")), reboot_required=pending)
+    result["driver_changed"] = driver_changed
+    if pinned:
+        result["restart"]["done"] = False
+        command = params.get("restart_command") or []
+        if result["restart"]["allowed"] and command and not waits_for_dnf:
+            if not check_mode:
+                restart_driver(reader, command, state_dir)
+                result["restart"]["done"] = True
+                result["reboot_required"] = False
+            result["changes"].append("restarted the driver (%s)" % " ".join(command))
+    result["changed"] = driver_changed or bool(result["changes"])
     return result
+
+
+def _decided(result: dict, decided: dict, pins: Mapping[str, str | None]) -> None:
+    """The decision into the result; a refused one raises (before anything changes)."""
+    result.update(action=decided["action"], compliant=decided["compliant"], reasons=decided["reasons"],
+                  packages=decided["packages"], pins=dict(pins),
+                  would_install=["%s=%s" % kv for kv in sorted(decided["to_install"].items())])
+    if decided["refused"]:
+        raise Refused(decided["refused"], parameter="%s.version" % ROOT)
+
+
+def driver_diff(result: dict) -> dict:
+    """The driver's change as a diff (``--diff``, the drift report): ``ofed_info -s`` and the pinned packages as the
+    host had them, and as the matrix pins them."""
+    was = result["driver"]["before"]
+    rows = result["packages"]
+    had = ", ".join("%s=%s" % (name, rows[name]["installed"] or "(not installed)") for name in sorted(rows))
+    wanted = ", ".join(result["would_install"]) or "the bundle's versions"
+    return {"before": {"driver": "%s (%s)" % (was["raw"] if was else "no driver", had)},
+            "after": {"driver": "%s %s (%s)" % (result["driver"]["flavour"], result["driver"]["wanted"], wanted)}}
+
+
+def role_facts(result: dict, msg: str) -> dict:
+    """The ofed role's facts from a ``pinned`` result (docs/role_facts.md): gpufabric_ofed_changed (the driver was
+    (would be) installed), gpufabric_ofed_reboot_required (not restarted in place), gpufabric_ofed_result."""
+    keys = ("action", "reasons", "installed", "would_install", "driver", "kernels", "pending_reason", "mgmt", "restart")
+    facts = {key: result[key] for key in keys}
+    facts["msg"] = msg
+    facts["restart"] = dict(result["restart"], done=bool(result["restart"].get("done")))
+    return {"gpufabric_ofed_changed": bool(result["driver_changed"]),
+            "gpufabric_ofed_reboot_required": bool(result["reboot_required"]),
+            "gpufabric_ofed_result": facts}
 
 
 def record_install(reader: Host, spec: dict, params: Mapping, pins: Mapping[str, str | None]) -> None:

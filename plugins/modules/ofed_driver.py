@@ -28,21 +28,40 @@ description:
     the running kernel and for the default boot kernel (a C(mlx5_core.ko) among the files of the pinned packages
     under C(/lib/modules/KERNEL/), or with C(driver.dkms) an C(installed) row of C(dkms status)) - and fails naming the
     kernel when not.
-  - It never reboots and never restarts the driver. It reports RV(reboot_required) (a driver installed in this boot,
-    recorded in O(state_dir), or a loaded C(mlx5_core) of another version) and, for O(restart_driver), whether a
-    restart is safe (RV(restart)) - the role runs the restart command.
-  - The repository file and the apt preferences that pin the versions are written by the C(gpufabric.mlnx.ofed) role
-    (filters P(gpufabric.mlnx.ofed_apt_files#filter)) before this module installs.
+  - It never reboots, and restarts the driver only with O(state=pinned) (below). It reports RV(reboot_required) (a
+    driver installed in this boot, recorded in O(state_dir), or a loaded C(mlx5_core) of another version) and, for
+    O(restart_driver), whether a restart is safe (RV(restart)).
+  - With O(state=query), O(state=present) and O(state=verified) the repository file and the apt preferences that pin
+    the versions are written by the caller (filter P(gpufabric.mlnx.ofed_apt_files#filter)) before it installs.
+  - O(state=pinned) is the C(gpufabric.mlnx.ofed) role's one task - everything above in one module run, with the
+    role's facts returned as RV(ansible_facts). The repository is described from the matrix and O(repo_name),
+    O(apt_format), O(keyring_dir) and O(apt_trusted) (unless O(repository) is given). After the same refusals, on an
+    apt host it unpacks a tarball into O(bundle_dir) when an install needs it (C(tar), once; the folder with the
+    C(Packages) index becomes a trusted C(file://) repository), fetches the repository's key from C(key_url) into
+    C(signed_by) when it is not there, keeps the sources file and the pins (written atomically when they differ,
+    mode 0644, with a diff), installs, verifies and runs the kernel guard; then restarts the driver with
+    O(restart_command) when O(restart_driver) asks for it and RV(restart) allows it (and forgets the install record).
+    On a dnf host it decides and, when nothing must change, verifies; when something must, it changes nothing (the
+    role installs with M(ansible.builtin.dnf) and calls it again with O(mark_pending)).
+  - "With O(mirror) (the action plugin, on the controller): before the module runs, a tarball's C(source.path) is
+    fetched from C(<mirror>/<file name of source.path>) with M(ansible.builtin.get_url) and the matrix's sha256 (its
+    folder made first, mode 0755); a bundle already there with that sha256 is not fetched again, one that arrives
+    with another is not kept and the task fails naming the bundle, the URL and both checksums. Nothing else runs
+    then."
 author:
   - gpufabric.mlnx contributors (@gpufabric)
 extends_documentation_fragment:
   - gpufabric.mlnx._attributes
-  - gpufabric.mlnx._attributes.no_diff
+  - gpufabric.mlnx._attributes.full
 attributes:
   check_mode:
     details:
       - Reads the host, probes the repository and reports what would be installed (RV(would_install)); C(changed) predicts
-        the install. Installs nothing and writes nothing.
+        the install (and, with O(state=pinned), the files, key, bundle and restart). Installs nothing and writes nothing.
+  diff_mode:
+    details:
+      - With O(state=pinned), the driver's change (C(ofed_info -s) and the pinned packages as installed, and as pinned)
+        and the diff of every file it writes (sources file, pins, the bundle's C(.sha256)).
   idempotent:
     details: A second run finds the pinned versions installed and does nothing.
 options:
@@ -59,8 +78,9 @@ options:
       - V(present) also installs the pinned packages with apt when they are not, then verifies them and the kernel guard.
       - V(verified) installs nothing; the pinned versions must be installed (e.g. by M(ansible.builtin.dnf)) and the kernel
         guard must pass.
+      - V(pinned) is the C(gpufabric.mlnx.ofed) role's one call (see the description); it returns RV(ansible_facts).
     type: str
-    choices: [query, present, verified]
+    choices: [query, present, verified, pinned]
     default: query
   repository:
     description:
@@ -140,9 +160,52 @@ options:
     type: path
     default: /var/lib/gpufabric/ofed
   mark_pending:
-    description: With O(state=verified), record that the driver was installed in this boot (after a M(ansible.builtin.dnf) install).
+    description:
+      - With O(state=verified) or O(state=pinned), record that the driver was installed in this boot (after a
+        M(ansible.builtin.dnf) install).
     type: bool
     default: false
+  repo_name:
+    description:
+      - With O(state=pinned), the base name of the files - C(/etc/apt/sources.list.d/NAME.sources) (or C(.list)),
+        C(/etc/apt/preferences.d/NAME.pref), the key C(keyring_dir/NAME.gpg). ASCII letters, digits, C(_ . -).
+    type: str
+    default: gpufabric-ofed
+  apt_format:
+    description: With O(state=pinned), V(deb822) writes a C(.sources) file, V(list) a one-line C(.list) file.
+    type: str
+    choices: [deb822, list]
+    default: deb822
+  keyring_dir:
+    description: With O(state=pinned), where the key from C(source.key_url) goes when C(source.signed_by) is not given.
+    type: path
+    default: /etc/apt/keyrings
+  apt_trusted:
+    description: With O(state=pinned), accept the apt repository without a valid signature (C(Trusted=yes)); test repositories only.
+    type: bool
+    default: false
+  bundle_dir:
+    description: With O(state=pinned), where a tarball is unpacked, one folder per driver version.
+    type: path
+    default: /var/lib/gpufabric/ofed/bundles
+  restart_command:
+    description:
+      - With O(state=pinned), the driver restart command (argv list), run when O(restart_driver) is true and RV(restart)
+        allows it (not in check mode); empty - never run.
+    type: list
+    elements: str
+    default: []
+  mirror:
+    description:
+      - An HTTP mirror's base URL to fetch a tarball's C(source.path) from first (the action plugin, see the
+        description); an http:// or https:// URL by the grammar of P(gpufabric.mlnx.mirror_url#filter), refused naming
+        C(gpufabric_ofed_mirror) otherwise. Ignored for apt and dnf sources.
+    type: str
+    default: ""
+  mirror_timeout:
+    description: Seconds one request to O(mirror) may take.
+    type: int
+    default: 60
   boot_id_command:
     description:
       - A command whose output changes on every boot, to tell whether a recorded install happened in this boot.
@@ -196,6 +259,23 @@ EXAMPLES = r"""
 """
 
 RETURN = r"""
+ansible_facts:
+  description: With O(state=pinned), the facts of the C(gpufabric.mlnx.ofed) role (docs/role_facts.md).
+  returned: state is pinned
+  type: dict
+  contains:
+    gpufabric_ofed_changed:
+      description: The driver was installed (upgraded, downgraded, repaired) in this run - in check mode, would be.
+      type: bool
+    gpufabric_ofed_reboot_required:
+      description: The new driver needs a reboot to run (it was not restarted in place). Read by the C(activate) role.
+      type: bool
+    gpufabric_ofed_result:
+      description:
+        - What the driver step did - RV(action), RV(msg) (without the restart's words), RV(reasons), RV(installed),
+          RV(would_install), RV(driver), RV(kernels), RV(pending_reason), RV(mgmt) and RV(restart) with C(done)
+          (the driver was restarted in this run).
+      type: dict
 action:
   description: What the driver needed - V(none), V(install), V(upgrade), V(downgrade) or V(repair).
   returned: always
@@ -292,7 +372,14 @@ from ansible.module_utils.urls import fetch_url
 from ansible_collections.gpufabric.mlnx.plugins.module_utils._errors import MlnxError, ToolFailed
 from ansible_collections.gpufabric.mlnx.plugins.module_utils._host import Host
 from ansible_collections.gpufabric.mlnx.plugins.module_utils._module import ansible_module
-from ansible_collections.gpufabric.mlnx.plugins.module_utils._ofed import converge, driver_spec, summary
+from ansible_collections.gpufabric.mlnx.plugins.module_utils._ofed import (
+    PINNED,
+    converge,
+    driver_diff,
+    driver_spec,
+    role_facts,
+    summary,
+)
 
 
 def main():
@@ -300,7 +387,7 @@ def main():
         AnsibleModule,
         argument_spec=dict(
             driver=dict(type="dict", required=True),
-            state=dict(type="str", default="query", choices=["query", "present", "verified"]),
+            state=dict(type="str", default="query", choices=["query", "present", "verified", PINNED]),
             repository=dict(type="dict", options=dict(
                 url=dict(type="str"),
                 suite=dict(type="str", default="./"),
@@ -322,6 +409,14 @@ def main():
             boot_id_command=dict(type="list", elements="str"),
             timeout=dict(type="int", default=30),
             lock_timeout=dict(type="int", default=300),
+            repo_name=dict(type="str", default="gpufabric-ofed"),
+            apt_format=dict(type="str", default="deb822", choices=["deb822", "list"]),
+            keyring_dir=dict(type="path", default="/etc/apt/keyrings"),
+            apt_trusted=dict(type="bool", default=False),
+            bundle_dir=dict(type="path", default="/var/lib/gpufabric/ofed/bundles"),
+            restart_command=dict(type="list", elements="str", default=[]),
+            mirror=dict(type="str", default=""),  # the action plugin's; the module never gets it
+            mirror_timeout=dict(type="int", default=60),
         ),
         supports_check_mode=True,
     )
@@ -335,12 +430,32 @@ def main():
         with open(dest, "wb") as stream:
             stream.write(response.read())
 
+    matrix = params["driver"]
+    name = matrix.get("name") if "flavour" not in matrix else None   # the whole gpufabric_matrix, or its driver entry
     try:
-        spec = driver_spec(params["driver"])
-        result = converge(Host(), spec, params, check_mode=module.check_mode, key_fetch=key_fetch)
+        spec = driver_spec(matrix)
+        result = converge(Host(), spec, dict(params, matrix_name=name), check_mode=module.check_mode, key_fetch=key_fetch)
     except MlnxError as err:
         module.fail_json(**err.fail_kwargs())
-    result["msg"] = summary(result, check_mode=module.check_mode, state=params["state"])
+    state = params["state"]
+    if state == PINNED:
+        waits = result["package_manager"] == "dnf" and result["action"] != "none"   # the role's dnf tasks install
+        state = "query" if waits else "present"
+    result["msg"] = summary(result, check_mode=module.check_mode, state=state)
+    changes = result.pop("changes")
+    if params["state"] == PINNED:
+        result["ansible_facts"] = role_facts(result, result["msg"])
+        done = [c for c in changes if isinstance(c, str)]
+        restart = result["restart"]
+        if restart["requested"] and not restart["done"]:
+            done.append("driver not restarted: %s" % restart["reason"])
+        result["msg"] += "".join("; " + text for text in done)
+    result.pop("driver_changed")
+    diffs = [c for c in changes if isinstance(c, dict)]
+    if params["state"] == PINNED and result["action"] != "none" and (result["installed"] or module.check_mode):
+        diffs.insert(0, driver_diff(result))
+    if diffs:
+        result["diff"] = diffs
     module.exit_json(**result)
 
 

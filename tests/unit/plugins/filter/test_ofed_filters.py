@@ -33,7 +33,15 @@ def test_ofed_apt_files():
     (({"url": URL}, {}), "packages must map"),
     (({"url": URL}, {"a": "1"}, "bad/name"), "name 'bad/name'"),
     (({"url": URL}, {"a": "1"}, "n", "yaml"), "format must be deb822 or list"),
+    (({"url": URL}, {"a": "1"}, "n", "list", "lab-1\nURIs: http://evil/"), "must be one line without control"),
+    (({"url": URL}, {"a": "1"}, "n", "list", "x\x1b[2J"), "must be one line without control"),
+    (({"url": URL}, {"a": "1"}, "n", "list", "x" * 401), "must be one line without control"),
 ])
 def test_ofed_apt_files_refuses(args, match):
     with pytest.raises(AnsibleFilterError, match=match):
         ofed_apt_files(*args)
+
+
+def test_ofed_apt_files_takes_a_comment_of_one_line_up_to_400_characters():
+    files = ofed_apt_files({"url": URL}, {"a": "1"}, "n", "list", "é" + "x" * 399)
+    assert files["sources"]["content"].startswith("# Managed by gpufabric.mlnx (ofed role): é" + "x" * 399 + ". ")

@@ -581,3 +581,291 @@ def test_a_bad_timeout_or_management_interface_is_refused_before_anything_runs(t
     with pytest.raises(InvalidValue) as err:
         of.converge(host.host(), of.driver_spec(driver()), params(**bad), check_mode=False)
     assert err.value.parameter == next(iter(bad)) and host.calls == []
+
+
+# ---------------------------------------------------------------------------------- state pinned: the role's one call
+
+SOURCES_V1 = """# Managed by gpufabric.mlnx (ofed role): gpufabric_matrix lab-1, doca-ofed 24.10-2.1.8.0. The pinned NIC driver repository.
+Types: deb
+URIs: http://198.19.30.12:8080/main/
+Suites: ./
+Signed-By: /etc/apt/keyrings/gpufabric-ofed.gpg
+"""
+PREFS_V1 = """# Managed by gpufabric.mlnx (ofed role): gpufabric_matrix lab-1, doca-ofed 24.10-2.1.8.0. The driver packages stay at these versions.
+
+Package: doca-ofed
+Pin: version 2.9.2-0.0.3
+Pin-Priority: 1001
+
+Package: mlnx-ofed-kernel-modules
+Pin: version 24.10.OFED.24.10.2.1.8.1-1
+Pin-Priority: 1001
+
+Package: mlnx-ofed-kernel-utils
+Pin: version 24.10.OFED.24.10.2.1.8.1-1
+Pin-Priority: 1001
+
+Package: ofed-scripts
+Pin: version 24.10.OFED.24.10.2.1.8-1
+Pin-Priority: 1001
+"""
+KEY_URL = "http://198.19.30.12:8080/keyring.gpg"
+
+
+def pinned_params(**kw):
+    """What roles/ofed/tasks/main.yml passes (its defaults), the repository described by the module."""
+    base = {"state": "pinned", "package_manager": "auto", "probe": True, "timeout": 30, "lock_timeout": 300,
+            "state_dir": "/var/lib/gpufabric/ofed", "mgmt_address": "198.19.30.11", "repo_name": "gpufabric-ofed",
+            "apt_format": "deb822", "keyring_dir": "/etc/apt/keyrings", "apt_trusted": False,
+            "bundle_dir": "/var/lib/gpufabric/ofed/bundles", "restart_command": ["/etc/init.d/openibd", "restart"],
+            "restart_driver": False, "matrix_name": "lab-1"}
+    base.update(kw)
+    return base
+
+
+def keyed(version="24.10-2.1.8.0", **extra):
+    d = driver(version, **extra)
+    d["source"]["key_url"] = KEY_URL
+    return d
+
+
+class KeyFetch:
+    def __init__(self):
+        self.urls = []
+
+    def __call__(self, url, dest):
+        self.urls.append(url)
+        with open(dest, "w") as stream:
+            stream.write("KEY\n")
+
+
+class PkgHost(AptHost):
+    """AptHost with dpkg-query's package manager detection, tar and the driver restart command."""
+
+    def __init__(self, root, *args, **kwargs):
+        super().__init__(root, *args, **kwargs)
+        self.tools.update({"tar": self.tar, "openibd": self.openibd})
+        self.bundle = {}   # path in the bundle -> text, unpacked by tar
+        self.restarts = 0
+
+    def tar(self, args):
+        assert args[:2] == ["-x", "-f"] and args[3] == "-C", args
+        for name, text in self.bundle.items():
+            self.put(os.path.join(args[4], name), text)
+        return 0, "", ""
+
+    def openibd(self, args):
+        assert args == ["restart"], args
+        self.restarts += 1
+        return 0, "", ""
+
+
+def test_pinned_installs_keeps_the_files_and_the_key_then_a_rerun_does_nothing(tmp_path, probe_dir):
+    host = PkgHost(tmp_path / "root")
+    fetch = KeyFetch()
+    result = of.converge(host.host(), of.driver_spec(keyed()), pinned_params(), check_mode=False, key_fetch=fetch)
+    assert result["driver_changed"] and result["changed"] and result["action"] == "install"
+    assert host.installed == V1 and result["installed"] == sorted("%s=%s" % kv for kv in V1.items())
+    # the probe used a private copy of the key, the role's copy went to keyring_dir/repo_name.gpg, mode 0644
+    assert fetch.urls == [KEY_URL, KEY_URL]
+    key = tmp_path / "root/etc/apt/keyrings/gpufabric-ofed.gpg"
+    assert key.read_text() == "KEY\n" and oct(key.stat().st_mode & 0o777) == "0o644"
+    assert (tmp_path / "root/etc/apt/sources.list.d/gpufabric-ofed.sources").read_text() == SOURCES_V1
+    assert (tmp_path / "root/etc/apt/preferences.d/gpufabric-ofed.pref").read_text() == PREFS_V1
+    diffs = [c for c in result["changes"] if isinstance(c, dict)]
+    assert [d["after_header"] for d in diffs] == ["/etc/apt/sources.list.d/gpufabric-ofed.sources",
+                                                  "/etc/apt/preferences.d/gpufabric-ofed.pref"]
+    assert diffs[0]["before"] == "" and diffs[0]["after"] == SOURCES_V1
+    assert "fetched the repository key /etc/apt/keyrings/gpufabric-ofed.gpg from %s" % KEY_URL in result["changes"]
+    # the files were there before the install: the update reads the repository's own sources file
+    assert host.commands("apt-get")[1] == of.apt_update_argv("/etc/apt/sources.list.d/gpufabric-ofed.sources",
+                                                             timeout=30)[1:]
+    facts = of.role_facts(result, "msg")
+    assert facts["gpufabric_ofed_changed"] is True and facts["gpufabric_ofed_reboot_required"] is True
+    assert facts["gpufabric_ofed_result"]["restart"] == {
+        "requested": False, "allowed": False, "reason": "gpufabric_ofed_restart_driver is false", "done": False}
+    assert host.restarts == 0
+
+    host.calls.clear()
+    again = of.converge(host.host(), of.driver_spec(keyed()), pinned_params(), check_mode=False, key_fetch=fetch)
+    assert not again["changed"] and not again["driver_changed"] and again["changes"] == []
+    assert again["action"] == "none" and host.commands("apt-get") == [] and fetch.urls == [KEY_URL, KEY_URL]
+    assert again["kernels"]["modules"][KERNEL]["how"] == "package"   # verified and guarded on the rerun too
+
+
+def test_pinned_puts_back_a_changed_pin_file(tmp_path):
+    host = PkgHost(tmp_path / "root", installed=V1, release="24.10-2.1.8")
+    host.put("/etc/apt/sources.list.d/gpufabric-ofed.sources", SOURCES_V1.rstrip("\n"))
+    host.put("/etc/apt/preferences.d/gpufabric-ofed.pref", "Package: doca-ofed\nPin: version 9\nPin-Priority: 1001")
+    host.put("/etc/apt/keyrings/gpufabric-ofed.gpg", "KEY")
+    result = of.converge(host.host(), of.driver_spec(keyed()), pinned_params(), check_mode=False)
+    assert result["changed"] and not result["driver_changed"] and result["action"] == "none"
+    assert [c["after_header"] for c in result["changes"]] == ["/etc/apt/preferences.d/gpufabric-ofed.pref"]
+    assert host.get("/etc/apt/preferences.d/gpufabric-ofed.pref") == PREFS_V1
+    assert host.commands("apt-get") == []
+
+
+def test_pinned_check_mode_shows_the_diffs_and_writes_nothing(tmp_path, probe_dir):
+    host = PkgHost(tmp_path / "root", installed=V1, release="24.10-2.1.8")
+    result = of.converge(host.host(), of.driver_spec(keyed("25.01-0.6.0.0")), pinned_params(), check_mode=True,
+                         key_fetch=KeyFetch())
+    assert result["changed"] and result["driver_changed"] and result["action"] == "upgrade"
+    assert result["reboot_required"] and "would be installed" in result["pending_reason"]
+    diffs = [c for c in result["changes"] if isinstance(c, dict)]
+    assert len(diffs) == 2 and "Pin: version 2.10.0-0.5.3" in diffs[1]["after"]
+    assert "made the folder /etc/apt/keyrings" in result["changes"]
+    assert not (tmp_path / "root/etc/apt").exists() and host.installed == V1
+    assert [c[0] for c in host.commands("apt-get")] == ["update"]   # the private probe only
+
+
+def test_pinned_refuses_before_it_writes_anything(tmp_path):
+    host = PkgHost(tmp_path / "root", installed=V2, release="25.01-0.6.0")
+    with pytest.raises(Refused, match="refusing to downgrade"):
+        of.converge(host.host(), of.driver_spec(keyed()), pinned_params(), check_mode=False, key_fetch=KeyFetch())
+    assert not (tmp_path / "root/etc/apt").exists() and host.commands("apt-get") == []
+
+
+@pytest.mark.parametrize("mgmt, restarted", [("", True), ("ibp24s0", False)])
+def test_pinned_restarts_only_when_asked_and_safe(tmp_path, mgmt, restarted):
+    host = PkgHost(tmp_path / "root", installed=V1, release="24.10-2.1.8")
+    host.put("/etc/apt/keyrings/gpufabric-ofed.gpg", "KEY")
+    host.netdev("ibp24s0", driver="mlx5_core", rdma="mlx5_0")
+    reader = host.host()
+    of.write_marker(reader, "/var/lib/gpufabric/ofed", {"version": "24.10-2.1.8.0", "boot_id": "btime 1795995176"})
+    result = of.converge(reader, of.driver_spec(keyed()), pinned_params(restart_driver=True, mgmt_interface=mgmt or None),
+                         check_mode=False)
+    facts = of.role_facts(result, "msg")
+    assert host.restarts == (1 if restarted else 0)
+    assert facts["gpufabric_ofed_result"]["restart"]["done"] is restarted
+    assert facts["gpufabric_ofed_reboot_required"] is (not restarted)
+    assert (tmp_path / "root/var/lib/gpufabric/ofed/pending.json").exists() is (not restarted)
+    assert ("restarted the driver (/etc/init.d/openibd restart)" in result["changes"]) is restarted
+    assert not facts["gpufabric_ofed_changed"]   # the driver itself did not change in this run
+    if not restarted:
+        assert "ibp24s0 depends on the mlx5 driver" in result["restart"]["reason"]
+
+
+def test_pinned_restart_in_check_mode_is_predicted_not_run(tmp_path):
+    host = PkgHost(tmp_path / "root", installed=V1, release="24.10-2.1.8")
+    host.put("/etc/apt/keyrings/gpufabric-ofed.gpg", "KEY")
+    host.put("/etc/apt/sources.list.d/gpufabric-ofed.sources", SOURCES_V1.rstrip("\n"))
+    host.put("/etc/apt/preferences.d/gpufabric-ofed.pref", PREFS_V1.rstrip("\n"))
+    reader = host.host()
+    of.write_marker(reader, "/var/lib/gpufabric/ofed", {"version": "24.10-2.1.8.0", "boot_id": "btime 1795995176"})
+    result = of.converge(reader, of.driver_spec(keyed()), pinned_params(restart_driver=True), check_mode=True)
+    assert result["changed"] and result["changes"] == ["restarted the driver (/etc/init.d/openibd restart)"]
+    assert host.restarts == 0 and result["reboot_required"] and not result["restart"]["done"]
+
+
+BUNDLE_SHA = "ab" * 32
+
+
+def bundle_host(tmp_path, **kw):
+    host = PkgHost(tmp_path / "root", **kw)
+    host.put("/srv/ofed/doca.tgz", "bundle")
+    index = "Package: doca-ofed\nVersion: 2.9.2-0.0.3\nDepends: ofed-scripts (= %s)\n\nPackage: ofed-scripts\nVersion: %s" % (
+        V1["ofed-scripts"], V1["ofed-scripts"])
+    host.bundle = {"doca-ofed-24.10/DEBS/Packages": index, "doca-ofed-24.10/install.sh": "#!/bin/sh"}
+    host.put("/lib/modules/%s/updates/mlnx-ofed-kernel/mlx5_core.ko" % KERNEL, "")   # the meta package ships none
+    return host
+
+
+def bundle_spec(tmp_path):
+    import hashlib
+    sha = hashlib.sha256((tmp_path / "root/srv/ofed/doca.tgz").read_bytes()).hexdigest()
+    return of.driver_spec({"flavour": "doca-ofed", "version": "24.10-2.1.8.0", "kernels": [KERNEL, OTHER],
+                           "allow_downgrade": True, "source": {"type": "tarball", "path": "/srv/ofed/doca.tgz",
+                                                               "sha256": sha}})
+
+
+def test_pinned_unpacks_a_needed_bundle_once_and_installs_from_it(tmp_path, probe_dir):
+    host = bundle_host(tmp_path)
+    spec = bundle_spec(tmp_path)
+    result = of.converge(host.host(), spec, pinned_params(), check_mode=False)
+    folder = "/var/lib/gpufabric/ofed/bundles/24.10-2.1.8.0"
+    assert host.commands("tar") == [["-x", "-f", "/srv/ofed/doca.tgz", "-C", folder]]
+    assert host.get(folder + "/.sha256") == "%s  doca.tgz\n" % spec["source"]["sha256"]
+    assert result["repository"]["url"] == "file://%s/doca-ofed-24.10/DEBS" % folder
+    assert result["pins"] == {"doca-ofed": "2.9.2-0.0.3", "ofed-scripts": V1["ofed-scripts"]}
+    assert host.installed == result["pins"] and result["driver_changed"]
+    sources = host.get("/etc/apt/sources.list.d/gpufabric-ofed.sources")
+    assert "URIs: file://%s/doca-ofed-24.10/DEBS\n" % folder in sources and "Trusted: yes\n" in sources
+    assert "Pin: version 2.9.2-0.0.3" in host.get("/etc/apt/preferences.d/gpufabric-ofed.pref")
+
+    host.calls.clear()
+    again = of.converge(host.host(), spec, pinned_params(), check_mode=False)
+    assert again["action"] == "none" and not again["changed"] and host.commands("tar") == []
+
+
+def test_pinned_check_mode_of_a_bundle_not_unpacked_predicts_it(tmp_path):
+    host = bundle_host(tmp_path)
+    result = of.converge(host.host(), bundle_spec(tmp_path), pinned_params(), check_mode=True)
+    assert result["driver_changed"] and result["action"] == "install"
+    assert "unpacked /srv/ofed/doca.tgz into /var/lib/gpufabric/ofed/bundles/24.10-2.1.8.0" in result["changes"]
+    assert host.commands("tar") == [] and not (tmp_path / "root/var/lib/gpufabric/ofed/bundles").exists()
+
+
+def test_pinned_refuses_an_iso_and_a_bundle_without_a_repository(tmp_path):
+    host = bundle_host(tmp_path)
+    host.put("/srv/ofed/doca.iso", "iso")
+    spec = bundle_spec(tmp_path)
+    iso = dict(spec, source=dict(spec["source"], path="/srv/ofed/doca.ISO"))
+    with pytest.raises(Refused, match=r"doca\.ISO is an ISO image, which this role does not mount"):
+        of.unpack_bundle(host.host(), iso, pinned_params(), check_mode=False)
+    host.bundle = {"doca-ofed-24.10/README": "no index"}
+    with pytest.raises(Refused, match="has no apt repository"):
+        of.converge(host.host(), spec, pinned_params(), check_mode=False)
+    assert host.installed == {}
+
+
+def test_bundle_index_looks_4_levels_deep_like_find(tmp_path):
+    reader = FakeHost(tmp_path).host()
+    (tmp_path / "b/1/2/3/4").mkdir(parents=True)
+    (tmp_path / "b/1/2/3/4/Packages").write_text("")        # level 5: not seen
+    assert of.bundle_index(reader, "/b") is None
+    (tmp_path / "b/1/2/3/Packages.gz").write_text("")       # level 4
+    assert of.bundle_index(reader, "/b") == "/b/1/2/3"
+    (tmp_path / "b/1/Packages").write_text("")              # after b/1/2/3/Packages.gz by path ("2" < "P")
+    assert of.bundle_index(reader, "/b") == "/b/1/2/3"
+    (tmp_path / "b/0").mkdir()
+    (tmp_path / "b/0/Packages").write_text("")              # the first by path
+    assert of.bundle_index(reader, "/b") == "/b/0"
+    (tmp_path / "c").mkdir()
+    (tmp_path / "c/Packages").write_text("")                # level 1: the folder itself
+    assert of.bundle_index(reader, "/c/") == "/c"
+
+
+def test_pinned_on_dnf_decides_and_leaves_the_install_to_the_role(tmp_path):
+    host = RpmHost(tmp_path, {}, "24.04-0.6.6")
+    base = {"state": "pinned", "probe": False, "state_dir": "/var/lib/gpufabric/ofed", "restart_driver": True,
+            "restart_command": ["openibd", "restart"]}
+    result = of.converge(host.host(), el_spec(), base, check_mode=False)
+    assert result["action"] == "install" and not result["changed"] and result["changes"] == []
+    assert result["pins"] == EL and not result["restart"].get("done")
+    predicted = of.converge(host.host(), el_spec(), base, check_mode=True)
+    assert predicted["changed"] and predicted["driver_changed"] and predicted["reboot_required"]
+    host.installed, host.release = dict(EL), "24.10-2.1.8"      # the role's dnf tasks installed it
+    after = of.converge(host.host(), el_spec(), dict(base, mark_pending=True, restart_driver=False), check_mode=False)
+    assert after["action"] == "none" and after["driver_changed"] and after["reboot_required"]
+    assert after["kernels"]["modules"][EL_KERNEL]["how"] == "package"
+
+
+def test_pinned_refuses_a_bundle_on_dnf(tmp_path):
+    host = RpmHost(tmp_path, {}, "24.04-0.6.6")
+    spec = of.driver_spec({"flavour": "doca-ofed", "version": "24.10-2.1.8.0", "kernels": [EL_KERNEL],
+                           "source": {"type": "tarball", "path": "/srv/b.tgz", "sha256": BUNDLE_SHA}})
+    with pytest.raises(Refused, match="source.type tarball is not supported on dnf hosts by this role"):
+        of.converge(host.host(), spec, {"state": "pinned", "package_manager": "dnf"}, check_mode=False)
+    assert host.calls == []
+
+
+def test_role_repository():
+    spec = of.driver_spec(keyed())
+    assert of.role_repository(spec, pinned_params()) == {
+        "url": URL, "suite": "./", "components": [], "signed_by": "/etc/apt/keyrings/gpufabric-ofed.gpg",
+        "key_url": KEY_URL, "trusted": False, "sources_file": "/etc/apt/sources.list.d/gpufabric-ofed.sources"}
+    spec["source"]["signed_by"] = "/usr/share/keyrings/doca.gpg"
+    listed = of.role_repository(spec, pinned_params(apt_format="list", repo_name="doca", apt_trusted=True))
+    assert listed["signed_by"] == "/usr/share/keyrings/doca.gpg" and listed["trusted"] is True
+    assert listed["sources_file"] == "/etc/apt/sources.list.d/doca.list"
+    assert of.role_repository(of.driver_spec(driver()), pinned_params())["signed_by"] is None   # no key at all

@@ -80,3 +80,55 @@ def test_a_state_dir_that_is_not_an_absolute_directory_is_refused(run, state_dir
     failed, out, fake = run({"driver": driver(), "state": "present", "repository": REPO, "state_dir": state_dir})
     assert failed and out["parameter"] == "state_dir" and words in out["msg"], out
     assert fake.calls == []
+
+
+def test_pinned_returns_the_role_facts_and_the_diffs(run):
+    matrix = {"name": "lab-1", "driver": driver()}
+    failed, out, fake = run({"driver": matrix, "state": "pinned", "apt_trusted": True, "restart_driver": True,
+                             "restart_command": ["/etc/init.d/openibd", "restart"], "mgmt_interface": "ibp24s0"})
+    assert not failed, out
+    assert fake.installed == V1 and out["changed"]
+    facts = out["ansible_facts"]
+    assert facts["gpufabric_ofed_changed"] is True and facts["gpufabric_ofed_reboot_required"] is True
+    result = facts["gpufabric_ofed_result"]
+    assert result["action"] == "install" and result["installed"] == sorted("%s=%s" % kv for kv in V1.items())
+    assert result["msg"] == "installed doca-ofed 24.10-2.1.8.0: %s; reboot (or driver restart) required" % (
+        ", ".join(result["installed"]))
+    assert result["restart"]["done"] is False and "ibp24s0 depends on the mlx5 driver" in result["restart"]["reason"]
+    assert out["msg"] == result["msg"] + "; driver not restarted: " + result["restart"]["reason"]
+    assert out["diff"][0] == {
+        "before": {"driver": "no driver (doca-ofed=(not installed), mlnx-ofed-kernel-modules=(not installed), "
+                             "mlnx-ofed-kernel-utils=(not installed), ofed-scripts=(not installed))"},
+        "after": {"driver": "doca-ofed 24.10-2.1.8.0 (%s)" % ", ".join(result["installed"])}}
+    files = ["/etc/apt/sources.list.d/gpufabric-ofed.sources", "/etc/apt/preferences.d/gpufabric-ofed.pref"]
+    assert [d["after_header"] for d in out["diff"][1:]] == files
+    assert "# Managed by gpufabric.mlnx (ofed role): gpufabric_matrix lab-1, doca-ofed 24.10-2.1.8.0." in \
+        out["diff"][1]["after"]
+    assert "changes" not in out and "driver_changed" not in out
+
+
+def test_other_states_return_no_facts(run):
+    failed, out, _fake = run({"driver": driver(), "repository": REPO}, installed=V1, release="24.10-2.1.8")
+    assert not failed and "ansible_facts" not in out and "diff" not in out
+
+
+def test_pinned_check_mode_shows_the_driver_change_and_a_rerun_no_diff(run):
+    args = {"driver": driver("25.01-0.6.0.0"), "state": "pinned", "apt_trusted": True}
+    failed, out, fake = run(args, check=True, installed=V1, release="24.10-2.1.8")
+    assert not failed and out["changed"] and fake.installed == V1
+    assert out["diff"][0] == {
+        "before": {"driver": "OFED-internal-24.10-2.1.8 (doca-ofed=2.9.2-0.0.3, "
+                             "mlnx-ofed-kernel-modules=24.10.OFED.24.10.2.1.8.1-1, "
+                             "mlnx-ofed-kernel-utils=24.10.OFED.24.10.2.1.8.1-1, ofed-scripts=24.10.OFED.24.10.2.1.8-1)"},
+        "after": {"driver": "doca-ofed 25.01-0.6.0.0 (%s)" % ", ".join("%s=%s" % kv for kv in sorted(V2.items()))}}
+    assert out["ansible_facts"]["gpufabric_ofed_changed"] is True
+    assert out["msg"].startswith("would upgrade doca-ofed 25.01-0.6.0.0: ")
+
+
+def test_pinned_on_a_compliant_host_shows_the_files_it_writes_and_no_driver_change(run):
+    failed, out, _fake = run({"driver": driver(), "state": "pinned", "apt_trusted": True}, installed=V1,
+                             release="24.10-2.1.8")
+    assert not failed and out["changed"]        # the files were not there yet: written, with their diffs
+    files = ["/etc/apt/sources.list.d/gpufabric-ofed.sources", "/etc/apt/preferences.d/gpufabric-ofed.pref"]
+    assert [d["after_header"] for d in out["diff"]] == files
+    assert out["ansible_facts"]["gpufabric_ofed_changed"] is False
