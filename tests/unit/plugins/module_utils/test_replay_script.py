@@ -1,4 +1,4 @@
-"""The boot-time RoCE QoS script (plugin_utils/_roce_qos_script): whatever the values, the script either is
+"""The boot-time RoCE QoS script (module_utils/_roce_qos_script): whatever the values, the script either is
 refused naming the path of the bad value, or parses (``sh -n``) and runs nothing but the steps (a canary)."""
 import os
 import re
@@ -12,7 +12,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from ansible_collections.gpufabric.mlnx.plugins.module_utils._errors import MlnxError
-from ansible_collections.gpufabric.mlnx.plugins.plugin_utils import _roce_qos_script as qs
+from ansible_collections.gpufabric.mlnx.plugins.module_utils import _roce_qos_script as qs
 
 CANARY = "CANARY"
 # Everything a shell would interpret; each tries to create CANARY in the directory the script runs in.

@@ -1,0 +1,127 @@
+# -*- coding: utf-8 -*-
+# Copyright: gpufabric.mlnx contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Files a module keeps on the host (the rails' netplan, NetworkManager, ifupdown and sysctl.d files, the RoCE
+QoS script and its udev rule): what ansible.builtin.copy did in a task of its own, done by the module that makes
+the text.
+
+``plan_file`` (reads only) says whether a file differs from the wanted text, mode and owner, with the diff that
+``--check --diff`` shows; ``write_file`` replaces it atomically (a temporary file in the same directory, its mode
+and owner set, optionally validated by a command, then renamed over the old one). Paths are host paths taken
+through ``Host.path()``; every path a module writes is checked here by a strict grammar first.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import stat
+import tempfile
+from collections.abc import Sequence
+from typing import Any
+
+from ansible_collections.gpufabric.mlnx.plugins.module_utils._errors import InvalidValue, MlnxError
+
+# ---------------------------------------------------------------------------------- input
+
+# The path of a file a module writes (it may also be named in a rule, a unit or a script): no space, quote, '$',
+# '%', glob, newline or '..' part.
+PATH_RE = re.compile(r"/[A-Za-z0-9_.+/-]*", re.ASCII)
+PATH_ALLOWED = "an absolute path of ASCII letters, digits and _ . + - /"
+
+
+def check_path(path: Any, parameter: str, host: str | None = None) -> str:
+    """``path`` when it is an absolute path of the strict grammar (no ``..`` part, not a directory); else
+    InvalidValue naming the host, the parameter and what is allowed."""
+    if (isinstance(path, str) and PATH_RE.fullmatch(path) and ".." not in path.split("/")
+            and not path.endswith("/")):
+        return path
+    raise InvalidValue("%s%s=%r cannot be written into a udev rule, systemd unit or script: allowed is %s" % (
+        "%s: " % host if host else "", parameter, path, PATH_ALLOWED), device=host, parameter=parameter,
+        allowed=PATH_ALLOWED)
+
+
+# ---------------------------------------------------------------------------------- reading and deciding
+
+def plan_file(reader: Any, path: str, content: str, *, mode: int, owner: int = 0, group: int = 0) -> dict:
+    """What ``path`` (a host path, under ``reader.root``) would need to hold ``content`` with ``mode`` and
+    owner/group: ``{"path", "changed", "reasons": [...], "diff": [...]}``; the diff is a text diff of the content
+    (``before_header``/``after_header`` the path) and, when mode or owner differ, a mapping diff of them."""
+    full = reader.path(path)
+    try:
+        info = os.stat(full)
+    except FileNotFoundError:
+        info = None
+    except OSError as exc:
+        raise MlnxError("cannot read %s: %s" % (path, exc), parameter=path) from exc
+    if info is not None and not stat.S_ISREG(info.st_mode):
+        raise MlnxError("%s is not a regular file; nothing was written" % path, parameter=path)
+    before = None
+    if info is not None:
+        try:
+            with open(full, "rb") as stream:
+                before = stream.read().decode("utf-8", errors="replace")
+        except OSError as exc:
+            raise MlnxError("cannot read %s: %s" % (path, exc), parameter=path) from exc
+    reasons, diff = [], []
+    if before != content:
+        reasons.append("created" if before is None else "content")
+        diff.append({"before_header": path, "after_header": path, "before": before or "", "after": content})
+    if info is not None:
+        have = {"mode": "%04o" % stat.S_IMODE(info.st_mode), "owner": info.st_uid, "group": info.st_gid}
+        want = {"mode": "%04o" % mode, "owner": owner, "group": group}
+        differs = sorted(k for k in want if have[k] != want[k])
+        if differs:
+            reasons += differs
+            diff.append({"before": {path: {k: have[k] for k in differs}}, "after": {path: {k: want[k] for k in differs}}})
+    return {"path": path, "changed": bool(reasons), "reasons": reasons, "diff": diff}
+
+
+# ---------------------------------------------------------------------------------- writing
+
+def write_file(reader: Any, path: str, content: str, *, mode: int, owner: int = 0, group: int = 0,
+               make_parent: bool = False, validate: Sequence[str] | None = None) -> None:
+    """Replace ``path`` with ``content`` atomically, ``mode`` and owner/group set before the rename.
+
+    ``make_parent``: create a missing directory (mode 0755) first, else a missing directory is an error.
+    ``validate``: an argv whose word ``%s`` is the temporary file; a non-zero exit leaves the old file in place and
+    raises MlnxError with the tool's words. Raises MlnxError naming the path for every other failure."""
+    full = reader.path(path)
+    folder = os.path.dirname(full)
+    try:
+        if make_parent:
+            os.makedirs(folder, mode=0o755, exist_ok=True)
+        handle, temporary = tempfile.mkstemp(dir=folder, prefix=".gpufabric.")
+    except OSError as exc:
+        raise MlnxError("cannot write %s: %s" % (path, exc), parameter=path) from exc
+    try:
+        with os.fdopen(handle, "wb") as stream:
+            stream.write(content.encode("utf-8"))
+            os.fchmod(stream.fileno(), mode)
+            if (os.geteuid() == 0 or (owner, group) != (os.geteuid(), os.getegid())):
+                os.fchown(stream.fileno(), owner, group)
+        if validate:
+            argv = [temporary if word == "%s" else word for word in validate]
+            rc, out, err = reader.run(argv, check=False)
+            if rc != 0:
+                raise MlnxError("%s was not written: %s refused it (rc=%d): %s" % (
+                    path, " ".join(validate), rc, (err or out or "").strip() or "no output"),
+                    parameter=path, cmd=argv, rc=rc, stdout=out, stderr=err)
+        os.replace(temporary, full)
+    except OSError as exc:
+        raise MlnxError("cannot write %s: %s" % (path, exc), parameter=path) from exc
+    finally:
+        if os.path.exists(temporary):
+            os.unlink(temporary)
+
+
+def converge_files(reader: Any, files: Sequence[dict], *, check_mode: bool) -> list[dict]:
+    """Every file of ``files`` (``{"path", "content", "mode", "make_parent"?, "validate"?}``) planned, then (unless
+    check mode) the ones that differ written in order. Returns each plan (``plan_file``) in that order."""
+    planned = [plan_file(reader, spec["path"], spec["content"], mode=spec["mode"]) for spec in files]
+    if not check_mode:
+        for spec, decided in zip(files, planned):
+            if decided["changed"]:
+                write_file(reader, spec["path"], spec["content"], mode=spec["mode"],
+                           make_parent=spec.get("make_parent", False), validate=spec.get("validate"))
+    return planned
