@@ -27,9 +27,9 @@ description:
     with O(persist=true) the module installs it as the script O(script) (P(gpufabric.mlnx.roce_qos_script#filter)'s
     text) and the udev rule O(udev_rule) that runs it with the interface's name when the interface appears - each
     written only when its content, mode or owner (root) differ, atomically; C(--check --diff) shows their text diff.
-  - In check mode with a driver change coming in the same run (O(driver_action) not V(none)) nothing is read (the new
-    driver's tools may not be there yet, and it starts from its defaults): every interface is reported as to be
-    configured. With an activation coming (O(pending_activation) V(fwreset) or V(reboot)) and an interface not on the
+  - In check mode with a driver change coming in the same run (O(driver_action) not V(none)) nothing is read - the
+    new driver's tools may not be there yet, and it starts from its defaults - and every interface is reported as to
+    be configured. With an activation coming (O(pending_activation) V(fwreset) or V(reboot)) and an interface not on the
     host yet (a ConnectX-7 still in InfiniBand mode), the same after the activation.
   - Returns C(gpufabric_roce_qos) as a fact (RV(ansible_facts.gpufabric_roce_qos)).
 author:
@@ -384,8 +384,8 @@ def main():
     module = ansible_module(AnsibleModule, argument_spec=ARGUMENT_SPEC, supports_check_mode=True)
     params = dict(module.params)
     try:
-        result = converge_kept(Host(root=params["root"], timeout=params["timeout"]), Host(), params,
-                               host=params["host"] or socket.gethostname(), check_mode=module.check_mode)
+        result = converge_kept(Host(root=params["root"], timeout=params["timeout"]), Host() if params["persist"] else None,
+                               params, host=params["host"] or socket.gethostname(), check_mode=module.check_mode)
     except MlnxError as err:
         module.fail_json(**err.fail_kwargs())
     out = dict(changed=result["changed"], interfaces=result["interfaces"], files=result["files"], msg=result["msg"],

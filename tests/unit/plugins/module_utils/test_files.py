@@ -1,0 +1,73 @@
+"""module_utils/_files: the files a module keeps on the host - planned with the diff --check --diff shows, written
+atomically with mode and owner, a validation that refuses leaving the old file, paths by a strict grammar."""
+import os
+
+import pytest
+
+from _fakehost import FakeHost
+from ansible_collections.gpufabric.mlnx.plugins.module_utils import _files
+from ansible_collections.gpufabric.mlnx.plugins.module_utils._errors import InvalidValue, MlnxError
+
+
+def test_plan_then_write_then_nothing_to_do(tmp_path):
+    fake = FakeHost(tmp_path)
+    host = fake.host()
+    fake.mkdir("/etc/x")
+    new = _files.plan_file(host, "/etc/x/a.conf", "a = 1\n", mode=0o644)
+    assert new == {"path": "/etc/x/a.conf", "changed": True, "reasons": ["created"],
+                   "diff": [{"before_header": "/etc/x/a.conf", "after_header": "/etc/x/a.conf", "before": "",
+                             "after": "a = 1\n"}]}
+    assert not os.path.exists(fake.path("/etc/x/a.conf"))
+    _files.write_file(host, "/etc/x/a.conf", "a = 1\n", mode=0o644)
+    assert fake.get("/etc/x/a.conf") == "a = 1\n"
+    assert os.stat(fake.path("/etc/x/a.conf")).st_mode & 0o7777 == 0o644
+    assert _files.plan_file(host, "/etc/x/a.conf", "a = 1\n", mode=0o644)["changed"] is False
+    changed = _files.plan_file(host, "/etc/x/a.conf", "a = 2\n", mode=0o600)
+    assert changed["reasons"] == ["content", "mode"]
+    assert changed["diff"] == [
+        {"before_header": "/etc/x/a.conf", "after_header": "/etc/x/a.conf", "before": "a = 1\n", "after": "a = 2\n"},
+        {"before": {"/etc/x/a.conf": {"mode": "0644"}}, "after": {"/etc/x/a.conf": {"mode": "0600"}}}]
+    assert os.listdir(fake.path("/etc/x")) == ["a.conf"]        # no temporary file left
+
+
+def test_converge_files_writes_only_outside_check_mode_and_makes_a_parent_when_asked(tmp_path):
+    fake = FakeHost(tmp_path)
+    host = fake.host()
+    files = [{"path": "/etc/new/dir/b", "content": "b\n", "mode": 0o755, "make_parent": True}]
+    assert [p["changed"] for p in _files.converge_files(host, files, check_mode=True)] == [True]
+    assert not os.path.exists(fake.path("/etc/new"))
+    _files.converge_files(host, files, check_mode=False)
+    assert os.stat(fake.path("/etc/new/dir/b")).st_mode & 0o7777 == 0o755
+    assert os.stat(fake.path("/etc/new/dir")).st_mode & 0o7777 == 0o755
+    with pytest.raises(MlnxError, match="cannot write /etc/missing/c: "):
+        _files.converge_files(host, [{"path": "/etc/missing/c", "content": "", "mode": 0o644}], check_mode=False)
+
+
+def test_a_validation_that_refuses_leaves_the_old_file(tmp_path):
+    fake = FakeHost(tmp_path, {"check": lambda args: (2, "", "line 1: bad\n")})
+    fake.put("/etc/c.yaml", "old")
+    with pytest.raises(MlnxError, match=r"^/etc/c.yaml was not written: check %s refused it \(rc=2\): line 1: bad$"):
+        _files.write_file(fake.host(), "/etc/c.yaml", "new\n", mode=0o600, validate=["check", "%s"])
+    assert fake.get("/etc/c.yaml") == "old\n" and os.listdir(tmp_path / "etc") == ["c.yaml"]
+    assert fake.calls[0][1].startswith(fake.path("/etc/.gpufabric."))     # the temporary file, in the same directory
+
+
+def test_a_directory_in_the_way_is_not_a_file(tmp_path):
+    fake = FakeHost(tmp_path)
+    fake.mkdir("/etc/d")
+    with pytest.raises(MlnxError, match="^/etc/d is not a regular file; nothing was written$"):
+        _files.plan_file(fake.host(), "/etc/d", "", mode=0o644)
+
+
+@pytest.mark.parametrize("path", ["/usr/local/sbin/roce qos", "relative/x", "/a/../etc/passwd", "/a/", "/", "/a$b", "/a\nb",
+                                  "/a'b", "/a*", "", None, 7])
+def test_paths_outside_the_grammar_are_refused_naming_host_and_parameter(path):
+    with pytest.raises(InvalidValue) as err:
+        _files.check_path(path, "gpufabric_x_file", "srv-a")
+    assert err.value.msg == ("srv-a: gpufabric_x_file=%r cannot be written into a udev rule, systemd unit or script: "
+                             "allowed is an absolute path of ASCII letters, digits and _ . + - /" % (path,))
+
+
+@pytest.mark.parametrize("path", ["/etc/udev/rules.d/90-x.rules", "/usr/local/sbin/gpufabric-roce-qos", "/a/.b"])
+def test_paths_in_the_grammar(path):
+    assert _files.check_path(path, "p") == path
