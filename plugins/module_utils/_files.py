@@ -24,21 +24,29 @@ from ansible_collections.gpufabric.mlnx.plugins.module_utils._errors import Inva
 
 # ---------------------------------------------------------------------------------- input
 
-# The path of a file a module writes (it may also be named in a rule, a unit or a script): no space, quote, '$',
-# '%', glob, newline or '..' part.
+# The path of a file a module writes that is also named in a rule, a unit or a script (the RoCE QoS script): no
+# space, quote, '$', '%', glob or newline.
 PATH_RE = re.compile(r"/[A-Za-z0-9_.+/-]*", re.ASCII)
 PATH_ALLOWED = "an absolute path of ASCII letters, digits and _ . + - /"
+# The path of a file a module only writes (named nowhere else; an argv word at most): absolute, one line of UTF-8.
+DEST_RE = re.compile(r"/[^\x00\n\r\ud800-\udfff]*")
+DEST_ALLOWED = "an absolute path of a file (no newline or NUL, no '..' part, not ending in /)"
 
 
-def check_path(path: Any, parameter: str, host: str | None = None) -> str:
-    """``path`` when it is an absolute path of the strict grammar (no ``..`` part, not a directory); else
-    InvalidValue naming the host, the parameter and what is allowed."""
-    if (isinstance(path, str) and PATH_RE.fullmatch(path) and ".." not in path.split("/")
+def check_path(path: Any, parameter: str, host: str | None = None, *, named: bool = True) -> str:
+    """``path`` when it is an absolute path of a file (no ``..`` part, not ending in ``/``) that matches the strict
+    grammar PATH_RE (``named``: it is written into a rule, unit or script) or DEST_RE; else InvalidValue naming the
+    host, the parameter and what is allowed."""
+    pattern, allowed = (PATH_RE, PATH_ALLOWED) if named else (DEST_RE, DEST_ALLOWED)
+    if (isinstance(path, str) and pattern.fullmatch(path) and ".." not in path.split("/")
             and not path.endswith("/")):
         return path
-    raise InvalidValue("%s%s=%r cannot be written into a udev rule, systemd unit or script: allowed is %s" % (
-        "%s: " % host if host else "", parameter, path, PATH_ALLOWED), device=host, parameter=parameter,
-        allowed=PATH_ALLOWED)
+    if named:
+        raise InvalidValue("%s%s=%r cannot be written into a udev rule, systemd unit or script: allowed is %s" % (
+            "%s: " % host if host else "", parameter, path, allowed), device=host, parameter=parameter,
+            allowed=allowed)
+    raise InvalidValue("%s%s=%r is not a file the module can write: allowed is %s" % (
+        "%s: " % host if host else "", parameter, path, allowed), device=host, parameter=parameter, allowed=allowed)
 
 
 # ---------------------------------------------------------------------------------- reading and deciding

@@ -477,7 +477,7 @@ def run(reader: Any, files: Any, host: str, params: dict, *, mgmt: Any, check_mo
     desired = desired_state(host, entries, mtu=params["mtu"], sysctls=params["sysctls"])
     driver_action, pending = _forecast.check_options("rails", params.get("driver_action"),
                                                      params.get("pending_activation"))
-    paths = {key: check_path(params.get(key) or default, key, host) for key, default in BOOT_FILES.items()}
+    paths = {key: check_path(params.get(key) or default, key, host, named=False) for key, default in BOOT_FILES.items()}
     paths["sysctl_file"] = paths["sysctl_file"] if params.get("sysctl_file") else None
     provider = provider_of(files, params.get("provider") or "none")
     wait = _forecast.waiting(reader, [r["interface"] for r in desired["rails"]], check_mode=check_mode,

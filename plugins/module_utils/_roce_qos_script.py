@@ -262,7 +262,7 @@ def converge_kept(reader: Any, files: Any, params: dict, *, host: str, check_mod
     persist = bool(params.get("persist"))
     if persist:
         script = check_path(params.get("script"), "gpufabric_roce_qos_script", host)
-        rule = check_path(params.get("udev_rule"), "gpufabric_roce_qos_udev_rule", host)
+        rule = check_path(params.get("udev_rule"), "gpufabric_roce_qos_udev_rule", host, named=False)
         udev_rule(names, script, host=host)
     wait = _forecast.waiting(reader, names, check_mode=check_mode, driver_action=driver_action,
                              pending_activation=pending, driver_reads_nothing=True)

@@ -71,3 +71,16 @@ def test_paths_outside_the_grammar_are_refused_naming_host_and_parameter(path):
 @pytest.mark.parametrize("path", ["/etc/udev/rules.d/90-x.rules", "/usr/local/sbin/gpufabric-roce-qos", "/a/.b"])
 def test_paths_in_the_grammar(path):
     assert _files.check_path(path, "p") == path
+
+
+@pytest.mark.parametrize("path, good", [("/etc/netplan/90 rails.yaml", True), ("/etc/x$y", True),
+                                        ("/etc/a\nb", False), ("/etc/../x", False), ("/etc/", False),
+                                        ("etc/x", False), ("/etc/\x00", False)])
+def test_a_path_only_written_needs_to_be_an_absolute_file_path(path, good):
+    """A file the module only writes (named in no rule or script): any absolute path of one line without '..'."""
+    if good:
+        assert _files.check_path(path, "netplan_file", named=False) == path
+    else:
+        with pytest.raises(InvalidValue, match="^netplan_file=.* is not a file the module can write: allowed is an "
+                                               "absolute path of a file"):
+            _files.check_path(path, "netplan_file", named=False)

@@ -141,7 +141,9 @@ def test_persist_writes_the_script_and_the_rule_once_with_diffs_in_check_mode(ru
                                            "written into a udev rule, systemd unit or script: allowed is an absolute "
                                            "path of ASCII letters, digits and _ . + - /"),
     ("script", "/usr/local/sbin/$name", "gpufabric_roce_qos_script='/usr/local/sbin/$name' cannot be written"),
-    ("udev_rule", "/etc/udev/rules.d/../x.rules", "gpufabric_roce_qos_udev_rule='/etc/udev/rules.d/../x.rules'"),
+    ("udev_rule", "/etc/udev/rules.d/../x.rules", "srv-a: gpufabric_roce_qos_udev_rule='/etc/udev/rules.d/../x.rules' "
+                                                  "is not a file the module can write: allowed is an absolute path of a "
+                                                  "file (no newline or NUL, no '..' part, not ending in /)"),
 ])
 def test_a_file_path_outside_the_grammar_fails_before_anything_runs(run, option, value, words):
     failed, out, fake = run(dict(PERSIST, interfaces=[A], **{option: value}), {A: compliant_port("mlx5_0")})
