@@ -106,8 +106,8 @@ def write_file(reader: Any, path: str, content: str, *, mode: int, owner: int = 
         with os.fdopen(handle, "wb") as stream:
             stream.write(content.encode("utf-8"))
             os.fchmod(stream.fileno(), mode)
-            if (os.geteuid() == 0 or (owner, group) != (os.geteuid(), os.getegid())):
-                os.fchown(stream.fileno(), owner, group)
+            if os.geteuid() == 0 or (owner, group) != (os.geteuid(), os.getegid()):
+                os.fchown(stream.fileno(), owner, group)   # not root and not already its owner: PermissionError
         if validate:
             argv = [temporary if word == "%s" else word for word in validate]
             rc, out, err = reader.run(argv, check=False)
