@@ -73,9 +73,9 @@ DEFAULTS = {
 }
 # The settings ``leave`` may name (a default Ansible cannot pass as null), and every option of the module.
 LEAVE = ("trust", "pfc_priorities", "cnp_dscp", "cnp_802p_prio", "cma_roce_tos", "traffic_class")
-OPTIONS = ("interfaces",) + tuple(DEFAULTS) + ("mgmt_interface", "mgmt_address", "allow_mgmt", "leave", "root", "timeout",
-                                            "host", "plan_hosts", "plan_group", "persist", "script", "udev_rule",
-                                            "driver_action", "pending_activation")
+OPTIONS = ("interfaces",) + tuple(DEFAULTS) + (
+    "mgmt_interface", "mgmt_address", "allow_mgmt", "leave", "root", "timeout", "host", "plan_hosts", "plan_group",
+    "persist", "script", "udev_rule", "driver_action", "pending_activation")
 # Settings in the order they are reported and written.
 QOS_KEYS = ("trust", "pfc", "prio_tc", "tsa", "tc_bw")
 ETS_KEYS = ("prio_tc", "tsa", "tc_bw")

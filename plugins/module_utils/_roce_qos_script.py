@@ -283,8 +283,8 @@ def converge_kept(reader: Any, files: Any, params: dict, *, host: str, check_mod
              "after": {r["interface"]: r["after"] for r in result["interfaces"]}}]
     planned = []
     if persist and not result["failed"]:
-        wanted = [{"path": script, "content": replay_script(result["interfaces"], root=params.get("root") or "/",
-                                                           path=script), "mode": 0o755},
+        text = replay_script(result["interfaces"], root=params.get("root") or "/", path=script)
+        wanted = [{"path": script, "content": text, "mode": 0o755},
                   {"path": rule, "content": udev_rule([r["interface"] for r in result["interfaces"]], script, host=host),
                    "mode": 0o644, "make_parent": True}]
         planned = converge_files(files, wanted, check_mode=check_mode)

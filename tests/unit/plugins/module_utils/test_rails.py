@@ -274,12 +274,12 @@ def test_a_netplan_file_netplan_refuses_is_not_put_in_place(tmp_path, monkeypatc
     host = fake.host()
     with pytest.raises(Exception, match=r"/etc/netplan/90-gpufabric-rails.yaml was not written: netplan generate "
                                         r"--root-dir / %s refused it \(rc=1\): Error in network definition: bad"):
-        rl.run(host, host, "srv-a", _params(provider="auto"), mgmt=lambda: set())
+        rl.run(host, host, "srv-a", _params(provider="auto"), mgmt=set)
     assert fake.get("/etc/netplan/90-gpufabric-rails.yaml") == "# old\n"
     assert [c[1:4] for c in fake.calls] == [("generate", "--root-dir", "/")]
-    assert [n for n in os.listdir(tmp_path / "etc/netplan")] == ["90-gpufabric-rails.yaml"]   # no temporary left
+    assert os.listdir(tmp_path / "etc/netplan") == ["90-gpufabric-rails.yaml"]   # no temporary left
     answers["rc"] = 0
-    out = rl.run(host, host, "srv-a", _params(provider="auto"), mgmt=lambda: set())
+    out = rl.run(host, host, "srv-a", _params(provider="auto"), mgmt=set)
     assert out["changed"] and fake.get("/etc/netplan/90-gpufabric-rails.yaml").startswith("# gpufabric.mlnx rails")
 
 
@@ -290,14 +290,14 @@ def test_a_changed_keyfile_is_loaded_by_networkmanager_and_only_then(tmp_path, m
     fake.mkdir("/etc/NetworkManager/system-connections")
     host = fake.host()
     params = _params(provider="networkmanager")
-    out = rl.run(host, host, "srv-a", params, mgmt=lambda: set(), check_mode=True)
+    out = rl.run(host, host, "srv-a", params, mgmt=set, check_mode=True)
     assert out["changed"] and fake.calls == []
-    rl.run(host, host, "srv-a", params, mgmt=lambda: set())
+    rl.run(host, host, "srv-a", params, mgmt=set)
     keyfiles = ["/etc/NetworkManager/system-connections/gpufabric-rail%d.nmconnection" % k for k in (0, 1)]
     assert [c[1:] for c in fake.calls] == [("connection", "load", fake.path(k)) for k in keyfiles]
     assert oct(os.stat(fake.path(keyfiles[0])).st_mode & 0o7777) == "0o600"
     fake.put(keyfiles[1], "[connection]\nid=by-hand")
-    out = rl.run(host, host, "srv-a", params, mgmt=lambda: set())
+    out = rl.run(host, host, "srv-a", params, mgmt=set)
     assert out["changed"] and [c[-1] for c in fake.calls[2:]] == [fake.path(keyfiles[1])]
-    out = rl.run(host, host, "srv-a", params, mgmt=lambda: set())
+    out = rl.run(host, host, "srv-a", params, mgmt=set)
     assert not out["changed"] and len(fake.calls) == 3

@@ -53,8 +53,8 @@ def test_the_files_kept_at_boot_are_diffed_in_check_mode_written_once_then_left(
     assert out["files"] == [{"path": "/etc/sysctl.d/90-gpufabric-rails.conf", "changed": True, "reasons": ["created"]},
                             {"path": "/etc/network/interfaces.d/gpufabric-rails", "changed": True, "reasons": ["created"]}]
     texts = [d for d in out["diff"] if "after_header" in d]
-    assert [d["after_header"] for d in texts] == ["/etc/sysctl.d/90-gpufabric-rails.conf",
-                                                   "/etc/network/interfaces.d/gpufabric-rails"]
+    assert [d["after_header"] for d in texts] == [
+        "/etc/sysctl.d/90-gpufabric-rails.conf", "/etc/network/interfaces.d/gpufabric-rails"]
     assert texts[0]["before"] == "" and "net.ipv4.conf.enp64s0np0.rp_filter = 2\n" in texts[0]["after"]
     assert "    post-up ip rule add priority 1001 from 198.18.16.9 table 101 || true" in texts[1]["after"]
     assert not stanzas.exists() and not sysctl.exists()
