@@ -8,7 +8,7 @@ from __future__ import annotations
 from ansible_collections.gpufabric.mlnx.plugins.plugin_utils._filters import filter_errors, lazy
 
 _roce_qos = lazy("module_utils._roce_qos")
-_script = lazy("plugin_utils._roce_qos_script")
+_script = lazy("module_utils._roce_qos_script")
 
 
 @filter_errors()

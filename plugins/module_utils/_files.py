@@ -1,103 +1,177 @@
 # -*- coding: utf-8 -*-
 # Copyright: gpufabric.mlnx contributors
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
-"""Files a module keeps on the host (repository files, pins, records): written the way ansible.builtin.copy does
-it, inside the module - no separate copy/file task per file.
+"""Files a module keeps on the host (the rails' netplan, NetworkManager, ifupdown and sysctl.d files, the RoCE
+QoS script and its udev rule): what ansible.builtin.copy did in a task of its own, done by the module that makes
+the text.
 
-``write_file`` replaces a file atomically (a temporary file in the same folder, renamed over it) only when its
-content, mode or owner differ, honours check mode (nothing written, the change still reported) and returns the
-diff Ansible shows with ``--diff`` (before and after, with the path as header). ``ensure_dir`` makes a folder
-(and its parents) with a mode. Paths are host paths, taken through ``Host.path()``; the owner (root:root) is set
-only when the module runs as root (the unit tests' fake roots are not).
+``plan_file`` (reads only) says whether a file differs from the wanted text, mode and owner, with the diff that
+``--check --diff`` shows; ``write_file`` replaces it atomically (a temporary file in the same directory, its mode
+and owner set, optionally validated by a command, then renamed over the old one); ``keep_file`` does both for one
+file (the ofed driver's repository files, pins and records), ``ensure_dir`` and ``remove_file`` the rest. Paths are host paths taken
+through ``Host.path()``; every path a module writes is checked here by a strict grammar first.
 """
 
 from __future__ import annotations
 
 import os
+import re
 import stat
 import tempfile
+from collections.abc import Sequence
+from typing import Any
 
-from ansible_collections.gpufabric.mlnx.plugins.module_utils._host import Host
+from ansible_collections.gpufabric.mlnx.plugins.module_utils._errors import InvalidValue, MlnxError
 
-# ---------------------------------------------------------------------------------- reading
+# ---------------------------------------------------------------------------------- input
+
+# The path of a file a module writes that is also named in a rule, a unit or a script (the RoCE QoS script): no
+# space, quote, '$', '%', glob or newline.
+PATH_RE = re.compile(r"/[A-Za-z0-9_.+/-]*", re.ASCII)
+PATH_ALLOWED = "an absolute path of ASCII letters, digits and _ . + - /"
+# The path of a file a module only writes (named nowhere else; an argv word at most): absolute, one line of UTF-8.
+DEST_RE = re.compile(r"/[^\x00\n\r\ud800-\udfff]*")
+DEST_ALLOWED = "an absolute path of a file (no newline or NUL, no '..' part, not ending in /)"
 
 
-def _as_root() -> bool:
-    return hasattr(os, "geteuid") and os.geteuid() == 0
+def check_path(path: Any, parameter: str, host: str | None = None, *, named: bool = True) -> str:
+    """``path`` when it is an absolute path of a file (no ``..`` part, not ending in ``/``) that matches the strict
+    grammar PATH_RE (``named``: it is written into a rule, unit or script) or DEST_RE; else InvalidValue naming the
+    host, the parameter and what is allowed."""
+    pattern, allowed = (PATH_RE, PATH_ALLOWED) if named else (DEST_RE, DEST_ALLOWED)
+    if (isinstance(path, str) and pattern.fullmatch(path) and ".." not in path.split("/")
+            and not path.endswith("/")):
+        return path
+    if named:
+        raise InvalidValue("%s%s=%r cannot be written into a udev rule, systemd unit or script: allowed is %s" % (
+            "%s: " % host if host else "", parameter, path, allowed), device=host, parameter=parameter,
+            allowed=allowed)
+    raise InvalidValue("%s%s=%r is not a file the module can write: allowed is %s" % (
+        "%s: " % host if host else "", parameter, path, allowed), device=host, parameter=parameter, allowed=allowed)
 
 
-def _attributes_differ(full: str, mode: int) -> bool:
-    info = os.stat(full)
-    if stat.S_IMODE(info.st_mode) != mode:
-        return True
-    return _as_root() and (info.st_uid != 0 or info.st_gid != 0)
+# ---------------------------------------------------------------------------------- reading and deciding
+
+def plan_file(reader: Any, path: str, content: str, *, mode: int, owner: int = 0, group: int = 0) -> dict:
+    """What ``path`` (a host path, under ``reader.root``) would need to hold ``content`` with ``mode`` and
+    owner/group: ``{"path", "changed", "reasons": [...], "diff": [...]}``; the diff is a text diff of the content
+    (``before_header``/``after_header`` the path) and, when mode or owner differ, a mapping diff of them."""
+    full = reader.path(path)
+    try:
+        info = os.stat(full)
+    except FileNotFoundError:
+        info = None
+    except OSError as exc:
+        raise MlnxError("cannot read %s: %s" % (path, exc), parameter=path) from exc
+    if info is not None and not stat.S_ISREG(info.st_mode):
+        raise MlnxError("%s is not a regular file; nothing was written" % path, parameter=path)
+    before = None
+    if info is not None:
+        try:
+            with open(full, "rb") as stream:
+                before = stream.read().decode("utf-8", errors="replace")
+        except OSError as exc:
+            raise MlnxError("cannot read %s: %s" % (path, exc), parameter=path) from exc
+    reasons, diff = [], []
+    if before != content:
+        reasons.append("created" if before is None else "content")
+        diff.append({"before_header": path, "after_header": path, "before": before or "", "after": content})
+    if info is not None:
+        have = {"mode": "%04o" % stat.S_IMODE(info.st_mode), "owner": info.st_uid, "group": info.st_gid}
+        want = {"mode": "%04o" % mode, "owner": owner, "group": group}
+        differs = sorted(k for k in want if have[k] != want[k])
+        if differs:
+            reasons += differs
+            diff.append({"before": {path: {k: have[k] for k in differs}}, "after": {path: {k: want[k] for k in differs}}})
+    return {"path": path, "changed": bool(reasons), "reasons": reasons, "diff": diff}
 
 
 # ---------------------------------------------------------------------------------- writing
 
-def ensure_dir(host: Host, path: str, *, mode: int = 0o755, check_mode: bool = False) -> bool:
-    """Make the folder ``path`` (and its parents) when it is missing; True when it was (would be) made."""
-    full = host.path(path)
+def write_file(reader: Any, path: str, content: str, *, mode: int, owner: int = 0, group: int = 0,
+               make_parent: bool = False, validate: Sequence[str] | None = None) -> None:
+    """Replace ``path`` with ``content`` atomically, ``mode`` and owner/group set before the rename.
+
+    ``make_parent``: create a missing directory (mode 0755) first, else a missing directory is an error.
+    ``validate``: an argv whose word ``%s`` is the temporary file; a non-zero exit leaves the old file in place and
+    raises MlnxError with the tool's words. Raises MlnxError naming the path for every other failure."""
+    full = reader.path(path)
+    folder = os.path.dirname(full)
+    try:
+        if make_parent:
+            os.makedirs(folder, mode=0o755, exist_ok=True)
+        handle, temporary = tempfile.mkstemp(dir=folder, prefix=".gpufabric.")
+    except OSError as exc:
+        raise MlnxError("cannot write %s: %s" % (path, exc), parameter=path) from exc
+    try:
+        with os.fdopen(handle, "wb") as stream:
+            stream.write(content.encode("utf-8"))
+            os.fchmod(stream.fileno(), mode)
+            if os.geteuid() == 0 or (owner, group) != (os.geteuid(), os.getegid()):
+                os.fchown(stream.fileno(), owner, group)   # not root and not already its owner: PermissionError
+        if validate:
+            argv = [temporary if word == "%s" else word for word in validate]
+            rc, out, err = reader.run(argv, check=False)
+            if rc != 0:
+                raise MlnxError("%s was not written: %s refused it (rc=%d): %s" % (
+                    path, " ".join(validate), rc, (err or out or "").strip() or "no output"),
+                    parameter=path, cmd=argv, rc=rc, stdout=out, stderr=err)
+        os.replace(temporary, full)
+    except OSError as exc:
+        raise MlnxError("cannot write %s: %s" % (path, exc), parameter=path) from exc
+    finally:
+        if os.path.exists(temporary):
+            os.unlink(temporary)
+
+
+def converge_files(reader: Any, files: Sequence[dict], *, check_mode: bool) -> list[dict]:
+    """Every file of ``files`` (``{"path", "content", "mode", "make_parent"?, "validate"?}``) planned, then (unless
+    check mode) the ones that differ written in order. Returns each plan (``plan_file``) in that order."""
+    planned = [plan_file(reader, spec["path"], spec["content"], mode=spec["mode"]) for spec in files]
+    if not check_mode:
+        for spec, decided in zip(files, planned):
+            if decided["changed"]:
+                write_file(reader, spec["path"], spec["content"], mode=spec["mode"],
+                           make_parent=spec.get("make_parent", False), validate=spec.get("validate"))
+    return planned
+
+
+def keep_file(reader: Any, path: str, content: str, *, mode: int = 0o644, check_mode: bool = False) -> dict:
+    """``path`` made to hold ``content`` with ``mode`` (root:root), its folder made (0755) when missing - planned
+    (``plan_file``), then written (``write_file``) unless check mode. Returns ``{"changed": bool, "diff": the
+    content's text diff, or None}`` (a mode or owner fix alone has no text diff, like ansible.builtin.copy's)."""
+    planned = plan_file(reader, path, content, mode=mode)
+    if planned["changed"] and not check_mode:
+        write_file(reader, path, content, mode=mode, make_parent=True)
+    text = [diff for diff in planned["diff"] if isinstance(diff.get("after"), str)]
+    return {"changed": planned["changed"], "diff": text[0] if text else None}
+
+
+def ensure_dir(reader: Any, path: str, *, mode: int = 0o755, check_mode: bool = False) -> bool:
+    """Make the folder ``path`` (and its parents) when it is missing, root:root when run as root; True when it was
+    (would be) made."""
+    full = reader.path(path)
     if os.path.isdir(full):
         return False
     if not check_mode:
-        os.makedirs(full, mode=mode, exist_ok=True)
-        os.chmod(full, mode)
-        if _as_root():
-            os.chown(full, 0, 0)
+        try:
+            os.makedirs(full, mode=mode, exist_ok=True)
+            os.chmod(full, mode)
+            if os.geteuid() == 0:
+                os.chown(full, 0, 0)
+        except OSError as exc:
+            raise MlnxError("cannot make the folder %s: %s" % (path, exc), parameter=path) from exc
     return True
 
 
-def write_file(host: Host, path: str, content: str | bytes, *, mode: int = 0o644, check_mode: bool = False) -> dict:
-    """Make ``path`` hold ``content`` with ``mode`` (root:root when run as root); its folder is made (0755) when
-    missing. Returns ``{"changed": bool, "diff": {before, after, before_header, after_header} or None}`` - the
-    diff only for text whose content changes (a mode or owner fix has none, like ansible.builtin.copy's)."""
-    full = host.path(path)
-    data = content.encode("utf-8") if isinstance(content, str) else content
-    before = None
-    if os.path.isfile(full):
-        with open(full, "rb") as stream:
-            before = stream.read()
-    same = before == data
-    if same and not _attributes_differ(full, mode):
-        return {"changed": False, "diff": None}
-    diff = None
-    if not same:
-        diff = {"before": _text(before) if before is not None else "", "after": _text(data),
-                "before_header": path if before is not None else "%s (absent)" % path, "after_header": path}
-    if not check_mode:
-        folder = os.path.dirname(full)
-        if not os.path.isdir(folder):
-            ensure_dir(host, os.path.dirname(path), check_mode=False)
-        if same:
-            os.chmod(full, mode)
-            if _as_root():
-                os.chown(full, 0, 0)
-        else:
-            fd, tmp = tempfile.mkstemp(dir=folder, prefix=".gpufabric.")
-            try:
-                with os.fdopen(fd, "wb") as stream:
-                    stream.write(data)
-                os.chmod(tmp, mode)
-                if _as_root():
-                    os.chown(tmp, 0, 0)
-                os.replace(tmp, full)
-            except BaseException:
-                if os.path.exists(tmp):
-                    os.unlink(tmp)
-                raise
-    return {"changed": True, "diff": diff}
-
-
-def remove_file(host: Host, path: str, *, check_mode: bool = False) -> bool:
+def remove_file(reader: Any, path: str, *, check_mode: bool = False) -> bool:
     """Remove ``path`` when it exists; True when it was (would be) removed."""
-    full = host.path(path)
+    full = reader.path(path)
     if not os.path.lexists(full):
         return False
     if not check_mode:
-        os.unlink(full)
+        try:
+            os.unlink(full)
+        except OSError as exc:
+            raise MlnxError("cannot remove %s: %s" % (path, exc), parameter=path) from exc
     return True
-
-
-def _text(data: bytes) -> str:
-    return data.decode("utf-8", errors="replace")

@@ -42,7 +42,7 @@ from ansible_collections.gpufabric.mlnx.plugins.module_utils._errors import (
     ToolFailed,
     ToolNotFound,
 )
-from ansible_collections.gpufabric.mlnx.plugins.module_utils._files import ensure_dir, remove_file, write_file
+from ansible_collections.gpufabric.mlnx.plugins.module_utils._files import ensure_dir, keep_file, remove_file
 from ansible_collections.gpufabric.mlnx.plugins.module_utils._firmware import sha256_file
 from ansible_collections.gpufabric.mlnx.plugins.module_utils._host import Host
 from ansible_collections.gpufabric.mlnx.plugins.module_utils._matrix import matrix_problems, repository_problems
@@ -680,8 +680,8 @@ def unpack_bundle(reader: Host, spec: dict, params: Mapping, *, check_mode: bool
                 raise ToolFailed("unpacking the driver bundle %s into %s failed (rc=%d): %s" % (
                     path, folder, rc, (err or out).strip()[-400:]), cmd=argv, rc=rc, stdout=out, stderr=err,
                     parameter="%s.source.path" % ROOT)
-    written = write_file(reader, "%s/%s" % (folder, BUNDLE_MARK),
-                         "%s  %s\n" % (spec["source"]["sha256"], os.path.basename(path)), check_mode=check_mode)
+    written = keep_file(reader, "%s/%s" % (folder, BUNDLE_MARK),
+                        "%s  %s\n" % (spec["source"]["sha256"], os.path.basename(path)), check_mode=check_mode)
     if written["changed"]:
         changes.append(written["diff"] or "set the mode of %s/%s" % (folder, BUNDLE_MARK))
     index = bundle_index(reader, folder)
@@ -741,7 +741,7 @@ def keep_repository(reader: Host, params: Mapping, repo: Mapping, pins: Mapping[
         files = apt_files(repo, pins, name=params.get("repo_name") or "gpufabric-ofed",
                           fmt=params.get("apt_format") or "deb822", comment=comment)
         for item in (files["sources"], files["preferences"]):
-            written = write_file(reader, item["path"], item["content"], check_mode=check_mode)
+            written = keep_file(reader, item["path"], item["content"], check_mode=check_mode)
             if written["changed"]:
                 changes.append(written["diff"] or "set the mode or owner of %s" % item["path"])
     return changes

@@ -17,9 +17,13 @@ from __future__ import annotations
 
 import ipaddress
 import json
+import os
+import re
 from typing import Any, Collection
 
+from ansible_collections.gpufabric.mlnx.plugins.module_utils import _forecast
 from ansible_collections.gpufabric.mlnx.plugins.module_utils._errors import InvalidValue, MlnxError, Refused
+from ansible_collections.gpufabric.mlnx.plugins.module_utils._files import check_path, converge_files
 from ansible_collections.gpufabric.mlnx.plugins.module_utils._validate import IFNAME_ALLOWED, IFNAME_RE, is_whole
 
 SYSCTLS = {"arp_ignore": 1, "arp_announce": 2, "rp_filter": 2}
@@ -297,6 +301,115 @@ def sysctl_conf(desired: dict) -> str:
     return "\n".join(out) + "\n"
 
 
+# ---------------------------------------------------------------------------------- input: kept at boot
+
+PROVIDERS = ("auto", "netplan", "networkmanager", "ifupdown", "none")
+# provider auto: the first of these the host has (as the role's stat of each path did).
+PROVIDER_TOOLS = (("netplan", "/usr/sbin/netplan"), ("networkmanager", "/usr/bin/nmcli"), ("ifupdown", "/sbin/ifup"))
+BOOT_FILES = {"netplan_file": "/etc/netplan/90-gpufabric-rails.yaml",
+              "nm_dir": "/etc/NetworkManager/system-connections",
+              "ifupdown_file": "/etc/network/interfaces.d/gpufabric-rails",
+              "sysctl_file": "/etc/sysctl.d/90-gpufabric-rails.conf"}
+NETPLAN_HEAD = "# gpufabric.mlnx rails - managed by Ansible\n"
+
+
+# ---------------------------------------------------------------------------------- reading: the network stack
+
+def provider_of(reader: Any, wanted: str) -> str:
+    """``wanted``, or for ``auto`` the first network stack of PROVIDER_TOOLS the host has (``none`` without any)."""
+    if wanted not in PROVIDERS:
+        raise InvalidValue("rails: provider=%r is not one of %s. Nothing was changed." % (wanted, ", ".join(PROVIDERS)),
+                           parameter="provider", allowed=list(PROVIDERS))
+    if wanted != "auto":
+        return wanted
+    for name, tool in PROVIDER_TOOLS:
+        if os.path.lexists(reader.path(tool)):
+            return name
+    return "none"
+
+
+# ---------------------------------------------------------------------------------- deciding: the files kept at boot
+
+def boot_files(desired: dict, provider: str, paths: dict) -> list[dict]:
+    """The files that keep the rails at boot, in the order they are written: sysctl.d (when ``paths["sysctl_file"]``
+    is set), then the provider's (netplan file checked with ``netplan generate``; a NetworkManager keyfile per rail;
+    the ifupdown stanzas, their directory made when missing)."""
+    files = []
+    if paths.get("sysctl_file"):
+        files.append({"path": paths["sysctl_file"], "content": sysctl_conf(desired), "mode": 0o644})
+    if provider == "netplan":
+        files.append({"path": paths["netplan_file"], "content": NETPLAN_HEAD + netplan_yaml(netplan(desired)),
+                      "mode": 0o600, "validate": ["netplan", "generate", "--root-dir", "/", "%s"]})
+    elif provider == "networkmanager":
+        for rail in desired["rails"]:
+            files.append({"path": "%s/gpufabric-rail%s.nmconnection" % (paths["nm_dir"].rstrip("/"), rail["rail"]),
+                          "content": nm_keyfile(desired, rail), "mode": 0o600, "load": True})
+    elif provider == "ifupdown":
+        files.append({"path": paths["ifupdown_file"], "content": ifupdown(desired), "mode": 0o644, "make_parent": True})
+    return files
+
+
+# ---------------------------------------------------------------------------------- deciding: netplan's YAML text
+
+# What a YAML 1.1 reader would take for something other than a string (PyYAML's implicit resolvers for the
+# characters a rail's words may hold): such a string is single-quoted, as ansible's to_nice_yaml quotes it.
+_NOT_STR = re.compile(r"""(?:yes|Yes|YES|no|No|NO|true|True|TRUE|false|False|FALSE|on|On|ON|off|Off|OFF
+    |null|Null|NULL|~
+    |[-+]?(?:[0-9][0-9_]*)\.[0-9_]*(?:[eE][-+][0-9]+)?|\.[0-9][0-9_]*(?:[eE][-+][0-9]+)?
+    |[-+]?\.(?:inf|Inf|INF)|\.(?:nan|NaN|NAN)
+    |[-+]?0b[0-1_]+|[-+]?0[0-7_]+|[-+]?(?:0|[1-9][0-9_]*)|[-+]?0x[0-9a-fA-F_]+
+    |[0-9][0-9][0-9][0-9]-[0-9][0-9]-[0-9][0-9])""", re.X | re.ASCII)
+_PLAIN = re.compile(r"[A-Za-z0-9_./+-]+", re.ASCII)
+
+
+def _yaml_scalar(value: Any) -> str:
+    if value is True or value is False:
+        return "true" if value else "false"
+    if value is None:
+        return "null"
+    if is_whole(value):
+        return str(value)
+    if isinstance(value, str) and _PLAIN.fullmatch(value) and not value.startswith("- "):
+        return "'%s'" % value if _NOT_STR.fullmatch(value) else value
+    raise InvalidValue("rails: %r cannot be written into the netplan file (allowed: %s)" % (value, IFNAME_ALLOWED),
+                       parameter="rails")
+
+
+def _yaml_map(data: dict, indent: int, out: list) -> None:
+    for key in sorted(data):
+        value, head = data[key], " " * indent + _yaml_scalar(key) + ":"
+        if isinstance(value, dict) and value:
+            out.append(head)
+            _yaml_map(value, indent + 2, out)
+        elif isinstance(value, list) and value:
+            out.append(head)
+            for item in value:
+                if isinstance(item, dict) and item:
+                    lines = []
+                    _yaml_map(item, indent + 2, lines)
+                    out.append(" " * indent + "- " + lines[0][indent + 2:])
+                    out.extend(lines[1:])
+                else:
+                    out.append(" " * indent + "- " + _yaml_scalar(item))
+        else:
+            out.append(head + " " + ("{}" if value == {} else "[]" if value == [] else _yaml_scalar(value)))
+
+
+def netplan_yaml(data: dict) -> str:
+    """Pure: ``netplan()``'s data as YAML text, byte for byte what ansible's ``to_nice_yaml(indent=2)`` makes of it
+    (keys sorted, block style, a sequence at its key's indentation) - the module has no PyYAML to rely on."""
+    out: list = []
+    _yaml_map(data, 0, out)
+    return "\n".join(out) + "\n"
+
+
+def forecast_msg(host: str, desired: dict, wait: dict) -> str:
+    """What a check run that waits for a driver change or an activation reports (``_forecast.waiting``)."""
+    return "%s: %s not on the host before %s of this run: the rails %s would be configured after it" % (
+        host, ", ".join(wait["absent"]), wait["event"], ", ".join(
+            "%s %s/%s table %s" % (r["interface"], r["address"], r["prefix"], r["table"]) for r in desired["rails"]))
+
+
 # ---------------------------------------------------------------------------------- the whole job
 
 def _ip_json(reader, argv, what, missing_ok=False):
@@ -347,3 +460,48 @@ def converge(reader: Any, host: str, entries: Any, *, mtu: Any = 9000, sysctls: 
                 "%s: %s" % (k, ", ".join(v)) for k, v in sorted(still.items()))), device=sorted(still))
     return {"changed": bool(decided["changes"]), "changes": decided["changes"], "steps": decided["steps"],
             "desired": desired, "before": decided["before"], "after": decided["after"]}
+
+
+def run(reader: Any, files: Any, host: str, params: dict, *, mgmt: Any, check_mode: bool = False) -> dict:
+    """The module's whole job: the plan entries checked (a host without entries: ``not_planned``), the check-mode
+    forecast (``_forecast.waiting``: a driver change or an activation of this run, and rails not on the host yet -
+    nothing read, every rail reported as to be configured after it), else ``converge`` on the running system and the
+    files that keep the rails at boot (``boot_files``; a NetworkManager keyfile that changed is loaded with ``nmcli
+    connection load``, never activated). ``reader`` reads and changes the running system (procfs under the module's
+    root); ``files``, the files (host paths); ``mgmt``: a function that returns the management interfaces (run only
+    when the host is read). Returns ``{"changed", "changes", "steps", "desired", "before", "after", "provider",
+    "files", "waiting", "msg", "diff"}``."""
+    entries = params["rails"]
+    if entries == [] and params.get("plan_hosts") is not None:
+        raise _forecast.not_planned(host, params["plan_hosts"], params.get("plan_group"))
+    desired = desired_state(host, entries, mtu=params["mtu"], sysctls=params["sysctls"])
+    driver_action, pending = _forecast.check_options("rails", params.get("driver_action"),
+                                                     params.get("pending_activation"))
+    paths = {key: check_path(params.get(key) or default, key, host, named=False) for key, default in BOOT_FILES.items()}
+    paths["sysctl_file"] = paths["sysctl_file"] if params.get("sysctl_file") else None
+    provider = provider_of(files, params.get("provider") or "none")
+    wait = _forecast.waiting(reader, [r["interface"] for r in desired["rails"]], check_mode=check_mode,
+                             driver_action=driver_action, pending_activation=pending)
+    if wait:
+        return {"changed": True, "changes": {}, "steps": [], "desired": desired, "before": {}, "after": {},
+                "provider": provider, "files": [], "waiting": wait, "msg": forecast_msg(host, desired, wait),
+                "diff": []}
+    result = converge(reader, host, entries, mtu=params["mtu"], sysctls=params["sysctls"],
+                      mgmt_interfaces=mgmt(), check_mode=check_mode)
+    wanted = boot_files(desired, provider, paths)
+    planned = converge_files(files, wanted, check_mode=check_mode)
+    for spec, decided in zip(wanted, planned):
+        if spec.get("load") and decided["changed"] and not check_mode:
+            files.run(["nmcli", "connection", "load", files.path(spec["path"])])
+    changed_files = [p["path"] for p in planned if p["changed"]]
+    changes = result["changes"]
+    verb = "would change" if check_mode else "changed"
+    msg = ("%s %s" % (verb, "; ".join("%s: %s" % (k, ", ".join(v)) for k, v in sorted(changes.items())))
+           if changes else "rails already as planned on %s" % ", ".join(r["interface"] for r in desired["rails"]))
+    msg = "%s: %s; kept at boot by %s%s" % (host, msg, provider, "" if not changed_files else " (%s %s)" % (
+        verb, ", ".join(changed_files)))
+    diff = ([{"before": result["before"], "after": result["after"]}] if changes else []) + [
+        d for p in planned for d in p["diff"]]
+    return dict(result, changed=result["changed"] or bool(changed_files), provider=provider,
+                files=[{k: p[k] for k in ("path", "changed", "reasons")} for p in planned], waiting=None, msg=msg,
+                diff=diff)

@@ -17,7 +17,7 @@ InvalidValue naming the interfaces, the option and what is allowed); ``plan(curr
 gives per setting ``{"before", "after"}`` for what differs; ``commands(interface, plan, ...)``
 turns a plan into argv lists and sysfs writes - the same list a udev rule or a boot-time unit
 can replay (``replay``; the script that does is written on the controller,
-plugin_utils/_roce_qos_script.py).
+module_utils/_roce_qos_script.py).
 
 Write (guarded by check mode): one ``mlnx_qos`` with every differing QoS option, the sysfs
 writes, ``cma_roce_tos -t``; then read the interface again and fail naming the interface and
@@ -73,7 +73,9 @@ DEFAULTS = {
 }
 # The settings ``leave`` may name (a default Ansible cannot pass as null), and every option of the module.
 LEAVE = ("trust", "pfc_priorities", "cnp_dscp", "cnp_802p_prio", "cma_roce_tos", "traffic_class")
-OPTIONS = ("interfaces",) + tuple(DEFAULTS) + ("mgmt_interface", "mgmt_address", "allow_mgmt", "leave", "root", "timeout")
+OPTIONS = ("interfaces",) + tuple(DEFAULTS) + (
+    "mgmt_interface", "mgmt_address", "allow_mgmt", "leave", "root", "timeout", "host", "plan_hosts", "plan_group",
+    "persist", "script", "udev_rule", "driver_action", "pending_activation")
 # Settings in the order they are reported and written.
 QOS_KEYS = ("trust", "pfc", "prio_tc", "tsa", "tc_bw")
 ETS_KEYS = ("prio_tc", "tsa", "tc_bw")
@@ -105,7 +107,7 @@ def traffic_class_path(rdma: str, port: int) -> str:
     return "/sys/class/infiniband/%s/tc/%d/traffic_class" % (rdma, port)
 
 
-# What a replay step may run and write (commands, replay): the boot-time script (plugin_utils/_roce_qos_script)
+# What a replay step may run and write (commands, replay): the boot-time script (module_utils/_roce_qos_script)
 # accepts nothing else - a script that runs as root at boot takes only the tools and sysfs files these steps use.
 REPLAY_TOOLS = ("mlnx_qos", "cma_roce_tos")
 _NAME = r"(?!\.{1,2}/)[A-Za-z0-9_.+-]{1,15}"           # a netdev (IFNAME_RE), never . or ..

@@ -19,9 +19,14 @@ description:
   - Reads with iproute2's JSON output (C(ip -j)), writes with C(ip) and C(/proc/sys); only the rail interfaces are
     ever named - the management interface and interfaces outside the plan are never touched, and a rail on the
     management interface is refused.
-  - Persisting the same state for the host's network stack (netplan, NetworkManager, ifupdown) is the
-    gpufabric.mlnx.rails role's job; RV(netplan), RV(nm_keyfiles), RV(ifupdown) and RV(sysctl_conf) are what it
-    writes.
+  - Keeps the same state at boot when asked - O(sysctl_file) (sysctl.d) and, by O(provider), the netplan file
+    (checked with C(netplan generate) before it is put in place, not applied), one NetworkManager keyfile per rail
+    (C(nmcli connection load) when it changed, not activated) or the ifupdown stanzas. Each file is written only when
+    its content, mode or owner (root) differ, atomically; C(--check --diff) shows the text diff of each.
+  - In check mode with a driver change (O(driver_action)) or an activation (O(pending_activation) V(fwreset) or
+    V(reboot)) coming in the same run, a rail that is not on the host yet (a ConnectX-7 still in InfiniBand mode, a
+    host without the driver) makes the module read nothing and report, as a change, every rail it would configure
+    after that change.
 author:
   - gpufabric.mlnx contributors (@gpufabric)
 extends_documentation_fragment:
@@ -54,9 +59,56 @@ options:
       and the default route.
     type: str
   root:
-    description: Where procfs is, as a prefix of V(/proc) - V(/) on a real host.
+    description: Where procfs and sysfs are, as a prefix of V(/proc) - V(/) on a real host.
     type: path
     default: /
+  plan_hosts:
+    description:
+      - How many hosts the rail plan has. Given, an empty O(rails) means this host is not in the rail plan, and the
+        module fails saying so (the gpufabric.mlnx.rails role passes the plan's size and O(plan_group)).
+    type: int
+  plan_group:
+    description: The inventory group the rail plan covers, named when the host is not in it.
+    type: str
+    default: servers
+  provider:
+    description:
+      - What keeps the rails at boot - V(netplan), V(networkmanager), V(ifupdown), V(none) (the running system only), or
+        V(auto) (the first of C(/usr/sbin/netplan), C(/usr/bin/nmcli), C(/sbin/ifup) the host has).
+    type: str
+    choices: [auto, netplan, networkmanager, ifupdown, none]
+    default: none
+  netplan_file:
+    description: The netplan file (mode 0600), with O(provider=netplan).
+    type: path
+    default: /etc/netplan/90-gpufabric-rails.yaml
+  nm_dir:
+    description: Where the NetworkManager keyfiles C(gpufabric-railK.nmconnection) go (mode 0600), with
+      O(provider=networkmanager).
+    type: path
+    default: /etc/NetworkManager/system-connections
+  ifupdown_file:
+    description: The ifupdown stanzas (mode 0644, the directory made when missing), with O(provider=ifupdown).
+    type: path
+    default: /etc/network/interfaces.d/gpufabric-rails
+  sysctl_file:
+    description: The sysctl.d file of the rails' sysctls (mode 0644); not written when not given.
+    type: path
+  driver_action:
+    description:
+      - In check mode, what the driver step of the same run would do (C(gpufabric_ofed_result.action)) - V(none) or
+        the change (V(install), V(upgrade) ...). Not V(none), a rail not on the host yet is waited for, not read.
+    type: str
+    default: none
+  pending_activation:
+    description:
+      - In check mode, the activation the same run would do (C(gpufabric_activation.method)). V(fwreset) or V(reboot) -
+        a rail not on the host yet is waited for, not read.
+    type: str
+    choices: [none, fwreset, reboot, pending]
+    default: none
+notes:
+  - Every path of a file it writes must be an absolute path of ASCII letters, digits and C(_ . + - /).
 """
 
 EXAMPLES = r"""
@@ -64,6 +116,14 @@ EXAMPLES = r"""
   gpufabric.mlnx.rail_interfaces:
     rails: "{{ gpufabric_rail_plan.hosts[inventory_hostname] }}"
     host: "{{ inventory_hostname }}"
+
+- name: The rails of this server, kept at boot by the host's network stack
+  gpufabric.mlnx.rail_interfaces:
+    rails: "{{ gpufabric_rail_plan.hosts[inventory_hostname] | default([]) }}"
+    plan_hosts: "{{ gpufabric_rail_plan.hosts | length }}"
+    host: "{{ inventory_hostname }}"
+    provider: auto
+    sysctl_file: /etc/sysctl.d/90-gpufabric-rails.conf
 """
 
 RETURN = r"""
@@ -93,8 +153,25 @@ sysctl_conf:
   description: The sysctls as a sysctl.d file.
   returned: always
   type: str
+provider:
+  description: The network stack that keeps the rails at boot (O(provider), V(auto) resolved).
+  returned: always
+  type: str
+  sample: ifupdown
+files:
+  description: Each file kept at boot, whether it was (would be) written and why (V(created), V(content), V(mode),
+    V(owner), V(group)); empty when the check run waits.
+  returned: always
+  type: list
+  elements: dict
+  sample: [{path: /etc/sysctl.d/90-gpufabric-rails.conf, changed: false, reasons: []}]
+waiting:
+  description: In check mode, what the run waits for before the rails exist (C(for) V(driver) or V(activation),
+    C(event), C(absent) - the rails not on the host yet); null when the host was read.
+  returned: always
+  type: dict
 msg:
-  description: One line saying what was (would be) changed.
+  description: One line naming the host, saying what was (would be) changed and what keeps the rails at boot.
   returned: always
   type: str
 """
@@ -106,7 +183,7 @@ from ansible.module_utils.basic import AnsibleModule
 from ansible_collections.gpufabric.mlnx.plugins.module_utils._errors import MlnxError
 from ansible_collections.gpufabric.mlnx.plugins.module_utils._host import Host
 from ansible_collections.gpufabric.mlnx.plugins.module_utils._mgmt import mgmt_state
-from ansible_collections.gpufabric.mlnx.plugins.module_utils import _rails
+from ansible_collections.gpufabric.mlnx.plugins.module_utils import _forecast, _rails
 from ansible_collections.gpufabric.mlnx.plugins.module_utils._module import ansible_module
 
 
@@ -117,6 +194,15 @@ ARGUMENT_SPEC = dict(
     sysctls=dict(type="dict", default=dict(_rails.SYSCTLS)),
     mgmt_interface=dict(type="str"),
     root=dict(type="path", default="/"),
+    plan_hosts=dict(type="int"),
+    plan_group=dict(type="str", default="servers"),
+    provider=dict(type="str", choices=list(_rails.PROVIDERS), default="none"),
+    netplan_file=dict(type="path", default=_rails.BOOT_FILES["netplan_file"]),
+    nm_dir=dict(type="path", default=_rails.BOOT_FILES["nm_dir"]),
+    ifupdown_file=dict(type="path", default=_rails.BOOT_FILES["ifupdown_file"]),
+    sysctl_file=dict(type="path"),
+    driver_action=dict(type="str", default="none"),
+    pending_activation=dict(type="str", choices=list(_forecast.ACTIVATIONS), default="none"),
 )
 
 
@@ -125,26 +211,22 @@ def main():
     params = module.params
     reader = Host(root=params["root"])
     host = params["host"] or socket.gethostname()
+
+    def mgmt():
+        state = mgmt_state(reader, {"mgmt_interface": params["mgmt_interface"], "mgmt_address": None})
+        return set(state["interfaces"]) | set(state["evidence"])
+
     try:
-        # every option is checked before anything runs on the host (the guard below runs ibdev2netdev)
-        _rails.desired_state(host, params["rails"], mtu=params["mtu"], sysctls=params["sysctls"])
-        mgmt = mgmt_state(reader, {"mgmt_interface": params["mgmt_interface"], "mgmt_address": None})
-        result = _rails.converge(reader, host, params["rails"], mtu=params["mtu"],
-                                 sysctls=params["sysctls"], mgmt_interfaces=set(mgmt["interfaces"]) | set(mgmt["evidence"]),
-                                 check_mode=module.check_mode)
+        result = _rails.run(reader, Host(root="/"), host, params, mgmt=mgmt, check_mode=module.check_mode)
     except MlnxError as err:
         module.fail_json(**err.fail_kwargs())
     desired = result["desired"]
-    changed = result["changes"]
-    msg = ("%s %s" % ("would change" if module.check_mode else "changed",
-                      "; ".join("%s: %s" % (k, ", ".join(v)) for k, v in sorted(changed.items())))
-           if changed else "rails already as planned on %s" % ", ".join(r["interface"] for r in desired["rails"]))
-    module.exit_json(changed=result["changed"], changes=changed, steps=result["steps"], msg=msg,
+    module.exit_json(changed=result["changed"], changes=result["changes"], steps=result["steps"], msg=result["msg"],
+                     provider=result["provider"], files=result["files"], waiting=result["waiting"],
                      netplan=_rails.netplan(desired),
                      nm_keyfiles={"gpufabric-rail%s.nmconnection" % r["rail"]: _rails.nm_keyfile(desired, r)
                                   for r in desired["rails"]},
-                     ifupdown=_rails.ifupdown(desired), sysctl_conf=_rails.sysctl_conf(desired),
-                     diff=dict(before=result["before"], after=result["after"]))
+                     ifupdown=_rails.ifupdown(desired), sysctl_conf=_rails.sysctl_conf(desired), diff=result["diff"])
 
 
 if __name__ == "__main__":

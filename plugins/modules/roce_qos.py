@@ -24,7 +24,14 @@ description:
   - A setting named in O(leave) is left as it is (neither compared nor written); O(ecn_priorities), O(prio_tc),
     O(tsa) and O(tc_bw) are left when not given.
   - These settings do not survive a reboot or a driver reload. RV(interfaces[].replay) lists what sets all of them;
-    the gpufabric.mlnx.roce_qos role installs it as a script a udev rule runs when the interface appears.
+    with O(persist=true) the module installs it as the script O(script) (P(gpufabric.mlnx.roce_qos_script#filter)'s
+    text) and the udev rule O(udev_rule) that runs it with the interface's name when the interface appears - each
+    written only when its content, mode or owner (root) differ, atomically; C(--check --diff) shows their text diff.
+  - In check mode with a driver change coming in the same run (O(driver_action) not V(none)) nothing is read - the
+    new driver's tools may not be there yet, and it starts from its defaults - and every interface is reported as to
+    be configured. With an activation coming (O(pending_activation) V(fwreset) or V(reboot)) and an interface not on the
+    host yet (a ConnectX-7 still in InfiniBand mode), the same after the activation.
+  - Returns C(gpufabric_roce_qos) as a fact (RV(ansible_facts.gpufabric_roce_qos)).
 author:
   - gpufabric.mlnx contributors (@gpufabric)
 extends_documentation_fragment:
@@ -127,6 +134,44 @@ options:
     description: Seconds one tool invocation may run before it is stopped; above 0.
     type: int
     default: 60
+  host:
+    description: The host's name in messages (C(inventory_hostname)); when not given, the machine's host name.
+    type: str
+  plan_hosts:
+    description:
+      - How many hosts the rail plan has. Given, an empty O(interfaces) means this host is not in the rail plan, and
+        the module fails saying so (the gpufabric.mlnx.roce_qos role passes it when the interfaces come from the plan).
+    type: int
+  plan_group:
+    description: The inventory group the rail plan covers, named when the host is not in it.
+    type: str
+    default: servers
+  persist:
+    description: Install O(script) and O(udev_rule), which re-apply the settings when an interface appears.
+    type: bool
+    default: false
+  script:
+    description: Where the re-apply script is installed (mode 0755), with O(persist=true). An absolute path of ASCII
+      letters, digits and C(_ . + - /).
+    type: path
+    default: /usr/local/sbin/gpufabric-roce-qos
+  udev_rule:
+    description: The udev rule that runs O(script) on the interfaces' C(add) event (mode 0644, its directory made
+      when missing), with O(persist=true).
+    type: path
+    default: /etc/udev/rules.d/90-gpufabric-roce-qos.rules
+  driver_action:
+    description:
+      - In check mode, what the driver step of the same run would do (C(gpufabric_ofed_result.action)) - V(none) or
+        the change (V(install), V(upgrade) ...).
+    type: str
+    default: none
+  pending_activation:
+    description:
+      - In check mode, the activation the same run would do (C(gpufabric_activation.method)).
+    type: str
+    choices: [none, fwreset, reboot, pending]
+    default: none
 notes:
   - Facts this module relies on, checked against NVIDIA's documentation and tools; where they disagree, the tools'
     behaviour wins.
@@ -255,6 +300,26 @@ failed_interfaces:
   returned: when an interface failed
   type: dict
   sample: {enp24s0np0: "enp24s0np0: trust=dscp did not take (now trust=pcp)"}
+files:
+  description: With O(persist=true), the script and the rule - whether each was (would be) written and why (V(created),
+    V(content), V(mode), V(owner), V(group)).
+  returned: always
+  type: list
+  elements: dict
+  sample: [{path: /usr/local/sbin/gpufabric-roce-qos, changed: false, reasons: []}]
+ansible_facts:
+  description: The fact the gpufabric.mlnx.roce_qos role passes on (docs/role_facts.md).
+  returned: success
+  type: dict
+  contains:
+    gpufabric_roce_qos:
+      description:
+        - What the RoCE QoS step did - C(changed) (a QoS setting was, would be, changed), C(interfaces), C(drift)
+          (the interfaces whose QoS differed), C(waiting_for_driver) and C(waiting_for_activation) (a check run that
+          read nothing before the driver change or the activation of the same run).
+      type: dict
+      sample: {changed: false, interfaces: [enp24s0np0], drift: [], waiting_for_driver: false,
+               waiting_for_activation: false}
 msg:
   description: One line saying what was (would be) changed.
   returned: always
@@ -272,12 +337,15 @@ allowed:
   sample: an integer 0-7
 """
 
+import socket
+
 from ansible.module_utils.basic import AnsibleModule
 
 from ansible_collections.gpufabric.mlnx.plugins.module_utils._errors import MlnxError
+from ansible_collections.gpufabric.mlnx.plugins.module_utils._forecast import ACTIVATIONS
 from ansible_collections.gpufabric.mlnx.plugins.module_utils._host import Host
 from ansible_collections.gpufabric.mlnx.plugins.module_utils._module import ansible_module
-from ansible_collections.gpufabric.mlnx.plugins.module_utils._roce_qos import converge, summary
+from ansible_collections.gpufabric.mlnx.plugins.module_utils._roce_qos_script import converge_kept
 
 
 # The settings are "raw": the core checks them (_roce_qos.desired_state, also the check of the roce_qos_problems
@@ -301,6 +369,14 @@ ARGUMENT_SPEC = dict(
     leave=dict(type="raw", default=[]),
     root=dict(type="path", default="/"),
     timeout=dict(type="int", default=60),
+    host=dict(type="str"),
+    plan_hosts=dict(type="int"),
+    plan_group=dict(type="str", default="servers"),
+    persist=dict(type="bool", default=False),
+    script=dict(type="path", default="/usr/local/sbin/gpufabric-roce-qos"),
+    udev_rule=dict(type="path", default="/etc/udev/rules.d/90-gpufabric-roce-qos.rules"),
+    driver_action=dict(type="str", default="none"),
+    pending_activation=dict(type="str", choices=list(ACTIVATIONS), default="none"),
 )
 
 
@@ -308,22 +384,18 @@ def main():
     module = ansible_module(AnsibleModule, argument_spec=ARGUMENT_SPEC, supports_check_mode=True)
     params = dict(module.params)
     try:
-        result = converge(Host(root=params["root"], timeout=params["timeout"]), params, check_mode=module.check_mode)
+        result = converge_kept(Host(root=params["root"], timeout=params["timeout"]), Host() if params["persist"] else None,
+                               params, host=params["host"] or socket.gethostname(), check_mode=module.check_mode)
     except MlnxError as err:
         module.fail_json(**err.fail_kwargs())
-    out = dict(
-        changed=result["changed"],
-        interfaces=result["interfaces"],
-        msg=summary(result, check_mode=module.check_mode),
-        diff=dict(before={r["interface"]: r["before"] for r in result["interfaces"]},
-                  after={r["interface"]: r["after"] for r in result["interfaces"]}),
-    )
+    out = dict(changed=result["changed"], interfaces=result["interfaces"], files=result["files"], msg=result["msg"],
+               diff=result["diff"])
     if result["failed"]:
         first = result["errors"][0]
         details = {k: v for k, v in first.fail_kwargs().items() if k in ("parameter", "cmd", "rc", "stdout", "stderr")} \
             if isinstance(first, MlnxError) else {}
         module.fail_json(failed_interfaces=result["failed"], **dict(out, **details))
-    module.exit_json(**out)
+    module.exit_json(ansible_facts={"gpufabric_roce_qos": result["fact"]}, **out)
 
 
 if __name__ == "__main__":

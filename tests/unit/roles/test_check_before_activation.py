@@ -13,6 +13,8 @@ FABRIC = yaml.safe_load((REPO / "inventory/example-1250/group_vars/all/rails.yml
 RAILS = FABRIC["interface_names"]
 ROCE = {"roce_compute": {"LINK_TYPE_P1": "ETH"}}
 ASSIGN = [{"profile": "roce_compute", "part_numbers": ["MCX75310AAS-NEAT"]}]
+RAILS_TASK = "Rails on the running system, no network restart (in check mode, the drift)"
+QOS_TASK = "RoCE QoS of the compute rails (in check mode, the drift)"
 
 
 def check_run(tmp_path, roles, **extra):
@@ -29,19 +31,21 @@ def test_check_run_reports_rails_and_qos_after_the_pending_link_type_activation(
                           HOST, role="activate")["ansible_facts"]["gpufabric_activation"]
     assert activation["method"] == "fwreset"
 
-    rails = ran.task("In check mode, wait for the driver or the activation of this run (rails that appear only after it)",
-                     HOST, role="rails")
+    rails = ran.task(RAILS_TASK, HOST, role="rails")
     assert rails["changed"] and "the activation (fwreset)" in rails["msg"]
     for name in RAILS:
         assert name in rails["msg"]
     assert "enp24s0np0 198.18.0.2/26 table 100" in rails["msg"]
-    assert ran.task("Rails on the running system, kept at boot", HOST, role="rails").get("skipped")
+    assert rails["msg"].startswith(HOST + ": enp24s0np0, ")
+    # nothing read, nothing written: the module waited
+    assert rails["waiting"]["for"] == "activation" and rails["steps"] == [] and rails["files"] == []
 
-    qos = ran.task("Remember what would be done (after the activation)", HOST, role="roce_qos")
+    qos = ran.task(QOS_TASK, HOST, role="roce_qos")
     assert qos["ansible_facts"]["gpufabric_roce_qos"] == {
         "changed": True, "interfaces": RAILS, "drift": RAILS, "waiting_for_driver": False,
         "waiting_for_activation": True}
-    assert "would be set after it" in ran.task("Report (after the activation)", HOST, role="roce_qos")["msg"]
+    assert qos["msg"].endswith("not on the host before the activation (fwreset) of this run: RoCE QoS of %s would "
+                               "be set after it" % ", ".join(RAILS))
 
 
 def test_without_an_activation_coming_the_roles_read_the_host_and_fail_on_the_missing_rail(tmp_path):
@@ -49,5 +53,5 @@ def test_without_an_activation_coming_the_roles_read_the_host_and_fail_on_the_mi
     module reads the host and names what it finds instead of predicting."""
     ran = check_run(tmp_path, ["roce_qos"])
     assert not ran.ok
-    failed = ran.task("RoCE QoS of the compute rails (in check mode, the drift)", HOST, role="roce_qos")
+    failed = ran.task(QOS_TASK, HOST, role="roce_qos")
     assert failed["failed"] and "enp24s0np0" in failed["msg"]

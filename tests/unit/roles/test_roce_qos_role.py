@@ -11,6 +11,9 @@ PLAY = """
 """
 
 
+QOS = "RoCE QoS of the compute rails (in check mode, the drift)"
+
+
 def check_run(tmp_path, **host_vars):
     """The role in check mode on one host with two interfaces and no sysfs tree."""
     return run(tmp_path, {"srv-r01-01": dict({"gpufabric_roce_qos_interfaces": ["enp24s0np0", "enp64s0np0"],
@@ -26,11 +29,20 @@ def task(ran, name, host="srv-r01-01"):
 def test_check_run_before_a_driver_install_reports_every_rail(tmp_path):
     data = check_run(tmp_path, gpufabric_ofed_result={"action": "install"})
     assert data.ok, data
-    fact = task(data, "Remember what would be done")["ansible_facts"]["gpufabric_roce_qos"]
-    assert fact == {"changed": True, "interfaces": ["enp24s0np0", "enp64s0np0"],
-                    "drift": ["enp24s0np0", "enp64s0np0"], "waiting_for_driver": True, "waiting_for_activation": False}
-    assert "would be set on the new driver" in task(data, "Report")["msg"]
+    result = task(data, QOS)
+    assert result["changed"] and result["ansible_facts"]["gpufabric_roce_qos"] == {
+        "changed": True, "interfaces": ["enp24s0np0", "enp64s0np0"], "drift": ["enp24s0np0", "enp64s0np0"],
+        "waiting_for_driver": True, "waiting_for_activation": False}
+    assert result["msg"] == ("the driver would change (install): RoCE QoS of enp24s0np0, enp64s0np0 would be set on "
+                             "the new driver")
+    assert result["interfaces"] == [] and result["files"] == []     # nothing read, nothing written
     assert data.stats("srv-r01-01")["failures"] == 0
+    # the role's tasks that ran: its argument spec and the module (the rail plan's include is skipped: the interfaces
+    # are given); no forecast tasks of their own
+    assert list(data.results("srv-r01-01", "gpufabric.mlnx.roce_qos : ")) == [
+        "gpufabric.mlnx.roce_qos : Validating arguments against arg spec 'main' - Host side of lossless RoCE on every "
+        "compute rail, kept across reboot and driver reload",
+        "gpufabric.mlnx.roce_qos : " + QOS]
 
 
 def test_check_run_with_the_driver_unchanged_reads_the_host(tmp_path):
@@ -38,7 +50,7 @@ def test_check_run_with_the_driver_unchanged_reads_the_host(tmp_path):
     install, has no mlnx_qos (or, with one on PATH, no such interface)."""
     data = check_run(tmp_path, gpufabric_ofed_result={"action": "none"})
     assert not data.ok
-    result = task(data, "RoCE QoS of the compute rails (in check mode, the drift)")
+    result = task(data, QOS)
     assert result["failed"]
     assert "mlnx_qos not found on PATH" in result["msg"] or "enp24s0np0" in result["msg"], result["msg"]
 

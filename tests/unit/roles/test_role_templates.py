@@ -16,11 +16,12 @@ import yaml
 
 from _ansible import env, tool
 from _paths import REPO
+from ansible_collections.gpufabric.mlnx.plugins.module_utils._errors import InvalidValue
+from ansible_collections.gpufabric.mlnx.plugins.module_utils._roce_qos_script import udev_rule
 
 LOCAL = {"ansible_connection": "local", "ansible_python_interpreter": sys.executable}
 NIC_RULE = "roles/platform/templates/etc/udev/rules.d/90-gpufabric-nic-power.rules.j2"
 UNIT = "roles/platform/templates/etc/systemd/system/gpufabric-cpu-governor.service.j2"
-QOS_RULE = "roles/roce_qos/templates/etc/udev/rules.d/90-gpufabric-roce-qos.rules.j2"
 
 
 def playbook(tmp_path, plays, hosts=None, **extra_env):
@@ -77,9 +78,13 @@ def unit_vars(governor="performance", root="/"):
     return {"gpufabric_platform_cpu_governor": governor, "gpufabric_platform_root": root}
 
 
-def qos_vars(names, script="/usr/local/sbin/gpufabric-roce-qos"):
-    return {"__gpufabric_roce_qos": {"interfaces": [{"interface": n} for n in names]},
-            "gpufabric_roce_qos_script": script}
+def qos_rule(names, script="/usr/local/sbin/gpufabric-roce-qos"):
+    """The RoCE QoS rule as the roce_qos module writes it (no template since the module keeps its files); the text or
+    the refusal's message."""
+    try:
+        return udev_rule(names, script, host="srv-r01-01")
+    except InvalidValue as err:
+        return err.msg
 
 
 def test_the_templates_write_what_the_roles_wrote_before(tmp_path):
@@ -89,9 +94,9 @@ def test_the_templates_write_what_the_roles_wrote_before(tmp_path):
         ("unit", UNIT, unit_vars()),
         ("unit-lab", UNIT, unit_vars("powersave", "/var/lib/mlxsim/root//")),
         ("unit-trimmed", UNIT, unit_vars(" schedutil\n")),
-        ("qos", QOS_RULE, qos_vars(["enp24s0np0", "enp64s0np0"])),
-        ("qos-one", QOS_RULE, qos_vars(["rail0.100"], "/opt/gpufabric/bin/roce-qos")),
     ])
+    out.update({"qos": qos_rule(["enp24s0np0", "enp64s0np0"]),
+                "qos-one": qos_rule(["rail0.100"], "/opt/gpufabric/bin/roce-qos")})
     assert out == {
         "nic-pm-off": NIC_RULE_TEXT % "on",
         "nic-pm-on": NIC_RULE_TEXT % "auto",
@@ -113,15 +118,18 @@ def test_no_inventory_value_reaches_a_rule_or_unit_outside_its_grammar(tmp_path)
         ("root-quote", UNIT, unit_vars(root="/x'$(reboot)'")),
         ("root-specifier", UNIT, unit_vars(root="/run/%H")),
         ("root-relative", UNIT, unit_vars(root="sim/root")),
-        ("name-quote", QOS_RULE, qos_vars(["enp24s0np0", 'x", RUN+="/bin/reboot'])),
-        ("name-glob", QOS_RULE, qos_vars(["enp*"])),
-        ("name-long", QOS_RULE, qos_vars(["enp24s0np0abcdef"])),
-        ("script-space", QOS_RULE, qos_vars(["enp24s0np0"], "/usr/local/sbin/roce qos")),
-        ("script-dollar", QOS_RULE, qos_vars(["enp24s0np0"], "/usr/local/sbin/$name")),
     ])
     governor = "a cpufreq governor name (lower-case ASCII letters, digits, _ and -, e.g. performance)"
     prefix = "Task failed: The filter plugin 'gpufabric.mlnx.strict_word' failed: "   # Ansible's words
     assert all(msg.startswith(prefix) for msg in out.values()), out
+    assert [name for name in out if (tmp_path / name).exists()] == []    # nothing written
+    # the RoCE QoS rule: the roce_qos module refuses the same values with the same words (before writing anything)
+    out = dict(out, **{name: prefix + msg for name, msg in {
+        "name-quote": qos_rule(["enp24s0np0", 'x", RUN+="/bin/reboot']),
+        "name-glob": qos_rule(["enp*"]),
+        "name-long": qos_rule(["enp24s0np0abcdef"]),
+        "script-space": qos_rule(["enp24s0np0"], "/usr/local/sbin/roce qos"),
+        "script-dollar": qos_rule(["enp24s0np0"], "/usr/local/sbin/$name")}.items()})
     assert {name: msg[len(prefix):] for name, msg in out.items()} == {
         "governor-shell": "srv-r01-01: gpufabric_platform_cpu_governor='performance; reboot' cannot be written into "
                           "a udev rule, systemd unit or script: allowed is " + governor,
@@ -146,7 +154,6 @@ def test_no_inventory_value_reaches_a_rule_or_unit_outside_its_grammar(tmp_path)
         "script-dollar": "srv-r01-01: gpufabric_roce_qos_script='/usr/local/sbin/$name' cannot be written into a "
                          "udev rule, systemd unit or script: allowed is " + path,
     }
-    assert [name for name in out if (tmp_path / name).exists()] == []    # nothing written
 
 
 # ------------------------------------------------------------------------------------------ handlers
@@ -203,8 +210,9 @@ def test_the_platform_role_writes_its_rule_and_notifies_the_udev_handler(platfor
 
 
 def test_platform_and_roce_qos_in_one_play_share_one_udev_reload(platform_host, tmp_path):
-    """Both roles list gpufabric.mlnx.common as a dependency and both write a rule: the udev handlers run once.
-    The RoCE QoS rule is the template's, for the rails the module configured on the simulated host."""
+    """Both roles list gpufabric.mlnx.common as a dependency and both notify its udev handler (roce_qos: its module
+    task, which wrote the rule, changed): the udev handlers run once. The RoCE QoS rule is the module's, for the rails
+    it configured on the simulated host."""
     sim, host_vars = platform_host
     host_vars = dict(host_vars, gpufabric_roce_qos_interfaces=["enp41s0f0np0", "enp41s0f1np1"],
                      gpufabric_roce_qos_mgmt_interface="eno1",

@@ -50,9 +50,9 @@ def test_tags_nic_config_activate_rails_predicts_the_rails_after_the_activation(
     # the rail plan is made by the rollout's planning play (tagged always), before the steps
     assert roles_that_ran(ran) == ["site_variables", "rail_plan", "nic_config", "activate", "rails"], ran
     assert ran.ok, ran
-    waiting = ran.task("In check mode, wait for the driver or the activation of this run (rails that appear only after it)",
-                       HOST, role="rails")
+    waiting = ran.task("Rails on the running system, no network restart (in check mode, the drift)", HOST, role="rails")
     assert "the activation (fwreset)" in waiting["msg"] and "enp220s0np0" in waiting["msg"]
+    assert waiting["waiting"]["for"] == "activation" and waiting["steps"] == []
 
 
 def test_skip_tags_firmware_leaves_activate_deciding_on_the_cards_it_reads(tmp_path):

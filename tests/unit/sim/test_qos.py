@@ -406,7 +406,7 @@ def test_the_replay_script_run_by_udev_restores_everything(sim, monkeypatch, tmp
     a level-3 reset; the module then finds nothing to change. Without the rule it would."""
     from ansible_collections.gpufabric.mlnx.plugins.module_utils._host import Host
     from ansible_collections.gpufabric.mlnx.plugins.module_utils._roce_qos import converge
-    from ansible_collections.gpufabric.mlnx.plugins.plugin_utils._roce_qos_script import replay_script
+    from ansible_collections.gpufabric.mlnx.plugins.module_utils._roce_qos_script import replay_script
 
     sim.init("cx6dx-roce", cli=True)
     rules = tmp_path / "rules.d"
@@ -442,7 +442,7 @@ def test_the_replay_script_reports_a_setting_that_fails(sim, monkeypatch, tmp_pa
     import subprocess
     from ansible_collections.gpufabric.mlnx.plugins.module_utils._host import Host
     from ansible_collections.gpufabric.mlnx.plugins.module_utils._roce_qos import converge
-    from ansible_collections.gpufabric.mlnx.plugins.plugin_utils._roce_qos_script import replay_script
+    from ansible_collections.gpufabric.mlnx.plugins.module_utils._roce_qos_script import replay_script
 
     sim.init("cx6dx-roce", cli=True)
     _core_env(sim, monkeypatch)

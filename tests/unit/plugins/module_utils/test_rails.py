@@ -176,3 +176,128 @@ def test_the_plan_says_per_interface_each_setting_that_differs_as_the_host_has_i
     done = rl.plan(captured({"enp24s0np0": dict(rl.SYSCTLS), "enp64s0np0": dict(rl.SYSCTLS)}),
                    rl.desired_state("srv-a", [RAIL0]))
     assert done["before"] == done["after"] == done["changes"] == {}
+
+
+# ------------------------------------------------------------------------------------------ kept at boot
+
+ODD_NAMES = ["enp24s0np0", "yes", "on", "No", "y", "null", "1.5", ".5", "1e5", "123", "0777", "0x1f", "1_000",
+             "2024-01-02", "rail0.100", "e-1", "-a", "_x", "a+b"]
+
+
+@pytest.mark.parametrize("name", ODD_NAMES)
+def test_the_netplan_text_is_what_to_nice_yaml_made(name):
+    """The module has no PyYAML: its YAML text must be the byte-for-byte text the role wrote with to_nice_yaml(indent=2)
+    before (a changed text would rewrite every host's file), names a YAML reader would take for something else
+    quoted as it quotes them."""
+    from ansible.plugins.filter.core import to_nice_yaml
+    entries = [dict(RAIL0, interface=name), dict(RAIL1, table=4000000000)]
+    data = rl.netplan(rl.desired_state("srv-a", entries))
+    assert rl.netplan_yaml(data) == to_nice_yaml(data, indent=2)
+
+
+def test_the_netplan_text_of_one_rail():
+    assert rl.netplan_yaml(rl.netplan(rl.desired_state("srv-a", [dict(RAIL0, interface="on")]))) == (
+        "network:\n"
+        "  ethernets:\n"
+        "    'on':\n"
+        "      addresses:\n"
+        "      - 198.18.0.2/26\n"
+        "      dhcp4: false\n"
+        "      dhcp6: false\n"
+        "      link-local: []\n"
+        "      mtu: 9000\n"
+        "      optional: true\n"
+        "      routes:\n"
+        "      - from: 198.18.0.2\n"
+        "        scope: link\n"
+        "        table: 100\n"
+        "        to: 198.18.0.0/26\n"
+        "      - table: 100\n"
+        "        to: default\n"
+        "        via: 198.18.0.1\n"
+        "      routing-policy:\n"
+        "      - from: 198.18.0.2\n"
+        "        priority: 1000\n"
+        "        table: 100\n"
+        "  version: 2\n")
+
+
+@pytest.mark.parametrize("tools, provider", [
+    ([], "none"), (["/sbin/ifup"], "ifupdown"), (["/usr/bin/nmcli", "/sbin/ifup"], "networkmanager"),
+    (["/usr/sbin/netplan", "/usr/bin/nmcli", "/sbin/ifup"], "netplan")])
+def test_provider_auto_is_the_first_network_stack_the_host_has(tmp_path, tools, provider):
+    fake = FakeHost(tmp_path)
+    for tool in tools:
+        fake.put(tool, "")
+    assert rl.provider_of(fake.host(), "auto") == provider
+    assert rl.provider_of(fake.host(), "ifupdown") == "ifupdown"
+    with pytest.raises(InvalidValue, match="provider='wicked' is not one of auto, netplan"):
+        rl.provider_of(fake.host(), "wicked")
+
+
+def test_boot_files_per_provider():
+    desired = rl.desired_state("srv-a", [RAIL0, RAIL1])
+    paths = dict(rl.BOOT_FILES, nm_dir="/etc/NetworkManager/system-connections/")
+    assert [(f["path"], oct(f["mode"])) for f in rl.boot_files(desired, "networkmanager", paths)] == [
+        ("/etc/sysctl.d/90-gpufabric-rails.conf", "0o644"),
+        ("/etc/NetworkManager/system-connections/gpufabric-rail0.nmconnection", "0o600"),
+        ("/etc/NetworkManager/system-connections/gpufabric-rail1.nmconnection", "0o600")]
+    netplan = rl.boot_files(desired, "netplan", dict(paths, sysctl_file=None))
+    assert [f["path"] for f in netplan] == ["/etc/netplan/90-gpufabric-rails.yaml"]
+    assert netplan[0]["content"].startswith("# gpufabric.mlnx rails - managed by Ansible\nnetwork:\n  ethernets:\n")
+    assert netplan[0]["validate"] == ["netplan", "generate", "--root-dir", "/", "%s"]
+    assert rl.boot_files(desired, "none", dict(paths, sysctl_file=None)) == []
+
+
+def _plain(tmp_path, tools):
+    """A fake host with the rails' interfaces in /sys/class/net and their sysctls, ``ip`` answering from the captures
+    of a host already as planned (data/iproute2) - not needed here: the forecast and the files only."""
+    fake = FakeHost(tmp_path, tools)
+    for rail in (RAIL0, RAIL1):
+        fake.mkdir("/sys/class/net/%s" % rail["interface"])
+    return fake
+
+
+def _params(**extra):
+    return dict({"rails": [RAIL0, RAIL1], "mtu": 9000, "sysctls": None, "plan_hosts": None, "plan_group": "servers",
+                 "provider": "none", "sysctl_file": None, "driver_action": "none", "pending_activation": "none"},
+                **extra)
+
+
+def test_a_netplan_file_netplan_refuses_is_not_put_in_place(tmp_path, monkeypatch):
+    answers = {"rc": 1}
+    fake = _plain(tmp_path, {"netplan": lambda args: (answers["rc"], "", "Error in network definition: bad")})
+    fake.put("/usr/sbin/netplan", "")
+    fake.put("/etc/netplan/90-gpufabric-rails.yaml", "# old")
+    monkeypatch.setattr(rl, "converge", lambda *a, **k: {"changed": False, "changes": {}, "steps": [],
+                                                         "desired": None, "before": {}, "after": {}})
+    host = fake.host()
+    with pytest.raises(Exception, match=r"/etc/netplan/90-gpufabric-rails.yaml was not written: netplan generate "
+                                        r"--root-dir / %s refused it \(rc=1\): Error in network definition: bad"):
+        rl.run(host, host, "srv-a", _params(provider="auto"), mgmt=set)
+    assert fake.get("/etc/netplan/90-gpufabric-rails.yaml") == "# old\n"
+    assert [c[1:4] for c in fake.calls] == [("generate", "--root-dir", "/")]
+    assert os.listdir(tmp_path / "etc/netplan") == ["90-gpufabric-rails.yaml"]   # no temporary left
+    answers["rc"] = 0
+    out = rl.run(host, host, "srv-a", _params(provider="auto"), mgmt=set)
+    assert out["changed"] and fake.get("/etc/netplan/90-gpufabric-rails.yaml").startswith("# gpufabric.mlnx rails")
+
+
+def test_a_changed_keyfile_is_loaded_by_networkmanager_and_only_then(tmp_path, monkeypatch):
+    fake = _plain(tmp_path, {"nmcli": lambda args: (0, "", "")})
+    monkeypatch.setattr(rl, "converge", lambda *a, **k: {"changed": False, "changes": {}, "steps": [],
+                                                         "desired": None, "before": {}, "after": {}})
+    fake.mkdir("/etc/NetworkManager/system-connections")
+    host = fake.host()
+    params = _params(provider="networkmanager")
+    out = rl.run(host, host, "srv-a", params, mgmt=set, check_mode=True)
+    assert out["changed"] and fake.calls == []
+    rl.run(host, host, "srv-a", params, mgmt=set)
+    keyfiles = ["/etc/NetworkManager/system-connections/gpufabric-rail%d.nmconnection" % k for k in (0, 1)]
+    assert [c[1:] for c in fake.calls] == [("connection", "load", fake.path(k)) for k in keyfiles]
+    assert oct(os.stat(fake.path(keyfiles[0])).st_mode & 0o7777) == "0o600"
+    fake.put(keyfiles[1], "[connection]\nid=by-hand")
+    out = rl.run(host, host, "srv-a", params, mgmt=set)
+    assert out["changed"] and [c[-1] for c in fake.calls[2:]] == [fake.path(keyfiles[1])]
+    out = rl.run(host, host, "srv-a", params, mgmt=set)
+    assert not out["changed"] and len(fake.calls) == 3

@@ -16,7 +16,7 @@ from ansible_collections.gpufabric.mlnx.plugins.module_utils._errors import (
     DeviceNotFound, InvalidValue, MlnxError, Refused, ToolNotFound)
 from ansible_collections.gpufabric.mlnx.plugins.module_utils._parsers.mlnx_qos import parse_mlnx_qos
 from ansible_collections.gpufabric.mlnx.plugins.modules import roce_qos as roce_qos_module
-from ansible_collections.gpufabric.mlnx.plugins.plugin_utils import _roce_qos_script as qs
+from ansible_collections.gpufabric.mlnx.plugins.module_utils import _roce_qos_script as qs
 from unit.plugins.module_utils.fake_roce_qos import (
     DEFAULT_PRIO_TC, Port, QosHost, compliant_port, render_qos)
 

@@ -1,13 +1,13 @@
 # -*- coding: utf-8 -*-
 # Copyright: gpufabric.mlnx contributors
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
-"""Controller side of RoCE QoS: the shell script that re-applies it at boot.
+"""The files that keep RoCE QoS across reboots: the shell script that re-applies it and the udev rule that runs it.
 
 The mlx5 driver forgets trust, PFC, ECN, CNP, traffic_class and the RDMA-CM ToS on every reboot and
 driver reload. The roce_qos module returns per interface the steps that set everything again
 (``replay`` in its ``interfaces`` result, module_utils/_roce_qos.replay); ``replay_script`` turns
-them into the script a udev rule runs on the interface's "add" event (the roce_qos_script filter,
-written by the roce_qos role). Every inventory value in it is quoted (shlex.quote); the RDMA device
+them into the script a udev rule runs on the interface's "add" event (``udev_rule``); the roce_qos module writes
+both (``persist``), the roce_qos_script filter gives the script on the controller. Every inventory value in it is quoted (shlex.quote); the RDMA device
 name, known only when the script runs, is looked up then and used as "$rdma".
 """
 
@@ -17,10 +17,16 @@ import re
 import shlex
 from typing import Any
 
+from ansible_collections.gpufabric.mlnx.plugins.module_utils import _forecast
+from ansible_collections.gpufabric.mlnx.plugins.module_utils._errors import InvalidValue
+from ansible_collections.gpufabric.mlnx.plugins.module_utils._files import check_path, converge_files
 from ansible_collections.gpufabric.mlnx.plugins.module_utils._roce_qos import (
     REPLAY_TOOLS,
     REPLAY_WRITE_ALLOWED,
     REPLAY_WRITE_RE,
+    converge,
+    desired_state,
+    summary,
 )
 from ansible_collections.gpufabric.mlnx.plugins.module_utils._validate import (
     IFNAME_ALLOWED,
@@ -209,3 +215,84 @@ def replay_script(entries: list[dict] | None, *, root: str | None = "/",
         lines.append("        ;;\n")
     lines.append(SCRIPT_TAIL % {"all": " ".join(names) or "''"})
     return "".join(lines)
+
+
+# ---------------------------------------------------------------------------------- the udev rule
+
+RULE_TEXT = (
+    "# gpufabric.mlnx roce_qos - managed by Ansible, local changes are overwritten.\n"
+    "# The mlx5 driver forgets RoCE QoS on reboot, driver reload and firmware reset; re-apply it when the\n"
+    "# compute rail's netdev appears.\n"
+    'ACTION=="add", SUBSYSTEM=="net", KERNEL=="%s", RUN+="%s $name"\n')
+
+
+def udev_rule(interfaces: list[str], script: str, *, host: str | None = None) -> str:
+    """Pure: the udev rule that runs ``script`` with the interface's name on the "add" event of ``interfaces``. The
+    names and the path reach udev's match and RUN keys, so each must match a strict grammar (no quote, space, glob,
+    '$' or '%'): else InvalidValue naming the host and the variable (the role's, as the strict_word filter did)."""
+    def refuse(parameter, value, allowed):
+        return InvalidValue("%s%s=%r cannot be written into a udev rule, systemd unit or script: allowed is %s" % (
+            "%s: " % host if host else "", parameter, value, allowed), device=host, parameter=parameter,
+            allowed=allowed)
+    for name in interfaces:
+        if not isinstance(name, str) or not IFNAME_RE.fullmatch(name):
+            raise refuse("gpufabric_roce_qos_interfaces", name, "a network interface name of " + IFNAME_ALLOWED)
+    if not isinstance(script, str) or not SCRIPT_PATH_RE.fullmatch(script):
+        raise refuse("gpufabric_roce_qos_script", script, "an absolute path of ASCII letters, digits and _ . + - /")
+    return RULE_TEXT % ("|".join(interfaces), script)
+
+
+# ---------------------------------------------------------------------------------- the whole job
+
+def converge_kept(reader: Any, files: Any, params: dict, *, host: str, check_mode: bool = False) -> dict:
+    """The roce_qos module's whole job. The host's interfaces checked (none, with ``plan_hosts`` given: the host is
+    not in the rail plan), every option checked (``_roce_qos.desired_state``, the files' paths); in check mode the
+    forecast (``_forecast.waiting``: a driver change of this run - nothing read -, or an activation of this run with
+    rails not on the host yet: every interface reported as to be configured after it); else ``_roce_qos.converge``
+    and, with ``persist``, the script and the udev rule (``_files``: written only when they differ, atomically).
+
+    ``reader`` reads and changes the devices (sysfs under the module's root); ``files`` the files (host paths).
+    Returns ``_roce_qos.converge``'s result with ``msg``, ``files``, ``diff`` and ``fact`` (gpufabric_roce_qos)."""
+    interfaces = params.get("interfaces")
+    if interfaces in (None, []) and params.get("plan_hosts") is not None:
+        raise _forecast.not_planned(host, params["plan_hosts"], params.get("plan_group"), parameter="interfaces")
+    names, _desired = desired_state(params)
+    driver_action, pending = _forecast.check_options("roce_qos", params.get("driver_action"),
+                                                     params.get("pending_activation"))
+    persist = bool(params.get("persist"))
+    if persist:
+        script = check_path(params.get("script"), "gpufabric_roce_qos_script", host)
+        rule = check_path(params.get("udev_rule"), "gpufabric_roce_qos_udev_rule", host, named=False)
+        udev_rule(names, script, host=host)
+    wait = _forecast.waiting(reader, names, check_mode=check_mode, driver_action=driver_action,
+                             pending_activation=pending, driver_reads_nothing=True)
+    if wait:
+        if wait["for"] == "driver":
+            msg = "the driver would change (%s): RoCE QoS of %s would be set on the new driver" % (
+                driver_action, ", ".join(names))
+        else:
+            msg = "%s not on the host before the activation (%s) of this run: RoCE QoS of %s would be set after it" % (
+                ", ".join(wait["absent"]), pending, ", ".join(names))
+        return {"changed": True, "interfaces": [], "failed": {}, "errors": [], "msg": msg, "files": [], "diff": [],
+                "fact": {"changed": True, "interfaces": names, "drift": names,
+                         "waiting_for_driver": wait["for"] == "driver",
+                         "waiting_for_activation": wait["for"] == "activation"}}
+    result = converge(reader, params, check_mode=check_mode)
+    msg = summary(result, check_mode=check_mode)
+    diff = [{"before": {r["interface"]: r["before"] for r in result["interfaces"]},
+             "after": {r["interface"]: r["after"] for r in result["interfaces"]}}]
+    planned = []
+    if persist and not result["failed"]:
+        text = replay_script(result["interfaces"], root=params.get("root") or "/", path=script)
+        wanted = [{"path": script, "content": text, "mode": 0o755},
+                  {"path": rule, "content": udev_rule([r["interface"] for r in result["interfaces"]], script, host=host),
+                   "mode": 0o644, "make_parent": True}]
+        planned = converge_files(files, wanted, check_mode=check_mode)
+        diff += [d for p in planned for d in p["diff"]]
+        if any(p["changed"] for p in planned):
+            msg += "; re-applied on interface add by %s (%s)" % (script, "would change" if check_mode else "changed")
+    return dict(result, changed=result["changed"] or any(p["changed"] for p in planned), msg=msg, diff=diff,
+                files=[{k: p[k] for k in ("path", "changed", "reasons")} for p in planned],
+                fact={"changed": result["changed"], "interfaces": [r["interface"] for r in result["interfaces"]],
+                      "drift": [r["interface"] for r in result["interfaces"] if r["changed"]],
+                      "waiting_for_driver": False, "waiting_for_activation": False})

@@ -1,4 +1,4 @@
-"""The boot-time RoCE QoS script (plugin_utils/_roce_qos_script): whatever the values, the script either is
+"""The boot-time RoCE QoS script (module_utils/_roce_qos_script): whatever the values, the script either is
 refused naming the path of the bad value, or parses (``sh -n``) and runs nothing but the steps (a canary)."""
 import os
 import re
@@ -12,7 +12,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from ansible_collections.gpufabric.mlnx.plugins.module_utils._errors import MlnxError
-from ansible_collections.gpufabric.mlnx.plugins.plugin_utils import _roce_qos_script as qs
+from ansible_collections.gpufabric.mlnx.plugins.module_utils import _roce_qos_script as qs
 
 CANARY = "CANARY"
 # Everything a shell would interpret; each tries to create CANARY in the directory the script runs in.
@@ -20,8 +20,10 @@ INJECTIONS = ['x"$(touch %s)"' % CANARY, "$(touch %s)" % CANARY, "`touch %s`" % 
               "a'b;touch %s;'" % CANARY, 'a"b', "a b", "a\ntouch %s" % CANARY, "a\r\ntouch %s" % CANARY,
               "${x:=$(touch %s)}" % CANARY, "a&&touch %s" % CANARY, "a|touch %s" % CANARY, "*", "~", "-n",
               "a\\", "#", "%s", "%(path)s"]
-# Any text but NUL (refused: no argv word can hold one) and the two separators of the stubs' log.
-WORDS = st.one_of(st.sampled_from(INJECTIONS), st.text(st.characters(blacklist_characters="\x00\x1e\x1f"), max_size=12),
+# Any text but NUL (refused: no argv word can hold one), the two separators of the stubs' log and lone surrogates
+# (refused: no script file can hold one - SURROGATES below).
+WORDS = st.one_of(st.sampled_from(INJECTIONS),
+                  st.text(st.characters(blacklist_characters="\x00\x1e\x1f", blacklist_categories=("Cs",)), max_size=12),
                   st.integers(-5, 10 ** 6))
 GOOD_IFACE = "enp24s0np0"
 # a file the roce_qos module writes (the script writes no other: _roce_qos.REPLAY_WRITE_RE)
