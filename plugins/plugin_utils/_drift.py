@@ -32,6 +32,8 @@ MODULE_GROUPS = {
     "reboot": "activation",
     "kernel_cmdline": "kernel_parameters",
     "platform_power": "power_policy",
+    "platform_host": "platform",
+    "platform_bios": "bios",
     "redfish_config": "bios",
     "idrac_redfish_command": "bios",
     "rail_interfaces": "rails",
