@@ -23,9 +23,10 @@ ARGUMENT_SPEC = {
     "iommu": {"type": "bool"},
     "overrides": {"type": "dict", "default": {}},
     "registry": {"type": "bool", "default": True},
-    "read_only": {"type": "bool", "default": False},
     "host": {"type": "str", "required": True},
 }
+# The options of a BMC connection (gpufabric.mlnx.bmc_info takes these only).
+CONNECTION = ("bmc", "user", "password", "validate_certs", "ca_path", "timeout", "host")
 CREDENTIALS = ("bmc", "user", "password")
 
 
@@ -45,36 +46,37 @@ def _scrub(value, secret):
 class ActionModule(ActionBase):
     _requires_connection = False  # Redfish from the controller: the server itself is not contacted
     _VALID_ARGS = frozenset(ARGUMENT_SPEC)
+    SPEC = ARGUMENT_SPEC
 
     def run(self, tmp=None, task_vars=None):
         result = super().run(tmp, task_vars)
         del tmp
-        _validated, args = self.validate_argument_spec(argument_spec=ARGUMENT_SPEC)
+        _validated, args = self.validate_argument_spec(argument_spec=self.SPEC)
         secret = args["password"]
-        host = args["host"]
         empty = [name for name in CREDENTIALS if not args[name]]
         if empty:
-            result.update(failed=True, msg="%s: the BMC's %s %s empty (the platform role: %s), so its BIOS cannot be "
-                                           "set" % (host, ", ".join(empty), "is" if len(empty) == 1 else "are",
-                                                    ", ".join("gpufabric_platform_bmc_%s" % (
-                                                        "address" if name == "bmc" else name) for name in empty)))
+            result.update(failed=True, msg="%s: the BMC's %s %s empty (the platform role: %s), so it cannot be "
+                                           "reached" % (args["host"], ", ".join(empty),
+                                                        "is" if len(empty) == 1 else "are",
+                                                        ", ".join("gpufabric_platform_bmc_%s" % (
+                                                            "address" if name == "bmc" else name) for name in empty)))
             return result
         client = _bios.Redfish(args["bmc"], args["user"], secret, validate_certs=args["validate_certs"],
                                ca_path=args["ca_path"], timeout=args["timeout"])
         check_mode = bool(self._task.check_mode if self._task.check_mode is not None
                           else self._play_context.check_mode)
         try:
-            if args["read_only"]:
-                system = _bios.probe(client, host=host)
-                result.update(changed=False, system=system,
-                              msg="%s: BMC %s answers: %s (%s)" % (host, args["bmc"], system["uri"], system["model"]))
-                return _scrub(result, secret)
-            done = _bios.converge(client, args, host=host, check_mode=check_mode)
+            result.update(self.work(client, args, check_mode))
         except _bios.BmcError as err:
             result.update(failed=True, msg=str(err))
-            return _scrub(result, secret)
-        result.update(changed=done["changed"], ansible_facts=done["facts"], msg=done["msg"], summary=done["summary"],
-                      system=done["system"], written=done["written"], job_created=done["job_created"], diff=done["diff"])
-        if done["warnings"]:
-            result["warnings"] = done["warnings"]
         return _scrub(result, secret)
+
+    def work(self, client, args, check_mode):
+        """The task's result (BmcError on any failure)."""
+        done = _bios.converge(client, args, host=args["host"], check_mode=check_mode)
+        out = {"changed": done["changed"], "ansible_facts": done["facts"], "msg": done["msg"],
+               "summary": done["summary"], "system": done["system"], "written": done["written"],
+               "job_created": done["job_created"], "diff": done["diff"]}
+        if done["warnings"]:
+            out["warnings"] = done["warnings"]
+        return out

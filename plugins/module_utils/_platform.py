@@ -286,7 +286,7 @@ def summary(result: Mapping, *, check_mode: bool) -> str:
     return "; ".join(parts + result["notes"] + result["warnings"])
 
 
-# ---------------------------------------------------------------------------------- PCIe links
+# ---------------------------------------------------------------------------------- deciding: PCIe links
 
 def pcie_degraded(devices: Sequence[Mapping] | None) -> list[str]:
     """One sentence per device whose PCIe link trained below its capability (``pcie.degraded``), in order:
@@ -325,7 +325,7 @@ def pcie_check(host: str, devices: Sequence[Mapping]) -> str:
     return "%s: %d NVIDIA PCIe links at full speed and width" % (host, len(devices))
 
 
-# ---------------------------------------------------------------------------------- files kept at boot
+# ---------------------------------------------------------------------------------- writing: files kept at boot
 
 # What may go into the files written below (a udev rule, a systemd unit's shell command line): nothing a shell, udev
 # or systemd substitutes - no space, quote, backslash, '$', '%', glob character or newline.
@@ -366,7 +366,7 @@ def render_governor_unit(governor: str, root: str, *, host: str = "this host") -
             "[Install]\nWantedBy=multi-user.target\n") % {"g": governor, "root": root}
 
 
-# ---------------------------------------------------------------------------------- the platform role's host side
+# ---------------------------------------------------------------------------------- the whole job: the platform role's host side
 
 PARTS = ("kernel_cmdline", "power", "pcie")
 UDEV_CONTROL = "/run/udev/control"        # udevd runs (what the common role's handler looks at)

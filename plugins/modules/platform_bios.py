@@ -86,11 +86,6 @@ options:
       warns and the BMC checks the values when they are written.
     type: bool
     default: true
-  read_only:
-    description: Only prove that the BMC answers with these credentials (the preflight) - read the one ComputerSystem,
-      return RV(system); nothing else is read or written and no fact is set.
-    type: bool
-    default: false
   host:
     description: The host's name in messages (C(inventory_hostname)).
     type: str
@@ -102,6 +97,7 @@ seealso:
   - role: gpufabric.mlnx.platform
   - plugin: gpufabric.mlnx.bios_plan
     plugin_type: filter
+  - module: gpufabric.mlnx.bmc_info
 """
 
 EXAMPLES = r"""
@@ -119,8 +115,8 @@ EXAMPLES = r"""
 
 RETURN = r"""
 ansible_facts:
-  description: The platform role's BIOS facts (docs/role_facts.md); not with O(read_only).
-  returned: unless O(read_only)
+  description: The platform role's BIOS facts (docs/role_facts.md).
+  returned: success
   type: dict
   contains:
     gpufabric_platform_bios_pending_reset:
@@ -148,15 +144,15 @@ system:
   type: dict
 written:
   description: The attributes written (none in check mode).
-  returned: unless O(read_only)
+  returned: success
   type: dict
 job_created:
   description: The Id of the BIOS configuration job created (a Dell), else null.
-  returned: unless O(read_only)
+  returned: success
   type: str
 summary:
   description: The headline and one line per attribute.
-  returned: unless O(read_only)
+  returned: success
   type: list
   elements: str
 msg:
