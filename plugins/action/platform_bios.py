@@ -55,11 +55,10 @@ class ActionModule(ActionBase):
         secret = args["password"]
         empty = [name for name in CREDENTIALS if not args[name]]
         if empty:
-            result.update(failed=True, msg="%s: the BMC's %s %s empty (the platform role: %s), so it cannot be "
-                                           "reached" % (args["host"], ", ".join(empty),
-                                                        "is" if len(empty) == 1 else "are",
-                                                        ", ".join("gpufabric_platform_bmc_%s" % (
-                                                            "address" if name == "bmc" else name) for name in empty)))
+            names = ", ".join("gpufabric_platform_bmc_%s" % ("address" if name == "bmc" else name) for name in empty)
+            result.update(failed=True, msg="%s: gpufabric_platform_bios_enabled is true, but %s is empty (option %s of "
+                                           "%s), so the BMC cannot be reached" % (
+                                               args["host"], names, ", ".join(empty), self._task.action))
             return result
         client = _bios.Redfish(args["bmc"], args["user"], secret, validate_certs=args["validate_certs"],
                                ca_path=args["ca_path"], timeout=args["timeout"])
