@@ -250,7 +250,7 @@ def test_a_host_without_the_platform_step_has_no_platform_problem():
 
 @pytest.mark.parametrize("host_vars, named", [
     ({"gpufabric_platform_aspm": "Off"}, "gpufabric_platform_aspm"),
-    ({"gpufabric_platform_aspm": False}, "YAML reads an unquoted off as false"),   # kernel.yml: {'off': ...}[false]
+    ({"gpufabric_platform_aspm": False}, "YAML reads an unquoted off as false"),   # main.yml: {'off': ...}[false]
     ({"gpufabric_platform_aspm": None}, "gpufabric_platform_aspm"),
     ({"gpufabric_platform_kernel_args_extra": ["iommu=pt\n"]}, "gpufabric_platform_kernel_args_extra[0]"),
     ({"gpufabric_platform_kernel_args_extra": ["hugepages=\u0661\u0660"]}, "gpufabric_platform_kernel_args_extra[0]"),
