@@ -68,7 +68,7 @@ def ensure_file(path: str, content: str, *, mode: int = 0o644, owner: str | None
                                        or (gid is not None and info.st_gid != gid))
     if wrong_meta:
         wanted = "mode %04o, owner %d:%d\n" % (mode, info.st_uid if uid is None else uid,
-                                              info.st_gid if gid is None else gid)
+                                               info.st_gid if gid is None else gid)
         diff.append({"before_header": path + " (mode, owner)", "after_header": path + " (mode, owner)",
                      "before": _meta(info), "after": wanted})
     if not diff or check_mode:

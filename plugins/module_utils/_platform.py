@@ -428,8 +428,8 @@ def converge_host(params: Mapping, *, host: str, check_mode: bool = False, reade
     "reloaded", "pcie", "facts", "warnings", "lines"}`` and ``error`` (a degraded PCIe link: the module fails with it,
     after the other parts); ``facts`` (the role's) only when the power part ran."""
     checked = check_host_options(params, host=host)
-    parts, kernel_args, power_params, wanted_files = (checked[key] for key in ("parts", "kernel_args", "power",
-                                                                                "files"))
+    parts, kernel_args = checked["parts"], checked["kernel_args"]
+    power_params, wanted_files = checked["power"], checked["files"]
     reader = reader or Host(root=params.get("root") or "/")
     boot = boot or Host(root=params.get("boot_root") or "/")
     out = {"changed": False, "diff": [], "kernel": None, "power": None, "files": [], "reloaded": [], "pcie": None,
@@ -483,4 +483,3 @@ def converge_host(params: Mapping, *, host: str, check_mode: bool = False, reade
         except Refused as err:  # what was written stays reported: the module fails with it
             out["error"] = err
     return out
-
