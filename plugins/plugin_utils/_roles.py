@@ -23,7 +23,6 @@ name in ``plugins/filter/`` (docs there):
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
