@@ -17,7 +17,7 @@ def test_a_new_file_is_written_with_its_mode_and_a_diff_from_nothing(tmp_path):
     assert done == {"changed": True, "diff": [{"before_header": path, "after_header": path, "before": "",
                                                "after": "# x\n"}]}
     assert open(path).read() == "# x\n" and oct(os.stat(path).st_mode & 0o777) == "0o644"
-    assert [n for n in os.listdir(tmp_path / "rules.d")] == ["90-x.rules"]   # no temporary file left
+    assert os.listdir(tmp_path / "rules.d") == ["90-x.rules"]   # no temporary file left
     assert _files.ensure_file(path, "# x\n", mode=0o644, **OWNER) == {"changed": False, "diff": []}
 
 
