@@ -8,13 +8,17 @@ the text.
 ``plan_file`` (reads only) says whether a file differs from the wanted text, mode and owner, with the diff that
 ``--check --diff`` shows; ``write_file`` replaces it atomically (a temporary file in the same directory, its mode
 and owner set, optionally validated by a command, then renamed over the old one); ``keep_file`` does both for one
-file (the ofed driver's repository files, pins and records), ``ensure_dir`` and ``remove_file`` the rest. Paths are host paths taken
+file (the ofed driver's repository files, pins and records), ``remove_file`` removes one. On full paths (the
+platform module: udev rule, systemd unit): ``ensure_file`` (content, mode and owner by name, the diff of each),
+``ensure_dir`` and ``ensure_link`` - each ``{"changed", "diff": [...]}``, nothing written in check mode. Paths are host paths taken
 through ``Host.path()``; every path a module writes is checked here by a strict grammar first.
 """
 
 from __future__ import annotations
 
+import grp
 import os
+import pwd
 import re
 import stat
 import tempfile
@@ -147,21 +151,24 @@ def keep_file(reader: Any, path: str, content: str, *, mode: int = 0o644, check_
     return {"changed": planned["changed"], "diff": text[0] if text else None}
 
 
-def ensure_dir(reader: Any, path: str, *, mode: int = 0o755, check_mode: bool = False) -> bool:
-    """Make the folder ``path`` (and its parents) when it is missing, root:root when run as root; True when it was
-    (would be) made."""
-    full = reader.path(path)
-    if os.path.isdir(full):
-        return False
+def ensure_dir(path: str, *, mode: int = 0o755, check_mode: bool = False) -> dict:
+    """The directory ``path`` (a full path) exists - made with ``mode`` and its missing parents (root:root when run as
+    root) when it does not; an existing one keeps its mode, as ``file: state=directory`` without a mode would.
+    ``{"changed": bool, "diff": [...]}``."""
+    if os.path.isdir(path):
+        return {"changed": False, "diff": []}
+    if os.path.lexists(path):
+        raise MlnxError("%s is there but is not a directory" % path, parameter=path)
+    diff = [{"before_header": path, "after_header": path, "before": "(absent)\n", "after": "directory\n"}]
     if not check_mode:
         try:
-            os.makedirs(full, mode=mode, exist_ok=True)
-            os.chmod(full, mode)
+            os.makedirs(path, mode=mode, exist_ok=True)
+            os.chmod(path, mode)
             if os.geteuid() == 0:
-                os.chown(full, 0, 0)
+                os.chown(path, 0, 0)
         except OSError as exc:
-            raise MlnxError("cannot make the folder %s: %s" % (path, exc), parameter=path) from exc
-    return True
+            raise MlnxError("cannot make the directory %s: %s" % (path, exc), parameter=path) from exc
+    return {"changed": True, "diff": diff}
 
 
 def remove_file(reader: Any, path: str, *, check_mode: bool = False) -> bool:
@@ -175,3 +182,99 @@ def remove_file(reader: Any, path: str, *, check_mode: bool = False) -> bool:
         except OSError as exc:
             raise MlnxError("cannot remove %s: %s" % (path, exc), parameter=path) from exc
     return True
+
+
+# ---------------------------------------------------------------------------------- full paths (platform)
+
+class _FullPaths:
+    """A reader whose paths are already the host's (``write_file`` takes a reader's ``path()``)."""
+
+    @staticmethod
+    def path(path: str) -> str:
+        return path
+
+
+_FULL_PATHS = _FullPaths()
+
+
+def _ids(path, owner, group):
+    try:
+        uid = pwd.getpwnam(owner).pw_uid if owner is not None else None
+        gid = grp.getgrnam(group).gr_gid if group is not None else None
+    except KeyError as exc:
+        raise MlnxError("%s: owner %s or group %s is not on this host" % (path, owner, group),
+                        parameter="owner") from exc
+    return uid, gid
+
+
+def _read(path):
+    try:
+        with open(path, encoding="utf-8") as stream:
+            return stream.read()
+    except FileNotFoundError:
+        return None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise MlnxError("cannot read %s: %s" % (path, exc), parameter=path) from exc
+
+
+def _meta(info):
+    return "mode %04o, owner %d:%d\n" % (stat.S_IMODE(info.st_mode), info.st_uid, info.st_gid)
+
+
+def ensure_file(path: str, content: str, *, mode: int = 0o644, owner: str | None = "root", group: str | None = "root",
+                check_mode: bool = False) -> dict:
+    """``path`` holds ``content`` with ``mode`` and ``owner``:``group`` (None: left as it is)."""
+    if not os.path.isabs(path):
+        raise MlnxError("%s is not an absolute path" % path, parameter=path)
+    if os.path.isdir(path):
+        raise MlnxError("%s is a directory, not a file this module can write" % path, parameter=path)
+    uid, gid = _ids(path, owner, group)
+    before = _read(path)
+    diff = []
+    if before != content:
+        diff.append({"before_header": path, "after_header": path, "before": before or "", "after": content})
+    info = os.stat(path) if before is not None else None
+    wrong_meta = info is not None and (stat.S_IMODE(info.st_mode) != mode or (uid is not None and info.st_uid != uid)
+                                       or (gid is not None and info.st_gid != gid))
+    if wrong_meta:
+        wanted = "mode %04o, owner %d:%d\n" % (mode, info.st_uid if uid is None else uid,
+                                               info.st_gid if gid is None else gid)
+        diff.append({"before_header": path + " (mode, owner)", "after_header": path + " (mode, owner)",
+                     "before": _meta(info), "after": wanted})
+    if not diff or check_mode:
+        return {"changed": bool(diff), "diff": diff}
+    try:
+        if before != content:
+            write_file(_FULL_PATHS, path, content, mode=mode, owner=os.geteuid() if uid is None else uid,
+                       group=os.getegid() if gid is None else gid, make_parent=True)
+        else:
+            os.chmod(path, mode)
+            if uid is not None or gid is not None:
+                os.chown(path, -1 if uid is None else uid, -1 if gid is None else gid)
+    except OSError as exc:
+        raise MlnxError("cannot write %s: %s" % (path, exc), parameter=path) from exc
+    return {"changed": True, "diff": diff}
+
+
+def ensure_link(path: str, target: str, *, check_mode: bool = False) -> dict:
+    """``path`` is a symbolic link to ``target`` (a file or a link elsewhere there is replaced)."""
+    try:
+        current = os.readlink(path) if os.path.islink(path) else None
+    except OSError:
+        current = None
+    if current == target:
+        return {"changed": False, "diff": []}
+    if os.path.isdir(path) and not os.path.islink(path):
+        raise MlnxError("%s is a directory, not a link this module can replace" % path, parameter=path)
+    was = ("-> %s\n" % current) if current is not None else ("a file\n" if os.path.lexists(path) else "(absent)\n")
+    diff = [{"before_header": path, "after_header": path, "before": was, "after": "-> %s\n" % target}]
+    if not check_mode:
+        try:
+            tmp = os.path.join(os.path.dirname(path), ".gpufabric.%s.tmp" % os.path.basename(path))
+            if os.path.lexists(tmp):
+                os.unlink(tmp)
+            os.symlink(target, tmp)
+            os.replace(tmp, path)
+        except OSError as exc:
+            raise MlnxError("cannot link %s to %s: %s" % (path, target, exc), parameter=path) from exc
+    return {"changed": True, "diff": diff}

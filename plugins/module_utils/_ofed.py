@@ -669,7 +669,7 @@ def unpack_bundle(reader: Host, spec: dict, params: Mapping, *, check_mode: bool
                       "was changed." % (ROOT, path), parameter="%s.source.path" % ROOT)
     folder = "%s/%s" % (params.get("bundle_dir") or DEFAULT_STATE_DIR + "/bundles", spec["version"])
     changes = []
-    if ensure_dir(reader, folder, check_mode=check_mode):
+    if ensure_dir(reader.path(folder), check_mode=check_mode)["changed"]:
         changes.append("made the folder %s" % folder)
     if not os.path.exists(reader.path(folder, BUNDLE_MARK)):
         changes.append("unpacked %s into %s" % (path, folder))
@@ -720,7 +720,7 @@ def keep_repository(reader: Host, params: Mapping, repo: Mapping, pins: Mapping[
     signed_by, key_url = repo.get("signed_by"), repo.get("key_url")
     if key_url and signed_by and not os.path.exists(reader.path(signed_by)):
         folder = os.path.dirname(signed_by)
-        if ensure_dir(reader, folder, check_mode=check_mode):
+        if ensure_dir(reader.path(folder), check_mode=check_mode)["changed"]:
             changes.append("made the folder %s" % folder)
         changes.append("fetched the repository key %s from %s" % (signed_by, key_url))
         if not check_mode:

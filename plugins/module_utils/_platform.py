@@ -29,10 +29,14 @@ import os
 import re
 from collections.abc import Mapping, Sequence
 
+from ansible_collections.gpufabric.mlnx.plugins.module_utils import _bootloader
 from ansible_collections.gpufabric.mlnx.plugins.module_utils._bootloader import KERNEL_ARG_ALLOWED, KERNEL_ARG_RE, lacking
 from ansible_collections.gpufabric.mlnx.plugins.module_utils._errors import InvalidValue, MlnxError, Refused
+from ansible_collections.gpufabric.mlnx.plugins.module_utils._devices import discover
 from ansible_collections.gpufabric.mlnx.plugins.module_utils._host import Host
+from ansible_collections.gpufabric.mlnx.plugins.module_utils._info import pcie_status
 from ansible_collections.gpufabric.mlnx.plugins.module_utils._parsers.sysfs import parse_aspm_policy
+from ansible_collections.gpufabric.mlnx.plugins.module_utils._validate import kind_of
 
 NVIDIA_VENDOR = "0x15b3"
 ASPM_POLICIES = ("default", "performance", "powersave", "powersupersave")
@@ -280,3 +284,202 @@ def summary(result: Mapping, *, check_mode: bool) -> str:
     if result["kernel_args_missing"]:
         parts.append("the running kernel lacks %s: a reboot is needed" % " ".join(result["kernel_args_missing"]))
     return "; ".join(parts + result["notes"] + result["warnings"])
+
+
+# ---------------------------------------------------------------------------------- deciding: PCIe links
+
+def pcie_degraded(devices: Sequence[Mapping] | None) -> list[str]:
+    """One sentence per device whose PCIe link trained below its capability (``pcie.degraded``), in order:
+    ``ADDRESS (slot SLOT, PART): expected SPEED xWIDTH, running SPEED xWIDTH`` (``?`` for an unknown slot or part)."""
+    out = []
+    if devices is not None and not isinstance(devices, list):
+        raise InvalidValue("pcie_degraded: devices must be the devices list of gpufabric.mlnx.mlx_info, not %s"
+                           % kind_of(devices), parameter="devices", allowed="a list of devices")
+    for dev in devices or []:
+        pcie = dev.get("pcie") if isinstance(dev, dict) else None
+        if not isinstance(pcie, dict) or not pcie.get("degraded"):
+            continue
+        cap, sta = pcie.get("lnkcap"), pcie.get("lnksta")
+        cap, sta = cap if isinstance(cap, dict) else {}, sta if isinstance(sta, dict) else {}
+        out.append("%s (slot %s, %s): expected %s x%s, running %s x%s" % (
+            dev.get("address"), dev.get("physical_slot") or "?", dev.get("part_number") or "?",
+            cap.get("speed"), cap.get("width"), sta.get("speed"), sta.get("width")))
+    return out
+
+
+def pcie_links(runner) -> list[dict]:
+    """``[{"address", "physical_slot", "part_number", "pcie"}]`` of every NVIDIA NIC function, from one lspci call
+    (what gpufabric.mlnx.mlx_info reports of each device's link)."""
+    return [{"address": dev["address"], "physical_slot": dev.get("physical_slot"), "part_number": dev.get("part_number"),
+             "pcie": pcie_status(dev.get("lnkcap"), dev.get("lnksta"))} for dev in discover(runner)]
+
+
+def pcie_check(host: str, devices: Sequence[Mapping]) -> str:
+    """The check's line for ``devices`` at full speed and width; Refused naming every degraded link otherwise."""
+    slow = pcie_degraded(list(devices))
+    if slow:
+        raise Refused("%s: %d PCIe link(s) trained below the card's capability - %s. Reseat the card or move it to a "
+                      "slot of its generation and width (a 400G card needs PCIe 5.0 x16); check the BIOS slot settings."
+                      % (host, len(slow), "; ".join(slow)), device=[s.split(" ", 1)[0] for s in slow],
+                      parameter="pcie_check")
+    return "%s: %d NVIDIA PCIe links at full speed and width" % (host, len(devices))
+
+
+# ---------------------------------------------------------------------------------- writing: files kept at boot
+
+# What may go into the files written below (a udev rule, a systemd unit's shell command line): nothing a shell, udev
+# or systemd substitutes - no space, quote, backslash, '$', '%', glob character or newline.
+SAFE_PATH_RE = re.compile(r"/[A-Za-z0-9_.+/-]*", re.ASCII)
+SAFE_PATH_ALLOWED = "an absolute path of ASCII letters, digits and _ . + - /"
+GOVERNOR_ALLOWED = "a cpufreq governor name (lower-case ASCII letters, digits, _ and -, e.g. performance)"
+FILE_HEAD = "# gpufabric.mlnx platform - managed by Ansible, local changes are overwritten.\n"
+WANTS_DIR = "/etc/systemd/system/multi-user.target.wants"
+
+
+def _unsafe(host, option, value, allowed):
+    return InvalidValue("%s: %s=%r cannot be written into a udev rule, systemd unit or script: allowed is %s"
+                        % (host, option, value, allowed), parameter=option, allowed=allowed)
+
+
+def render_nic_rule(runtime_pm: bool) -> str:
+    """The udev rule that keeps every NVIDIA networking PCI function's runtime PM (``on``: never suspended)."""
+    return (FILE_HEAD + "# NVIDIA networking PCI functions are never runtime-suspended (no wake-up latency on the "
+            "rails).\n"
+            'ACTION=="add|bind", SUBSYSTEM=="pci", ATTR{vendor}=="0x15b3", ATTR{class}=="0x02*", '
+            'ATTR{power/control}="%s"\n' % ("auto" if runtime_pm else "on"))
+
+
+def render_governor_unit(governor: str, root: str, *, host: str = "this host") -> str:
+    """The systemd unit that sets ``governor`` on every CPU at boot; both values reach a shell command line, so each
+    must match its strict grammar (InvalidValue naming the host and the option otherwise)."""
+    if not isinstance(governor, str) or not GOVERNOR_RE.match(governor.strip()):
+        raise _unsafe(host, "cpu_governor", governor, GOVERNOR_ALLOWED)
+    if not isinstance(root, str) or not SAFE_PATH_RE.fullmatch(root):
+        raise _unsafe(host, "root", root, SAFE_PATH_ALLOWED)
+    governor, root = governor.strip(), root.rstrip("/")
+    return (FILE_HEAD + "[Unit]\n"
+            "Description=cpufreq governor %(g)s on every CPU (gpufabric.mlnx)\n"
+            "After=systemd-modules-load.service\n\n"
+            "[Service]\nType=oneshot\n"
+            "ExecStart=/bin/sh -c 'for g in %(root)s/sys/devices/system/cpu/cpu*/cpufreq/scaling_governor; "
+            "do echo %(g)s > \"$g\"; done; exit 0'\n\n"
+            "[Install]\nWantedBy=multi-user.target\n") % {"g": governor, "root": root}
+
+
+# ---------------------------------------------------------------------------------- the whole job: the platform role's host side
+
+PARTS = ("kernel_cmdline", "power", "pcie")
+UDEV_CONTROL = "/run/udev/control"        # udevd runs (what the common role's handler looks at)
+SYSTEMD_RUNNING = "/run/systemd/system"   # systemd runs (sd_booted)
+
+
+def _reload(host_obj, files_changed, check_mode):
+    """Make udevd and systemd read what changed - only where the daemon runs, as the common role's handlers do."""
+    done = []
+    if check_mode:
+        return done
+    if "udev" in files_changed and os.path.exists(UDEV_CONTROL):
+        host_obj.run(["udevadm", "control", "--reload"])
+        done.append("udev")
+    if "systemd" in files_changed and os.path.isdir(SYSTEMD_RUNNING):
+        host_obj.run(["systemctl", "daemon-reload"])
+        done.append("systemd")
+    return done
+
+
+def check_host_options(params: Mapping, *, host: str) -> dict:
+    """Every input of ``converge_host`` checked before anything is written: ``{"parts", "kernel_args", "power" (the
+    platform_power options), "files" ([(kind, path, text)])}``; InvalidValue naming the option and what is allowed.
+    The boot loader options are checked only when there are kernel parameters to set (nothing else uses them)."""
+    parts = list(params.get("parts") or [])
+    unknown = [p for p in parts if p not in PARTS]
+    if unknown:
+        raise InvalidValue("platform_host: parts %s unknown; allowed: %s. Nothing was changed."
+                           % (", ".join(map(str, unknown)), ", ".join(PARTS)), parameter="parts", allowed=list(PARTS))
+    kernel_args = _bootloader.check_kernel_args(params.get("kernel_args") or [], option="kernel_args")
+    power = {key: params.get(key) for key in ("aspm_policy", "nic_runtime_pm", "cpu_governor")}
+    power.update((key, None) for key in params.get("leave") or [])
+    power["kernel_args"] = kernel_args
+    if "power" in parts:
+        desired_state(power)
+    if "kernel_cmdline" in parts and kernel_args:
+        _bootloader.check_options({"args": kernel_args, "bootloader": params.get("bootloader") or "auto",
+                                   "grub_dropin": params.get("grub_dropin")})
+    files = []
+    if "power" in parts and params.get("nic_udev_rule"):
+        files.append(("udev", "nic_udev_rule", params["nic_udev_rule"],
+                      render_nic_rule(bool(params.get("nic_runtime_pm")))))
+    if "power" in parts and params.get("governor_unit") and power.get("cpu_governor"):
+        files.append(("systemd", "governor_unit", params["governor_unit"],
+                      render_governor_unit(power["cpu_governor"], params.get("root") or "/", host=host)))
+    for _kind, option, path, _text in files:
+        if not isinstance(path, str) or not SAFE_PATH_RE.fullmatch(path):
+            raise _unsafe(host, option, path, SAFE_PATH_ALLOWED)
+    return {"parts": parts, "kernel_args": kernel_args, "power": power,
+            "files": [(kind, path, text) for kind, _option, path, text in files]}
+
+
+def converge_host(params: Mapping, *, host: str, check_mode: bool = False, reader: Host | None = None,
+                  boot: Host | None = None, runner=None, files=None) -> dict:
+    """The host side of the platform role in one call (the module platform_host): every input checked before
+    anything is written, then the kernel command line (``_bootloader.converge``), the power policy (``converge``),
+    the files that keep it at boot (udev rule, governor unit and its wants link; ``files`` is ``_files``), the
+    PCIe link check; ``parts`` says which run. Returns ``{"changed", "msg", "diff", "kernel", "power", "files",
+    "reloaded", "pcie", "facts", "warnings", "lines"}`` and ``error`` (a degraded PCIe link: the module fails with it,
+    after the other parts); ``facts`` (the role's) only when the power part ran."""
+    checked = check_host_options(params, host=host)
+    parts, kernel_args = checked["parts"], checked["kernel_args"]
+    power_params, wanted_files = checked["power"], checked["files"]
+    reader = reader or Host(root=params.get("root") or "/")
+    boot = boot or Host(root=params.get("boot_root") or "/")
+    out = {"changed": False, "diff": [], "kernel": None, "power": None, "files": [], "reloaded": [], "pcie": None,
+           "facts": {}, "warnings": [], "lines": []}
+    if "kernel_cmdline" in parts and kernel_args:
+        kernel = _bootloader.converge(boot, {"args": kernel_args, "bootloader": params.get("bootloader") or "auto",
+                                             "grub_dropin": params.get("grub_dropin")}, host=host,
+                                      check_mode=check_mode)
+        out["kernel"] = kernel
+        out["changed"] |= kernel["changed"]
+        if kernel["changed"]:
+            out["diff"].append({"before_header": "kernel command line (%s)" % kernel["config"],
+                                "after_header": "kernel command line (%s)" % kernel["config"],
+                                "before": kernel["before"], "after": kernel["after"]})
+        out["lines"].append(_bootloader.summary(kernel, check_mode=check_mode))
+    if "power" in parts:
+        power = converge(reader, power_params, check_mode=check_mode)
+        out["power"] = power
+        out["changed"] |= power["changed"]
+        out["warnings"].extend(power["warnings"])
+        if power["changed"]:
+            out["diff"].append({"before_header": "power policy (sysfs)", "after_header": "power policy (sysfs)",
+                                "before": power["before"], "after": power["after"]})
+        out["lines"].append(summary(power, check_mode=check_mode))
+        changed_kinds = set()
+        for kind, path, text in wanted_files:
+            steps = [files.ensure_file(path, text, mode=0o644, owner="root", group="root", check_mode=check_mode)]
+            if kind == "systemd":
+                link = "%s/%s" % (WANTS_DIR, os.path.basename(path))
+                steps.append(files.ensure_dir(WANTS_DIR, mode=0o755, check_mode=check_mode))
+                steps.append(files.ensure_link(link, path, check_mode=check_mode))
+            for step in steps:
+                if step["changed"]:
+                    changed_kinds.add(kind)
+                    out["diff"].extend(step["diff"])
+            if kind in changed_kinds:
+                out["files"].append(path)
+        out["changed"] |= bool(changed_kinds)
+        if out["files"]:
+            out["lines"].append("%s %s" % ("would write" if check_mode else "wrote", ", ".join(out["files"])))
+        out["reloaded"] = _reload(boot, changed_kinds, check_mode)
+        out["facts"] = {"gpufabric_platform_kernel_args_missing": power["kernel_args_missing"],
+                        "gpufabric_platform_power_drift": list(power["changes"]),
+                        "gpufabric_platform_reboot_required": bool(params.get("bios_pending_reset"))
+                        or bool(power["kernel_args_missing"])}
+    if "pcie" in parts:
+        links = pcie_links(runner)
+        out["pcie"] = links
+        try:
+            out["lines"].append(pcie_check(host, links))
+        except Refused as err:  # what was written stays reported: the module fails with it
+            out["error"] = err
+    return out

@@ -423,3 +423,308 @@ def spec_problems(spec: Any, host: Any, *, sriov: Any = None, iommu: Any = None,
         _switch_ok(problems, switch, setting)
     _attribute_set(problems, OVERRIDES, overrides, "BIOS attributes of this host")
     return list(problems)
+
+
+# ---------------------------------------------------------------- the Redfish client (the platform_bios action)
+#
+# What community.general's redfish_info, redfish_config and idrac_redfish_command did for the role, in one call from
+# the controller: read the service root, the one ComputerSystem, its Bios resource, the pending settings (the Bios
+# @Redfish.Settings SettingsObject), the attribute registry, a Dell's job queue; plan; write only what differs (PATCH
+# of the SettingsObject, with @Redfish.SettingsApplyTime OnReset on a Dell so that the iDRAC schedules the job); read
+# again and prove it; create the BIOS configuration job a Dell still lacks. Every answer that is not what Redfish
+# promises (not JSON, no Members list, no Attributes mapping, ...) is an error naming the BMC, the URL and what was
+# expected: nothing is written on a guess.
+
+SERVICE_ROOT = "/redfish/v1"
+JOBS_EXPAND = "/Jobs?$expand=*($levels=1)"
+_HEADERS = {"Accept": "application/json", "OData-Version": "4.0"}
+_WRITE_HEADERS = dict(_HEADERS, **{"Content-Type": "application/json"})
+
+
+class BmcError(Exception):
+    """A request the BMC did not answer as expected; ``str()`` is the whole sentence (without the host)."""
+
+
+class Redfish:
+    """HTTPS requests to one BMC with HTTP basic authentication (``open_url`` is ``ansible.module_utils.urls``'s, or a
+    replacement with its signature in tests). The password is never part of a message."""
+
+    def __init__(self, address: str, user: str, password: str, *, validate_certs: bool = True,
+                 ca_path: str | None = None, timeout: int = 60, open_url=None):
+        if open_url is None:
+            from ansible.module_utils.urls import open_url  # pylint: disable=import-outside-toplevel
+        self.address = address
+        self.base = "https://%s" % address
+        self._auth = {"url_username": user, "url_password": password, "force_basic_auth": True,
+                      "validate_certs": validate_certs, "ca_path": ca_path or None, "timeout": timeout}
+        self._open = open_url
+
+    def url(self, uri: str) -> str:
+        return self.base + uri
+
+    def _request(self, method, uri, body=None, headers=None):
+        import urllib.error  # pylint: disable=import-outside-toplevel
+        data = json.dumps(body) if body is not None else None
+        sent = dict(_WRITE_HEADERS if body is not None else _HEADERS, **(headers or {}))
+        try:
+            resp = self._open(self.url(uri), data=data, method=method, headers=sent, follow_redirects="all",
+                              **self._auth)
+            return resp.getcode(), dict(resp.headers.items()) if resp.headers else {}, resp.read()
+        except urllib.error.HTTPError as err:
+            raise BmcError("HTTP Error %s on %s request to '%s', extended message: '%s'"
+                           % (err.code, method, self.url(uri), _extended(err))) from None
+        except urllib.error.URLError as err:
+            raise BmcError("URL Error on %s request to '%s': '%s'" % (method, self.url(uri), err.reason)) from None
+        except Exception as err:  # pylint: disable=broad-except  # TLS, timeouts, resets: named, never a traceback
+            raise BmcError("Failed %s request to '%s': '%s'" % (method, self.url(uri), err)) from None
+
+    def get(self, uri: str, expect: str = "a JSON object") -> tuple[dict, dict]:
+        """``(body, headers)`` of GET ``uri``; BmcError unless the answer is a JSON object."""
+        _status, headers, raw = self._request("GET", uri)
+        try:
+            body = json.loads(raw)
+        except (TypeError, ValueError):
+            body = None
+        if not isinstance(body, dict):
+            raise BmcError("GET %s answered no JSON object (expected %s)" % (self.url(uri), expect))
+        return body, headers
+
+    def patch(self, uri: str, body: dict, etag: str | None = None) -> tuple[int, dict]:
+        status, headers, _raw = self._request("PATCH", uri, body, {"If-Match": etag} if etag else None)
+        return status, headers
+
+    def post(self, uri: str, body: dict) -> tuple[int, dict]:
+        status, headers, _raw = self._request("POST", uri, body)
+        return status, headers
+
+
+def _extended(err):
+    """The Redfish error's @Message.ExtendedInfo messages (every one), else the HTTP reason."""
+    try:
+        info = json.loads(err.read().decode("utf-8"))["error"]["@Message.ExtendedInfo"]
+        words = [item["Message"] for item in info if isinstance(item, dict) and isinstance(item.get("Message"), str)]
+        return " ".join(words) or str(info)
+    except Exception:  # pylint: disable=broad-except  # no Redfish error body: the HTTP reason
+        return str(getattr(err, "reason", "") or err.code)
+
+
+def _link(body, key, url, what):
+    """``body[key]["@odata.id"]``; BmcError naming ``url`` and ``what`` when it is not a string."""
+    value = body.get(key)
+    link = value.get("@odata.id") if isinstance(value, dict) else None
+    if not isinstance(link, str) or not link.startswith("/"):
+        raise BmcError("%s has no %s link (%s.@odata.id)" % (url, what, key))
+    return link
+
+
+def _members(body, url, what):
+    members = body.get("Members")
+    if not isinstance(members, list) or not all(isinstance(m, dict) for m in members):
+        raise BmcError("%s answered no Members list (expected %s)" % (url, what))
+    return members
+
+
+def _system(client):
+    """``(service root, the one ComputerSystem's URI, its body)``; BmcError unless there is exactly one."""
+    root, _h = client.get(SERVICE_ROOT, "the Redfish service root")
+    systems_uri = _link(root, "Systems", client.url(SERVICE_ROOT), "ComputerSystem collection")
+    systems = _members(client.get(systems_uri, "the ComputerSystem collection")[0], client.url(systems_uri),
+                       "the ComputerSystems")
+    uris = [m.get("@odata.id") for m in systems]
+    if len(uris) != 1 or not isinstance(uris[0], str):
+        raise BmcError("it lists %d ComputerSystems (%s); this role sets the BIOS of a BMC with exactly one"
+                       % (len(uris), ", ".join(str(u) for u in uris)))
+    system, _h = client.get(uris[0], "a ComputerSystem")
+    return root, uris[0], system
+
+
+def read_bios(client: Redfish, *, registry: bool) -> dict:
+    """What the BMC holds: ``{"system_uri", "model", "manufacturer", "vendor", "current", "settings_uri", "pending",
+    "etag", "registry", "registry_error"}``. BmcError on any answer that is not what Redfish promises."""
+    root, system_uri, system = _system(client)
+    try:
+        bios_uri = _link(system, "Bios", client.url(system_uri), "Bios resource")
+    except BmcError:
+        raise BmcError("the system %s has no Bios resource" % system_uri) from None
+    bios, _h = client.get(bios_uri, "the Bios resource")
+    current = bios.get("Attributes")
+    if not isinstance(current, dict):
+        raise BmcError("it tells no BIOS attributes of %s (GET %s has no Attributes mapping)" % (system_uri, bios_uri))
+    settings = bios.get("@Redfish.Settings")
+    settings_obj = settings.get("SettingsObject") if isinstance(settings, dict) else None
+    settings_uri = settings_obj.get("@odata.id") if isinstance(settings_obj, dict) else None
+    if not isinstance(settings_uri, str) or not settings_uri.startswith("/"):
+        raise BmcError("its Bios resource %s has no @Redfish.Settings SettingsObject: its BIOS settings cannot be "
+                       "changed" % bios_uri)
+    pending, etag = read_pending(client, settings_uri)
+    out = {"system_uri": system_uri, "model": system.get("Model"), "manufacturer": system.get("Manufacturer"),
+           "vendor": root.get("Vendor"), "current": current, "settings_uri": settings_uri, "pending": pending,
+           "etag": etag, "registry": None, "registry_error": None}
+    if registry:
+        try:
+            out["registry"] = read_registry(client, bios)
+        except BmcError as err:
+            out["registry_error"] = str(err)
+    return out
+
+
+def read_pending(client: Redfish, settings_uri: str) -> tuple[dict, str | None]:
+    """The SettingsObject's ``Attributes`` (the pending ones; {} when it lists none) and its ETag."""
+    body, headers = client.get(settings_uri, "the pending BIOS settings")
+    pending = body.get("Attributes", {})
+    if not isinstance(pending, dict):
+        raise BmcError("GET %s: its Attributes are not a mapping of BIOS attribute names to values"
+                       % client.url(settings_uri))
+    etag = {k.lower(): v for k, v in headers.items()}.get("etag") or body.get("@odata.etag")
+    return pending, etag if isinstance(etag, str) else None
+
+
+def read_registry(client: Redfish, bios: dict) -> dict:
+    """The BIOS attribute registry, found as community.general's GetBiosRegistries finds it: the Bios resource's
+    ``AttributeRegistry`` under ``/redfish/v1/Registries/``, its English ``Location`` (a URI, or HPE's ``extref``)."""
+    name = bios.get("AttributeRegistry")
+    if not isinstance(name, str) or not name:
+        raise BmcError("its Bios resource names no AttributeRegistry")
+    uri = "%s/Registries/%s" % (SERVICE_ROOT, name)
+    body, _h = client.get(uri, "the registry file of %s" % name)
+    locations = body.get("Location")
+    found = None
+    for location in locations if isinstance(locations, list) else []:
+        if isinstance(location, dict) and str(location.get("Language", "")).startswith("en"):
+            found = location.get("Uri")
+            if isinstance(found, dict):
+                found = found.get("extref")
+    if not isinstance(found, str) or not found.startswith("/"):
+        raise BmcError("GET %s lists no English Location of registry %s" % (client.url(uri), name))
+    registry, _h = client.get(found, "the BIOS attribute registry")
+    if not isinstance(registry.get("RegistryEntries"), dict):
+        raise BmcError("GET %s has no RegistryEntries" % client.url(found))
+    return registry
+
+
+def read_jobs(client: Redfish) -> tuple[str, list]:
+    """``(the first manager's URI, its job queue's members, each expanded)`` - where an iDRAC keeps BIOS jobs."""
+    managers_uri = SERVICE_ROOT + "/Managers"
+    members = _members(client.get(managers_uri, "the Manager collection")[0], client.url(managers_uri),
+                       "the Managers")
+    manager = members[0].get("@odata.id") if members else None
+    if not isinstance(manager, str):
+        raise BmcError("it lists no Managers, so it has no job queue")
+    jobs_uri = manager + JOBS_EXPAND
+    jobs = _members(client.get(jobs_uri, "the job queue")[0], client.url(jobs_uri), "the jobs")
+    if any("JobState" not in job for job in jobs):
+        raise BmcError("its job queue %s lists jobs without their JobType/JobState (no $expand)"
+                       % client.url(jobs_uri))
+    return manager, jobs
+
+
+def _job_id(headers):
+    location = {k.lower(): v for k, v in (headers or {}).items()}.get("location") or ""
+    return location.rstrip("/").rsplit("/", 1)[-1]
+
+
+def converge(client: Redfish, params: dict, *, host: str, check_mode: bool = False) -> dict:
+    """The BIOS step of one server (the platform_bios action): ``{"changed", "facts", "msg", "summary", "diff",
+    "warnings", "system", "written", "job_created"}``. Raises BmcError (a message naming host and BMC)."""
+    bmc = "%s: BMC %s" % (host, client.address)
+    dell = "%s (a Dell: it applies pending BIOS settings only with a BIOS configuration job)" % bmc
+    warnings = []
+    try:
+        held = read_bios(client, registry=params.get("registry", True))
+    except BmcError as err:
+        raise BmcError("%s: %s" % (bmc, err)) from None
+    if params.get("registry", True) and held["registry"] is None:
+        warnings.append("%s: no BIOS attribute registry from BMC %s (%s): the values are checked by the BMC when they "
+                        "are written" % (host, client.address, held["registry_error"] or "no answer"))
+    apply = apply_of(held["manufacturer"])
+    manager, jobs = None, None
+    if apply == APPLY_JOB:
+        try:
+            manager, jobs = read_jobs(client)
+        except BmcError as err:
+            raise BmcError("%s: %s" % (dell, err)) from None
+
+    def planned(pending, job_list):
+        return plan(params.get("bios") or {}, host, held["model"], held["current"], pending=pending,
+                    registry=held["registry"], sriov=params.get("sriov"), iommu=params.get("iommu"),
+                    overrides=params.get("overrides") or {}, manufacturer=held["manufacturer"], jobs=job_list)
+
+    first = planned(held["pending"], jobs)
+    if first["problems"]:
+        raise BmcError("\n".join(first["problems"]))
+    after, written, job_created = first, {}, None
+    if first["set"] and not check_mode:
+        payload = {"Attributes": dict(first["set"])}
+        if apply == APPLY_JOB or held["vendor"] == "Dell":  # the iDRAC schedules the job itself (community.general)
+            payload["@Redfish.SettingsApplyTime"] = {"ApplyTime": "OnReset"}
+        try:
+            client.patch(held["settings_uri"], payload, etag=held["etag"])
+        except BmcError as err:
+            raise BmcError("%s refused the BIOS attributes %s: %s" % (
+                bmc, ", ".join("%s=%s" % (k, _shown(v)) for k, v in first["set"].items()), err)) from None
+        written = dict(first["set"])
+        try:
+            pending_now, _etag = read_pending(client, held["settings_uri"])
+            if apply == APPLY_JOB:
+                manager, jobs = read_jobs(client)
+        except BmcError as err:
+            raise BmcError("%s accepted the BIOS attributes, but reading them back failed: %s" % (bmc, err)) from None
+        after = planned(pending_now, jobs)
+        if after["problems"] or after["set"]:
+            raise BmcError("%s accepted the BIOS attributes, but its pending settings do not hold %s%s" % (
+                bmc, ", ".join("%s=%s" % (k, _shown(v)) for k, v in after["set"].items()) or "them",
+                (" (%s)" % "; ".join(after["problems"])) if after["problems"] else ""))
+    if after["create_job"] and not check_mode:
+        try:
+            _status, headers = client.post(manager + "/Jobs", {"TargetSettingsURI": held["settings_uri"]})
+        except BmcError as err:
+            raise BmcError("%s did not create the BIOS configuration job that applies the pending BIOS settings %s: %s"
+                           % (bmc, ", ".join(sorted(after["pending"])), err)) from None
+        job_created = _job_id(headers)
+        if not job_created:
+            raise BmcError("%s did not create the BIOS configuration job that applies the pending BIOS settings %s: "
+                           "its answer to POST %s has no Location of the job" % (
+                               bmc, ", ".join(sorted(after["pending"])), client.url(manager + "/Jobs")))
+    changed = bool(first["set"]) or bool(first["create_job"] and (check_mode or job_created))
+    summary_lines = list(after["summary"])
+    if check_mode and first["create_job"]:
+        summary_lines.append("%s has no BIOS configuration job: a real run %s, which the next reset runs" % (
+            bmc, "writes the attributes asking for one (or creates it: CreateBiosConfigJob)" if first["set"]
+            else "creates one (CreateBiosConfigJob)"))
+    facts = {"gpufabric_platform_bios_pending_reset": first["pending_reset"],
+             "gpufabric_platform_bios_pending": first["pending"],
+             "gpufabric_platform_bios_summary": list(after["summary"]),
+             "gpufabric_platform_bios_apply": apply,
+             "gpufabric_platform_bios_jobs": list(after["jobs"]) + ([job_created] if job_created else [])}
+    headline = "%s (%s): %s%s" % (
+        host, held["model"], "check mode, nothing written; after a real run the BIOS " if check_mode else "BIOS ",
+        "waits for a reset (this role never resets: the activate role decides)" if first["pending_reset"]
+        else "is as wanted, nothing pending")
+    return {"changed": changed, "facts": facts, "msg": headline, "summary": [headline] + summary_lines,
+            "diff": _diff(first, held, job_created), "warnings": warnings,
+            "system": {"uri": held["system_uri"], "model": held["model"], "manufacturer": held["manufacturer"]},
+            "written": written, "job_created": job_created}
+
+
+def _diff(first, held, job_created):
+    """Each wanted attribute current -> wanted (the value after the next reset), the pending values, the jobs."""
+    wanted = {row["attribute"]: row for row in first["attributes"]}
+    before = {"attributes": {name: row["current"] for name, row in wanted.items()},
+              "pending": dict(sorted(_pending_of(held["current"], held["pending"]).items())),
+              "jobs": list(first["jobs"])}
+    jobs_after = list(first["jobs"])
+    if first["create_job"]:
+        jobs_after.append(job_created or ("a BIOS configuration job (a real run %s it)"
+                                          % ("asks for" if first["set"] else "creates")))
+    after = {"attributes": {name: row["wanted"] for name, row in wanted.items()},
+             "pending": dict(sorted(first["pending"].items())), "jobs": jobs_after}
+    return {"before": before, "after": after}
+
+
+def probe(client: Redfish, *, host: str) -> dict:
+    """The preflight's read-only touch: the one system's ``{"uri", "model", "manufacturer"}``; BmcError otherwise."""
+    try:
+        _root, uri, system = _system(client)
+    except BmcError as err:
+        raise BmcError("%s: BMC %s: %s" % (host, client.address, err)) from None
+    return {"uri": uri, "model": system.get("Model"), "manufacturer": system.get("Manufacturer")}

@@ -32,6 +32,8 @@ MODULE_GROUPS = {
     "reboot": "activation",
     "kernel_cmdline": "kernel_parameters",
     "platform_power": "power_policy",
+    "platform_host": "platform",
+    "platform_bios": "bios",
     "redfish_config": "bios",
     "idrac_redfish_command": "bios",
     "rail_interfaces": "rails",
@@ -48,6 +50,10 @@ STEPS = {
 # role: BIOS over Redfish, kernel parameters, power policy, PCIe).
 TASK_FILES = {"bios.yml": "bios", "bios_jobs.yml": "bios", "kernel.yml": "kernel_parameters",
               "power.yml": "power_policy", "pcie.yml": "pcie"}
+# A module whose task changes settings of several groups: the group of each diff by its header's start (the platform
+# role's host side: its kernel command line, its power policy and the files that keep it).
+DIFF_GROUPS = {"platform_host": (("kernel command line", "kernel_parameters"), ("power policy", "power_policy"),
+                                 ("/", "power_policy"))}
 GROUP_TITLES = {
     "driver": "driver", "firmware": "firmware", "nv_parameters": "NV parameters", "activation": "activation",
     "bios": "BIOS", "kernel_parameters": "kernel parameters", "power_policy": "power policy", "pcie": "PCIe links",
@@ -71,6 +77,15 @@ def group_of(module: str | None, role: str | None, task_file: str | None = None)
     if base in TASK_FILES:
         return TASK_FILES[base]
     return STEPS.get((role or "").rsplit(".", 1)[-1], "other")
+
+
+def _diff_group(module, diff, default):
+    """The group of one diff of a task of ``module`` (``DIFF_GROUPS`` by the diff's header), else ``default``."""
+    header = str(diff.get("before_header") or diff.get("after_header") or "")
+    for start, group in DIFF_GROUPS.get((module or "").rsplit(".", 1)[-1], ()):
+        if header.startswith(start):
+            return group
+    return default
 
 
 def _flatten(before, after, path, out):
@@ -127,9 +142,10 @@ def settings(result: dict, task: str, module: str | None = None, role: str | Non
     """
     if (module or "").rsplit(".", 1)[-1] == "nvue_leaf":
         return _leaf_settings(result, task, role, task_file)
-    group = group_of(module, role, task_file)
+    task_group = group_of(module, role, task_file)
     rows = []
     for diff in _diffs(result):
+        group = _diff_group(module, diff, task_group)
         before, after = diff.get("before", _ABSENT), diff.get("after", _ABSENT)
         if group == "leaf_configuration":
             before, after = _one_spelling(before), _one_spelling(after)
@@ -151,7 +167,7 @@ def settings(result: dict, task: str, module: str | None = None, role: str | Non
                          "expected": _value(after)})
     if not rows:
         msg = result.get("msg")
-        rows.append({"group": group, "task": task, "setting": task, "actual": None,
+        rows.append({"group": task_group, "task": task, "setting": task, "actual": None,
                      "expected": msg if isinstance(msg, str) and msg else "changed"})
     return rows
 

@@ -44,7 +44,7 @@ BIOS_VARS = ("gpufabric_platform_bios", "gpufabric_platform_bios_sriov", "gpufab
 PLATFORM_VARS = ("gpufabric_platform_aspm", "gpufabric_platform_kernel_args_extra", "gpufabric_platform_bootloader",
                  "gpufabric_platform_grub_dropin", "gpufabric_platform_nic_runtime_pm", "gpufabric_platform_cpu_governor")
 PLATFORM_SWITCHES = ("gpufabric_platform_enabled", "gpufabric_platform_host_enabled")
-# The kernel parameters roles/platform/tasks/kernel.yml boots with for each gpufabric_platform_aspm.
+# The kernel parameters roles/platform/tasks/main.yml boots with for each gpufabric_platform_aspm.
 ASPM_KERNEL_ARGS = {"off": ["pcie_aspm=off"], "performance": ["pcie_aspm.policy=performance"], "leave": []}
 # The rails role's options of gpufabric.mlnx.rail_interfaces (the rails themselves are the rail plan's).
 RAILS_VARS = ("gpufabric_rails_mtu", "gpufabric_rails_sysctls", "gpufabric_rails_provider")
@@ -159,14 +159,14 @@ def rails_problems(inputs: Mapping, host: str) -> list[str]:
 
 def platform_problems(inputs: Mapping, host: str) -> list[str]:
     """Every problem of the platform role's kernel parameters and power policy ``inputs`` (``PLATFORM_VARS``, with
-    the role's defaults) for ``host``: the role's argument spec, then what gpufabric.mlnx.kernel_cmdline
-    (``_bootloader.check_kernel_args`` / ``check_options``) and gpufabric.mlnx.platform_power
-    (``_platform.desired_state``) refuse of the options roles/platform/tasks/kernel.yml and power.yml pass them."""
+    the role's defaults) for ``host``: the role's argument spec, then what gpufabric.mlnx.platform_host (the code of
+    kernel_cmdline - ``_bootloader.check_kernel_args`` / ``check_options`` - and of platform_power -
+    ``_platform.desired_state``) refuses of the options roles/platform/tasks/main.yml passes it."""
     values, found = _role_spec(inputs, "platform", host)
     if found:
         return found
     found = []
-    aspm = inputs["gpufabric_platform_aspm"]   # kernel.yml looks the value up as written
+    aspm = inputs["gpufabric_platform_aspm"]   # main.yml looks the value up as written
     if not isinstance(aspm, str) or aspm not in ASPM_KERNEL_ARGS:   # null and false pass the argument spec
         hint = "; quote it: YAML reads an unquoted off as false" if aspm is False else ""
         return ["%s: platform: gpufabric_platform_aspm is %s (allowed: %s)%s" % (

@@ -23,14 +23,15 @@ name in ``plugins/filter/`` (docs there):
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from jinja2 import Undefined
 
 from ansible_collections.gpufabric.mlnx.plugins.module_utils._errors import InvalidValue
-from ansible_collections.gpufabric.mlnx.plugins.module_utils._platform import GOVERNOR_RE
+from ansible_collections.gpufabric.mlnx.plugins.module_utils._platform import (
+    GOVERNOR_ALLOWED, GOVERNOR_RE, SAFE_PATH_ALLOWED, SAFE_PATH_RE)
+from ansible_collections.gpufabric.mlnx.plugins.module_utils._platform import pcie_degraded as _pcie_degraded
 from ansible_collections.gpufabric.mlnx.plugins.module_utils._profiles import configs
 from ansible_collections.gpufabric.mlnx.plugins.module_utils._validate import IFNAME_ALLOWED, IFNAME_RE, kind_of
 
@@ -220,22 +221,9 @@ def nv_configs(devices: Iterable[Mapping[str, Any]], profiles: Mapping[str, Mapp
 # ------------------------------------------------------------------------------------------ PCIe links
 
 def pcie_degraded(devices: Iterable[Mapping[str, Any]] | None) -> list[str]:
-    """One sentence per device whose PCIe link trained below its capability (``pcie.degraded``), in order:
-    ``ADDRESS (slot SLOT, PART): expected SPEED xWIDTH, running SPEED xWIDTH`` (``?`` for an unknown slot or part)."""
-    out = []
-    if devices is not None and not isinstance(devices, list):
-        raise InvalidValue("pcie_degraded: devices must be the devices list of gpufabric.mlnx.mlx_info, not %s"
-                           % kind_of(devices), parameter="devices", allowed="a list of devices")
-    for dev in devices or []:
-        pcie = dev.get("pcie") if isinstance(dev, dict) else None
-        if not isinstance(pcie, dict) or not pcie.get("degraded"):
-            continue
-        cap, sta = pcie.get("lnkcap"), pcie.get("lnksta")
-        cap, sta = cap if isinstance(cap, dict) else {}, sta if isinstance(sta, dict) else {}
-        out.append("%s (slot %s, %s): expected %s x%s, running %s x%s" % (
-            dev.get("address"), dev.get("physical_slot") or "?", dev.get("part_number") or "?",
-            cap.get("speed"), cap.get("width"), sta.get("speed"), sta.get("width")))
-    return out
+    """One sentence per device whose PCIe link trained below its capability (``pcie.degraded``), in order: the
+    platform role's check (module_utils/_platform.py, which gpufabric.mlnx.platform_host runs on the host)."""
+    return _pcie_degraded(devices)
 
 
 # ------------------------------------------------------------------------------------------ strict words
@@ -243,10 +231,9 @@ def pcie_degraded(devices: Iterable[Mapping[str, Any]] | None) -> list[str]:
 # What may go into the files the roles' templates write. None of them allows a space, a quote, a
 # backslash, '$' or '%' (udev and systemd substitute those), '*', '?', '[', '|' (udev globs), or a newline.
 GRAMMARS = {
-    "path": (re.compile(r"/[A-Za-z0-9_.+/-]*", re.ASCII),
-             "an absolute path of ASCII letters, digits and _ . + - /"),
+    "path": (SAFE_PATH_RE, SAFE_PATH_ALLOWED),
     "ifname": (IFNAME_RE, "a network interface name of " + IFNAME_ALLOWED),
-    "governor": (GOVERNOR_RE, "a cpufreq governor name (lower-case ASCII letters, digits, _ and -, e.g. performance)"),
+    "governor": (GOVERNOR_RE, GOVERNOR_ALLOWED),
 }
 
 

@@ -94,7 +94,6 @@ def declared():
 
 def test_the_scan_finds_what_the_roles_use():
     used = collections_used()
-    assert "roles/platform/tasks/bios.yml" in used[("community", "general")]
     assert "roles/ofed/tasks/dnf.yml" in used[("community", "general")]
     # a docstring that names ansible.utils.ipaddr (plugin_utils/_roles.py) is not a use
     assert ("ansible", "utils") not in used

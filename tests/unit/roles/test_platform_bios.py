@@ -35,7 +35,7 @@ STAGED = {"srv-r01-01": {"SysProfile": "PerfOptimized", "ProcCStates": "Disabled
           "srv-r01-03": {"PwrPerfProfile": "MaxPerformance", "PCIeASPMSupport": "Disabled", "SRIOVSupport": "Enabled"}}
 # How each persona applies pending settings: the Dell only with a BIOS configuration job.
 APPLY = {"srv-r01-01": "job", "srv-r01-02": "reboot", "srv-r01-03": "reboot"}
-RECORD = "Record whether the BIOS waits for a reset"
+RECORD = "BIOS attributes through the BMC (Redfish, from the controller)"
 
 
 def factory(model):

@@ -1,11 +1,13 @@
-"""The files the roles write from templates/ (udev rules, the governor's systemd unit) and the shared handlers of
-roles/common that reload udev and systemd.
+"""The files the roles write (udev rules, the governor's systemd unit) and the shared handlers of roles/common that
+reload udev and systemd.
 
-The templates are rendered by ansible-playbook's own template module, with the role's variables, and compared
-with the text the roles wrote before they were templates (every byte); every value from the inventory that
-reaches a rule, a unit or a shell command line must match a strict grammar (the strict_word filter), so a
-value with a quote, a space, '$', '%', a glob or a newline fails the task naming the host and the variable.
-The platform role runs on a simulated host to show the rule written and the handler notified once, and not
+No role writes them from a template any more: the platform role's rule and unit are written by its module
+(gpufabric.mlnx.platform_host, module_utils/_platform.py renders them), the RoCE QoS rule by the roce_qos module
+(module_utils/_roce_qos_script.py).
+Each is compared with the text the roles wrote before (every byte); every value from the inventory that reaches a
+rule, a unit or a shell command line must match a strict grammar (the strict_word filter, the module's own check), so
+a value with a quote, a space, '$', '%', a glob or a newline fails naming the host and the variable or option. The
+platform role runs on a simulated host to show the rule written (udevd made to read it only where it runs) and not
 again on a rerun."""
 import json
 import subprocess
@@ -15,13 +17,11 @@ import pytest
 import yaml
 
 from _ansible import env, tool
-from _paths import REPO
+from ansible_collections.gpufabric.mlnx.plugins.module_utils import _platform
 from ansible_collections.gpufabric.mlnx.plugins.module_utils._errors import InvalidValue
 from ansible_collections.gpufabric.mlnx.plugins.module_utils._roce_qos_script import udev_rule
 
 LOCAL = {"ansible_connection": "local", "ansible_python_interpreter": sys.executable}
-NIC_RULE = "roles/platform/templates/etc/udev/rules.d/90-gpufabric-nic-power.rules.j2"
-UNIT = "roles/platform/templates/etc/systemd/system/gpufabric-cpu-governor.service.j2"
 
 
 def playbook(tmp_path, plays, hosts=None, **extra_env):
@@ -33,19 +33,6 @@ def playbook(tmp_path, plays, hosts=None, **extra_env):
                           env=env(tmp_path, ANSIBLE_STDOUT_CALLBACK="ansible.posix.json", **extra_env),
                           capture_output=True, text=True, timeout=300, check=False, cwd=str(tmp_path))
     return proc, json.loads(proc.stdout)
-
-
-def render(tmp_path, cases):
-    """Render each ``(name, template, vars)`` of ``cases`` to tmp_path/<name>; {name: text, or the failure message}."""
-    tasks = [{"name": name, "ansible.builtin.template": {"src": str(REPO / src), "dest": str(tmp_path / name)},
-              "vars": variables, "ignore_errors": True} for name, src, variables in cases]
-    proc, data = playbook(tmp_path, [{"hosts": "servers", "gather_facts": False, "tasks": tasks}])
-    assert proc.returncode == 0, proc.stdout[-3000:]
-    out = {}
-    for t in data["plays"][0]["tasks"]:
-        result = t["hosts"]["srv-r01-01"]
-        out[t["task"]["name"]] = result["msg"] if result.get("failed") else (tmp_path / t["task"]["name"]).read_text()
-    return out
 
 
 # The text each role wrote with an inline copy content: before templates/, byte for byte.
@@ -74,75 +61,64 @@ QOS_RULE_TEXT = (
     'ACTION=="add", SUBSYSTEM=="net", KERNEL=="%s", RUN+="%s $name"\n')
 
 
-def unit_vars(governor="performance", root="/"):
-    return {"gpufabric_platform_cpu_governor": governor, "gpufabric_platform_root": root}
-
-
 def qos_rule(names, script="/usr/local/sbin/gpufabric-roce-qos"):
-    """The RoCE QoS rule as the roce_qos module writes it (no template since the module keeps its files); the text or
-    the refusal's message."""
+    """The RoCE QoS rule as the roce_qos module writes it; the text or the refusal's message."""
     try:
         return udev_rule(names, script, host="srv-r01-01")
     except InvalidValue as err:
         return err.msg
 
 
-def test_the_templates_write_what_the_roles_wrote_before(tmp_path):
-    out = render(tmp_path, [
-        ("nic-pm-off", NIC_RULE, {"gpufabric_platform_nic_runtime_pm": False}),
-        ("nic-pm-on", NIC_RULE, {"gpufabric_platform_nic_runtime_pm": "yes"}),
-        ("unit", UNIT, unit_vars()),
-        ("unit-lab", UNIT, unit_vars("powersave", "/var/lib/mlxsim/root//")),
-        ("unit-trimmed", UNIT, unit_vars(" schedutil\n")),
-    ])
-    out.update({"qos": qos_rule(["enp24s0np0", "enp64s0np0"]),
-                "qos-one": qos_rule(["rail0.100"], "/opt/gpufabric/bin/roce-qos")})
+def test_the_files_are_what_the_roles_wrote_before():
+    assert _platform.render_nic_rule(False) == NIC_RULE_TEXT % "on"
+    assert _platform.render_nic_rule(True) == NIC_RULE_TEXT % "auto"
+    assert _platform.render_governor_unit("performance", "/") == UNIT_TEXT % {"g": "performance", "root": ""}
+    assert _platform.render_governor_unit("powersave", "/var/lib/mlxsim/root//") == UNIT_TEXT % {
+        "g": "powersave", "root": "/var/lib/mlxsim/root"}
+    assert _platform.render_governor_unit(" schedutil\n", "/") == UNIT_TEXT % {"g": "schedutil", "root": ""}
+    out = {"qos": qos_rule(["enp24s0np0", "enp64s0np0"]),
+           "qos-one": qos_rule(["rail0.100"], "/opt/gpufabric/bin/roce-qos")}
     assert out == {
-        "nic-pm-off": NIC_RULE_TEXT % "on",
-        "nic-pm-on": NIC_RULE_TEXT % "auto",
-        "unit": UNIT_TEXT % {"g": "performance", "root": ""},
-        "unit-lab": UNIT_TEXT % {"g": "powersave", "root": "/var/lib/mlxsim/root"},
-        "unit-trimmed": UNIT_TEXT % {"g": "schedutil", "root": ""},
         "qos": QOS_RULE_TEXT % ("enp24s0np0|enp64s0np0", "/usr/local/sbin/gpufabric-roce-qos"),
         "qos-one": QOS_RULE_TEXT % ("rail0.100", "/opt/gpufabric/bin/roce-qos"),
     }
 
 
-def test_no_inventory_value_reaches_a_rule_or_unit_outside_its_grammar(tmp_path):
-    path = "an absolute path of ASCII letters, digits and _ . + - /"
+PATH = "an absolute path of ASCII letters, digits and _ . + - /"
+GOVERNOR = "a cpufreq governor name (lower-case ASCII letters, digits, _ and -, e.g. performance)"
+
+
+@pytest.mark.parametrize("governor, root, message", [
+    ("performance; reboot", "/", "srv-r01-01: cpu_governor='performance; reboot' cannot be written into a udev rule, "
+                                 "systemd unit or script: allowed is " + GOVERNOR),
+    ("performance\nExecStartPre=/bin/reboot", "/", "srv-r01-01: cpu_governor='performance\\nExecStartPre=/bin/reboot' "
+                                                   "cannot be written into a udev rule, systemd unit or script: allowed "
+                                                   "is " + GOVERNOR),
+    ("performance", "/srv/sim root", "srv-r01-01: root='/srv/sim root' cannot be written into a udev rule, systemd "
+                                     "unit or script: allowed is " + PATH),
+    ("performance", "/x'$(reboot)'", "srv-r01-01: root=\"/x'$(reboot)'\" cannot be written into a udev rule, systemd "
+                                     "unit or script: allowed is " + PATH),
+    ("performance", "/run/%H", "srv-r01-01: root='/run/%H' cannot be written into a udev rule, systemd unit or "
+                               "script: allowed is " + PATH),
+    ("performance", "sim/root", "srv-r01-01: root='sim/root' cannot be written into a udev rule, systemd unit or "
+                                "script: allowed is " + PATH),
+])
+def test_no_value_reaches_the_governor_unit_outside_its_grammar(governor, root, message):
+    with pytest.raises(InvalidValue) as err:
+        _platform.render_governor_unit(governor, root, host="srv-r01-01")
+    assert str(err.value) == message
+
+
+def test_no_inventory_value_reaches_a_rule_outside_its_grammar():
+    """The roce_qos module refuses these before writing anything, with the words the strict_word filter uses."""
+    path = PATH
     ifname = "a network interface name of 1-15 ASCII letters, digits and _ . + - (not '.' or '..')"
-    out = render(tmp_path, [
-        ("governor-shell", UNIT, unit_vars("performance; reboot")),
-        ("governor-newline", UNIT, unit_vars("performance\nExecStartPre=/bin/reboot")),
-        ("root-space", UNIT, unit_vars(root="/srv/sim root")),
-        ("root-quote", UNIT, unit_vars(root="/x'$(reboot)'")),
-        ("root-specifier", UNIT, unit_vars(root="/run/%H")),
-        ("root-relative", UNIT, unit_vars(root="sim/root")),
-    ])
-    governor = "a cpufreq governor name (lower-case ASCII letters, digits, _ and -, e.g. performance)"
-    prefix = "Task failed: The filter plugin 'gpufabric.mlnx.strict_word' failed: "   # Ansible's words
-    assert all(msg.startswith(prefix) for msg in out.values()), out
-    assert [name for name in out if (tmp_path / name).exists()] == []    # nothing written
-    # the RoCE QoS rule: the roce_qos module refuses the same values with the same words (before writing anything)
-    out = dict(out, **{name: prefix + msg for name, msg in {
-        "name-quote": qos_rule(["enp24s0np0", 'x", RUN+="/bin/reboot']),
-        "name-glob": qos_rule(["enp*"]),
-        "name-long": qos_rule(["enp24s0np0abcdef"]),
-        "script-space": qos_rule(["enp24s0np0"], "/usr/local/sbin/roce qos"),
-        "script-dollar": qos_rule(["enp24s0np0"], "/usr/local/sbin/$name")}.items()})
-    assert {name: msg[len(prefix):] for name, msg in out.items()} == {
-        "governor-shell": "srv-r01-01: gpufabric_platform_cpu_governor='performance; reboot' cannot be written into "
-                          "a udev rule, systemd unit or script: allowed is " + governor,
-        "governor-newline": "srv-r01-01: gpufabric_platform_cpu_governor='performance\\nExecStartPre=/bin/reboot' "
-                            "cannot be written into a udev rule, systemd unit or script: allowed is " + governor,
-        "root-space": "srv-r01-01: gpufabric_platform_root='/srv/sim root' cannot be written into a udev rule, "
-                      "systemd unit or script: allowed is " + path,
-        "root-quote": "srv-r01-01: gpufabric_platform_root=\"/x'$(reboot)'\" cannot be written into a udev rule, "
-                      "systemd unit or script: allowed is " + path,
-        "root-specifier": "srv-r01-01: gpufabric_platform_root='/run/%H' cannot be written into a udev rule, "
-                          "systemd unit or script: allowed is " + path,
-        "root-relative": "srv-r01-01: gpufabric_platform_root='sim/root' cannot be written into a udev rule, "
-                         "systemd unit or script: allowed is " + path,
+    out = {"name-quote": qos_rule(["enp24s0np0", 'x", RUN+="/bin/reboot']),
+           "name-glob": qos_rule(["enp*"]),
+           "name-long": qos_rule(["enp24s0np0abcdef"]),
+           "script-space": qos_rule(["enp24s0np0"], "/usr/local/sbin/roce qos"),
+           "script-dollar": qos_rule(["enp24s0np0"], "/usr/local/sbin/$name")}
+    assert out == {
         "name-quote": "srv-r01-01: gpufabric_roce_qos_interfaces='x\", RUN+=\"/bin/reboot' cannot be written into "
                       "a udev rule, systemd unit or script: allowed is " + ifname,
         "name-glob": "srv-r01-01: gpufabric_roce_qos_interfaces='enp*' cannot be written into a udev rule, "
@@ -197,22 +173,34 @@ def platform_host(sim_host, tmp_path):
                  "gpufabric_platform_nic_udev_rule": str(tmp_path / "udev" / "90-gpufabric-nic-power.rules")}
 
 
-def test_the_platform_role_writes_its_rule_and_notifies_the_udev_handler(platform_host, tmp_path):
+def test_the_platform_role_writes_its_rule_and_reloads_udev_only_where_it_runs(platform_host, tmp_path):
+    """The module writes the rule itself (no handler to notify); this machine runs no udevd (no /run/udev/control), so
+    nothing is reloaded. A rerun writes nothing."""
     sim, host_vars = platform_host
+    rule = tmp_path / "udev" / "90-gpufabric-nic-power.rules"
     play = [{"hosts": "servers", "gather_facts": False, "roles": ["gpufabric.mlnx.platform"]}]
     proc, data = playbook(tmp_path, play, {"srv-r01-01": host_vars}, **sim.env)
     assert proc.returncode == 0, proc.stdout[-3000:]
-    assert (tmp_path / "udev" / "90-gpufabric-nic-power.rules").read_text() == NIC_RULE_TEXT % "on"
-    assert handler_runs(data) == [("Is udevd running", False), ("Make udevd read the rules", True)]
+    assert rule.read_text() == NIC_RULE_TEXT % "on" and oct(rule.stat().st_mode & 0o777) == "0o644"
+    host_side = host_task(data)
+    assert host_side["files"] == [str(rule)] and host_side["reloaded"] == []
+    assert handler_runs(data) == []
     proc, data = playbook(tmp_path, play, {"srv-r01-01": host_vars}, **sim.env)
     assert proc.returncode == 0, proc.stdout[-3000:]
-    assert handler_runs(data) == []
+    assert host_task(data)["files"] == [] and handler_runs(data) == []
+
+
+def host_task(data):
+    """The result of the platform role's host-side task on srv-r01-01."""
+    [result] = [t["hosts"]["srv-r01-01"] for p in data["plays"] for t in p["tasks"]
+                if t["task"]["name"].endswith(" : Kernel command line, power policy and PCIe links")]
+    return result
 
 
 def test_platform_and_roce_qos_in_one_play_share_one_udev_reload(platform_host, tmp_path):
-    """Both roles list gpufabric.mlnx.common as a dependency and both notify its udev handler (roce_qos: its module
-    task, which wrote the rule, changed): the udev handlers run once. The RoCE QoS rule is the module's, for the rails
-    it configured on the simulated host."""
+    """Both roles write a rule: the platform module reloads udev itself where udevd runs (not here), the roce_qos
+    module task notifies the handler of gpufabric.mlnx.common: the udev handlers run once. The RoCE QoS rule is the
+    module's, for the rails it configured on the simulated host."""
     sim, host_vars = platform_host
     host_vars = dict(host_vars, gpufabric_roce_qos_interfaces=["enp41s0f0np0", "enp41s0f1np1"],
                      gpufabric_roce_qos_mgmt_interface="eno1",

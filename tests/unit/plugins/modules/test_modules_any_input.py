@@ -16,16 +16,17 @@ from ansible_collections.gpufabric.mlnx.plugins.modules import (
     mlx_info,
     mlxconfig,
     ofed_driver,
+    platform_host,
     platform_power,
     rail_interfaces,
     roce_qos,
     slurm_node,
 )
 
-MODULES = [kernel_cmdline, mlx_firmware, mlx_fwreset, mlx_info, mlxconfig, ofed_driver, platform_power,
+MODULES = [kernel_cmdline, mlx_firmware, mlx_fwreset, mlx_info, mlxconfig, ofed_driver, platform_host, platform_power,
            rail_interfaces, roce_qos, slurm_node]
 # Options that name places on the controller or the host: fixed by the fake, never generated.
-FIXED = {"root", "src", "state_dir"}
+FIXED = {"root", "boot_root", "nic_udev_rule", "governor_unit", "src", "state_dir"}
 TEXT = st.text(alphabet="abcXYZ019_-.:, $`;'\"\n", max_size=10)
 SCALARS = st.one_of(st.none(), st.booleans(), st.integers(-5, 2 ** 40), st.floats(allow_nan=False, width=32), TEXT,
                     st.sampled_from(["0000:18:00.0", "all", "enp24s0np0", "MT_0000000838", "28.43.2566", "dscp",

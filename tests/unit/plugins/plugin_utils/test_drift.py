@@ -25,6 +25,21 @@ def test_the_group_of_a_task_by_module_then_task_file_then_role(module, role, ta
     assert _drift.group_of(module, role, task_file) == group
 
 
+def test_the_platform_host_task_gives_each_diff_its_own_group():
+    result = {"changed": True, "diff": [
+        {"before_header": "kernel command line (/boot/grub/grub.cfg)", "before": {"dropin": None},
+         "after": {"dropin": "x"}},
+        {"before_header": "power policy (sysfs)", "before": {"aspm_policy": "default"},
+         "after": {"aspm_policy": "performance"}},
+        {"before_header": "/etc/udev/rules.d/90-gpufabric-nic-power.rules", "before": "", "after": "# x\n"}]}
+    rows = _drift.settings(result, "Kernel command line, power policy and PCIe links", "gpufabric.mlnx.platform_host",
+                           "gpufabric.mlnx.platform", "/x/roles/platform/tasks/main.yml")
+    assert [(r["group"], r["setting"]) for r in rows] == [
+        ("kernel_parameters", "dropin"), ("power_policy", "aspm_policy"),
+        ("power_policy", "/etc/udev/rules.d/90-gpufabric-nic-power.rules")]
+    assert _drift.settings({"changed": True, "msg": "m"}, "t", "gpufabric.mlnx.platform_host")[0]["group"] == "platform"
+
+
 def test_a_mapping_diff_gives_a_row_per_value_that_differs_named_by_its_path():
     result = {"changed": True, "diff": {
         "before": {"0000:3b:00.0": {"NUM_OF_VFS": "4", "SRIOV_EN": "True"}, "interface": {"swp1": {"mtu": 1500}}},

@@ -14,11 +14,11 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from _paths import REPO
-from ansible_collections.gpufabric.mlnx.plugins.module_utils import _bootloader, _firmware, _matrix, _mlxconfig, _platform, _rails, _roce_qos
+from ansible_collections.gpufabric.mlnx.plugins.module_utils import _firmware, _matrix, _mlxconfig, _platform, _rails, _roce_qos
 from ansible_collections.gpufabric.mlnx.plugins.module_utils._devices import PART_NUMBER_RE, base_part_number
 from ansible_collections.gpufabric.mlnx.plugins.module_utils._errors import MlnxError
 from ansible_collections.gpufabric.mlnx.plugins.modules import (
-    kernel_cmdline, mlx_firmware, mlxconfig, platform_power, rail_interfaces, roce_qos)
+    mlx_firmware, mlxconfig, platform_host, rail_interfaces, roce_qos)
 from ansible_collections.gpufabric.mlnx.plugins.plugin_utils import _rail_plan
 from ansible_collections.gpufabric.mlnx.plugins.plugin_utils._preflight import inventory_problems
 
@@ -186,7 +186,7 @@ def test_firmware_entry_passes_the_preflight_iff_mlx_firmware_accepts_its_image(
 PLATFORM_OPTIONS = yaml.safe_load((REPO / "roles/platform/meta/argument_specs.yml").read_text())[
     "argument_specs"]["main"]["options"]
 PLATFORM_DEFAULTS = yaml.safe_load((REPO / "roles/platform/defaults/main.yml").read_text())
-# roles/platform/tasks/kernel.yml: the kernel parameters of each gpufabric_platform_aspm.
+# roles/platform/tasks/main.yml: the kernel parameters of each gpufabric_platform_aspm.
 ASPM_ARGS = {"off": ["pcie_aspm=off"], "performance": ["pcie_aspm.policy=performance"], "leave": []}
 KERNEL_ARGS = st.lists(st.one_of(near(["iommu=pt", "pcie_aspm=off", "intel_iommu=on", "hugepages=1024"]),
                                  st.integers(0, 9), st.none()), max_size=3)
@@ -201,38 +201,37 @@ PLATFORM = {
 
 
 def test_the_kernel_parameters_of_each_aspm_setting_are_those_of_the_role():
-    text = (REPO / "roles/platform/tasks/kernel.yml").read_text()
+    text = (REPO / "roles/platform/tasks/main.yml").read_text()
     assert "{'off': ['pcie_aspm=off'], 'performance': ['pcie_aspm.policy=performance'], 'leave': []}" in text
 
 
 def rollout_platform_accepts(host_vars):
     """What the platform role's host side does with the variables: Ansible checks the role's argument spec when the
-    role starts; kernel.yml builds the kernel parameters and calls kernel_cmdline with them (when there are any),
-    power.yml calls platform_power; each module checks its argument spec, then its module_utils core."""
+    role starts; main.yml builds the kernel parameters and calls platform_host with them and the power options; the
+    module checks its argument spec, then every option in its module_utils core before anything is written."""
     variables = {var: host_vars.get(var, PLATFORM_DEFAULTS[var]) for var in PLATFORM}
     spec = {var: {k: v for k, v in PLATFORM_OPTIONS[var].items() if k in ("type", "elements", "choices", "default")}
             for var in PLATFORM}
     if not role_spec_accepts(spec, variables):
         return False
     aspm, extra = variables["gpufabric_platform_aspm"], variables["gpufabric_platform_kernel_args_extra"]
-    if aspm not in ASPM_ARGS or not isinstance(extra, list):   # the template of kernel.yml fails
+    if aspm not in ASPM_ARGS or not isinstance(extra, list):   # the template of main.yml fails
         return False
     args = list(dict.fromkeys(ASPM_ARGS[aspm] + extra))
-    if args and not module_accepts(kernel_cmdline.ARGUMENT_SPEC, {
-            "args": args, "bootloader": variables["gpufabric_platform_bootloader"],
-            "grub_dropin": variables["gpufabric_platform_grub_dropin"]}, _bootloader.check_options):
-        return False
-    power = {"nic_runtime_pm": variables["gpufabric_platform_nic_runtime_pm"], "kernel_args": args,
-             "leave": (["aspm_policy"] if aspm == "leave" else []) + ([] if variables["gpufabric_platform_cpu_governor"]
-                                                                      else ["cpu_governor"])}
+    options = {"parts": ["kernel_cmdline", "power", "pcie"], "kernel_args": args,
+               "bootloader": variables["gpufabric_platform_bootloader"],
+               "grub_dropin": variables["gpufabric_platform_grub_dropin"],
+               "nic_runtime_pm": variables["gpufabric_platform_nic_runtime_pm"],
+               "nic_udev_rule": PLATFORM_DEFAULTS["gpufabric_platform_nic_udev_rule"],
+               "leave": (["aspm_policy"] if aspm == "leave" else [])
+               + ([] if variables["gpufabric_platform_cpu_governor"] else ["cpu_governor"])}
     if aspm != "leave":
-        power["aspm_policy"] = "performance"
+        options["aspm_policy"] = "performance"
     if variables["gpufabric_platform_cpu_governor"]:
-        power["cpu_governor"] = variables["gpufabric_platform_cpu_governor"]
-
-    def core(options):   # as platform_power's main(): what leave names is None
-        _platform.desired_state(dict(options, **{key: None for key in options["leave"]}))
-    return module_accepts(platform_power.ARGUMENT_SPEC, power, core)
+        options["cpu_governor"] = variables["gpufabric_platform_cpu_governor"]
+        options["governor_unit"] = PLATFORM_DEFAULTS["gpufabric_platform_governor_unit"]
+    return module_accepts(platform_host.ARGUMENT_SPEC, options,
+                          lambda validated: _platform.check_host_options(validated, host="srv-r01-01"))
 
 
 @PROPERTY
@@ -251,7 +250,7 @@ def test_a_host_without_the_platform_step_has_no_platform_problem():
 
 @pytest.mark.parametrize("host_vars, named", [
     ({"gpufabric_platform_aspm": "Off"}, "gpufabric_platform_aspm"),
-    ({"gpufabric_platform_aspm": False}, "YAML reads an unquoted off as false"),   # kernel.yml: {'off': ...}[false]
+    ({"gpufabric_platform_aspm": False}, "YAML reads an unquoted off as false"),   # main.yml: {'off': ...}[false]
     ({"gpufabric_platform_aspm": None}, "gpufabric_platform_aspm"),
     ({"gpufabric_platform_kernel_args_extra": ["iommu=pt\n"]}, "gpufabric_platform_kernel_args_extra[0]"),
     ({"gpufabric_platform_kernel_args_extra": ["hugepages=\u0661\u0660"]}, "gpufabric_platform_kernel_args_extra[0]"),
