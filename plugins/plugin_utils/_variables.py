@@ -260,6 +260,41 @@ def _range_problems(values: Mapping) -> list[str]:
     return found
 
 
+def _snapshot(hostvars: Mapping[str, Any], hosts: Iterable[str], valued: set, settings: set) -> dict:
+    """``{host: {name: value}}``: every ``gpufabric_*`` name of each host of ``hosts``, each host's variables taken
+    once; the value where a check reads it - every declared input of the hosts in ``valued`` (the run's servers and the
+    leaves), the play and drain settings of the hosts in ``settings`` (the inventory's servers) - else None (only the
+    name is checked: a vaulted value needs no secret, a large one is not templated). A template that is undefined
+    counts as not set, as read_vars has it. A host that is not in ``hostvars`` is left out (the checks name it)."""
+    light = set(PLAY_SETTINGS) | set(_drain.PLAY_SETTINGS) | set(_drain.NODE_KEYS.values())
+    inputs = set(input_specs()) | light | {"gpufabric_max_unreachable"} | {
+        "gpufabric_%s_enabled" % step for step, _role in SERVER_STEPS}
+    inputs |= {name for _step, role in SERVER_STEPS for name in role_options(role)}
+    out = {}
+    for host in hosts:
+        try:
+            if host not in hostvars:
+                continue
+        except TypeError:
+            continue
+        variables = hostvars[host]
+        names = [key for key in (variables.keys() if hasattr(variables, "keys") else ()) if isinstance(key, str)
+                 and key.startswith(PREFIX)]
+        values = {}
+        for key in names:
+            if (host in valued and key in inputs) or (host in settings and key in light):
+                value = read_vars([host], {host: variables}, (key,)).get(host, {}).get(key, _UNSET)
+                if value is not _UNSET:
+                    values[key] = value
+            else:
+                values[key] = None
+        out[host] = values
+    return out
+
+
+_UNSET = object()
+
+
 def site_problems(servers: Iterable[str], hostvars: Mapping[str, Any], all_servers: Iterable[str] | None = None,
                   everyone: Iterable[str] = (), leaves: Iterable[str] = (), steps: Iterable[str] | None = None) -> list[str]:
     """Every problem of the variables of ``playbooks/site.yml``, one sentence each, hosts that share one named together
@@ -278,6 +313,11 @@ def site_problems(servers: Iterable[str], hostvars: Mapping[str, Any], all_serve
     names = list(read_vars(servers, hostvars, (), what="site_problems", parameter="servers"))
     inventory = names if all_servers is None else list(read_vars(all_servers, hostvars, (), what="site_problems",
                                                                  parameter="all_servers"))
+    # Every host's variables taken from hostvars ONCE (Ansible's hostvars computes a host's variables each time a host
+    # is looked up - about 15 ms a host of example-1250, three passes over 1,570 hosts were a minute): the checks
+    # below read this snapshot, the names of every host and the values they check of the hosts they check.
+    hostvars = _snapshot(hostvars, list(dict.fromkeys(list(everyone) + names + inventory + list(leaves))),
+                         set(names + list(leaves)), set(inventory))
     found = unknown_variables(list(dict.fromkeys(list(everyone) + names)), hostvars)
     found.extend("%s (docs/operations.md)" % problem for problem in _drain.problems(inventory, hostvars))
     found.extend(value_problems(list(dict.fromkeys(names + list(leaves))), hostvars))
