@@ -46,8 +46,10 @@ CASES = [(module, option) for module in MODULES for option in int_options(module
 
 def test_the_modules_have_int_options_to_check():
     found = sorted((name(m), o) for m, o in CASES)
-    assert found == [("nvue_config", "timeout"), ("nvue_image", "action_timeout"), ("nvue_image", "reboot_timeout"),
-                     ("ofed_driver", "lock_timeout"), ("ofed_driver", "timeout"), ("rail_interfaces", "mtu"),
+    assert found == [("mlx_firmware", "mirror_timeout"), ("mlx_fwreset", "reboot_timeout"),
+                     ("nvue_config", "timeout"), ("nvue_image", "action_timeout"), ("nvue_image", "reboot_timeout"),
+                     ("ofed_driver", "lock_timeout"), ("ofed_driver", "mirror_timeout"), ("ofed_driver", "timeout"),
+                     ("rail_interfaces", "mtu"), ("rail_interfaces", "plan_hosts"), ("roce_qos", "plan_hosts"),
                      ("roce_qos", "timeout")]
 
 

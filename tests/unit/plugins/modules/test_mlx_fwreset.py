@@ -81,7 +81,11 @@ def test_check_mode_plans_the_cards_an_earlier_step_would_leave_pending(run):
     failed, out, fake = run({"predicted_pending": [B]}, {A: Card(), B: Card()}, check=True)
     assert not failed and out["changed"] is True and out["level"] == 3 and fake.resets() == []
     assert [(d["device"], d["action"]) for d in out["devices"]] == [(A, "none"), (B, "reset")]
-    failed, out, fake = run({"predicted_pending": [B]}, {A: Card(), B: Card()})     # a real run reads the cards only
+
+
+def test_a_real_run_resets_only_what_the_cards_say_is_pending(run):
+    """predicted_pending is check mode's forecast: a real run reads the cards and resets none that is not pending."""
+    failed, out, fake = run({"predicted_pending": [B]}, {A: Card(), B: Card()})
     assert not failed and out["changed"] is False and fake.resets() == []
 
 
