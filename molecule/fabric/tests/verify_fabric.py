@@ -458,11 +458,12 @@ class Scenario:
             "-e", "gpufabric_max_unreachable=2",
             faults=[("r01-leaf-rail3", "default_password"), ("r01-leaf-rail2", "nvued_down"),
                     ("r01-leaf-rail1", "roce_lossy"), ("r01-leaf-rail1", "slow_apply", "15"),
-                    ("r01-leaf-rail0", "roce_lossy"), ("r01-leaf-rail0", "slow_apply", "30")],
+                    ("r01-leaf-rail0", "roce_lossy"), ("r01-leaf-rail0", "slow_apply", "60")],
             setup=other_client,
             held={"fab-r01-01": self.leaves[:4], "fab-r01-02": self.leaves[:4]},
             reasons={"fab-r01-01": ["403", "password", "502", "nvued", "timeout", "409"]}, touched=[]))
-        # the other client's slow apply on rail0 (30 s from before the run, which reaches the leaves within ~10 s)
+        # the other client's slow apply on rail0 (60 s from before the run, which reaches the leaves within ~10 s on a
+        # quiet machine - 30 s was not enough beside make test's other streams: the run's apply came after it ended)
         # and the run's own on rail1 (15 s, past the run's 5 s timeout) end before the next run
         for leaf in ("r01-leaf-rail0", "r01-leaf-rail1"):
             self.wait_applied(leaf)
