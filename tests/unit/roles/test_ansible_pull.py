@@ -167,7 +167,7 @@ def test_bios_and_leaf_asked_for_in_pull_mode_are_refused_before_anything_change
             "set: it runs centrally") in skipped, skipped
     assert "srv-r01-01: the validation gate (step validate) skipped in pull mode: it runs centrally" in skipped
     assert next_boot(sim) == {card: 8 for card in CARDS}
-    assert ran.task("BIOS attributes through the BMC (Redfish)", HOST, role="platform").get("skipped"), ran
+    assert ran.task("BIOS attributes through the BMC (Redfish, from the controller)", HOST, role="platform").get("skipped"), ran
 
 
 def test_firmware_from_a_controller_is_refused_in_pull_mode(tmp_path):
