@@ -5,6 +5,7 @@ the table saying so fails here."""
 import ast
 import functools
 import re
+import sys
 
 import pytest
 import yaml
@@ -143,7 +144,7 @@ def test_a_module_that_returns_facts_sets_them(tmp_path, monkeypatch):
                                   '  contains:\n    gpufabric_m_done: {description: y, type: bool}\n    other: {description: z, type: int}\n'
                                   'msg: {description: m, returned: always, type: str}\n"""\n')
     (modules / "n.py").write_text('RETURN = r"""\nmsg: {description: m, returned: always, type: str}\n"""\n')
-    monkeypatch.setattr(__import__(__name__), "REPO", tmp_path)
+    monkeypatch.setattr(sys.modules[__name__], "REPO", tmp_path)
     module_facts.cache_clear()
     try:
         tasks = [{"gpufabric.mlnx.m": {}}, {"gpufabric.mlnx.n": {}}, {"gpufabric.mlnx.absent": {}}, {"other.ns.m": {}}]
