@@ -5,6 +5,7 @@ the table saying so fails here."""
 import ast
 import functools
 import re
+import sys
 
 import pytest
 import yaml
@@ -150,7 +151,7 @@ def test_a_module_that_returns_facts_sets_them(tmp_path, monkeypatch):
     (modules / "n.py").write_text('RETURN = r"""\nmsg: {description: m, returned: always, type: str}\n"""\n')
     (modules / "o.py").write_text('RETURN = r"""\nansible_facts:\n  description: x\n  returned: when O(plan) is given\n'
                                   '  type: dict\n  contains:\n    gpufabric_o_done: {description: y, type: bool}\n"""\n')
-    monkeypatch.setattr(__import__(__name__), "REPO", tmp_path)
+    monkeypatch.setattr(sys.modules[__name__], "REPO", tmp_path)
     module_facts.cache_clear()
     try:
         tasks = [{"gpufabric.mlnx.m": {}}, {"gpufabric.mlnx.n": {}}, {"gpufabric.mlnx.absent": {}}, {"other.ns.m": {}}]
