@@ -1132,8 +1132,16 @@ def _plan(hosts, fabric, leaves, spines=None):
     _check_mgmt(problems, servers, fab, builder)
     if builder is not None and spine_list and fab.uplinks.ok:
         _uplinks.add_uplinks(problems, builder.leaves, fab.uplinks, spine_list, leaves,
-                             lambda leaf: templates.get(leaf, fab.ports), _natural, _ip)
+                             lambda leaf: templates.get(leaf, fab.ports), _natural, _ip, _su_leaves(fab))
     return list(problems), builder
+
+
+def _su_leaves(fab):
+    """``(rails, leaves per rail)`` of a full SU - one leaf per rail, or ``racks_per_su`` with a leaf per rack - so
+    every SU owns the same block of leaf numbers; None with a leaf per rack and no racks_per_su (numbered in order)."""
+    if "rack" not in _fields(fab.leaf_name):
+        return fab.rails, 1
+    return (fab.rails, fab.racks_per_su) if fab.racks_per_su is not None else None
 
 
 def plan(hosts: Any, fabric: Any, leaves: Any = None, spines: Any = None) -> dict:

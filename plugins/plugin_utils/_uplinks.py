@@ -232,16 +232,58 @@ def _server_cages(ports):
     return range(ports.base, ports.base - (-ports.count // ports.breakout))
 
 
-def _identities(problems, order, uplinks, leaf_vars):
-    """``{leaf: (asn, loopback)}`` for the leaves in ``order``, or None after a problem."""
+def _numbers(problems, order, plan_leaves, block, per_plane, uplinks):
+    """``({leaf: its number}, {leaf: its place in its spine plane})``. With ``block`` (the numbers an SU owns: its
+    most leaves) a leaf's number is (SU - 1) x ``block`` + its rank among its SU's leaves (rail, name order), and its
+    place (SU - 1) x the block's share of its plane + its rank among its SU's leaves of that plane: an SU's leaves get
+    the same ASNs, loopbacks and spine ports whichever other SUs the run sees (a job of one SU computes what the whole
+    site does). Without ``block`` the leaves are numbered in ``order``. None after a problem (an SU with more leaves
+    than its block)."""
+    numbers, places, in_su, in_plane = {}, {}, {}, {}
+    for index, leaf in enumerate(order):
+        entry = plan_leaves[leaf]
+        plane = plane_of(uplinks, entry)
+        if block is None:
+            numbers[leaf] = index
+            places[leaf] = in_plane.setdefault(plane, 0)
+            in_plane[plane] += 1
+            continue
+        rank = in_su.setdefault(entry["su"], 0)
+        in_su[entry["su"]] += 1
+        share = in_plane.setdefault((entry["su"], plane), 0)
+        in_plane[(entry["su"], plane)] += 1
+        if rank >= block or share >= per_plane:
+            count = sum(1 for other in plan_leaves.values() if other["su"] == entry["su"])
+            problems.add(join_path(LEAVES, leaf), "SU %d has %d leaves, more than the %d numbers each SU owns for "
+                         "ASNs, loopbacks and spine ports (rails x racks_per_su with a leaf per rack): raise "
+                         "gpufabric_fabric.racks_per_su, or give the SU's racks to another su" % (entry["su"], count,
+                                                                                                   block))
+            return None
+        numbers[leaf] = (entry["su"] - 1) * block + rank
+        places[leaf] = (entry["su"] - 1) * per_plane + share
+    return numbers, places
+
+
+def leaf_at(numbers, number):
+    """The leaf whose number is ``number``."""
+    return next(leaf for leaf, value in numbers.items() if value == number)
+
+
+def _identities(problems, order, numbers, uplinks, leaf_vars):
+    """``{leaf: (asn, loopback)}`` for the leaves in ``order`` (``numbers``: each leaf's number), or None after a
+    problem."""
     nets = uplinks.loopbacks
     size = sum(net.last - net.first + 1 for net in nets)
     before = len(problems)
-    if len(order) > size:
+    last = max(numbers.values(), default=-1)
+    if last >= size:
         problems.add(join_path(uplinks.path, "loopbacks"), "exhausted: %s holds %d addresses for %d leaves (one /32 "
-                     "each)" % (" + ".join(net.text for net in nets), size, len(order)))
+                     "each%s)" % (" + ".join(net.text for net in nets), size, last + 1,
+                                  "; the numbers of the SUs before %s's count too" % leaf_at(numbers, last)
+                                  if last + 1 > len(order) else ""))
     out, owners = {}, {}
-    for index, leaf in enumerate(order):
+    for leaf in order:
+        index = numbers[leaf]
         variables = leaf_vars.get(leaf) if isinstance(leaf_vars, Mapping) else None
         given = variables.get(LEAF_ASN_VAR) if isinstance(variables, Mapping) else None
         if given is not None:
@@ -251,7 +293,7 @@ def _identities(problems, order, uplinks, leaf_vars):
             asn = uplinks.asn_base + index
             if asn > ASN_MAX:
                 problems.add(join_path(uplinks.path, "asn_base"), "%d + %d leaves passes the largest ASN %d (leaf %s)"
-                             % (uplinks.asn_base, len(order), ASN_MAX, leaf))
+                             % (uplinks.asn_base, last + 1, ASN_MAX, leaf))
                 return None
         if asn is not None and asn in owners:
             problems.add(join_path(LEAVES, leaf), "ASN %d is also %s's: eBGP between leaf and spine needs one ASN per "
@@ -268,31 +310,39 @@ def _identities(problems, order, uplinks, leaf_vars):
 
 
 def add_uplinks(problems, plan_leaves: dict, uplinks: Uplinks, spines: list, leaf_vars: Any, ports_of: Callable,
-                natural: Callable, ip_text: Callable) -> None:
+                natural: Callable, ip_text: Callable, su_leaves: tuple | None = None) -> None:
     """Give every leaf of ``plan_leaves`` its ``uplinks``, ``asn`` and ``loopback``. ``spines``: read_spines;
-    ``ports_of(leaf)``: the leaf's port template; ``natural``: the sort key of names; ``ip_text(int)``."""
+    ``ports_of(leaf)``: the leaf's port template; ``natural``: the sort key of names; ``ip_text(int)``;
+    ``su_leaves``: ``(rails, leaves per rail)`` of a full SU - each SU then owns a block of numbers (_numbers) - or
+    None (the leaves numbered in order)."""
     if uplinks.loopbacks is None:
         problems.add(join_path(uplinks.path, "loopbacks"), "required: the inventory has %d spines (%s), so every leaf "
                      "gets a loopback and BGP router id from this pool (e.g. 198.18.128.0/24)" % (
                          len(spines), spines[0][0]))
         return
     order = sorted(plan_leaves, key=lambda n: (plan_leaves[n]["su"], plan_leaves[n]["rail"], natural(n)))
-    identities = _identities(problems, order, uplinks, leaf_vars)
+    block = per_plane = None
+    if su_leaves is not None:
+        block = su_leaves[0] * su_leaves[1]
+        per_plane = su_leaves[1] if uplinks.planes == RAIL else block
+    numbered = _numbers(problems, order, plan_leaves, block, per_plane, uplinks)
+    if numbered is None:
+        return
+    numbers, places = numbered
+    identities = _identities(problems, order, numbers, uplinks, leaf_vars)
     spines = sorted(spines, key=lambda s: natural(s[0]))
     planes = {}
     for spine, plane in spines:
         planes.setdefault(plane, []).append(spine)
-    members, places = {}, {}
+    members = {}
     for leaf in order:
-        in_plane = members.setdefault(plane_of(uplinks, plan_leaves[leaf]), [])
-        places[leaf] = len(in_plane)
-        in_plane.append(leaf)
+        members.setdefault(plane_of(uplinks, plan_leaves[leaf]), []).append(leaf)
     for plane, leaves in sorted(members.items(), key=lambda item: -1 if item[0] is None else item[0]):
         if plane not in planes:
             problems.add(join_path(uplinks.path, "planes"), "rail %d has %d leaves (%s, ...) and no spine: set %s: %d "
                          "on its spines" % (plane, len(leaves), leaves[0], SPINE_PLANE_VAR, plane))
             continue
-        _spine_capacity(problems, planes[plane], len(leaves), uplinks)
+        _spine_capacity(problems, planes[plane], max(places[leaf] for leaf in leaves) + 1, uplinks)
     if identities is None:
         return
     for leaf in order:

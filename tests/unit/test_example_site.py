@@ -57,7 +57,9 @@ def test_every_server_gets_a_distinct_management_and_bmc_address_in_the_manageme
     rails = yaml.safe_load((SITE / "group_vars/all/rails.yml").read_text())["gpufabric_fabric"]
     assert str(mgmt) in rails["mgmt_subnets"]
     addresses, bmcs = set(), set()
-    for group in inventory["all"]["children"]["servers"]["children"].values():
+    racks = [rack for su in inventory["all"]["children"]["servers"]["children"].values()
+             for rack in su["children"].values()]
+    for group in racks:
         for host in group["hosts"].values():
             rack, position = int(group["vars"]["rack"][1:]), host["position"]
             index, block = (rack - 1) % 50 * 4 + position, (rack - 1) // 50
@@ -65,6 +67,18 @@ def test_every_server_gets_a_distinct_management_and_bmc_address_in_the_manageme
             bmcs.add(ipaddress.ip_address("198.19.%d.%d" % (100 + block, index)))
     assert len(addresses) == len(bmcs) == 1250 and not addresses & bmcs
     assert all(a in mgmt and a.packed[-1] not in (0, 255) for a in addresses | bmcs)
+
+
+def test_each_su_group_holds_its_8_racks_and_gives_them_its_su():
+    """One group per SU of racks_per_su racks (servers_su01: r01-r08 ... servers_su40: r313), its su the number the
+    rail plan would derive from the rack's place: a job of one SU sees the su the whole site has."""
+    sus = yaml.safe_load((SITE / "hosts.yml").read_text())["all"]["children"]["servers"]["children"]
+    assert list(sus) == ["servers_su%02d" % n for n in range(1, 41)]
+    assert [group["vars"] for group in sus.values()] == [{"su": n} for n in range(1, 41)]
+    assert list(sus["servers_su02"]["children"]) == ["rack_r%02d" % n for n in range(9, 17)]
+    assert list(sus["servers_su40"]["children"]) == ["rack_r313"]
+    racks_per_su = load("group_vars/all/rails.yml")["gpufabric_fabric"]["racks_per_su"]
+    assert all(len(group["children"]) == racks_per_su for name, group in sus.items() if name != "servers_su40")
 
 
 def test_reboots_batches_and_gate_are_set():

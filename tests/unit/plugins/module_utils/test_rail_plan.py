@@ -12,6 +12,7 @@ import yaml
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from _example import example_1250
 from _paths import REPO
 from ansible_collections.gpufabric.mlnx.plugins.module_utils._errors import MlnxError
 from ansible_collections.gpufabric.mlnx.plugins.plugin_utils import _rail_plan as rp
@@ -580,12 +581,7 @@ def test_cabling_of_something_else(bad, words):
 # ---------------------------------------------------------------- the example inventory
 
 def example_hosts():
-    inventory = yaml.safe_load((EXAMPLE / "hosts.yml").read_text())
-    out = []
-    for group in inventory["all"]["children"]["servers"]["children"].values():
-        for name, host in group["hosts"].items():
-            out.append({"name": name, "rack": group["vars"]["rack"], "position": host["position"]})
-    return out
+    return example_1250()[0]
 
 
 def example_fabric():

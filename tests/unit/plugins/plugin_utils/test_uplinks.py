@@ -81,6 +81,51 @@ def test_rail_planes_number_each_spine_s_ports_by_the_leaf_s_place_in_its_rail()
     assert uplinks(result, "su02-leaf-rail1") == {"swp33": ("sp-r1-a", "swp2s0"), "swp34": ("sp-r1-a", "swp3s0")}
 
 
+def test_an_su_planned_alone_gets_the_numbers_it_has_in_the_whole_site():
+    # SU 2 alone (its servers carry su: 2, as a job of one SU sees them): the same ASN, loopback and spine ports as in
+    # test_every_leaf_goes_to_every_spine_... (places 2 and 3 of four)
+    alone = rp.plan([dict(h, su=2) for h in HOSTS if h["rack"] == "r02"], FABRIC, None, SPINES)
+    assert sorted(alone["leaves"]) == ["su02-leaf-rail0", "su02-leaf-rail1"]
+    assert [(e["asn"], e["loopback"]) for _n, e in sorted(alone["leaves"].items())] == [
+        (4200000002, "198.18.128.2/32"), (4200000003, "198.18.128.3/32")]
+    assert uplinks(alone, "su02-leaf-rail1") == {"swp5": ("spine9", "swp4"), "swp6": ("spine10", "swp4")}
+    assert alone["leaves"] == {k: v for k, v in rp.plan(HOSTS, FABRIC, None, SPINES)["leaves"].items()
+                               if k.startswith("su02")}
+
+
+def test_with_a_leaf_per_rack_each_su_owns_rails_x_racks_per_su_numbers():
+    # 2 racks per SU, a leaf per rack and rail: SU 1 holds numbers 0-3, SU 2 4-7 - also when SU 1 has one rack only;
+    # within an SU in (rail, name) order
+    fab = dict(copy.deepcopy(FABRIC), racks_per_su=2, leaf_name="{rack}-leaf-rail{rail}", addressing="p2p31")
+    hosts = [{"name": "a1", "rack": "r01", "position": 1, "su": 1},
+             {"name": "c1", "rack": "r03", "position": 1, "su": 2}, {"name": "d1", "rack": "r04", "position": 1, "su": 2}]
+    result = rp.plan(hosts, fab, None, SPINES)
+    assert {n: e["asn"] - 4200000000 for n, e in result["leaves"].items()} == {
+        "r01-leaf-rail0": 0, "r01-leaf-rail1": 1, "r03-leaf-rail0": 4, "r04-leaf-rail0": 5,
+        "r03-leaf-rail1": 6, "r04-leaf-rail1": 7}
+    assert uplinks(result, "r04-leaf-rail1")["swp5"] == ("spine9", "swp8")
+    # one rack more than racks_per_su in SU 2: its block of 4 numbers is full
+    problems = problems_of(fab, hosts=hosts + [{"name": "e1", "rack": "r05", "position": 1, "su": 2}])
+    # (SU, rail, name) order: r03, r04, r05 of rail 0 take 4-6, r03 of rail 1 the block's last; r04 of rail 1 is over
+    assert problems == ["leaves.r04-leaf-rail1: SU 2 has 6 leaves, more than the 4 numbers each SU owns for ASNs, "
+                        "loopbacks and spine ports (rails x racks_per_su with a leaf per rack): raise "
+                        "gpufabric_fabric.racks_per_su, or give the SU's racks to another su"]
+
+
+@pytest.mark.parametrize("pool, problem", [
+    ("198.18.128.0/30", None),                                  # 4 addresses for numbers 0-3: exactly enough
+    ("198.18.128.0/31", "gpufabric_fabric.uplinks.loopbacks: exhausted: 198.18.128.0/31 holds 2 addresses for 4 "
+                        "leaves (one /32 each; the numbers of the SUs before su02-leaf-rail1's count too)"),
+])
+def test_an_su_alone_needs_the_loopbacks_of_the_sus_before_it(pool, problem):
+    hosts = [dict(h, su=2) for h in HOSTS if h["rack"] == "r02"]
+    if problem is None:
+        assert rp.plan(hosts, fabric(loopbacks=pool), None, SPINES)["leaves"]["su02-leaf-rail1"]["loopback"] == \
+            "198.18.128.3/32"
+    else:
+        assert problems_of(fabric(loopbacks=pool), hosts=hosts) == [problem]
+
+
 def test_a_port_template_with_a_breakout_puts_the_uplinks_on_the_cages_after_the_server_cages():
     fab = fabric()
     fab["port_templates"] = {"sn5600-2x": {"leaf_port": "swp{cage}s{lane}", "breakout": 2, "leaf_ports": 4}}
