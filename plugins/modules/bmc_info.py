@@ -52,7 +52,6 @@ options:
     required: true
 seealso:
   - module: gpufabric.mlnx.platform_bios
-  - role: gpufabric.mlnx.preflight
 """
 
 EXAMPLES = r"""

@@ -94,7 +94,6 @@ notes:
   - The requests are those community.general's redfish_info (GetSystemInventory, GetBiosAttributes,
     GetBiosRegistries), redfish_config (SetBiosAttributes) and idrac_redfish_command (CreateBiosConfigJob) make.
 seealso:
-  - role: gpufabric.mlnx.platform
   - plugin: gpufabric.mlnx.bios_plan
     plugin_type: filter
   - module: gpufabric.mlnx.bmc_info

@@ -111,7 +111,6 @@ options:
     type: int
     default: 900
 seealso:
-  - role: gpufabric.mlnx.platform
   - module: gpufabric.mlnx.kernel_cmdline
   - module: gpufabric.mlnx.platform_power
 """
