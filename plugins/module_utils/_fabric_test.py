@@ -557,11 +557,14 @@ def _finish(base, timeout, kill=True):
 
 
 def collect(jobs, path, timeout):
+    """Each server of ``jobs``: waited for until ONE deadline ``timeout`` s from now (servers whose client never came -
+    a rail down - cost the round ``timeout`` once, not once each), then stopped."""
     out = []
+    end = time.monotonic() + timeout
     for job in jobs:
         for test in job.get("tests") or ["ib_write_bw", "ib_write_lat"]:
             base = os.path.join(path, "server-%s-%s" % (job["interface"], test))
-            done = _finish(base, timeout)
+            done = _finish(base, max(0.0, end - time.monotonic()))
             entry = {"rail": job.get("rail"), "interface": job["interface"], "test": test, "rc": done["rc"],
                      "stopped": done["stopped"], "stderr": done["stderr"].strip()[-2000:]}
             try:
@@ -603,9 +606,11 @@ def nccl_start(host, jobs, test, args, env, path):
 
 
 def nccl_collect(jobs, path, timeout):
+    """Each rank of ``jobs`` (of this host alone) waited for until one deadline ``timeout`` s from now, as collect."""
     out = []
+    end = time.monotonic() + timeout
     for job in jobs:
-        done = _finish(os.path.join(path, "nccl-rank%d" % job["rank"]), timeout)
+        done = _finish(os.path.join(path, "nccl-rank%d" % job["rank"]), max(0.0, end - time.monotonic()))
         entry = {"rank": job["rank"], "rc": done["rc"], "stopped": done["stopped"],
                  "stderr": done["stderr"].strip()[-2000:], "stdout": done["stdout"][-20000:]}
         if job["rank"] == 0 or done["rc"]:

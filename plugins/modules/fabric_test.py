@@ -125,7 +125,9 @@ options:
     default: /run/gpufabric/gate
   timeout:
     description:
-      - How long V(collect) and V(nccl_collect) wait for a process before stopping it, in seconds.
+      - How long V(collect) and V(nccl_collect) wait for a process before stopping it, in seconds - one deadline for
+        all the processes of the call (V(collect) of four servers whose clients never came stops them after O(timeout),
+        not four times O(timeout)).
       - V(nccl_start) with O(launch) V(srun) - srun's C(--time) (rounded up to minutes, plus one) and its runner's
         bound; V(nccl_collect) waits that long and 240 s more for the runner, which is never stopped from there.
     type: int

@@ -500,3 +500,23 @@ def test_ssh_check_refuses_a_peer_outside_its_grammar_before_any_login(tmp_path,
     with pytest.raises(MlnxError, match=words) as err:
         ft.run(host, {"action": "ssh_check", "peers": peers})
     assert err.value.parameter == "peers" and started == []
+
+
+@pytest.mark.parametrize("collect, jobs", [
+    (ft.collect, [{"rail": 0, "interface": "enp24s0np0"}, {"rail": 1, "interface": "enp64s0np0"}]),
+    (ft.nccl_collect, [{"rank": 0}, {"rank": 1}, {"rank": 2}, {"rank": 3}]),
+])
+def test_collect_waits_for_all_its_processes_until_one_deadline(monkeypatch, tmp_path, collect, jobs):
+    # four processes that never end (the clients of a rail that is down never came): the first is waited for the
+    # whole timeout, the others only what is left of it (nothing) - not four times the timeout
+    clock, waits = [100.0], []
+
+    def never_ends(_base, timeout, kill=True):
+        waits.append(timeout)
+        clock[0] += timeout
+        return {"rc": None, "stdout": "", "stderr": "", "stopped": kill}
+    monkeypatch.setattr(ft.time, "monotonic", lambda: clock[0])
+    monkeypatch.setattr(ft, "_finish", never_ends)
+    out = collect(jobs, str(tmp_path), 15)
+    assert waits == [15, 0, 0, 0]
+    assert [entry["stopped"] for entry in out] == [True] * 4
