@@ -44,8 +44,8 @@ def gate_plan(plan, hosts, facts, previous=None, retest=None, matrix=None, thres
 
 @filter_errors()
 @_shaped
-def gate_jobs(gate, host, round_no, direction):
-    return _gate.jobs((gate or {}).get("pairs"), host, round_no, direction)
+def gate_jobs(gate, host, round_no, direction, port_base=18515):
+    return _gate.jobs((gate or {}).get("pairs"), host, round_no, direction, port_base=port_base)
 
 
 @filter_errors()

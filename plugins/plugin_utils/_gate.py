@@ -59,6 +59,7 @@ FACT_MEASURES = ("link", "link_layer", "mtu", "rate", "pcie", "link_flaps", "sym
 # the link layers whose perftest options the gate knows (fabric_test: -x/-T on Ethernet, none on InfiniBand)
 LINK_LAYERS = ("InfiniBand", "Ethernet")
 PORT_BASE = 18515
+PORT_MIN, PORT_MAX = 1024, 65000   # room above for 16 rails x 10 ports
 NCCL_PORT = 29500
 
 
@@ -140,7 +141,12 @@ def _rail_port(rail, port_base):
 
 
 def jobs(pairs, host, round_no, direction, tests=("ib_write_bw", "ib_write_lat"), port_base=PORT_BASE) -> dict:
-    """The host's ``serve`` and ``measure`` jobs of one direction of a round of ``pairs`` (the gate_pairs plan)."""
+    """The host's ``serve`` and ``measure`` jobs of one direction of a round of ``pairs`` (the gate_pairs plan); rail k's
+    servers listen on ``port_base`` + 10 k and up (gpufabric_validate_port_base)."""
+    if isinstance(port_base, bool) or not isinstance(port_base, int) or not PORT_MIN <= port_base <= PORT_MAX:
+        raise GateError("gpufabric_validate_port_base: %r is not a TCP port for perftest's first server (allowed: a "
+                        "whole number %d-%d; rail k listens on it + 10 k and up)" % (port_base, PORT_MIN, PORT_MAX),
+                        parameter="port_base")
     if direction not in ("forward", "reverse"):
         raise GateError("direction: %r is not forward or reverse" % (direction,), parameter="direction")
     serve, measure = [], []

@@ -505,6 +505,20 @@ def test_reverse_the_pair_s_client_serves_and_its_server_measures():
     assert _gate.jobs(HAND_PAIRS, "s", 2, "reverse") == {"serve": [], "measure": []}     # no round 2
 
 
+@pytest.mark.parametrize("base, ports", [(1024, (1024, 1044)), (28515, (28515, 28535)), (65000, (65000, 65020))])
+def test_the_port_base_moves_every_rail_s_servers(base, ports):
+    jobs = _gate.jobs(HAND_PAIRS, "c", 1, "forward", port_base=base)
+    assert (jobs["measure"][0]["port"], jobs["serve"][0]["port"]) == ports
+
+
+@pytest.mark.parametrize("base", [1023, 65001, "18515", True, None])
+def test_a_port_base_outside_1024_65000_is_refused_naming_the_variable(base):
+    with pytest.raises(_gate.GateError) as err:
+        _gate.jobs(HAND_PAIRS, "c", 1, "forward", port_base=base)
+    assert str(err.value).startswith("gpufabric_validate_port_base: %r is not a TCP port for perftest's first server "
+                                     "(allowed: a whole number 1024-65000" % (base,))
+
+
 def test_both_directions_of_the_real_plan_s_pair(plan):
     pairs = _gate.plan_run(plan, HOSTS, {}, matrix={"name": "m"})["pairs"]
     both = ["ib_write_bw", "ib_write_lat"]
