@@ -120,6 +120,22 @@ def kind_of(value: Any) -> str:
     return "a %s" % type(value).__name__
 
 
+DIGITS_RE = re.compile(r"([0-9]+)")
+
+
+def natural_key(text: Any) -> tuple:
+    """Sort key of names: ``r9`` before ``r10``, ``su2`` before ``su10``; digit runs compare by value without int()
+    (any length), a leading zero only breaking ties."""
+    out = []
+    for index, part in enumerate(DIGITS_RE.split(str(text))):
+        if index % 2:
+            digits = part.lstrip("0")
+            out.append((0, len(digits), digits, part))
+        else:
+            out.append((1, 0, part, ""))
+    return tuple(out)
+
+
 def some(names: Iterable[Any], *, limit: int = 5) -> str:
     """``a, b, c and 4 more``: at most ``limit`` names, in the order given."""
     names = [str(name) for name in names]

@@ -34,7 +34,7 @@ from datetime import datetime
 from typing import Any, Sequence
 
 from ansible_collections.gpufabric.mlnx.plugins.module_utils._errors import InvalidValue
-from ansible_collections.gpufabric.mlnx.plugins.module_utils._validate import kind_of
+from ansible_collections.gpufabric.mlnx.plugins.module_utils._validate import kind_of, natural_key
 from ansible_collections.gpufabric.mlnx.plugins.plugin_utils._gate import applied_limit as gate_limit
 from ansible_collections.gpufabric.mlnx.plugins.plugin_utils._gate import nccl_per_rail
 from ansible_collections.gpufabric.mlnx.plugins.plugin_utils._report import csv_table, markdown_table
@@ -206,9 +206,7 @@ def _rails(host):
     return sorted(_items(host, "rails"), key=lambda rail: (str(rail.get("rail")), ))
 
 
-def _natural(value):
-    """A sort key that puts rail 2 before rail 10 and SU "2" before "10"."""
-    return [int(part) if part.isdigit() else part for part in re.split(r"(\d+)", str(value))]
+_natural = natural_key   # the sort key of names (module_utils/_validate.py)
 
 
 def _thresholds(results):

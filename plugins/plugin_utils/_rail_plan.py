@@ -37,7 +37,7 @@ from ansible_collections.gpufabric.mlnx.plugins.module_utils._rails import MAX_R
 from ansible_collections.gpufabric.mlnx.plugins.plugin_utils import _uplinks
 from ansible_collections.gpufabric.mlnx.plugins.module_utils._validate import (
     IFNAME_RE, Problems, ProblemsError, check_list, check_mapping, close_names, field, is_whole, join_path, kind_of,
-    quoted, read_choice, read_text, read_whole, some, unknown_keys)
+    natural_key, quoted, read_choice, read_text, read_whole, some, unknown_keys)
 
 ROOT = "gpufabric_fabric"
 HOSTS = "hosts"
@@ -76,7 +76,6 @@ POOL_KEY_RE = re.compile(r"^rail(0|[1-9]\d{0,5})\Z", re.ASCII)
 TEMPLATE_NAME_RE = re.compile(r"[a-z0-9][a-z0-9_-]*", re.ASCII)
 # Linux interface names: at most 15 bytes, no whitespace, slash or colon.
 INT_SPEC_RE = re.compile(r"^0?[1-9]?d?\Z", re.ASCII)
-DIGITS_RE = re.compile(r"([0-9]+)")
 TEMPLATES = {
     "leaf_name": {"fields": ("su", "rail", "rack"), "what": "the leaf of a rail in an SU, e.g. su{su}-leaf-rail{rail}"},
     "leaf_port": {"fields": ("port", "cage", "lane"),
@@ -102,16 +101,7 @@ def _key_text(key):
     return key if isinstance(key, str) else kind_of(key)
 
 
-def _natural(text):
-    """Sort key: ``r9`` before ``r10``; digit runs compare by value without int() (any length)."""
-    out = []
-    for index, part in enumerate(DIGITS_RE.split(text)):
-        if index % 2:
-            digits = part.lstrip("0")
-            out.append((0, len(digits), digits, part))
-        else:
-            out.append((1, 0, part, ""))
-    return tuple(out)
+_natural = natural_key   # the sort key of names (module_utils/_validate.py)
 
 
 def _ip(number):

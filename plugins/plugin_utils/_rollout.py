@@ -24,7 +24,7 @@ from typing import Any, Mapping, Sequence
 from ansible.utils.helpers import pct_to_int
 
 from ansible_collections.gpufabric.mlnx.plugins.module_utils._errors import MlnxError
-from ansible_collections.gpufabric.mlnx.plugins.module_utils._validate import kind_of
+from ansible_collections.gpufabric.mlnx.plugins.module_utils._validate import kind_of, natural_key
 from ansible_collections.gpufabric.mlnx.plugins.plugin_utils._roles import host_names
 
 BATCH_BY = ("rack", "su", "count")
@@ -39,8 +39,7 @@ def _names(value, parameter):
     return None if value is None else host_names(value, "rollout", parameter)
 
 
-def _natural(text):
-    return [(0, int(part), "") if part.isdigit() else (1, 0, part) for part in re.split(r"(\d+)", str(text)) if part]
+_natural = natural_key   # the sort key of names (module_utils/_validate.py)
 
 
 def _leaves_of(plan, host):
