@@ -1,8 +1,8 @@
 # -*- coding: utf-8 -*-
 # Copyright: gpufabric.mlnx contributors
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
-"""The rollout report filters rollout_report and rollout_failure (docs in the .yml files beside; logic in
-plugins/plugin_utils/_rollout_report.py)."""
+"""The rollout report filters rollout_report, rollout_failure and rollout_merge (docs in the .yml files beside; logic
+in plugins/plugin_utils/_rollout_report.py)."""
 
 from __future__ import annotations
 
@@ -30,6 +30,11 @@ def rollout_failure(task, result):
     return _report.failure(task, result)
 
 
+@filter_errors()
+def rollout_merge(parts, fmt="md"):
+    return _report.render(_report.merge(parts), fmt)
+
+
 class FilterModule:
     def filters(self):
-        return {"rollout_report": rollout_report, "rollout_failure": rollout_failure}
+        return {"rollout_report": rollout_report, "rollout_failure": rollout_failure, "rollout_merge": rollout_merge}

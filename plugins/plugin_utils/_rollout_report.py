@@ -8,7 +8,8 @@
   ``gpufabric_firmware_pending_devices``, ``gpufabric_nv_pending_devices``, ``gpufabric_activation``,
   ``gpufabric_held``, ``gpufabric_gate_results``, ``gpufabric_failure`` - what the rescue of site.yml's rollout
   recorded of a failed host: its step, task and message) and the rollout's batches (``gpufabric_rollout.batches``).
-- ``render(report, fmt)``: ``md``, ``csv`` or ``json``.
+- ``merge(parts)``: one report of the reports of an AWX workflow's nodes (``{node: report}``), each row with its node.
+- ``render(report, fmt)``: ``md``, ``csv`` or ``json`` (with a ``node`` column for a merged report).
 
 A server with no facts at all in its batch's steps did not get there: it failed earlier (``failed``) or was not in
 the run (``not run``). Pure: no I/O.
@@ -20,6 +21,7 @@ import json
 from collections.abc import Mapping
 
 from ansible_collections.gpufabric.mlnx.plugins.module_utils._errors import InvalidValue
+from ansible_collections.gpufabric.mlnx.plugins.module_utils._validate import kind_of, natural_key
 from ansible_collections.gpufabric.mlnx.plugins.plugin_utils._report import csv_table, markdown_table
 
 HOST_COLUMNS = (("batch", "batch"), ("host", "host"), ("outcome", "outcome"), ("driver", "driver"),
@@ -160,16 +162,57 @@ def _resume(batches, hosts, after=None):
     return None
 
 
+def merge(parts) -> dict:
+    """One report of the reports of a workflow's nodes (``parts``: ``{node: report}``, each what :func:`rows` made
+    for that node's run, passed on as a workflow artifact): every server and batch with its ``node``, in the nodes'
+    natural order; a server in two parts is refused (two jobs rolled it out). ``resume``: the first node that stopped,
+    with its node (rerun that node with the option)."""
+    if not isinstance(parts, Mapping) or not parts:
+        raise InvalidValue("rollout_merge: the parts must be a non-empty mapping of workflow node to its rollout report "
+                           "(the gpufabric_rollout_part_<node> artifacts), not %s"
+                           % ("an empty mapping" if isinstance(parts, Mapping) else kind_of(parts)),
+                           parameter="_input")
+    hosts, batches, resume, owner = [], [], None, {}
+    for node in sorted(parts, key=_natural):
+        part = parts[node]
+        if not isinstance(part, Mapping) or not isinstance(part.get("hosts"), list) \
+                or not isinstance(part.get("batches"), list):
+            raise InvalidValue("rollout_merge: the part of node %s is not a rollout report (a mapping with hosts and "
+                               "batches lists)" % node, parameter="_input")
+        for row in part["hosts"]:
+            host = _m(row).get("host")
+            if host in owner:
+                raise InvalidValue("rollout_merge: %s is in the reports of nodes %s and %s: two jobs of the workflow "
+                                   "rolled it out (their inventories overlap)" % (host, owner[host], node),
+                                   parameter="_input")
+            owner[host] = node
+            hosts.append(dict(_m(row), node=node))
+        batches.extend(dict(_m(batch), node=node) for batch in part["batches"])
+        if resume is None and _m(part.get("resume")):
+            resume = dict(_m(part.get("resume")), node=node)
+    return {"hosts": hosts, "batches": batches, "resume": resume, "nodes": sorted(parts, key=_natural)}
+
+
+_natural = natural_key   # the sort key of names (module_utils/_validate.py)
+
+
 def render(report, fmt="md") -> str:
     report = _m(report)
+    nodes = "nodes" in report
+    host_columns = ((("node", "node"),) + HOST_COLUMNS) if nodes else HOST_COLUMNS
+    batch_columns = ((("node", "node"),) + BATCH_COLUMNS) if nodes else BATCH_COLUMNS
     if fmt == "json":
         return json.dumps(report, indent=2, sort_keys=True) + "\n"
     if fmt == "csv":
-        return csv_table(_l(report.get("hosts")), columns=HOST_COLUMNS)
+        return csv_table(_l(report.get("hosts")), columns=host_columns)
     if fmt == "md":
         resume = _m(report.get("resume"))
         if not resume:
             stopped = ""
+        elif resume.get("node"):
+            stopped = ("Node %s of the workflow stopped before its batch %s (%s). When the cause is fixed, relaunch "
+                       "that node's job with `%s` (docs/scale.md).\n\n"
+                       % (resume["node"], resume.get("number"), resume.get("batch"), resume.get("option")))
         elif resume.get("why") == "wave":
             stopped = ("This run was a wave: it ended before batch %s (%s), as gpufabric_end_batch asked. The next wave "
                        "begins there: `ansible-playbook ... playbooks/site.yml %s` (docs/gitops.md, \"Waves\").\n\n"
@@ -178,7 +221,9 @@ def render(report, fmt="md") -> str:
             stopped = ("The rollout stopped before batch %s (%s). When the cause is fixed, resume there: "
                        "`ansible-playbook ... playbooks/site.yml %s` (docs/operations.md, \"Resume a stopped "
                        "rollout\").\n\n" % (resume["number"], resume["batch"], resume["option"]))
-        return ("# Rollout report\n\n%s## Batches\n\n%s\n\n## Servers\n\n%s\n" % (
-            stopped, markdown_table(_l(report.get("batches")), columns=BATCH_COLUMNS),
-            markdown_table(_l(report.get("hosts")), columns=HOST_COLUMNS)))
+        title = ("# Rollout report of the workflow (%d nodes: %s)\n\n" % (len(report["nodes"]), ", ".join(
+            report["nodes"])) if nodes else "# Rollout report\n\n")
+        return ("%s%s## Batches\n\n%s\n\n## Servers\n\n%s\n" % (
+            title, stopped, markdown_table(_l(report.get("batches")), columns=batch_columns),
+            markdown_table(_l(report.get("hosts")), columns=host_columns)))
     raise InvalidValue("rollout_report: format %r is not one of md, csv, json" % (fmt,), parameter="fmt")

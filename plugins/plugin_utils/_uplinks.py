@@ -256,8 +256,8 @@ def _numbers(problems, order, plan_leaves, block, per_plane, uplinks):
             count = sum(1 for other in plan_leaves.values() if other["su"] == entry["su"])
             problems.add(join_path(LEAVES, leaf), "SU %d has %d leaves, more than the %d numbers each SU owns for "
                          "ASNs, loopbacks and spine ports (rails x racks_per_su with a leaf per rack): raise "
-                         "gpufabric_fabric.racks_per_su, or give the SU's racks to another su" % (entry["su"], count,
-                                                                                                   block))
+                         "gpufabric_fabric.racks_per_su, or give the SU's racks to another su"
+                         % (entry["su"], count, block))
             return None
         numbers[leaf] = (entry["su"] - 1) * block + rank
         places[leaf] = (entry["su"] - 1) * per_plane + share

@@ -37,6 +37,7 @@ from ansible_collections.gpufabric.mlnx.plugins.plugin_utils import _drain
 from ansible_collections.gpufabric.mlnx.plugins.plugin_utils._role_defaults import (
     ROLES, role_defaults, role_options, spec_check)
 from ansible_collections.gpufabric.mlnx.plugins.plugin_utils._roles import read_vars
+from ansible_collections.gpufabric.mlnx.plugins.plugin_utils._workflow import NODE_RE, NODE_WHAT, PART_RE
 
 PREFIX = "gpufabric_"
 
@@ -173,14 +174,15 @@ def unknown_variables(names: Iterable[str], hostvars: Mapping[str, Any]) -> list
     """A problem per ``gpufabric_*`` variable of the hosts ``names`` that the collection does not declare, with the
     closest declared input (compared without the shared prefix, which would make every name look close): one
     sentence per name, naming every host that has it. Only the names are read (no value is templated). A fact the
-    collection sets is declared (a fact cache brings them back)."""
+    collection sets is declared (a fact cache brings them back), and so are the artifacts of an AWX workflow's nodes
+    (``gpufabric_rollout_part_<node>``, ``gpufabric_gate_part_<node>``: _workflow.PART_RE)."""
     known = declared()
     inputs = sorted(name for name, (kind, _w) in known.items() if kind == "input")
     unknown: dict[str, list] = {}
     for host in read_vars(names, hostvars, (), what="unknown_variables"):   # checks the names and hostvars
         variables = hostvars[host]
         for key in (variables.keys() if hasattr(variables, "keys") else ()):
-            if isinstance(key, str) and key.startswith(PREFIX) and key not in known:
+            if isinstance(key, str) and key.startswith(PREFIX) and key not in known and not PART_RE.fullmatch(key):
                 unknown.setdefault(key, []).append(host)
     found = []
     for key, hosts in sorted(unknown.items()):
@@ -257,6 +259,9 @@ def _range_problems(values: Mapping) -> list[str]:
         unreachable = 0
     if unreachable < 0:
         found.append("gpufabric_max_unreachable=%s is negative: allowed is 0 or more" % values["gpufabric_max_unreachable"])
+    node = values.get("gpufabric_workflow_node")
+    if node is not None and not (isinstance(node, str) and NODE_RE.fullmatch(node)):
+        found.append("gpufabric_workflow_node=%r is not a workflow node name (allowed: %s)" % (node, NODE_WHAT))
     return found
 
 
@@ -324,7 +329,8 @@ def site_problems(servers: Iterable[str], hostvars: Mapping[str, Any], all_serve
     needs = {step: sorted(name for name, option in role_options(role).items()
                           if option.get("required") and name not in role_defaults(role))
              for step, role in SERVER_STEPS if steps is None or step in steps}
-    keys = PLAY_SETTINGS + ("gpufabric_max_unreachable",) + tuple("gpufabric_%s_enabled" % step for step in needs) + tuple(
+    keys = PLAY_SETTINGS + ("gpufabric_max_unreachable", "gpufabric_workflow_node") + tuple(
+        "gpufabric_%s_enabled" % step for step in needs) + tuple(
         sorted({name for names_ in needs.values() for name in names_}))
     read = read_vars(names, hostvars, keys, what="site_problems", parameter="servers")
 

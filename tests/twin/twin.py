@@ -298,9 +298,11 @@ def serve_images(out):
     return proc, int(words[words.index("port") + 1])
 
 
-def run(args, extra):
-    out = Path(args.out).resolve()
-    sources = json.loads((out / "sources.json").read_text())["inventory"]
+def start(out, forks=50):
+    """The twin's leaves (one nvued) and its image server started, twin-run.yml and twin-run-vars.yml written with
+    their ports -> (stop, env): ``stop()`` ends both; ``env`` the environment ansible-playbook runs in (the twin's
+    connection and callback, the controller's simulated tools)."""
+    out = Path(out).resolve()
     leaves_proc, ports = (None, {})
     (out / "firmware").mkdir(exist_ok=True)
     images_proc, image_port = serve_images(out)
@@ -313,6 +315,30 @@ def run(args, extra):
     inventory = yaml.safe_load((out / "twin.yml").read_text())
     inventory["all"]["children"]["leaves"]["hosts"] = leaf_vars(ports)
     (out / "twin-run.yml").write_text(yaml.safe_dump(inventory, sort_keys=False))
+    env = dict(os.environ, ANSIBLE_COLLECTIONS_PATH=str(REPO / ".collections"),
+               ANSIBLE_CONNECTION_PLUGINS=str(PLUGINS / "connection"), ANSIBLE_FORKS=str(forks),
+               ANSIBLE_HOST_KEY_CHECKING="false", ANSIBLE_RETRY_FILES_ENABLED="false",
+               ANSIBLE_CALLBACK_PLUGINS=str(PLUGINS / "callback"),
+               ANSIBLE_CALLBACKS_ENABLED=",".join(filter(None, ["twin", os.environ.get("ANSIBLE_CALLBACKS_ENABLED")])),
+               GPUFABRIC_TWIN_SIM=str(SIM_BIN), GPUFABRIC_TWIN_REPORT=str(out / "reports" / "rehearsal.json"),
+               **machine_env(out / "controller"))
+
+    def stop():
+        images_proc.terminate()
+        images_proc.wait(10)
+        if leaves_proc is not None:
+            leaves_proc.send_signal(signal.SIGINT)
+            try:
+                leaves_proc.wait(10)
+            except subprocess.TimeoutExpired:
+                leaves_proc.kill()
+    return stop, env
+
+
+def run(args, extra):
+    out = Path(args.out).resolve()
+    sources = json.loads((out / "sources.json").read_text())["inventory"]
+    stop, env = start(out, args.forks)
     argv = [str(BIN / "ansible-playbook")]
     for source in sources:
         argv += ["-i", source]
@@ -324,24 +350,10 @@ def run(args, extra):
         argv += ["--limit", args.limit]
     if args.vault_password_file:
         argv += ["--vault-password-file", args.vault_password_file]
-    env = dict(os.environ, ANSIBLE_COLLECTIONS_PATH=str(REPO / ".collections"),
-               ANSIBLE_CONNECTION_PLUGINS=str(PLUGINS / "connection"), ANSIBLE_FORKS=str(args.forks),
-               ANSIBLE_HOST_KEY_CHECKING="false", ANSIBLE_RETRY_FILES_ENABLED="false",
-               ANSIBLE_CALLBACK_PLUGINS=str(PLUGINS / "callback"),
-               ANSIBLE_CALLBACKS_ENABLED=",".join(filter(None, ["twin", os.environ.get("ANSIBLE_CALLBACKS_ENABLED")])),
-               GPUFABRIC_TWIN_SIM=str(SIM_BIN), GPUFABRIC_TWIN_REPORT=str(out / "reports" / "rehearsal.json"),
-               **machine_env(out / "controller"))
     try:
         return subprocess.run(argv + list(extra), env=env, check=False).returncode
     finally:
-        images_proc.terminate()
-        images_proc.wait(10)
-        if leaves_proc is not None:
-            leaves_proc.send_signal(signal.SIGINT)
-            try:
-                leaves_proc.wait(10)
-            except subprocess.TimeoutExpired:
-                leaves_proc.kill()
+        stop()
 
 
 def set_fault(out, machine, words):

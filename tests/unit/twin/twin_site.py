@@ -25,24 +25,38 @@ PIN = {"version": "22.43.1014", "image": "fw-cx6dx-22.43.1014.bin", "sha256": "0
 PROFILE = {"SRIOV_EN": True, "NUM_OF_VFS": 8}
 
 
-def site(directory, racks, rails=2, **extra):
-    """An inventory directory: ``racks`` {rack: number of servers}; -> (servers, leaves)."""
+def site(directory, racks, rails=2, spines=(), sus=False, **extra):
+    """An inventory directory: ``racks`` {rack: number of servers}; -> (servers, leaves). ``sus``: each rack is an SU
+    (racks_per_su 1) in groups as inventory/example-1250 has them - servers_suNN (with the SU's su) around the
+    rack's group, leaves_suNN its leaves; ``spines``: a spines group of these names (every leaf to every spine, 4
+    server-facing ports per leaf)."""
     fabric = {"rails": rails, "su_prefix": 26, "racks_per_su": 1, "addressing": "p2p31",
               "leaf_name": "{rack}-leaf-rail{rail}",
               "pools": {"rail%d" % r: "198.18.%d.0/20" % (16 * r) for r in range(rails)},
               "nics": {"pci": PCI[:rails]}, "interface_names": NAMES[:rails]}
+    if spines:
+        fabric.update(leaf_ports=4, uplinks={"loopbacks": "198.18.128.0/24"})
     servers = {rack: {"srv-%s-%02d" % (rack, n): {"position": n} for n in range(1, count + 1)}
                for rack, count in racks.items()}
     leaves = ["%s-leaf-rail%d" % (rack, r) for rack in racks for r in range(rails)]
+    groups = {"servers": {"children": {"rack_" + rack: {"vars": {"rack": rack}, "hosts": hosts}
+                                       for rack, hosts in servers.items()}},
+              "leaves": {"hosts": {name: {} for name in leaves}}}
+    if sus:
+        groups["servers"]["children"] = {
+            "servers_su%02d" % su: {"vars": {"su": su},
+                                    "children": {"rack_" + rack: {"vars": {"rack": rack}, "hosts": servers[rack]}}}
+            for su, rack in enumerate(racks, 1)}
+        groups["leaves"] = {"children": {"leaves_su%02d" % su: {"hosts": {
+            "%s-leaf-rail%d" % (rack, r): {} for r in range(rails)}} for su, rack in enumerate(racks, 1)}}
+    if spines:
+        groups["spines"] = {"hosts": {name: {} for name in spines}}
     pinned = matrix("twin-test", {"MT_0000000359": PIN})
     pinned["switch_os"] = {"cumulus-linux": {"release": "5.11.0", "image": "cumulus-linux-5.11.0-mlx-amd64.bin",
                                              "sha256": "0" * 64, "url": "http://mirror.example/cumulus-linux-5.11.0.bin"}}
     pinned["compatibility"]["switch_os_min"] = {"cumulus-linux": "5.11.0"}
     (directory / "group_vars").mkdir(parents=True, exist_ok=True)
-    (directory / "hosts.yml").write_text(yaml.safe_dump({"all": {"children": {
-        "servers": {"children": {"rack_" + rack: {"vars": {"rack": rack}, "hosts": hosts}
-                                 for rack, hosts in servers.items()}},
-        "leaves": {"hosts": {name: {} for name in leaves}}}}}))
+    (directory / "hosts.yml").write_text(yaml.safe_dump({"all": {"children": groups}}))
     (directory / "group_vars" / "all.yml").write_text(yaml.safe_dump(dict({
         "gpufabric_fabric": fabric, "gpufabric_twin_profile": "cx6dx-roce", "gpufabric_batch_by": "rack",
         "gpufabric_matrix": pinned,
