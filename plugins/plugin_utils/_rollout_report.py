@@ -135,6 +135,8 @@ def rows(servers, values, batches=None, failed=None) -> dict:
             continue
         names = {h for h in _l(batch.get("servers")) if isinstance(h, str)}
         members = [h for h in hosts if h["host"] in names]
+        if names and not members:   # a batch of servers outside this report's scope (--limit): not this run's
+            continue
         count = {k: sum(1 for h in members if h["outcome"] == k or h["gate"] == k)
                  for k in ("held", "failed", "passed", "quarantined", "not_retested")}
         out_batches.append(dict({"number": batch.get("number"), "batch": batch.get("name"), "servers": len(members),

@@ -83,6 +83,16 @@ def test_a_rollout_resumed_at_batch_2_runs_only_rack_r02_and_its_leaves(twin):
     assert _in_rollout(ran) == {"srv-r02-01", "r02-leaf-rail0", "r02-leaf-rail1"}
 
 
+@pytest.mark.heavy(35)
+def test_a_rehearsal_of_one_rack_reports_that_rack_only(twin):
+    """--limit: the rehearsal's report lists the machines in scope, not every server of the inventory as "not run"."""
+    ran = rehearse(twin, "--limit", "rack_r02:r02-leaf-rail0:r02-leaf-rail1")
+    assert ran.ok, ran
+    doc = report(twin)
+    assert [(r["host"], r["outcome"]) for r in doc["hosts"]] == [("srv-r02-01", "done")]
+    assert doc["servers"] == 1 and [b["batch"] for b in doc["batches"]] == ["rack r02"]
+
+
 def _in_rollout(ran):
     return {host for p in ran.data["plays"] if p["play"]["name"].startswith("The rollout, batch by batch")
             for t in p["tasks"] for host in t["hosts"]}

@@ -107,8 +107,10 @@ class CallbackModule(CallbackBase):
             return
         from ansible_collections.gpufabric.mlnx.plugins.filter.rollout_report import rollout_report
         inventory = self._variables._inventory
-        group = inventory.groups.get("servers")  # the group itself: get_hosts() would apply the last restriction
-        servers = [host.get_name() for host in group.get_hosts()] if group is not None else []
+        # the servers of the run's scope (--limit), not the last play's restriction (a batch) nor the whole
+        # inventory: the rehearsal of two racks of a 1,250-server site reports those two racks
+        servers = [host.get_name() for host in inventory.get_hosts("servers", ignore_restrictions=True)] \
+            if "servers" in inventory.groups else []
         hostvars = {name: self._variables.get_vars(host=inventory.get_host(name), include_hostvars=False)
                     for name in servers}
         local = inventory.get_host("localhost") or inventory.localhost
