@@ -422,7 +422,13 @@ def report(out):
     for batch in data.get("batches") or []:
         members = [r for r in rows if r.get("batch") == batch.get("batch")]
         seconds = (MODEL["leaf_apply"] if batch.get("leaves") else 0.0) + max([r["seconds"] for r in members] or [0.0])
-        batches.append(dict(batch, seconds=seconds))
+        changes = {"burn": sum(1 for r in members if r.get("firmware_burned")),
+                   "nv": sum(1 for r in members if r.get("nv_changed")),
+                   "fwreset": sum(1 for r in members if str(r.get("activation") or "").startswith("fwreset")),
+                   "reboot": sum(1 for r in members if str(r.get("activation") or "").startswith("reboot"))}
+        batches.append(dict(batch, seconds=seconds, **changes))
+    plays = data.get("plays") or []
+    rollout_start = next((p["started"] for p in plays if p["name"].startswith("The rollout, batch by batch")), None)
     count = {}
     for row in rows:
         count[row["outcome"]] = count.get(row["outcome"], 0) + 1
@@ -432,17 +438,22 @@ def report(out):
            "reboots": sum(1 for r in rows if str(r.get("activation") or "").startswith("reboot")),
            "held": {r["host"]: r.get("why") for r in rows if r["outcome"] == "held"},
            "failed": sorted(r["host"] for r in rows if r["outcome"] == "failed"),
-           "rollout_seconds": sum(b["seconds"] for b in batches), "batches": batches, "hosts": rows}
+           "rollout_seconds": sum(b["seconds"] for b in batches), "batches": batches, "hosts": rows,
+           "rehearsal_seconds": data.get("seconds"), "planning_seconds": rollout_start}
     (out / "reports" / "twin.json").write_text(json.dumps(doc, indent=1, sort_keys=True))
     lines = ["# Rehearsal on the fleet twin", "",
              "%d servers: %s; %d burn firmware, %d reset it (level 3), %d reboot; predicted rollout %.0f min "
              "(latency model: tests/twin/twin.py MODEL)." % (
                  len(rows), ", ".join("%d %s" % (n, k) for k, n in sorted(count.items())), doc["burned"],
                  doc["fwresets"], doc["reboots"], doc["rollout_seconds"] / 60), "",
-             "| batch | servers | leaves | held | failed | predicted |", "|---|---|---|---|---|---|"]
-    lines += ["| %s | %s | %s | %s | %s | %.0f s |" % (
-        b.get("batch"), b.get("servers"), b.get("leaves"), b.get("held"), b.get("failed"), b["seconds"])
-        for b in batches]
+             "| batch | servers | leaves | held | failed | burn firmware | NV changes | firmware resets | reboots | "
+             "predicted |", "|---|---|---|---|---|---|---|---|---|---|"]
+    lines += ["| %s | %s | %s | %s | %s | %d | %d | %d | %d | %.0f s |" % (
+        b.get("batch"), b.get("servers"), b.get("leaves"), b.get("held"), b.get("failed"), b["burn"], b["nv"],
+        b["fwreset"], b["reboot"], b["seconds"]) for b in batches]
+    if rollout_start is not None:
+        lines += ["", "The rehearsal itself: %.0f s on this controller, of which %.0f s before the first batch (the "
+                  "variable check, the preflight, the plan)." % (data.get("seconds") or 0, rollout_start)]
     lines += ["", "| server | outcome | firmware burned | NV changed | activation | predicted | why |",
               "|---|---|---|---|---|---|---|"]
     lines += ["| %s | %s | %s | %s | %s | %.0f s | %s |" % (

@@ -90,7 +90,13 @@ def test_a_rehearsal_of_one_rack_reports_that_rack_only(twin):
     assert ran.ok, ran
     doc = report(twin)
     assert [(r["host"], r["outcome"]) for r in doc["hosts"]] == [("srv-r02-01", "done")]
-    assert doc["servers"] == 1 and [b["batch"] for b in doc["batches"]] == ["rack r02"]
+    assert doc["servers"] == 1
+    # per batch what it changes (the one server burns its firmware, changes NV, resets the cards)
+    assert [(b["batch"], b["burn"], b["nv"], b["fwreset"], b["reboot"]) for b in doc["batches"]] == [
+        ("rack r02", 1, 1, 1, 0)]
+    # where the rehearsal's own time went: the plays before the first batch, then the rest
+    assert 0 < doc["planning_seconds"] < doc["rehearsal_seconds"]
+    assert "| rack r02 | 1 | 2 | 0 | 0 | 1 | 1 | 1 | 0 |" in (twin / "reports" / "twin.md").read_text()
 
 
 def _in_rollout(ran):

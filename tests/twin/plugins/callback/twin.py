@@ -14,6 +14,7 @@ import json
 import os
 import pkgutil
 import sys
+import time
 
 from ansible.plugins.callback import CallbackBase
 
@@ -80,6 +81,8 @@ class CallbackModule(CallbackBase):
         self._variables = None
         self._play = ""
         self._failed = set()
+        self._started = time.time()
+        self._plays = []   # [(name, seconds from the playbook's start)]: where the time goes (the planning, batches)
         sim_bin = os.environ.get("GPUFABRIC_TWIN_SIM")
         preload(os.path.dirname(sim_bin) if sim_bin else None)
         gc.freeze()
@@ -94,6 +97,7 @@ class CallbackModule(CallbackBase):
     def v2_playbook_on_play_start(self, play):
         self._variables = play.get_variable_manager()
         self._play = play.get_name()
+        self._plays.append((self._play, round(time.time() - self._started, 2)))
 
     def _failure(self, result, *_args, **kwargs):
         if not self._play.startswith(self.HELD_PLAY) and not kwargs.get("ignore_errors"):
@@ -118,6 +122,8 @@ class CallbackModule(CallbackBase):
             if local is not None else {}
         report = json.loads(rollout_report(servers, hostvars, rollout.get("batches") or [], sorted(self._failed),
                                            "json"))
+        report["plays"] = [{"name": name, "started": at} for name, at in self._plays]
+        report["seconds"] = round(time.time() - self._started, 2)
         os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
         with open(path, "w", encoding="utf-8") as out:
             json.dump(report, out, indent=1, sort_keys=True)
