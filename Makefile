@@ -113,6 +113,7 @@ bench: venv collection image
 	$(BIN)/python tests/bench/run.py
 	$(BIN)/python tests/bench/rollout.py
 	$(BIN)/python tests/bench/rail_plan.py
+	$(BIN)/python tests/bench/planning.py
 	$(BIN)/python tests/bench/gate_pairs.py
 	$(BIN)/python tests/bench/check_inventory.py
 	$(BIN)/python tests/bench/leaves.py

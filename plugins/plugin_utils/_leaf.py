@@ -25,7 +25,8 @@ from __future__ import annotations
 
 import ipaddress
 import re
-from typing import Any, Mapping
+from collections.abc import Mapping
+from typing import Any
 
 from ansible_collections.gpufabric.mlnx.plugins.module_utils._errors import MlnxError
 from ansible_collections.gpufabric.mlnx.plugins.module_utils._nvue_keys import flag, release_tuple, spell

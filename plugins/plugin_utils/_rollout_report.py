@@ -128,13 +128,14 @@ def rows(servers, values, batches=None, failed=None) -> dict:
                            else method),
             "gate": gate.get("status"), "why": "; ".join(why)})
     out_batches, after = [], None
+    by_host = {h["host"]: h for h in hosts}
     for batch in _l(batches):
         batch = _m(batch)
         if batch.get("after_end"):  # a batch after gpufabric_end_batch: not this run's, only the next wave's start
             after = after or batch
             continue
-        names = {h for h in _l(batch.get("servers")) if isinstance(h, str)}
-        members = [h for h in hosts if h["host"] in names]
+        names = dict.fromkeys(h for h in _l(batch.get("servers")) if isinstance(h, str))
+        members = [by_host[name] for name in names if name in by_host]
         if names and not members:   # a batch of servers outside this report's scope (--limit): not this run's
             continue
         count = {k: sum(1 for h in members if h["outcome"] == k or h["gate"] == k)
@@ -149,9 +150,11 @@ def _resume(batches, hosts, after=None):
     ``{"number", "batch", "option", "why"}`` (``why``: V(stopped)) - or, when every batch of the run ran and the run
     was a wave (``after``: the first batch after ``gpufabric_end_batch``), that batch (``why``: V(wave)); None when
     every batch ran (or none did)."""
-    ran = False
+    ran, of_batch = False, {}
+    for host in hosts:
+        of_batch.setdefault(host["batch"], []).append(host)
     for batch in batches:
-        members = [h for h in hosts if h["batch"] == batch["batch"]]
+        members = of_batch.get(batch["batch"], [])
         if members and all(h["outcome"] == "not run" for h in members):
             if ran and batch.get("number") is not None:
                 return {"number": batch["number"], "batch": batch["batch"], "why": "stopped",

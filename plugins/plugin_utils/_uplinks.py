@@ -18,7 +18,8 @@ from __future__ import annotations
 
 import re
 import string
-from typing import Any, Callable, Mapping
+from collections.abc import Callable, Mapping
+from typing import Any
 
 from ansible_collections.gpufabric.mlnx.plugins.module_utils._validate import (
     check_mapping, join_path, kind_of, quoted, read_choice, read_text, read_whole, unknown_keys)

@@ -10,7 +10,7 @@ the matrix's two images made by the simulator on the controller (tests/sim on PA
 is contacted: every host is an ssh host on a closed port. inventory/example-1250 ships no firmware images, so
 its run skips the image check (gpufabric_preflight_images=false) and must pass.
 Each size runs once (REPEAT to change); nothing is asserted: each figure is printed with its target (issue 12:
-example-1250 in at most 30 s, growth linear - t(12500)/t(1250) about 10, at most 13) and written to
+example-1250 in at most 30 s, growth linear - t(12500)/t(1250) about 10, at most 12 - issue 40) and written to
 tests/output/bench-check-inventory.json.
 """
 import os
@@ -117,7 +117,7 @@ def main():
         equal("inventory/example-1250: rc (no problem)", out["example-1250"]["rc"], 0),
         at_most("generated 1,250 hosts: wall seconds", mid, 30),
         equal("generated inventories: rc (no problem)", sorted({out[str(c)]["rc"] for c in SIZES}), [0]),
-        at_most("t(12500) / t(1250) (linear: about 10)", out["ratio_12500_to_1250"], 13)])
+        at_most("t(12500) / t(1250) (linear: about 10; issue 40: at most 12)", out["ratio_12500_to_1250"], 12)])
 
 
 if __name__ == "__main__":

@@ -8,7 +8,7 @@ Servers are DGX-H100-like and carry no facts (interface_names and the PCI slot m
 Each size is timed REPEAT times and the fastest run kept (other work on the machine only adds).
 Linear growth shows as ratios t(1250)/t(125) and t(12500)/t(1250) of about 10. Nothing is asserted:
 each figure is printed with its target (issue 4: 1,250 hosts under 1 s, growth linear - a ratio of
-at most 13 for 10x the hosts) and whether it is met, and written to tests/output/bench-rail-plan.json.
+at most 13 for 10x the hosts; issue 40: 12 from 1,250 to 12,500) and whether it is met, and written to tests/output/bench-rail-plan.json.
 """
 import os
 import sys
@@ -70,7 +70,7 @@ def main():
     publish("bench-rail-plan", out, [
         at_most("1,250 hosts x %d rails: plan + cabling seconds" % RAILS, out["1250"]["total_s"], 1.0),
         at_most("t(1250) / t(125) (linear: about 10)", out["ratio_1250_to_125"], 13),
-        at_most("t(12500) / t(1250) (linear: about 10)", out["ratio_12500_to_1250"], 13)])
+        at_most("t(12500) / t(1250) (linear: about 10; issue 40: at most 12)", out["ratio_12500_to_1250"], 12)])
 
 
 if __name__ == "__main__":
