@@ -429,6 +429,8 @@ def report(out):
         batches.append(dict(batch, seconds=seconds, **changes))
     plays = data.get("plays") or []
     rollout_start = next((p["started"] for p in plays if p["name"].startswith("The rollout, batch by batch")), None)
+    planning = next((later["started"] - play["started"] for play, later in zip(plays, plays[1:])
+                     if play["name"].startswith("Plan the rollout")), None)
     count = {}
     for row in rows:
         count[row["outcome"]] = count.get(row["outcome"], 0) + 1
@@ -439,7 +441,8 @@ def report(out):
            "held": {r["host"]: r.get("why") for r in rows if r["outcome"] == "held"},
            "failed": sorted(r["host"] for r in rows if r["outcome"] == "failed"),
            "rollout_seconds": sum(b["seconds"] for b in batches), "batches": batches, "hosts": rows,
-           "rehearsal_seconds": data.get("seconds"), "planning_seconds": rollout_start}
+           "rehearsal_seconds": data.get("seconds"), "before_first_batch_seconds": rollout_start,
+           "planning_seconds": round(planning, 2) if planning is not None else None}
     (out / "reports" / "twin.json").write_text(json.dumps(doc, indent=1, sort_keys=True))
     lines = ["# Rehearsal on the fleet twin", "",
              "%d servers: %s; %d burn firmware, %d reset it (level 3), %d reboot; predicted rollout %.0f min "
@@ -453,7 +456,8 @@ def report(out):
         b["fwreset"], b["reboot"], b["seconds"]) for b in batches]
     if rollout_start is not None:
         lines += ["", "The rehearsal itself: %.0f s on this controller, of which %.0f s before the first batch (the "
-                  "variable check, the preflight, the plan)." % (data.get("seconds") or 0, rollout_start)]
+                  "variable check, the preflight, the plan) and %.0f s the planning play (the rail plan and the "
+                  "batches)." % (data.get("seconds") or 0, rollout_start, planning or 0)]
     lines += ["", "| server | outcome | firmware burned | NV changed | activation | predicted | why |",
               "|---|---|---|---|---|---|---|"]
     lines += ["| %s | %s | %s | %s | %s | %.0f s | %s |" % (

@@ -95,7 +95,7 @@ def test_a_rehearsal_of_one_rack_reports_that_rack_only(twin):
     assert [(b["batch"], b["burn"], b["nv"], b["fwreset"], b["reboot"]) for b in doc["batches"]] == [
         ("rack r02", 1, 1, 1, 0)]
     # where the rehearsal's own time went: the plays before the first batch, then the rest
-    assert 0 < doc["planning_seconds"] < doc["rehearsal_seconds"]
+    assert 0 < doc["planning_seconds"] < doc["before_first_batch_seconds"] < doc["rehearsal_seconds"]
     assert "| rack r02 | 1 | 2 | 0 | 0 | 1 | 1 | 1 | 0 |" in (twin / "reports" / "twin.md").read_text()
 
 
