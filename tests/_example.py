@@ -8,13 +8,14 @@ SITE = REPO / "inventory" / "example-1250"
 
 def example_1250():
     """``(servers, leaves, leaf addresses, spines, fabric)``: the servers as the rail plan takes them (with the su of
-    their SU's group), the leaves
+    their rack's SU group), the leaves
     and spines as ``{name: its variables}`` (a leaf's group variables; a spine's plane), the leaves' ansible_host
     and gpufabric_fabric."""
     inventory = yaml.safe_load((SITE / "hosts.yml").read_text())["all"]["children"]
-    servers = [{"name": name, "rack": group["vars"]["rack"], "position": host["position"], "su": su["vars"]["su"]}
-               for su in inventory["servers"]["children"].values() for group in su["children"].values()
-               for name, host in group["hosts"].items()]
+    su_of = {rack: unit["vars"]["su"] for unit in inventory["scalable_units"]["children"].values()
+             for rack in unit["children"]}
+    servers = [{"name": name, "rack": group["vars"]["rack"], "position": host["position"], "su": su_of[rack]}
+               for rack, group in inventory["servers"]["children"].items() for name, host in group["hosts"].items()]
     leaves = {name: dict(group.get("vars") or {}) for group in inventory["leaves"]["children"].values()
               for name in group["hosts"]}
     addresses = [host["ansible_host"] for group in inventory["leaves"]["children"].values()

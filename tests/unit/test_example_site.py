@@ -57,9 +57,7 @@ def test_every_server_gets_a_distinct_management_and_bmc_address_in_the_manageme
     rails = yaml.safe_load((SITE / "group_vars/all/rails.yml").read_text())["gpufabric_fabric"]
     assert str(mgmt) in rails["mgmt_subnets"]
     addresses, bmcs = set(), set()
-    racks = [rack for su in inventory["all"]["children"]["servers"]["children"].values()
-             for rack in su["children"].values()]
-    for group in racks:
+    for group in inventory["all"]["children"]["servers"]["children"].values():
         for host in group["hosts"].values():
             rack, position = int(group["vars"]["rack"][1:]), host["position"]
             index, block = (rack - 1) % 50 * 4 + position, (rack - 1) // 50
@@ -70,15 +68,19 @@ def test_every_server_gets_a_distinct_management_and_bmc_address_in_the_manageme
 
 
 def test_each_su_group_holds_its_8_racks_and_gives_them_its_su():
-    """One group per SU of racks_per_su racks (servers_su01: r01-r08 ... servers_su40: r313), its su the number the
-    rail plan would derive from the rack's place: a job of one SU sees the su the whole site has."""
-    sus = yaml.safe_load((SITE / "hosts.yml").read_text())["all"]["children"]["servers"]["children"]
+    """One group per SU of racks_per_su racks (servers_su01: r01-r08 ... servers_su40: r313) in group
+    scalable_units, its su the number the rail plan would derive from the rack's place: a job of one SU sees the su the
+    whole site has. The racks stay children of servers, in order (a group lists its own children's hosts in order,
+    its grandchildren's in no order)."""
+    children = yaml.safe_load((SITE / "hosts.yml").read_text())["all"]["children"]
+    sus = children["scalable_units"]["children"]
     assert list(sus) == ["servers_su%02d" % n for n in range(1, 41)]
     assert [group["vars"] for group in sus.values()] == [{"su": n} for n in range(1, 41)]
     assert list(sus["servers_su02"]["children"]) == ["rack_r%02d" % n for n in range(9, 17)]
     assert list(sus["servers_su40"]["children"]) == ["rack_r313"]
     racks_per_su = load("group_vars/all/rails.yml")["gpufabric_fabric"]["racks_per_su"]
     assert all(len(group["children"]) == racks_per_su for name, group in sus.items() if name != "servers_su40")
+    assert [rack for group in sus.values() for rack in group["children"]] == list(children["servers"]["children"])
 
 
 def test_reboots_batches_and_gate_are_set():

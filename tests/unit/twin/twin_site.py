@@ -27,8 +27,8 @@ PROFILE = {"SRIOV_EN": True, "NUM_OF_VFS": 8}
 
 def site(directory, racks, rails=2, spines=(), sus=False, **extra):
     """An inventory directory: ``racks`` {rack: number of servers}; -> (servers, leaves). ``sus``: each rack is an SU
-    (racks_per_su 1) in groups as inventory/example-1250 has them - servers_suNN (with the SU's su) around the
-    rack's group, leaves_suNN its leaves; ``spines``: a spines group of these names (every leaf to every spine, 4
+    (racks_per_su 1) in groups as inventory/example-1250 has them - servers_suNN (with the SU's su, in group
+    scalable_units) with the rack's group, leaves_suNN its leaves; ``spines``: a spines group of these names (every leaf to every spine, 4
     server-facing ports per leaf)."""
     fabric = {"rails": rails, "su_prefix": 26, "racks_per_su": 1, "addressing": "p2p31",
               "leaf_name": "{rack}-leaf-rail{rail}",
@@ -43,10 +43,8 @@ def site(directory, racks, rails=2, spines=(), sus=False, **extra):
                                        for rack, hosts in servers.items()}},
               "leaves": {"hosts": {name: {} for name in leaves}}}
     if sus:
-        groups["servers"]["children"] = {
-            "servers_su%02d" % su: {"vars": {"su": su},
-                                    "children": {"rack_" + rack: {"vars": {"rack": rack}, "hosts": servers[rack]}}}
-            for su, rack in enumerate(racks, 1)}
+        groups["scalable_units"] = {"children": {"servers_su%02d" % su: {"vars": {"su": su}, "children": {
+            "rack_" + rack: {}}} for su, rack in enumerate(racks, 1)}}
         groups["leaves"] = {"children": {"leaves_su%02d" % su: {"hosts": {
             "%s-leaf-rail%d" % (rack, r): {} for r in range(rails)}} for su, rack in enumerate(racks, 1)}}
     if spines:
