@@ -70,8 +70,8 @@ def measure(count):
     out["merge_s"], merged = best(lambda: _rollout_report.render(_rollout_report.merge(parts), "json"))
     assert len(report) > count and len(merged) > count   # every server is in both, not a timing
     out["sus"] = len(sus)
-    out["total_s"] = round(sum(out[k] for k in ("site_problems_s", "rail_plan_s", "batches_s", "report_s",
-                                                 "merge_s")), 4)
+    steps = ("site_problems_s", "rail_plan_s", "batches_s", "report_s", "merge_s")
+    out["total_s"] = round(sum(out[k] for k in steps), 4)
     return out
 
 
