@@ -19,6 +19,11 @@ for log in "$dir"/*.log; do
   echo "--- its failure lines (at most 40):"
   grep -E '^(FAILED|ERROR) |^E   |Error:|ERROR:|fatal: |failed=[1-9]|^[^ ]+\.py:[0-9]+: [A-Za-z]*Error|^make(\[[0-9]+\])?: \*\*\*' \
     "$log" | tail -n 40
+  # a molecule verify script's own words ("FAILED: ..."), wrapped by the callback over several lines
+  if grep -q 'FAILED: ' "$log"; then
+    echo "--- what a check said (at most 40 lines):"
+    grep -A 8 'FAILED: ' "$log" | tail -n 40
+  fi
   echo "--- its last 15 lines:"
   grep -v '^stream rc=' "$log" | tail -n 15
 done

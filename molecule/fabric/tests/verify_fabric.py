@@ -458,13 +458,14 @@ class Scenario:
             "-e", "gpufabric_max_unreachable=2",
             faults=[("r01-leaf-rail3", "default_password"), ("r01-leaf-rail2", "nvued_down"),
                     ("r01-leaf-rail1", "roce_lossy"), ("r01-leaf-rail1", "slow_apply", "15"),
-                    ("r01-leaf-rail0", "roce_lossy"), ("r01-leaf-rail0", "slow_apply", "60")],
+                    ("r01-leaf-rail0", "roce_lossy"), ("r01-leaf-rail0", "slow_apply", "3600")],
             setup=other_client,
             held={"fab-r01-01": self.leaves[:4], "fab-r01-02": self.leaves[:4]},
             reasons={"fab-r01-01": ["403", "password", "502", "nvued", "timeout", "409"]}, touched=[]))
-        # the other client's slow apply on rail0 (60 s from before the run, which reaches the leaves within ~10 s on a
-        # quiet machine - 30 s was not enough beside make test's other streams: the run's apply came after it ended)
-        # and the run's own on rail1 (15 s, past the run's 5 s timeout) end before the next run
+        # the other client's apply on rail0 is held in flight for the whole run (a guess of how long the run takes to
+        # reach the leaves - 30 s, then 60 s - was not enough beside make test's other streams: the run's apply came
+        # after it ended) and ends when its slow_apply fault is cleared after the run; it and the run's own on rail1
+        # (15 s, past the run's 5 s timeout) end before the next run
         for leaf in ("r01-leaf-rail0", "r01-leaf-rail1"):
             self.wait_applied(leaf)
         # all faults gone: the run converges everything back, nothing held
@@ -494,6 +495,11 @@ class Slurm:
         out = self.run("sbatch", "--parsable", "--nodelist=" + node, "--output=/dev/null", "--job-name=lab-work",
                        "--wrap", "while [ ! -e %s ]; do sleep 1; done" % release)
         return out.strip().split(";")[0]
+
+
+# fab-r01-01's job is released 5 s after its node is seen draining, by a watcher that polls Slurm through podman
+# exec: 20 s left too little room beside make test's other streams
+DRAIN_TIMEOUT = 30
 
 
 def drain(scenario):
@@ -529,7 +535,8 @@ def drain(scenario):
         if "r02" not in seen and slurm.node("fab-r02-02")[0] == "draining":
             seen["r02"] = now
         return "released" in seen and "r02" in seen
-    settings = {"gpufabric_drain": "slurm", "gpufabric_drain_slurm_host": "fab-r01-01", "gpufabric_drain_timeout": 20,
+    settings = {"gpufabric_drain": "slurm", "gpufabric_drain_slurm_host": "fab-r01-01",
+                "gpufabric_drain_timeout": DRAIN_TIMEOUT,
                 "gpufabric_drain_poll": 2, "gpufabric_max_fail_percentage": 100}
     started = time.time()
     try:
@@ -595,8 +602,8 @@ def drain_checks(scenario, data, rc, seen, states, jobs, waited, kept, took):
     held = {h: r["ansible_facts"]["gpufabric_held"] for h, r in scenario.results(
         data, "Held - the workload did not leave the server in time (it stays out of service; nothing on it is "
               "touched)").items() if r.get("ansible_facts")}
-    expect(list(held) == ["fab-r02-02"] and "still runs job %s after gpufabric_drain_timeout=20 s" % kept
-           in held["fab-r02-02"][0]["reason"], "drain: held %s" % held)
+    expect(list(held) == ["fab-r02-02"] and "still runs job %s after gpufabric_drain_timeout=%d s" % (
+        kept, DRAIN_TIMEOUT) in held["fab-r02-02"][0]["reason"], "drain: held %s" % held)
     lines.append("drain (Slurm): fab-r01-01's job %s waited for, then the server touched and resumed; quarantined "
                  "fab-r01-02 left drained (%s); the administrator's drain of fab-r02-01 kept; fab-r02-02 held, its "
                  "job %s still running; run %.0f s" % (waited, states["fab-r01-02"][1][:60], kept, took))

@@ -22,7 +22,7 @@ FAULTS = {
     "mtu": (["port", "mtu"], "the port's operational MTU differs from the applied one"),
     "roce_lossy": ([], "a hand change: applied AND startup get qos roce mode lossy (one-shot)"),
     "nvued_down": ([], "REST answers 502 (nginx, nvued stopped); the CLI cannot connect"),
-    "slow_apply": (["seconds"], "every apply takes this much longer"),
+    "slow_apply": (["seconds"], "every apply takes this much longer (until the fault is cleared: an apply in flight then ends)"),
     "invalid_apply": (["location", "reason"], "every apply ends invalid at this location"),
     "swap": (["port", "port"], "swapped cables: the two ports' LLDP neighbours are exchanged"),
     "release": (["release"], "the running release is this one (one-shot, e.g. an older release)"),

@@ -3,6 +3,7 @@
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
 """The operational view of the NVUE emulator and every fault's effect on it (and on the CLI)."""
 import json
+import time
 
 import pytest
 
@@ -136,6 +137,19 @@ def test_slow_apply_keeps_the_revision_in_apply(leaf):
     leaf.ok("PATCH", "/revision/%s" % rid, {"state": "apply", "auto-prompt": {"ays": "ays_yes"}})
     assert leaf.get("/revision/%s" % rid)["state"] == "apply"
     assert leaf.wait_rev(rid)["state"] == "applied_and_saved"
+
+
+def test_clearing_slow_apply_ends_an_apply_in_flight(leaf):
+    leaf.admin("fault", "set", "slow_apply", "600")
+    rid = leaf.new_rev()
+    leaf.ok("PATCH", "/system?rev=%s" % rid, {"timezone": "UTC"})
+    leaf.ok("PATCH", "/revision/%s" % rid, {"state": "apply", "auto-prompt": {"ays": "ays_yes"}})
+    time.sleep(1.0)
+    assert leaf.get("/revision/%s" % rid)["state"] == "apply"      # held by the fault, 1 s into its 600
+    leaf.admin("fault", "clear", "slow_apply")
+    started = time.monotonic()
+    assert leaf.wait_rev(rid)["state"] == "applied_and_saved"
+    assert time.monotonic() - started < 30                          # ended by the clear, not after 600 s
 
 
 def test_release_fault_makes_the_running_release_older(leaf):
