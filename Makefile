@@ -17,7 +17,7 @@ LAB        ?= tests/lab/labs/demo.yml
 # processes it waited for (not of the lab's containers: podman's conmon is not its child). `make test` needs 40 min.
 timed      = TIMEFORMAT="timed: $(1): %0R s wall, %0U s user, %0S s sys"; time
 
-.PHONY: help venv host image collection tools unit sanity lint docs ee install-test molecule molecule-a molecule-b bench test test-unit \
+.PHONY: help venv host image collection tools unit sanity lint docs ee install-test molecule molecule-a molecule-b bench bench-smoke test test-unit \
         test-static test-molecule demo demo-down clean
 
 help:
@@ -28,7 +28,7 @@ help:
 	@echo "              streams at once: unit | sanity, lint, docs, ee, install-test, molecule A | molecule B)"
 	@echo "make ee           - ansible-builder introspect/create on the collection's EE metadata (no image built)"
 	@echo "make install-test - build the tarball, install it with only its declared dependencies, run it outside the checkout"
-	@echo "make unit | sanity | lint | docs | ee | install-test | molecule | bench | demo-down | clean"
+	@echo "make unit | sanity | lint | docs | ee | install-test | molecule | bench | bench-smoke | demo-down | clean"
 
 # requirements-dev.txt: the development stack; requirements.txt (the controller's needs, what an execution
 # environment gets) is a subset of it.
@@ -72,7 +72,7 @@ tools:
 	    openmpi-bin; }
 
 unit: venv collection tools
-	$(call timed,unit) $(BIN)/pytest -q -n 2 tests/unit
+	$(call timed,unit) $(BIN)/pytest -q -n 2 --durations=30 tests/unit
 
 sanity: venv
 	$(call timed,sanity) bash tests/sanity.sh
@@ -109,20 +109,19 @@ molecule-a: venv collection image
 molecule-b: venv collection image
 	$(call scenarios,$(MOLECULE_B))
 
+# The benchmarks (tests/bench/<name>.py): `make bench` runs each at its full size, each figure printed with its target
+# and met / not met; `make bench-smoke` (part of `make test`) runs each at its smallest size, once (BENCH_SMOKE=1), so a
+# benchmark that breaks is seen - tests/bench/smoke.py.
+BENCHES := run rollout rail_plan planning gate_pairs check_inventory leaves twin site_forks
 bench: venv collection image
-	$(BIN)/python tests/bench/run.py
-	$(BIN)/python tests/bench/rollout.py
-	$(BIN)/python tests/bench/rail_plan.py
-	$(BIN)/python tests/bench/planning.py
-	$(BIN)/python tests/bench/gate_pairs.py
-	$(BIN)/python tests/bench/check_inventory.py
-	$(BIN)/python tests/bench/leaves.py
-	$(BIN)/python tests/bench/twin.py
-	$(BIN)/python tests/bench/site_forks.py
+	for b in $(BENCHES); do $(BIN)/python tests/bench/$$b.py || exit 1; done
+
+bench-smoke: venv collection image
+	$(call timed,bench-smoke) $(BIN)/python tests/bench/smoke.py $(BENCHES)
 
 # `make test`: what every target needs once (venv, collection, tools, the lab image), then three streams at once,
 # each in its own order: the unit suite (2 workers, its heavy tests first), the static checks (sanity, lint, docs,
-# ee, install-test) then the scenarios MOLECULE_A, and the scenarios MOLECULE_B. One after another they left a third
+# ee, install-test) then the scenarios MOLECULE_A, and the scenarios MOLECULE_B then the benchmarks' smoke run. One after another they left a third
 # of the two cores idle (the static checks use one core, molecule ~1.4 of two while podman and the network wait); with
 # all seven scenarios in one stream that stream alone took 56 min (2026-12-07: fabric 24, driver_firmware 17), the
 # others 40 and 19. Each stream's output is
@@ -147,7 +146,7 @@ test-static:
 	  $(MAKE) --no-print-directory install-test && $(MAKE) --no-print-directory molecule-a,static)
 
 test-molecule:
-	$(call stream,$(MAKE) --no-print-directory molecule-b,molecule)
+	$(call stream,$(MAKE) --no-print-directory molecule-b && $(MAKE) --no-print-directory bench-smoke,molecule)
 
 # The demo (tests/lab/demo/prepare.yml, then site.yml): the controller runs the simulator's flint for the firmware
 # images, with a simulator state of its own; the reports go to reports/demo/ (emptied first: a demo tests everything).

@@ -1,9 +1,25 @@
 """The tail every benchmark shares: each figure with its target and whether it is met, printed and kept in
-tests/output/<name>.json. A benchmark reports; it never fails on a missed target (no timing assertions)."""
+tests/output/<name>.json. A benchmark reports; it never fails on a missed target (no timing assertions) - it fails
+when what it measures did not run (a playbook or a tool that failed: ``broken``), so a broken benchmark is seen.
+
+BENCH_SMOKE=1 is make test's smoke run (tests/bench/smoke.py): every benchmark at its smallest size, once, its output
+in tests/output/bench-smoke/ - it proves that the benchmark runs; its figures are not the benchmark's."""
 import json
+import os
 from pathlib import Path
 
-OUTPUT = Path(__file__).resolve().parents[1] / "output"
+SMOKE = os.environ.get("BENCH_SMOKE") == "1"
+OUTPUT = Path(__file__).resolve().parents[1] / "output" / ("bench-smoke" if SMOKE else "")
+
+
+def repeat(default):
+    """How many times a measurement is repeated: BENCH_REPEAT (``default``), once in a smoke run."""
+    return 1 if SMOKE else int(os.environ.get("BENCH_REPEAT", str(default)))
+
+
+def smoke_or(full, smoke):
+    """``smoke`` in a smoke run, ``full`` otherwise (the sizes, the scales, the runs a benchmark makes)."""
+    return smoke if SMOKE else full
 
 
 def _target(what, measured, goal, met):
@@ -25,10 +41,11 @@ def each_equal(what, per_host, wanted):
                    bool(per_host) and all(v == wanted for v in per_host.values()))
 
 
-def publish(name, numbers, targets=()):
-    """Print ``numbers`` and the targets (MET / NOT MET, one line each) and write both to tests/output."""
-    targets = list(targets)
-    numbers = dict(numbers, targets=targets)
+def publish(name, numbers, targets=(), broken=()):
+    """Print ``numbers`` and the targets (MET / NOT MET, one line each) and write both to tests/output; then, when a
+    run the benchmark measures failed (``broken``: what failed, one line each), say so and exit 1."""
+    targets, broken = list(targets), [b for b in broken if b]
+    numbers = dict(numbers, targets=targets, broken=broken, smoke=SMOKE)
     text = json.dumps(numbers, indent=2)
     print(text)
     met = sum(t["met"] for t in targets)
@@ -38,3 +55,8 @@ def publish(name, numbers, targets=()):
         print("  %-7s %s: %s (target %s)" % (verdict, t["what"], json.dumps(t["measured"]), t["target"]))
     OUTPUT.mkdir(parents=True, exist_ok=True)
     (OUTPUT / (name + ".json")).write_text(text + "\n")
+    if SMOKE:
+        print("(a smoke run: the smallest size, once - it proves that %s runs; its figures are not the benchmark's)"
+              % name)
+    if broken:
+        raise SystemExit("%s: BROKEN - what it measures did not run:\n  %s" % (name, "\n  ".join(broken)))

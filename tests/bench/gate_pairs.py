@@ -35,7 +35,7 @@ HERE = Path(__file__).resolve().parent
 sys.path[:0] = [str(HERE.parent), str(HERE.parent / "unit")]
 # importing conftest makes ansible_collections.gpufabric.mlnx importable
 from conftest import REPO  # noqa: E402,F401  # pylint: disable=unused-import
-from _report import at_most, equal, publish  # noqa: E402
+from _report import at_most, equal, publish, repeat  # noqa: E402
 from rail_plan import FABRIC, RAILS, servers  # noqa: E402
 
 from ansible_collections.gpufabric.mlnx.plugins.plugin_utils import _gate  # noqa: E402
@@ -44,7 +44,7 @@ from ansible_collections.gpufabric.mlnx.plugins.plugin_utils._rail_plan import p
 
 SIZES = (4, 40, 400, 1250)
 ODD = 1247
-REPEAT = int(os.environ.get("BENCH_REPEAT", "5"))
+REPEAT = repeat(5)
 BW_S = float(os.environ.get("BENCH_BW_S", "10"))
 LAT_S = float(os.environ.get("BENCH_LAT_S", "5"))
 SPINE_FABRIC = dict(FABRIC, leaf_ports=32, uplinks={"loopbacks": "192.168.0.0/22"})

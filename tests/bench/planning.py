@@ -20,16 +20,15 @@ HERE = Path(__file__).resolve().parent
 sys.path[:0] = [str(HERE), str(HERE.parent), str(HERE.parent / "unit")]
 # importing conftest makes ansible_collections.gpufabric.mlnx importable
 from conftest import REPO  # noqa: E402,F401  # pylint: disable=unused-import
-from _report import at_most, publish  # noqa: E402
+from _report import SMOKE, at_most, publish, repeat, smoke_or  # noqa: E402
 from rail_plan import FABRIC, RAILS, servers  # noqa: E402
 
 from ansible_collections.gpufabric.mlnx.plugins.plugin_utils import _rollout, _rollout_report  # noqa: E402
 from ansible_collections.gpufabric.mlnx.plugins.plugin_utils._rail_plan import plan  # noqa: E402
 from ansible_collections.gpufabric.mlnx.plugins.plugin_utils._variables import site_problems  # noqa: E402
 
-SMOKE = os.environ.get("BENCH_SMOKE") == "1"
-SIZES = (125, 1250) if SMOKE else (1250, 12500)
-REPEAT = 1 if SMOKE else int(os.environ.get("BENCH_REPEAT", "3"))
+SIZES = smoke_or((1250, 12500), (125, 1250))
+REPEAT = repeat(3)
 SETTINGS = {"gpufabric_batch_by": "su", "gpufabric_batch_size": [1, 1, 4], "gpufabric_max_fail_percentage": 0,
             "gpufabric_preflight_enabled": False, "gpufabric_ofed_enabled": False, "gpufabric_firmware_enabled": False}
 FACTS = {"gpufabric_ofed_result": {"action": "none"}, "gpufabric_firmware_pending_devices": ["0000:18:00.0"],

@@ -19,13 +19,13 @@ HERE = Path(__file__).resolve().parent
 sys.path[:0] = [str(HERE.parent), str(HERE.parent / "unit")]
 # importing conftest makes ansible_collections.gpufabric.mlnx importable
 from conftest import REPO  # noqa: E402,F401  # pylint: disable=unused-import
-from _report import at_most, publish  # noqa: E402
+from _report import at_most, publish, repeat  # noqa: E402
 
 from ansible_collections.gpufabric.mlnx.plugins.plugin_utils._rail_plan import cabling, plan  # noqa: E402
 
 SIZES = (125, 1250, 12500)
 RAILS = 8
-REPEAT = int(os.environ.get("BENCH_REPEAT", "3"))
+REPEAT = repeat(3)
 BUSES = (0x18, 0x40, 0x4f, 0x5e, 0x9a, 0xc0, 0xce, 0xdc)
 FABRIC = {
     "rails": RAILS,

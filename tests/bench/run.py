@@ -22,7 +22,7 @@ sys.path[:0] = [str(HERE.parent), str(HERE.parent / "unit")]
 # importing conftest makes ansible_collections.gpufabric.mlnx importable
 from conftest import REPO  # noqa: E402,F401  # pylint: disable=unused-import
 from _simhost import SimHost  # noqa: E402
-from _report import at_most, publish  # noqa: E402
+from _report import at_most, publish, smoke_or  # noqa: E402
 
 from ansible_collections.gpufabric.mlnx.plugins.module_utils import _devices, _firmware, _info  # noqa: E402
 from ansible_collections.gpufabric.mlnx.plugins.module_utils._mlxconfig import converge  # noqa: E402
@@ -108,8 +108,9 @@ def main():
     # Real-life latencies (query 1.5 s, burn 90 s) scaled. Each simulated tool call is also a
     # Python process (~0.2-0.3 s of CPU here, 2 cores): every benchmark runs a second time at
     # latency 0, and the ratio net of that start-up is reported beside the raw one.
-    query_scale = float(os.environ.get("BENCH_QUERY_SCALE", "1.0"))   # a query takes 1.5 s
-    burn_scale = float(os.environ.get("BENCH_BURN_SCALE", "0.1"))      # a burn takes 9 s
+    # (a smoke run: a query 0.075 s, a burn 0.9 s)
+    query_scale = float(os.environ.get("BENCH_QUERY_SCALE", smoke_or("1.0", "0.05")))   # a query takes 1.5 s
+    burn_scale = float(os.environ.get("BENCH_BURN_SCALE", smoke_or("0.1", "0.01")))     # a burn takes 9 s
     out = {"scales": {"query": query_scale, "burn": burn_scale}, "load_average": os.getloadavg()}
     with tempfile.TemporaryDirectory() as tmp:
         for name, func, scale in (("noop", bench_noop, query_scale), ("firmware", bench_firmware, burn_scale)):

@@ -2,7 +2,8 @@
 fleet twin (tests/twin) of a slice of inventory/example-1250, run with the site's own ansible.cfg at several forks,
 as figures measured in one run.
 
-    .venv/bin/python tests/bench/site_forks.py    (BENCH_FORKS=5,25,50 and BENCH_SITE_SUS=1 by default)
+    .venv/bin/python tests/bench/site_forks.py    (BENCH_FORKS=5,25,50 and BENCH_SITE_SUS=1 by default; a smoke
+                                                   run, BENCH_SMOKE=1: forks 5 on rack r01 and its leaves)
 
 The twin is built once for the first BENCH_SITE_SUS scalable units (32 servers and 8 leaves each), then site.yml runs
 on it once per forks value with ANSIBLE_CONFIG the example's ansible.cfg (pipelining, gathering, callbacks, timeouts
@@ -33,9 +34,9 @@ HERE = Path(__file__).resolve().parent
 REPO = HERE.parents[1]
 sys.path[:0] = [str(HERE)]
 import twin as bench_twin  # noqa: E402  (tests/bench/twin.py: timed, host_tasks, limit)
-from _report import at_most, equal, publish  # noqa: E402
+from _report import OUTPUT, at_most, equal, publish, smoke_or  # noqa: E402
 
-FORKS = [int(n) for n in os.environ.get("BENCH_FORKS", "5,25,50").split(",")]
+FORKS = [int(n) for n in os.environ.get("BENCH_FORKS", smoke_or("5,25,50", "5")).split(",")]   # smoke: rack r01
 SUS = int(os.environ.get("BENCH_SITE_SUS", "1"))
 SITE = REPO / "inventory" / "example-1250"
 SITE_CFG = REPO / "inventory" / "example-1250-files" / "ansible.cfg"
@@ -67,12 +68,12 @@ def main():
             ran = bench_twin.timed(TWIN + ["run", "--out", str(tmp / "twin"), "--limit", where, "--forks", str(forks)]
                                    + vault + ["--", "-e", "gpufabric_batch_by=su"], tmp / ("site-%d.log" % forks))
             tasks = sum(bench_twin.host_tasks(ran["output"]).values())
+            hosts = len(bench_twin.host_tasks(ran["output"]))
             runs[forks] = {"wall": ran["wall"], "cpu": ran["cpu"], "peak_pss_mb": ran["peak_pss_mb"], "rc": ran["rc"],
                            "host_tasks": tasks, "cpu_per_host_task": round(ran["cpu"] / tasks, 4) if tasks else None,
                            "progress_lines": ran["output"].count("[progress] batch")}
-            (REPO / "tests" / "output").mkdir(exist_ok=True)
-            (REPO / "tests" / "output" / ("site-forks-%d.log" % forks)).write_text(ran["output"])
-    hosts = 40 * SUS
+            OUTPUT.mkdir(parents=True, exist_ok=True)
+            (OUTPUT / ("site-forks-%d.log" % forks)).write_text(ran["output"])
     low, mid, high = (FORKS + [None, None, None])[:3]
 
     def ratio(a, b, key="wall"):
@@ -104,7 +105,7 @@ def main():
         at_most("peak memory of the process tree at forks %s (MB)" % FORKS[-1], runs[FORKS[-1]]["peak_pss_mb"], 4096),
         equal("the site's ansible.cfg was the configuration: the progress callback printed batch lines at every forks",
               all(r["progress_lines"] > 0 for r in runs.values()), True),
-    ])
+    ], ["site.yml at forks %d: rc %d" % (f, r["rc"]) for f, r in runs.items() if r["rc"]])
 
 
 if __name__ == "__main__":
