@@ -33,7 +33,7 @@ from ansible_collections.gpufabric.mlnx.plugins.plugin_utils._rail_plan import p
 from ansible_collections.gpufabric.mlnx.plugins.plugin_utils._role_defaults import (
     QOS_VARS, role_options, roce_qos_settings, spec_check, with_default as _with_default)
 from ansible_collections.gpufabric.mlnx.plugins.plugin_utils._roles import (
-    LEAF_PLAN_VARS, MISSING, RAIL_PLAN_VARS, host_names, rail_plan_leaves, rail_plan_servers,
+    HostCache, LEAF_PLAN_VARS, MISSING, RAIL_PLAN_VARS, host_names, rail_plan_leaves, rail_plan_servers,
     rail_plan_spines, read_vars)
 from ansible_collections.gpufabric.mlnx.plugins.plugin_utils._variables import unknown_variables, value_problems
 
@@ -227,6 +227,8 @@ def inventory_problems(names: Iterable[str] | None, hostvars: Mapping[str, Any],
         raise InvalidValue("inventory_problems: with_plan must be true or false, not %s" % kind_of(with_plan),
                            parameter="with_plan")
     keys = HOST_VARS + RAIL_PLAN_VARS + LEAF_PLAN_VARS + LEAF_VARS
+    if hasattr(hostvars, "keys") and hasattr(hostvars, "__getitem__"):
+        hostvars = HostCache(hostvars)   # Ansible's hostvars: each host looked up once, however many passes read it
     read = read_vars(names, hostvars, keys, what="inventory_problems")
     names = list(read)
     rail_hosts = rail_hosts_list(rail_hosts) if fabric is not None else []

@@ -85,6 +85,30 @@ def host_names(names: Any, what: str, parameter: str = "names") -> list[str]:
     return out
 
 
+class HostCache(Mapping):
+    """``hostvars`` with each host's variables looked up once: ansible-core's hostvars compute a host's variables
+    again each time the host is looked up (get_vars: a few ms a host of example-1250), and a check that reads the
+    hosts in several passes - the inventory check read each server 8 times - pays that each time."""
+
+    def __init__(self, hostvars: Mapping[str, Any]):
+        self._hostvars = hostvars
+        self._seen: dict[str, Any] = {}
+
+    def __getitem__(self, name: str) -> Any:
+        if name not in self._seen:
+            self._seen[name] = self._hostvars[name]
+        return self._seen[name]
+
+    def __contains__(self, name: object) -> bool:
+        return name in self._seen or name in self._hostvars
+
+    def __iter__(self):
+        return iter(self._hostvars)
+
+    def __len__(self) -> int:
+        return len(self._hostvars)
+
+
 def _hosts(names: Any, hostvars: Any, what: str, parameter: str = "names") -> list[tuple[str, Any]]:
     """``[(name, variables)]`` of ``names`` (a list of host names) in ``hostvars``; InvalidValue naming ``names[i]``
     for a name that is not a host there, and for ``names`` or ``hostvars`` of the wrong kind."""

@@ -188,3 +188,58 @@ def test_the_spines_group_reaches_the_rail_plan():
                      "gpufabric_spine_plane: 1 on its spines"], found
     assert inventory_problems(servers, hostvars, fabric=fabric, rail_hosts=servers, spine_hosts=[]) == []
     assert inventory_problems(servers, hostvars, fabric=fabric, rail_hosts=servers) == []
+
+
+class CountingHostvars(dict):
+    """Ansible's hostvars as the checks see them: not a plain dict of dicts - each host looked up is counted, and
+    each value read is recorded (a read renders a template: a templated BMC address, a vaulted password)."""
+
+    class Host(dict):
+        def __init__(self, owner, name, data):
+            super().__init__(data)
+            self.owner, self.name = owner, name
+
+        def __getitem__(self, key):
+            self.owner.read.append((self.name, key))
+            return super().__getitem__(key)
+
+    def __init__(self, hosts):
+        super().__init__(hosts)
+        self.lookups, self.read = {}, []
+
+    def __getitem__(self, name):
+        self.lookups[name] = self.lookups.get(name, 0) + 1
+        return self.Host(self, name, super().__getitem__(name))
+
+
+def test_each_host_is_looked_up_once_however_many_passes_read_it():
+    plain = {"srv-r%02d-01" % r: host(r, 1) for r in (1, 2, 3)}
+    hostvars = CountingHostvars(plain)
+    names = list(plain)
+    assert inventory_problems(names, hostvars, fabric=FABRIC, rail_hosts=names) == []
+    assert hostvars.lookups == {name: 1 for name in names}    # 6 lookups a host before (one a pass)
+
+
+def test_a_value_no_spec_can_refuse_is_not_read_one_that_can_is():
+    # gpufabric_platform_bmc_address is a str (no choices): any value passes Ansible's check, so it is not rendered;
+    # gpufabric_firmware_timeout is an int: read, and a wrong one named
+    plain = {"srv-r01-01": host(1, 1, gpufabric_platform_bmc_address="{{ a_template }}", gpufabric_firmware_timeout=30),
+             "srv-r01-02": host(1, 2, gpufabric_platform_bmc_address="198.19.100.2",
+                                gpufabric_firmware_timeout="soon")}
+    hostvars = CountingHostvars(plain)
+    found = inventory_problems(list(plain), hostvars)
+    assert not [read for read in hostvars.read if read[1] == "gpufabric_platform_bmc_address"]
+    assert ("srv-r01-02", "gpufabric_firmware_timeout") in hostvars.read
+    assert found == ["srv-r01-02: argument 'gpufabric_firmware_timeout' is of type str and we were unable to convert "
+                     "to int: \"'soon'\" cannot be converted to an int"]
+
+
+@pytest.mark.parametrize("spec, refuses", [
+    ({"type": "str"}, False), ({}, False), ({"type": "raw"}, False),
+    ({"type": "str", "choices": ["a", "b"]}, True), ({"type": "raw", "choices": [1]}, True),
+    ({"type": "list", "elements": "str"}, True), ({"type": "str", "elements": "str"}, True),
+    ({"type": "int"}, True), ({"type": "bool"}, True), ({"type": "dict"}, True), ({"type": "path"}, True),
+])
+def test_which_specs_can_refuse_a_value(spec, refuses):
+    from ansible_collections.gpufabric.mlnx.plugins.plugin_utils._variables import never_refused
+    assert never_refused(spec) is not refuses
