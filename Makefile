@@ -121,11 +121,11 @@ bench-smoke: venv collection image
 
 # `make test`: what every target needs once (venv, collection, tools, the lab image), then three streams at once,
 # each in its own order: the unit suite (2 workers, its heavy tests first), the static checks (sanity, lint, docs,
-# ee, install-test) then the scenarios MOLECULE_A, and the scenarios MOLECULE_B then the benchmarks' smoke run. One after another they left a third
-# of the two cores idle (the static checks use one core, molecule ~1.4 of two while podman and the network wait); with
-# all seven scenarios in one stream that stream alone took 56 min (2026-12-07: fabric 24, driver_firmware 17), the
-# others 40 and 19. Each stream's output is
-# printed whole when the stream ends (--output-sync); a failing stream fails `make test` after the others end.
+# ee, install-test) then the scenarios MOLECULE_A, and the scenarios MOLECULE_B then the benchmarks' smoke run.
+# One after another they left a third of the two cores idle (the static checks use one core, molecule ~1.4 of two
+# while podman and the network wait); with all seven scenarios in one stream that stream alone took 56 min
+# (2026-12-07: fabric 24, driver_firmware 17), the others 40 and 19. Each stream's output is printed whole when the
+# stream ends (--output-sync); a failing stream fails `make test` after the others end.
 # Each stream's output is also kept in tests/output/streams/<stream>.log; when one fails, tests/stream_summary.sh
 # prints its failure lines last (CI shows the tail of a run: the molecule stream ends last and hid a unit failure).
 STREAMS    := $(CURDIR)/tests/output/streams

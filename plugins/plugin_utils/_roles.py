@@ -88,7 +88,7 @@ def host_names(names: Any, what: str, parameter: str = "names") -> list[str]:
 class HostCache(Mapping):
     """``hostvars`` with each host's variables looked up once: ansible-core's hostvars compute a host's variables
     again each time the host is looked up (get_vars: a few ms a host of example-1250), and a check that reads the
-    hosts in several passes - the inventory check read each server 8 times - pays that each time."""
+    hosts in several passes - the inventory check looked each server up 7 times - pays that each time."""
 
     def __init__(self, hostvars: Mapping[str, Any]):
         self._hostvars = hostvars

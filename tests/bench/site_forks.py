@@ -67,8 +67,8 @@ def main():
         for forks in FORKS:
             ran = bench_twin.timed(TWIN + ["run", "--out", str(tmp / "twin"), "--limit", where, "--forks", str(forks)]
                                    + vault + ["--", "-e", "gpufabric_batch_by=su"], tmp / ("site-%d.log" % forks))
-            tasks = sum(bench_twin.host_tasks(ran["output"]).values())
-            hosts = len(bench_twin.host_tasks(ran["output"]))
+            per_host = bench_twin.host_tasks(ran["output"])   # the recap: {host: host-tasks}
+            tasks, hosts = sum(per_host.values()), len(per_host)
             runs[forks] = {"wall": ran["wall"], "cpu": ran["cpu"], "peak_pss_mb": ran["peak_pss_mb"], "rc": ran["rc"],
                            "host_tasks": tasks, "cpu_per_host_task": round(ran["cpu"] / tasks, 4) if tasks else None,
                            "progress_lines": ran["output"].count("[progress] batch")}

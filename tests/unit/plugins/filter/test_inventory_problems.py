@@ -217,7 +217,7 @@ def test_each_host_is_looked_up_once_however_many_passes_read_it():
     hostvars = CountingHostvars(plain)
     names = list(plain)
     assert inventory_problems(names, hostvars, fabric=FABRIC, rail_hosts=names) == []
-    assert hostvars.lookups == {name: 1 for name in names}    # 6 lookups a host before (one a pass)
+    assert hostvars.lookups == {name: 1 for name in names}    # 7 lookups a host before (one a pass)
 
 
 def test_a_value_no_spec_can_refuse_is_not_read_one_that_can_is():
