@@ -5,6 +5,7 @@
 Makefile's two lists of benchmarks (make bench, make bench-smoke) being one list of every benchmark."""
 import json
 import re
+import subprocess
 import sys
 from pathlib import Path
 
@@ -55,3 +56,39 @@ def test_make_bench_and_its_smoke_run_list_every_benchmark():
     assert sorted(listed) == sorted(p.stem for p in BENCH.glob("*.py") if not p.stem.startswith("_")
                                     and p.stem != "smoke")
     assert "$(BIN)/python tests/bench/smoke.py $(BENCHES)" in makefile
+
+
+def test_a_benchmark_whose_runs_failed_writes_its_report_then_exits_1(tmp_path, monkeypatch, capsys):
+    import _report  # pylint: disable=import-outside-toplevel
+    monkeypatch.setattr(_report, "OUTPUT", tmp_path)
+    _report.publish("bench-x", {"wall_s": 3.0}, [TARGET])                      # nothing broken: it returns
+    assert json.loads((tmp_path / "bench-x.json").read_text())["broken"] == []
+    with pytest.raises(SystemExit, match="bench-x: BROKEN - what it measures did not run:\n  the rehearsal: rc 2"):
+        _report.publish("bench-x", {"wall_s": 3.0}, [TARGET], ["", "the rehearsal: rc 2"])
+    written = json.loads((tmp_path / "bench-x.json").read_text())
+    assert written["broken"] == ["the rehearsal: rc 2"] and written["targets"] == [TARGET]
+    assert "MET     t(1250) / t(125): 9.8 (target <= 12)" in capsys.readouterr().out
+
+
+def test_make_tests_summary_prints_a_checks_own_failed_words(tmp_path):
+    streams = tmp_path / "streams"
+    streams.mkdir()
+    (streams / "molecule.log").write_text(
+        '  | fatal: [localhost]: FAILED! => {"changed": false, "cmd":\n'
+        '  |     "stdout": "FAILED: drain: the waited-for job 12 ended\n'
+        '  |   RUNNING, not COMPLETED",\nstream rc=2\n')
+    (streams / "unit.log").write_text("4502 passed\nstream rc=0\n")
+    proc = subprocess.run(["bash", str(BENCH.parent / "stream_summary.sh"), str(streams)], capture_output=True,
+                          text=True, check=False)
+    assert proc.returncode == 1
+    said = proc.stdout.split("--- what a check said (at most 40 lines):\n")[1].split("--- its last 15 lines:")[0]
+    assert said.splitlines()[:2] == ['  |     "stdout": "FAILED: drain: the waited-for job 12 ended',
+                                     '  |   RUNNING, not COMPLETED",']
+    assert "stream unit: passed" in proc.stdout
+
+
+def test_a_passing_stream_has_no_check_words(tmp_path):
+    (tmp_path / "unit.log").write_text("FAILED: a word in a passing log\nstream rc=0\n")
+    proc = subprocess.run(["bash", str(BENCH.parent / "stream_summary.sh"), str(tmp_path)], capture_output=True,
+                          text=True, check=False)
+    assert (proc.returncode, proc.stdout) == (0, "stream unit: passed\n")
