@@ -19,17 +19,15 @@ Nothing outside an Ansible payload (``*_payload.zip``) or a collection is touche
 directory this user owns and no one else can write (else the hook compiles, as Python does); a cache file that
 does not load is compiled again. ``GPUFABRIC_BYTECODE_CACHE``: the directory (default
 ``<tmp>/gpufabric-bytecode-<uid>``); ``off`` switches the hook off."""
-import functools
-import hashlib
-import importlib.util
-import marshal
 import os
 import stat
 import sys
-import sysconfig
-import tempfile
 import types
 import zipimport
+
+# Every Python start in the venv imports this module (the .pth file): what only a compile needs (hashlib, marshal,
+# tempfile, ...) is imported there, not here - importing tempfile at start-up cost 15 ms of each of the thousands of
+# module and simulator runs of a rehearsal.
 
 PAYLOAD = "_payload.zip"
 COLLECTION_LOADER = "ansible.utils.collection_loader._collection_finder"
@@ -42,19 +40,25 @@ def cache_dir():
     setting = os.environ.get("GPUFABRIC_BYTECODE_CACHE", "")
     if setting == "off":
         return None
+    import tempfile
     return setting or os.path.join(tempfile.gettempdir(), "gpufabric-bytecode-%d" % os.getuid())
 
 
-@functools.lru_cache(maxsize=None)
+_PRIVATE = {}
+
+
 def _private(path):
     """Make ``path`` (0700) if needed; True when it is a directory of this user that no one else can write. Once
     per directory and process: a module run compiles dozens of files."""
-    try:
-        os.makedirs(path, mode=0o700, exist_ok=True)
-        st = os.lstat(path)
-    except OSError:
-        return False
-    return stat.S_ISDIR(st.st_mode) and st.st_uid == os.getuid() and not st.st_mode & 0o022
+    if path not in _PRIVATE:
+        try:
+            os.makedirs(path, mode=0o700, exist_ok=True)
+            st = os.lstat(path)
+        except OSError:
+            _PRIVATE[path] = False
+        else:
+            _PRIVATE[path] = stat.S_ISDIR(st.st_mode) and st.st_uid == os.getuid() and not st.st_mode & 0o022
+    return _PRIVATE[path]
 
 
 def _restamp(code, filename):
@@ -69,6 +73,10 @@ def _cached(source, filename, compile_it):
     where = cache_dir()
     if where is None or not _private(where):
         return None
+    import hashlib
+    import importlib.util
+    import marshal
+    import tempfile
     data = source.encode("utf-8", "surrogateescape") if isinstance(source, str) else bytes(source)
     key = hashlib.sha256(data).hexdigest() + "-" + importlib.util.MAGIC_NUMBER.hex()
     path = os.path.join(where, key)
@@ -147,6 +155,7 @@ def install():
 def write_pth(site=None):
     """Write ``gpufabric_bytecode_cache.pth`` into ``site`` (default: this interpreter's purelib): this module's
     directory on ``sys.path``, then its import. Returns the file's path."""
+    import sysconfig
     site = site or sysconfig.get_paths()["purelib"]
     os.makedirs(site, exist_ok=True)
     pth = os.path.join(site, "gpufabric_bytecode_cache.pth")

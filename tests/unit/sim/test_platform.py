@@ -158,6 +158,49 @@ def test_a_tree_from_before_the_pci_devices_is_converted(sim):
     assert read(pci(sim, "0000:3b:00.1") / "power/control") == "auto\n"
 
 
+def test_a_tool_walks_the_tree_only_when_it_may_lack_something(sim, monkeypatch):
+    """Every QoS tool run ensures the tree; the walk (600 files of a DGX H100's cpufreq) is done only when the
+    state, /proc/cmdline or a top directory differs from the last complete build."""
+    from mlxsim import state as st
+    from mlxsim import sysfs
+    sim.init("dgx-h100", cli=True)
+    monkeypatch.setenv("MLXSIM_STATE", sim.state)
+    walks = []
+    real_build = sysfs._build
+    monkeypatch.setattr(sysfs, "_build", lambda *a, **kw: walks.append(1) or real_build(*a, **kw))
+    state = st.load(sim.state)
+    sysfs.ensure(state)
+    sysfs.ensure(state)
+    assert walks == []                                                 # init built it; nothing changed since
+    net = root(sim) / "sys/class/net" / IB
+    import shutil
+    shutil.rmtree(net)
+    sysfs.ensure(state)
+    assert len(walks) == 1 and os.path.islink(net / "device")         # a netdev directory was gone
+    sysfs.ensure(state)
+    assert len(walks) == 1
+    (root(sim) / "proc/cmdline").write_text(cmdline(sim).strip() + " pcie_aspm.policy=performance\n")
+    sysfs.ensure(state)
+    assert len(walks) == 2                                             # another command line
+    state["platform"]["cpus"] = 8
+    sysfs.ensure(state)
+    assert len(walks) == 3                                             # another state
+    assert read(root(sim) / "sys/devices/system/cpu/online") == "0-7\n"
+
+
+def test_a_written_read_only_attribute_is_put_back_by_the_next_change(sim):
+    """What a walk does not see between two changes: a write to an attribute the kernel decides stays until the
+    state changes (here a fault), then the next tool run rewrites it."""
+    sim.init("dgx-h100", cli=True)
+    drv = root(sim) / "sys/devices/system/cpu/cpu5/cpufreq/scaling_driver"
+    drv.write_text("acpi-cpufreq\n")
+    sim.out("mlnx_qos", "-i", ETH)
+    assert read(drv) == "acpi-cpufreq\n"
+    sim.run("mlxsim", "fault", "add", "pcie_degraded", "--device", "18:00.0", "speed=16GT/s", "width=8", check_rc=0)
+    sim.out("mlnx_qos", "-i", ETH)
+    assert read(drv) == "intel_pstate\n"
+
+
 # ---------------------------------------------------------------------------- CPUs, ASPM policy
 
 

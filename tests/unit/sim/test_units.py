@@ -1,6 +1,8 @@
 """In-process checks of the simulator's building blocks (no subprocess)."""
 import json
 import os
+import subprocess
+import sys
 
 import pytest
 
@@ -19,6 +21,33 @@ def test_bin_layout():
     for t in TOOLS:
         p = SIM_BIN / t
         assert p.is_symlink() and os.readlink(p) == "mlxsim-tool", t
+
+
+def _tool_run(tmp_path, **env):
+    e = {k: v for k, v in os.environ.items() if k not in ("PYTHONPYCACHEPREFIX", "MLXSIM_ROOT")}
+    e.update(PYTHONDONTWRITEBYTECODE="1", TMPDIR=str(tmp_path), MLXSIM_STATE=str(tmp_path / "none.json"), **env)
+    return subprocess.run([sys.executable, str(SIM_BIN / "mlxsim-tool"), "--version"], env=e, capture_output=True,
+                          text=True, check=False)
+
+
+def test_the_simulators_bytecode_is_cached_outside_the_tree_even_with_pythondontwritebytecode(tmp_path):
+    """A rehearsal starts the simulator ~40 times per server: its modules are compiled once, into a directory of
+    this user under TMPDIR (a lab container mounts tests/sim read-only)."""
+    _tool_run(tmp_path)
+    cache = tmp_path / ("mlxsim-pycache-%d" % os.getuid())
+    assert oct(cache.stat().st_mode & 0o777) == "0o700"
+    cached = {p.name for p in cache.rglob("*.pyc")}
+    assert "cli.cpython-%d%d.pyc" % sys.version_info[:2] in cached
+    assert not list(SIM_BIN.parent.rglob("__pycache__"))
+
+
+@pytest.mark.skipif(os.getuid() != 0, reason="needs root to give the directory to another user")
+def test_a_cache_directory_of_another_user_is_not_used(tmp_path):
+    cache = tmp_path / ("mlxsim-pycache-%d" % os.getuid())
+    cache.mkdir()
+    os.chown(cache, 65534, 65534)
+    _tool_run(tmp_path)
+    assert not list(cache.rglob("*.pyc"))
 
 
 @pytest.mark.parametrize("text,mft,key", [
