@@ -6,10 +6,25 @@ BENCH_SMOKE=1 is make test's smoke run (tests/bench/smoke.py): every benchmark a
 in tests/output/bench-smoke/ - it proves that the benchmark runs; its figures are not the benchmark's."""
 import json
 import os
+import sys
 from pathlib import Path
 
 SMOKE = os.environ.get("BENCH_SMOKE") == "1"
 OUTPUT = Path(__file__).resolve().parents[1] / "output" / ("bench-smoke" if SMOKE else "")
+
+
+def command_line(doc, argv=None):
+    """A benchmark takes no arguments (its settings are BENCH_* variables): ``-h``/``--help`` prints its docstring
+    and exits 0; anything else exits 2 before anything runs (the whole-site twin once started on ``--help``)."""
+    argv = sys.argv[1:] if argv is None else argv
+    if not argv:
+        return
+    if argv in (["-h"], ["--help"]):
+        print((doc or "").strip())
+        sys.exit(0)
+    sys.stderr.write("%s: takes no arguments, got %s (its settings are environment variables: --help)\n"
+                     % (os.path.basename(sys.argv[0]), " ".join(argv)))
+    sys.exit(2)
 
 
 def repeat(default):

@@ -26,7 +26,7 @@ import yaml
 HERE = Path(__file__).resolve().parent
 sys.path[:0] = [str(HERE.parent), str(HERE.parent / "unit")]
 from _paths import REPO, SIM_BIN  # noqa: E402
-from _report import SMOKE, at_most, equal, publish, repeat, smoke_or  # noqa: E402
+from _report import SMOKE, at_most, command_line, equal, publish, repeat, smoke_or  # noqa: E402
 
 SIZES = smoke_or((125, 1250, 12500), (125,))
 REPEAT = repeat(1)
@@ -126,4 +126,5 @@ def main():
 
 
 if __name__ == "__main__":
+    command_line(__doc__)
     main()

@@ -35,7 +35,7 @@ HERE = Path(__file__).resolve().parent
 sys.path[:0] = [str(HERE.parent), str(HERE.parent / "unit")]
 # importing conftest makes ansible_collections.gpufabric.mlnx importable
 from conftest import REPO  # noqa: E402,F401  # pylint: disable=unused-import
-from _report import at_most, equal, publish, repeat  # noqa: E402
+from _report import at_most, command_line, equal, publish, repeat  # noqa: E402
 from rail_plan import FABRIC, RAILS, servers  # noqa: E402
 
 from ansible_collections.gpufabric.mlnx.plugins.plugin_utils import _gate  # noqa: E402
@@ -146,4 +146,5 @@ def main():
 
 
 if __name__ == "__main__":
+    command_line(__doc__)
     main()

@@ -29,7 +29,7 @@ HERE = Path(__file__).resolve().parent
 sys.path[:0] = [str(HERE.parent), str(HERE.parent / "unit"), str(HERE.parent / "unit" / "nvue"),
                 str(HERE.parents[1] / ".collections")]
 from _paths import REPO  # noqa: E402
-from _report import SMOKE, at_most, each_equal, publish, repeat  # noqa: E402
+from _report import SMOKE, at_most, command_line, each_equal, publish, repeat  # noqa: E402
 from nvue_helpers import Switch  # noqa: E402
 
 REPEAT = repeat(3)
@@ -136,4 +136,5 @@ def main():
 
 
 if __name__ == "__main__":
+    command_line(__doc__)
     main()

@@ -20,7 +20,7 @@ HERE = Path(__file__).resolve().parent
 sys.path[:0] = [str(HERE), str(HERE.parent), str(HERE.parent / "unit")]
 # importing conftest makes ansible_collections.gpufabric.mlnx importable
 from conftest import REPO  # noqa: E402,F401  # pylint: disable=unused-import
-from _report import SMOKE, at_most, publish, repeat, smoke_or  # noqa: E402
+from _report import SMOKE, at_most, command_line, publish, repeat, smoke_or  # noqa: E402
 from rail_plan import FABRIC, RAILS, servers  # noqa: E402
 
 from ansible_collections.gpufabric.mlnx.plugins.plugin_utils import _rollout, _rollout_report  # noqa: E402
@@ -87,4 +87,5 @@ def main():
 
 
 if __name__ == "__main__":
+    command_line(__doc__)
     main()

@@ -32,7 +32,7 @@ import time
 from pathlib import Path
 
 import yaml
-from _report import SMOKE, at_most, each_equal, publish
+from _report import SMOKE, at_most, command_line, each_equal, publish
 
 REPO = Path(__file__).resolve().parents[2]
 LAB = REPO / "tests" / "lab" / "labs" / "bench.yml"
@@ -180,4 +180,5 @@ def targets(out):
 
 
 if __name__ == "__main__":
+    command_line(__doc__)
     main()

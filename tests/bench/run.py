@@ -22,7 +22,7 @@ sys.path[:0] = [str(HERE.parent), str(HERE.parent / "unit")]
 # importing conftest makes ansible_collections.gpufabric.mlnx importable
 from conftest import REPO  # noqa: E402,F401  # pylint: disable=unused-import
 from _simhost import SimHost  # noqa: E402
-from _report import at_most, publish, smoke_or  # noqa: E402
+from _report import at_most, command_line, publish, smoke_or  # noqa: E402
 
 from ansible_collections.gpufabric.mlnx.plugins.module_utils import _devices, _firmware, _info  # noqa: E402
 from ansible_collections.gpufabric.mlnx.plugins.module_utils._mlxconfig import converge  # noqa: E402
@@ -141,4 +141,5 @@ def targets(out):
 
 
 if __name__ == "__main__":
+    command_line(__doc__)
     main()

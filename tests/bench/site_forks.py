@@ -34,7 +34,7 @@ HERE = Path(__file__).resolve().parent
 REPO = HERE.parents[1]
 sys.path[:0] = [str(HERE)]
 import twin as bench_twin  # noqa: E402  (tests/bench/twin.py: timed, host_tasks, limit)
-from _report import OUTPUT, at_most, equal, publish, smoke_or  # noqa: E402
+from _report import OUTPUT, at_most, command_line, equal, publish, smoke_or  # noqa: E402
 
 FORKS = [int(n) for n in os.environ.get("BENCH_FORKS", smoke_or("5,25,50", "5")).split(",")]   # smoke: rack r01
 SUS = int(os.environ.get("BENCH_SITE_SUS", "1"))
@@ -109,4 +109,5 @@ def main():
 
 
 if __name__ == "__main__":
+    command_line(__doc__)
     main()

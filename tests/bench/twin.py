@@ -54,9 +54,11 @@ def bootstrap():
              + sys.argv[1:])
 
 
-if __name__ == "__main__":
-    bootstrap()
 sys.path[:0] = [str(HERE)]
+if __name__ == "__main__":
+    from _report import command_line  # noqa: E402  (stdlib only: before the venv is made)
+    command_line(__doc__)
+    bootstrap()
 from _report import OUTPUT, SMOKE, at_most, publish  # noqa: E402
 
 SUS = 1 if SMOKE else int(os.environ.get("BENCH_TWIN_SUS", "40"))

@@ -92,3 +92,20 @@ def test_a_passing_stream_has_no_check_words(tmp_path):
     proc = subprocess.run(["bash", str(BENCH.parent / "stream_summary.sh"), str(tmp_path)], capture_output=True,
                           text=True, check=False)
     assert (proc.returncode, proc.stdout) == (0, "stream unit: passed\n")
+
+
+@pytest.mark.parametrize("stem", sorted(p.stem for p in BENCH.glob("*.py") if not p.stem.startswith("_")
+                                        and p.stem != "smoke"))
+def test_every_benchmark_answers_help_and_refuses_an_argument_before_it_runs(stem, tmp_path):
+    """The whole-site twin once started a 100-minute run on --help: now --help prints the docstring, an argument
+    exits 2, and neither starts anything (no report is written, no venv is made)."""
+    env = {"PATH": "/usr/bin:/bin", "BENCH_SMOKE": "1", "HOME": str(tmp_path)}
+    helped = subprocess.run([sys.executable, str(BENCH / (stem + ".py")), "--help"], capture_output=True, text=True,
+                            env=env, check=False, timeout=60)
+    assert (helped.returncode, helped.stderr) == (0, "")
+    assert helped.stdout.startswith("Benchmark")
+    refused = subprocess.run([sys.executable, str(BENCH / (stem + ".py")), "--sus", "1"], capture_output=True,
+                             text=True, env=env, check=False, timeout=60)
+    assert refused.returncode == 2 and refused.stdout == ""
+    assert refused.stderr == "%s.py: takes no arguments, got --sus 1 (its settings are environment variables: --help)\n" \
+        % stem
