@@ -22,34 +22,7 @@ author:
 extends_documentation_fragment:
   - gpufabric.mlnx._attributes
   - gpufabric.mlnx._attributes.info_module
-options:
-  bmc:
-    description: The BMC, V(host) or V(host:port) (Redfish over HTTPS).
-    type: str
-    required: true
-  user:
-    description: BMC user.
-    type: str
-    required: true
-  password:
-    description: BMC password (keep it in a vault).
-    type: str
-    required: true
-  validate_certs:
-    description: Check the BMC's TLS certificate.
-    type: bool
-    default: true
-  ca_path:
-    description: CA file (PEM) to check the BMC's certificate with; empty - the system's CAs.
-    type: path
-  timeout:
-    description: Seconds to wait for each Redfish request.
-    type: int
-    default: 60
-  host:
-    description: The host's name in messages (C(inventory_hostname)).
-    type: str
-    required: true
+  - gpufabric.mlnx.redfish
 seealso:
   - module: gpufabric.mlnx.platform_bios
 """

@@ -34,6 +34,7 @@ author:
 extends_documentation_fragment:
   - gpufabric.mlnx._attributes
   - gpufabric.mlnx._attributes.full
+  - gpufabric.mlnx.redfish
 attributes:
   check_mode:
     details: Only GET requests; the attributes a real run would set (and on a Dell the BIOS configuration job it would
@@ -42,29 +43,6 @@ attributes:
     details: C(attributes) - each wanted attribute's current value and the value after the next reset; C(pending) - the
       pending settings before and after; C(jobs) - a Dell's BIOS configuration jobs.
 options:
-  bmc:
-    description: The BMC, V(host) or V(host:port) (Redfish over HTTPS).
-    type: str
-    required: true
-  user:
-    description: BMC user.
-    type: str
-    required: true
-  password:
-    description: BMC password (keep it in a vault).
-    type: str
-    required: true
-  validate_certs:
-    description: Check the BMC's TLS certificate.
-    type: bool
-    default: true
-  ca_path:
-    description: CA file (PEM) to check the BMC's certificate with; empty - the system's CAs.
-    type: path
-  timeout:
-    description: Seconds to wait for each Redfish request.
-    type: int
-    default: 60
   bios:
     description: The wanted BIOS attributes per server model - C(models) (model as the BMC reports the system's C(Model)
       to a mapping of attribute name to value) and C(default) (models not listed); the role's
@@ -86,10 +64,6 @@ options:
       warns and the BMC checks the values when they are written.
     type: bool
     default: true
-  host:
-    description: The host's name in messages (C(inventory_hostname)).
-    type: str
-    required: true
 notes:
   - The requests are those community.general's redfish_info (GetSystemInventory, GetBiosAttributes,
     GetBiosRegistries), redfish_config (SetBiosAttributes) and idrac_redfish_command (CreateBiosConfigJob) make.
