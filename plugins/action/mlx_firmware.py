@@ -29,11 +29,11 @@ from __future__ import annotations
 import os
 
 from ansible.errors import AnsibleActionFail, AnsibleError
-from ansible.plugins.action import ActionBase
 
 from ansible_collections.gpufabric.mlnx.plugins.module_utils import _matrix
 from ansible_collections.gpufabric.mlnx.plugins.module_utils._errors import MlnxError
 from ansible_collections.gpufabric.mlnx.plugins.plugin_utils import _pull
+from ansible_collections.gpufabric.mlnx.plugins.plugin_utils._module_action import ModuleAction
 
 MODULE = "gpufabric.mlnx.mlx_firmware"
 FIRMWARE_DIR = "/var/lib/gpufabric/firmware"
@@ -41,14 +41,10 @@ FIRMWARE_DIR = "/var/lib/gpufabric/firmware"
 DECIDED = ("images", "device", "devices", "allow_downgrade")
 
 
-class ActionModule(ActionBase):
+class ActionModule(ModuleAction):
     TRANSFERS_FILES = True
 
-    def run(self, tmp=None, task_vars=None):
-        result = super().run(tmp, task_vars)
-        del tmp
-        task_vars = task_vars or {}
-        args = dict(self._task.args)
+    def act(self, result, args, task_vars):
         try:
             if args.get("matrix") is not None and (args.get("nic_devices") is not None or args.get("src") is not None
                                                    or args.get("mirror")):
@@ -125,17 +121,13 @@ class ActionModule(ActionBase):
             downloads = _pull.mirror_downloads(psids, matrix, mirror, firmware_dir, host)
         except MlnxError as err:
             return {"failed": True, "changed": False, "msg": str(err)}
-        folder = self._execute_module(module_name="ansible.builtin.file", task_vars=task_vars, module_args=dict(
-            path=firmware_dir, state="directory", owner="root", group="root", mode="0755"))
+        folder, fetched_each = self.fetch_verified(firmware_dir, downloads, timeout, task_vars)
         if folder.get("failed"):
             return {"failed": True, "changed": False, "msg": "%s: nothing was burned - the folder %s: %s" % (
                 host, firmware_dir, folder.get("msg"))}
         changed, fetched, problems = bool(folder.get("changed")), [], []
         diff = [folder["diff"]] if folder.get("changed") and folder.get("diff") else []
-        for item in downloads:
-            got = self._execute_module(module_name="ansible.builtin.get_url", task_vars=task_vars, module_args=dict(
-                url=item["url"], dest=item["dest"], checksum="sha256:" + item["sha256"], timeout=timeout,
-                owner="root", group="root", mode="0644"))
+        for item, got in fetched_each:
             if got.get("failed"):
                 problems.append(_pull.mirror_fetch_problem(got, "firmware image " + item["image"], item["url"],
                                                            item["pin"], item["sha256"]))

@@ -15,9 +15,8 @@ as the ``gpufabric_activation`` fact. With ``state=query`` the module runs as it
 
 from __future__ import annotations
 
-from ansible.plugins.action import ActionBase
-
 from ansible_collections.gpufabric.mlnx.plugins.module_utils._fwreset import after_reboot_problem
+from ansible_collections.gpufabric.mlnx.plugins.plugin_utils._module_action import ModuleAction
 
 MODULE = "gpufabric.mlnx.mlx_fwreset"
 INFO = "gpufabric.mlnx.mlx_info"
@@ -26,13 +25,9 @@ REBOOT = ("allow_reboot", "reboot_timeout", "reboot_command", "boot_time_command
 REBOOT_MSG = "gpufabric.mlnx: activating NIC firmware/configuration/driver"
 
 
-class ActionModule(ActionBase):
+class ActionModule(ModuleAction):
 
-    def run(self, tmp=None, task_vars=None):
-        result = super().run(tmp, task_vars)
-        del tmp
-        task_vars = task_vars or {}
-        args = dict(self._task.args)
+    def act(self, result, args, task_vars):
         reboot = {name: args.pop(name) for name in REBOOT if name in args}
         if args.get("state", "reset") == "query":
             result.update(self._execute_module(module_name=MODULE, module_args=args, task_vars=task_vars))

@@ -15,10 +15,9 @@ the module runs with the other options. Check mode passes through (``get_url`` f
 
 from __future__ import annotations
 
-from ansible.plugins.action import ActionBase
-
 from ansible_collections.gpufabric.mlnx.plugins.module_utils._errors import MlnxError
 from ansible_collections.gpufabric.mlnx.plugins.module_utils._ofed import driver_spec
+from ansible_collections.gpufabric.mlnx.plugins.plugin_utils._module_action import ModuleAction
 from ansible_collections.gpufabric.mlnx.plugins.plugin_utils._pull import mirror_fetch_problem, mirror_url
 
 MODULE = "gpufabric.mlnx.ofed_driver"
@@ -27,13 +26,9 @@ PATH_KEY = "gpufabric_matrix.driver.source.path"
 SHA_KEY = "gpufabric_matrix.driver.source.sha256"
 
 
-class ActionModule(ActionBase):
+class ActionModule(ModuleAction):
 
-    def run(self, tmp=None, task_vars=None):
-        result = super().run(tmp, task_vars)
-        del tmp
-        task_vars = task_vars or {}
-        args = dict(self._task.args)
+    def act(self, result, args, task_vars):
         mirror = args.pop("mirror", None) or ""
         timeout = args.pop("mirror_timeout", None) or 60
         host = task_vars.get("inventory_hostname")
@@ -60,14 +55,11 @@ class ActionModule(ActionBase):
     def _fetch(self, url, source, timeout, task_vars):
         """``(problem or None, changed)`` of making the bundle's folder and fetching it, verified by its sha256."""
         path = source["path"]
-        folder = self._execute_module(module_name="ansible.builtin.file", task_vars=task_vars, module_args={
-            "path": path.rsplit("/", 1)[0] or "/", "state": "directory", "owner": "root", "group": "root",
-            "mode": "0755"})
+        folder, fetched = self.fetch_verified(path.rsplit("/", 1)[0] or "/", [
+            {"url": url, "dest": path, "sha256": source["sha256"]}], timeout, task_vars)
         if folder.get("failed"):
             return "the folder of %s: %s" % (path, folder.get("msg")), False
-        got = self._execute_module(module_name="ansible.builtin.get_url", task_vars=task_vars, module_args={
-            "url": url, "dest": path, "checksum": "sha256:%s" % source["sha256"], "timeout": timeout,
-            "owner": "root", "group": "root", "mode": "0644"})
+        got = fetched[0][1]
         if got.get("failed"):
             return mirror_fetch_problem(got, "driver bundle " + path.rsplit("/", 1)[-1], url, SHA_KEY,
                                         source["sha256"]), False
