@@ -82,6 +82,23 @@ def test_leaves_are_configured_gated_and_their_servers_go_on_and_a_rerun_applies
     assert again.ok and all(sw.since(marks[n], "apply") == [] for n, sw in made.items())
 
 
+def test_a_play_of_its_own_holds_the_server_of_a_leaf_outside_the_limit(tmp_path, make_switch):
+    """Without site.yml's planning play (no gpufabric_rollout.in_limit) the role asks the inventory for the hosts of
+    --limit itself: a server whose leaf is left out is held by it, one whose leaves are both in goes on."""
+    made = leaves(make_switch)
+    ran = run(tmp_path, SERVERS, PLAY, group_vars={"gpufabric_fabric": FABRIC}, groups={"leaves": inventory(made)},
+              args=["--limit", "su1-leaf-rail0,srv-r01-01"])
+    hold = held(ran, "srv-r01-01")
+    assert [(h["leaf"], h["reason"]) for h in hold] == [
+        ("su1-leaf-rail1", "its leaf su1-leaf-rail1 is not in this run (--limit): a leaf is configured and checked "
+                           "before its servers")]
+    assert not touched(ran, "srv-r01-01")
+    ran = run(tmp_path, SERVERS, PLAY, group_vars={"gpufabric_fabric": FABRIC}, groups={"leaves": inventory(made)},
+              args=["--limit", "su1-leaf-rail0,su1-leaf-rail1,srv-r01-01"])
+    assert ran.ok, ran
+    assert held(ran, "srv-r01-01") == [] and touched(ran, "srv-r01-01")
+
+
 # What each release calls RoCE on and auto-save (docs/leaves.md, release-aware keys).
 SPELLING = {"5.4.0": ("enable", "on"), "5.11.0": ("enable", "on"), "5.14.0": ("enable", "on"),
             "5.16.0": ("state", "enabled")}
