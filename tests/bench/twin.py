@@ -94,8 +94,30 @@ def _pss(pid):
     return 0
 
 
+def _rss(pid):
+    """The resident set size of a process (bytes)."""
+    try:
+        with open("/proc/%s/status" % pid) as fh:
+            for line in fh:
+                if line.startswith("VmRSS:"):
+                    return int(line.split()[1]) * 1024
+    except OSError:
+        pass
+    return 0
+
+
+def _is_playbook(pid):
+    try:
+        with open("/proc/%s/cmdline" % pid, "rb") as fh:
+            return b"ansible-playbook" in fh.read()
+    except OSError:
+        return False
+
+
 def tree_memory(root_pid):
-    """The memory (bytes) of a process and all its descendants: the sum of their proportional set sizes."""
+    """(the memory (bytes) of a process and all its descendants - the sum of their proportional set sizes -, the
+    resident size of the first ansible-playbook among them: the controller's main process, which every host-task's
+    worker is forked from - a fork costs in proportion to it)."""
     children = {}
     for pid in os.listdir("/proc"):
         if not pid.isdigit():
@@ -106,25 +128,31 @@ def tree_memory(root_pid):
             children.setdefault(int(fields[1]), []).append(int(pid))
         except (OSError, IndexError, ValueError):
             continue
-    total, todo = 0, [root_pid]
+    total, main, todo = 0, 0, [root_pid]
     while todo:
-        pid = todo.pop()
+        pid = todo.pop(0)
         total += _pss(pid)
+        if not main and _is_playbook(pid):
+            main = _rss(pid)
+            todo += children.get(pid, [])
+            continue
         todo += children.get(pid, [])
-    return total
+    return total, main
 
 
 def timed(argv, log):
-    """Run ``argv`` -> {wall, cpu (children's user+sys), peak_pss_mb, rc, output}."""
+    """Run ``argv`` -> {wall, cpu (children's user+sys), cpu_sys (of it the kernel's: forks and exits), peak_pss_mb,
+    main_rss_mb (the peak resident size of ansible-playbook's main process), rc, output}."""
     before = os.times()
     started = time.monotonic()
     with open(log, "w") as out:
         proc = subprocess.Popen(argv, stdout=out, stderr=subprocess.STDOUT)
-        peak = [0]
+        peak = [0, 0]
 
         def sample():
             while proc.poll() is None:
-                peak[0] = max(peak[0], tree_memory(proc.pid))
+                tree, main = tree_memory(proc.pid)
+                peak[0], peak[1] = max(peak[0], tree), max(peak[1], main)
                 time.sleep(0.5)
         sampler = threading.Thread(target=sample, daemon=True)
         sampler.start()
@@ -132,8 +160,9 @@ def timed(argv, log):
         sampler.join()
     after = os.times()
     cpu = (after.children_user - before.children_user) + (after.children_system - before.children_system)
-    return {"wall": round(time.monotonic() - started, 1), "cpu": round(cpu, 1), "peak_pss_mb": peak[0] // 2**20,
-            "rc": proc.returncode, "output": Path(log).read_text()}
+    return {"wall": round(time.monotonic() - started, 1), "cpu": round(cpu, 1),
+            "cpu_sys": round(after.children_system - before.children_system, 1), "peak_pss_mb": peak[0] // 2**20,
+            "main_rss_mb": peak[1] // 2**20, "rc": proc.returncode, "output": Path(log).read_text()}
 
 
 def host_tasks(output):
@@ -190,7 +219,8 @@ def main():
             if rehearsal else []
         # SU 1 converged (site.yml applied), then site.yml again on it: what every later run of a converged site costs
         # (not in a smoke run: the rehearsal proves the benchmark runs; the role tests converge the twin)
-        converge = rerun = {"wall": None, "cpu": None, "peak_pss_mb": None, "rc": None, "output": ""}
+        converge = rerun = dict(dict.fromkeys(("wall", "cpu", "cpu_sys", "peak_pss_mb", "main_rss_mb", "rc")),
+                                output="")
         if not SMOKE:
             converge = timed(TWIN + ["run", "--out", str(tmp / "twin"), "--limit", first, "--apply"] + vault,
                              tmp / "converge.log")
@@ -211,18 +241,18 @@ def main():
     batches = batch_seconds(plays, rehearsal.get("rehearsal_seconds") or site["wall"])
     numbers = {
         "scalable_units": SUS, "servers": len(servers), "leaves": len(leaves), "cores": os.cpu_count(),
-        "build": {k: build[k] for k in ("wall", "cpu", "peak_pss_mb")},
+        "build": {k: build[k] for k in ("wall", "cpu", "cpu_sys", "peak_pss_mb", "main_rss_mb")},
         "ping": {"hosts": hosts, "cpu_3": pings[0]["cpu"], "cpu_6": pings[1]["cpu"],
                  "cpu_per_host_task": round(ping_cost, 4) if ping_cost else None},
-        "rehearsal": dict({k: site[k] for k in ("wall", "cpu", "peak_pss_mb", "rc")},
+        "rehearsal": dict({k: site[k] for k in ("wall", "cpu", "cpu_sys", "peak_pss_mb", "main_rss_mb", "rc")},
                           planning_s=rehearsal.get("planning_seconds"),
                           before_first_batch_s=rehearsal.get("before_first_batch_seconds"), batches=len(batches),
                           batch_s_max=max(batches, default=None), batch_s=batches,
                           predicted_rollout_s=rehearsal.get("rollout_seconds")),
         "host_tasks": {"total": total_tasks, "per_server": round(sum(servers) / len(servers), 1) if servers else None,
                        "per_leaf": round(sum(leaves) / len(leaves), 1) if leaves else None},
-        "converge_su1": {k: converge[k] for k in ("wall", "cpu", "peak_pss_mb", "rc")},
-        "compliant_rerun_su1": dict({k: rerun[k] for k in ("wall", "cpu", "peak_pss_mb", "rc")},
+        "converge_su1": {k: converge[k] for k in ("wall", "cpu", "cpu_sys", "peak_pss_mb", "main_rss_mb", "rc")},
+        "compliant_rerun_su1": dict({k: rerun[k] for k in ("wall", "cpu", "cpu_sys", "peak_pss_mb", "main_rss_mb", "rc")},
                                     host_tasks_per_server=round(sum(rerun_servers) / len(rerun_servers), 1)
                                     if rerun_servers else None,
                                     host_tasks_per_leaf=round(sum(rerun_leaves) / len(rerun_leaves), 1)

@@ -109,3 +109,19 @@ def test_every_benchmark_answers_help_and_refuses_an_argument_before_it_runs(ste
     assert refused.returncode == 2 and refused.stdout == ""
     assert refused.stderr == "%s.py: takes no arguments, got --sus 1 (its settings are environment variables: --help)\n" \
         % stem
+
+
+def test_the_twin_benchmark_reports_the_main_process_of_ansible_playbook_not_a_worker(tmp_path):
+    """The main process is the one every worker is forked from: its resident size is reported, not a worker's (a
+    child with the same name that holds more memory) nor the wrapper's."""
+    import twin  # noqa: E402  pylint: disable=import-outside-toplevel
+    script = ("import os, time, subprocess\n"
+              "main = bytearray(64 * 2**20)\n"
+              "worker = subprocess.Popen(['bash', '-c', 'exec -a ansible-playbook python3 -c \"b = bytearray(160 * 2**20); "
+              "import time; time.sleep(3)\"'])\n"
+              "time.sleep(2.5)\n"
+              "worker.wait()\n")
+    ran = twin.timed(["bash", "-c", "exec -a ansible-playbook python3 -c \"$0\"", script], tmp_path / "log")
+    assert ran["rc"] == 0
+    assert 64 <= ran["main_rss_mb"] < 160
+    assert ran["peak_pss_mb"] >= 64 + 160
