@@ -80,30 +80,28 @@ def limit(sus, leaves=True):
     return ":".join(racks + (["leaves_su%02d" % s for s in range(1, sus + 1)] if leaves else []))
 
 
+def _proc_bytes(pid, name, field):
+    """A size in kB that /proc/PID/NAME shows on its ``field:`` line, in bytes (0 when the process is gone)."""
+    try:
+        with open("/proc/%s/%s" % (pid, name)) as fh:
+            for line in fh:
+                if line.startswith(field + ":"):
+                    return int(line.split()[1]) * 1024
+    except OSError:
+        pass
+    return 0
+
+
 def _pss(pid):
     """The proportional set size of a process (bytes): its private pages and its share of the pages it shares - the
     workers Ansible forks share most of the controller's pages, which their resident sizes would count again and
     again (a tree of forks "using" 18 GB on a machine whose memory in use was 1.6 GB)."""
-    try:
-        with open("/proc/%s/smaps_rollup" % pid) as fh:
-            for line in fh:
-                if line.startswith("Pss:"):
-                    return int(line.split()[1]) * 1024
-    except OSError:
-        pass
-    return 0
+    return _proc_bytes(pid, "smaps_rollup", "Pss")
 
 
 def _rss(pid):
     """The resident set size of a process (bytes)."""
-    try:
-        with open("/proc/%s/status" % pid) as fh:
-            for line in fh:
-                if line.startswith("VmRSS:"):
-                    return int(line.split()[1]) * 1024
-    except OSError:
-        pass
-    return 0
+    return _proc_bytes(pid, "status", "VmRSS")
 
 
 def _is_playbook(pid):
@@ -134,8 +132,6 @@ def tree_memory(root_pid):
         total += _pss(pid)
         if not main and _is_playbook(pid):
             main = _rss(pid)
-            todo += children.get(pid, [])
-            continue
         todo += children.get(pid, [])
     return total, main
 

@@ -406,8 +406,9 @@ def ensure(state, root=None):
     put back by the next change of the state or a driver reload, not by every tool run."""
     root = root or root_path()
     with locked(root):
-        key = _stamp(state, root)
-        if key != _read_stamp(root) or not _whole(state, root):
+        functions, have = pci_functions(state), ports(state)
+        key = _stamp(state, root, functions, have)
+        if key != _read_stamp(root) or not _whole(root, functions, have):
             _build(state, False, root)
             _write_stamp(root, key)
         normalise(state, root)
@@ -418,10 +419,12 @@ def _stamp_path(root):
     return os.path.abspath(root) + ".stamp"
 
 
-def _stamp(state, root):
-    """What the tree is built from: a digest of the functions, ports, platform facts and /proc/cmdline."""
-    text = json.dumps([pci_functions(state), ports(state), platform.host(state), platform.read_cmdline(root)],
-                      sort_keys=True)
+def _stamp(state, root, functions=None, have=None):
+    """What the tree is built from: a digest of the functions, ports (``pci_functions``, ``ports`` of the state when
+    not given), platform facts and /proc/cmdline."""
+    functions = pci_functions(state) if functions is None else functions
+    have = ports(state) if have is None else have
+    text = json.dumps([functions, have, platform.host(state), platform.read_cmdline(root)], sort_keys=True)
     return hashlib.sha256(text.encode()).hexdigest()
 
 
@@ -442,13 +445,13 @@ def _forget_stamp(root):
         os.unlink(_stamp_path(root))
 
 
-def _whole(state, root):
-    """The top directories of the tree are all there (a cheap test: a few dozen stat calls)."""
+def _whole(root, functions, have):
+    """The top directories of the tree of these functions and ports are all there (a few dozen stat calls)."""
     sysd = os.path.join(root, "sys")
     paths = [os.path.join(sysd, "kernel", "config", "rdma_cm"),
              os.path.join(sysd, "module", "pcie_aspm", "parameters", "policy"),
              os.path.join(sysd, "devices", "system", "cpu", "online")]
-    paths += [pci_dir(root, f["pci"]) for f in pci_functions(state)]
-    for p in ports(state):
+    paths += [pci_dir(root, f["pci"]) for f in functions]
+    for p in have:
         paths += [os.path.join(sysd, "class", "net", p["netdev"]), os.path.join(sysd, "class", "infiniband", p["rdma"])]
     return all(os.path.exists(p) for p in paths)
