@@ -136,6 +136,9 @@ def tree_memory(root_pid):
     return total, main
 
 
+FIGURES = ("wall", "cpu", "cpu_sys", "peak_pss_mb", "main_rss_mb", "rc")  # what timed() measures of a run
+
+
 def timed(argv, log):
     """Run ``argv`` -> {wall, cpu (children's user+sys), cpu_sys (of it the kernel's: forks and exits), peak_pss_mb,
     main_rss_mb (the peak resident size of ansible-playbook's main process), rc, output}."""
@@ -215,8 +218,7 @@ def main():
             if rehearsal else []
         # SU 1 converged (site.yml applied), then site.yml again on it: what every later run of a converged site costs
         # (not in a smoke run: the rehearsal proves the benchmark runs; the role tests converge the twin)
-        converge = rerun = dict(dict.fromkeys(("wall", "cpu", "cpu_sys", "peak_pss_mb", "main_rss_mb", "rc")),
-                                output="")
+        converge = rerun = dict(dict.fromkeys(FIGURES), output="")
         if not SMOKE:
             converge = timed(TWIN + ["run", "--out", str(tmp / "twin"), "--limit", first, "--apply"] + vault,
                              tmp / "converge.log")
@@ -240,15 +242,15 @@ def main():
         "build": {k: build[k] for k in ("wall", "cpu", "cpu_sys", "peak_pss_mb", "main_rss_mb")},
         "ping": {"hosts": hosts, "cpu_3": pings[0]["cpu"], "cpu_6": pings[1]["cpu"],
                  "cpu_per_host_task": round(ping_cost, 4) if ping_cost else None},
-        "rehearsal": dict({k: site[k] for k in ("wall", "cpu", "cpu_sys", "peak_pss_mb", "main_rss_mb", "rc")},
+        "rehearsal": dict({k: site[k] for k in FIGURES},
                           planning_s=rehearsal.get("planning_seconds"),
                           before_first_batch_s=rehearsal.get("before_first_batch_seconds"), batches=len(batches),
                           batch_s_max=max(batches, default=None), batch_s=batches,
                           predicted_rollout_s=rehearsal.get("rollout_seconds")),
         "host_tasks": {"total": total_tasks, "per_server": round(sum(servers) / len(servers), 1) if servers else None,
                        "per_leaf": round(sum(leaves) / len(leaves), 1) if leaves else None},
-        "converge_su1": {k: converge[k] for k in ("wall", "cpu", "cpu_sys", "peak_pss_mb", "main_rss_mb", "rc")},
-        "compliant_rerun_su1": dict({k: rerun[k] for k in ("wall", "cpu", "cpu_sys", "peak_pss_mb", "main_rss_mb", "rc")},
+        "converge_su1": {k: converge[k] for k in FIGURES},
+        "compliant_rerun_su1": dict({k: rerun[k] for k in FIGURES},
                                     host_tasks_per_server=round(sum(rerun_servers) / len(rerun_servers), 1)
                                     if rerun_servers else None,
                                     host_tasks_per_leaf=round(sum(rerun_leaves) / len(rerun_leaves), 1)
